@@ -1,0 +1,2 @@
+export * from "./core/errors.js";
+export * from "./core/duration.js";

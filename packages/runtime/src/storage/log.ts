@@ -1,0 +1,73 @@
+/**
+ * The storage contract the engine builds on. A log is a set of shards; each shard is an ordered,
+ * append-only sequence of entries. An entry belongs to a stream (an opaque key the caller chooses);
+ * storage never interprets entry bodies.
+ */
+
+/** One entry of a shard: the stream it belongs to and an opaque body. */
+export interface LogEntry {
+  readonly stream: string;
+  readonly body: Uint8Array;
+}
+
+/** How appended data reaches the disk. `"none"` is for tests only: nothing is durable. */
+export type FlushMethod = "fdatasync" | "fsync" | "dsync" | "none";
+
+/** Figures a log keeps about itself, for benchmarks and `describe`. */
+export interface LogStats {
+  /** Entries appended since open, per shard. */
+  readonly appended: readonly number[];
+  /** Syncs (or synced batches) since open, per shard. */
+  readonly syncs: readonly number[];
+  /** Entries that are live (not dropped), per shard. */
+  readonly liveEntries: readonly number[];
+  /** Bytes on disk, per shard (0 for memory). */
+  readonly bytes: readonly number[];
+}
+
+/**
+ * A sharded append-only log.
+ *
+ * Invariants every engine keeps:
+ * - `append` resolves only once the entry is durable (for `flush: "none"`, once written);
+ *   entries of one shard are durable in the order they were appended.
+ * - After any failed write or sync the shard is fatal: pending and later appends reject with
+ *   `StorageError`, and nothing appended after the failure is ever acknowledged.
+ * - `scan` yields exactly the durable, non-dropped entries of a shard in append order.
+ */
+export interface Log {
+  /** Number of shards, fixed for the life of the data. */
+  readonly shardCount: number;
+  /** True for a read-only open: `append`, `drop` and `compact` reject. */
+  readonly readOnly: boolean;
+
+  /** Appends one entry to a shard; resolves when it is durable. */
+  append(shard: number, entry: LogEntry): Promise<void>;
+
+  /** Appends entries to a shard in order; resolves when all of them are durable. */
+  appendAll(shard: number, entries: readonly LogEntry[]): Promise<void>;
+
+  /** Yields every live entry of a shard, in append order. */
+  scan(shard: number): AsyncIterable<LogEntry>;
+
+  /** The live entries of one stream, in append order (empty when the stream is unknown or dropped). */
+  read(shard: number, stream: string): Promise<LogEntry[]>;
+
+  /** Streams with live entries in a shard. */
+  streams(shard: number): string[];
+
+  /**
+   * Drops every entry of the given streams durably (they no longer appear in `scan` or `read`, also
+   * after a reopen). A stream written to again after the drop starts empty.
+   */
+  drop(shard: number, streams: readonly string[]): Promise<void>;
+
+  /** Reclaims the space of dropped entries; returns the bytes freed. */
+  compact(shard: number): Promise<number>;
+
+  /** Counters for benchmarks and diagnostics. */
+  stats(): LogStats;
+
+  /** Waits for pending appends, then releases files and the directory lock. */
+  close(): Promise<void>;
+}
