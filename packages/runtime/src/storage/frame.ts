@@ -1,0 +1,135 @@
+import { crc32c } from "./crc32c.js";
+
+/*
+ * A segment is a sequence of frames:
+ *
+ *   u32le body length | u32le CRC32C of the body | body
+ *   body = u8 kind | u16le key length | key (UTF-8) | payload
+ *
+ * The CRC covers the whole body, so a damaged length field shows up as a checksum failure of the
+ * bytes it points at. A body is never empty, so an all-zero header marks the end of the data in a
+ * zero-filled (preallocated) segment.
+ */
+
+export const HEADER_BYTES = 8;
+const BODY_PREFIX_BYTES = 3;
+/** The largest key, in UTF-8 bytes, that the u16 length field holds. */
+export const MAX_KEY_BYTES = 0xffff;
+/** The largest payload a frame accepts; also bounds what recovery takes for a plausible length. */
+export const MAX_PAYLOAD_BYTES = 256 * 1024 * 1024;
+
+export const FrameKind = {
+  /** An entry of a stream. */
+  Entry: 1,
+  /** A tombstone: the stream's entries before this frame are dropped. */
+  Drop: 2,
+  /** The last frame of a sealed segment; its payload is the number of frames before it. */
+  Seal: 3,
+} as const;
+export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
+
+/** Upper bound of the bytes a frame takes, to reserve room before encoding. */
+export function maxFrameBytes(key: string, payloadBytes: number): number {
+  return HEADER_BYTES + BODY_PREFIX_BYTES + key.length * 3 + payloadBytes;
+}
+
+/**
+ * Encodes one frame at `offset` (the caller reserved {@link maxFrameBytes}) and returns the offset
+ * after it. The key is written straight into the buffer, so encoding allocates nothing.
+ */
+export function encodeFrame(
+  buf: Buffer,
+  offset: number,
+  kind: FrameKind,
+  key: string,
+  payload: Uint8Array | undefined,
+): number {
+  const bodyStart = offset + HEADER_BYTES;
+  buf[bodyStart] = kind;
+  const keyStart = bodyStart + BODY_PREFIX_BYTES;
+  const keyBytes = key.length === 0 ? 0 : buf.write(key, keyStart);
+  buf.writeUInt16LE(keyBytes, bodyStart + 1);
+  let end = keyStart + keyBytes;
+  if (payload !== undefined && payload.length > 0) {
+    buf.set(payload, end);
+    end += payload.length;
+  }
+  buf.writeUInt32LE(end - bodyStart, offset);
+  buf.writeUInt32LE(crc32c(buf, bodyStart, end), offset + 4);
+  return end;
+}
+
+/** Why a frame could not be read at an offset. */
+export type FrameFault = "short" | "zero" | "length" | "checksum" | "layout";
+
+/** A decoded frame; one instance is reused across reads to keep scans allocation-free. */
+export class FrameView {
+  kind: FrameKind = FrameKind.Entry;
+  /** Offset of the frame's header. */
+  start = 0;
+  /** Offset after the frame. */
+  end = 0;
+  keyStart = 0;
+  keyEnd = 0;
+  payloadStart = 0;
+  /** Set when the frame is unreadable; the other fields are then meaningless. */
+  fault: FrameFault | undefined = undefined;
+
+  key(buf: Buffer): string {
+    return buf.toString("utf8", this.keyStart, this.keyEnd);
+  }
+}
+
+/**
+ * Decodes the frame at `offset` of `buf`, whose valid bytes end at `limit`, into `view`. Returns
+ * false (with `view.fault` set) for a short, zero, implausible or corrupt frame.
+ */
+export function readFrame(buf: Buffer, offset: number, limit: number, view: FrameView): boolean {
+  view.start = offset;
+  if (limit - offset < HEADER_BYTES) return fail(view, "short");
+  const length = buf.readUInt32LE(offset);
+  const sum = buf.readUInt32LE(offset + 4);
+  if (length === 0) return fail(view, sum === 0 ? "zero" : "length");
+  if (length < BODY_PREFIX_BYTES || length > MAX_PAYLOAD_BYTES + BODY_PREFIX_BYTES + MAX_KEY_BYTES) {
+    return fail(view, "length");
+  }
+  const bodyStart = offset + HEADER_BYTES;
+  const end = bodyStart + length;
+  if (end > limit) return fail(view, "short");
+  if (crc32c(buf, bodyStart, end) !== sum) return fail(view, "checksum");
+  const kind = buf[bodyStart]!;
+  const keyEnd = bodyStart + BODY_PREFIX_BYTES + buf.readUInt16LE(bodyStart + 1);
+  if (kind < FrameKind.Entry || kind > FrameKind.Seal || keyEnd > end) return fail(view, "layout");
+  view.kind = kind as FrameKind;
+  view.end = end;
+  view.keyStart = bodyStart + BODY_PREFIX_BYTES;
+  view.keyEnd = keyEnd;
+  view.payloadStart = keyEnd;
+  view.fault = undefined;
+  return true;
+}
+
+function fail(view: FrameView, fault: FrameFault): false {
+  view.fault = fault;
+  return false;
+}
+
+/** Length of the frame starting at `offset` as its header claims (no validation). */
+export function frameLength(buf: Buffer, offset: number): number {
+  return HEADER_BYTES + buf.readUInt32LE(offset);
+}
+
+/** Bytes of a seal frame. */
+export const SEAL_FRAME_BYTES = HEADER_BYTES + BODY_PREFIX_BYTES + 4;
+
+/** Encodes the seal frame that closes a segment holding `frames` frames. */
+export function encodeSeal(buf: Buffer, offset: number, frames: number): number {
+  const payload = Buffer.allocUnsafe(4);
+  payload.writeUInt32LE(frames >>> 0, 0);
+  return encodeFrame(buf, offset, FrameKind.Seal, "", payload);
+}
+
+/** The frame count a seal frame records. */
+export function sealedFrameCount(buf: Buffer, view: FrameView): number {
+  return buf.readUInt32LE(view.payloadStart);
+}

@@ -1,0 +1,156 @@
+import { StorageError } from "../core/errors.js";
+import type { Log, LogEntry, LogStats } from "./log.js";
+
+interface StoredEntry {
+  readonly stream: string;
+  readonly body: Uint8Array;
+  dropped: boolean;
+}
+
+interface MemoryShard {
+  entries: StoredEntry[];
+  readonly byStream: Map<string, StoredEntry[]>;
+  appended: number;
+  syncs: number;
+}
+
+type PendingOp = { shard: number; entry: LogEntry } | { shard: number; drop: readonly string[] };
+
+/**
+ * A {@link Log} held in memory, for tests and `TestEngine`: the same contract as the local log with
+ * nothing on disk. Appends made in one turn are applied together on a microtask, which is when
+ * their promises resolve, so code awaiting an append sees the same ordering as with a real log.
+ *
+ * @example
+ * const log = new MemoryLog(2);
+ * await log.append(0, { stream: "run-1", body: new Uint8Array([1]) });
+ * const again = (await log.close(), log.reopen()); // a "restart" that keeps the data
+ */
+export class MemoryLog implements Log {
+  readonly shardCount: number;
+  readonly readOnly = false;
+  private shards: MemoryShard[];
+  private pending: PendingOp[] = [];
+  private batch: { promise: Promise<void>; resolve: () => void } | undefined;
+  private closed = false;
+
+  constructor(shards: number) {
+    if (!Number.isInteger(shards) || shards < 1) {
+      throw new StorageError(`a log needs a positive whole number of shards, got ${shards}`);
+    }
+    this.shardCount = shards;
+    this.shards = Array.from({ length: shards }, () => ({ entries: [], byStream: new Map(), appended: 0, syncs: 0 }));
+  }
+
+  append(shard: number, entry: LogEntry): Promise<void> {
+    return this.enqueue(shard, [{ shard, entry: copy(entry) }]);
+  }
+
+  appendAll(shard: number, entries: readonly LogEntry[]): Promise<void> {
+    return this.enqueue(
+      shard,
+      entries.map((entry) => ({ shard, entry: copy(entry) })),
+    );
+  }
+
+  async *scan(shard: number): AsyncIterable<LogEntry> {
+    const s = this.shard(shard);
+    for (const e of s.entries) if (!e.dropped) yield { stream: e.stream, body: e.body.slice() };
+  }
+
+  async read(shard: number, stream: string): Promise<LogEntry[]> {
+    const list = this.shard(shard).byStream.get(stream) ?? [];
+    return list.map((e) => ({ stream, body: e.body.slice() }));
+  }
+
+  streams(shard: number): string[] {
+    return [...this.shard(shard).byStream.keys()];
+  }
+
+  drop(shard: number, streams: readonly string[]): Promise<void> {
+    return this.enqueue(shard, [{ shard, drop: [...streams] }]);
+  }
+
+  async compact(shard: number): Promise<number> {
+    const s = this.shard(shard);
+    let freed = 0;
+    for (const e of s.entries) if (e.dropped) freed += Buffer.byteLength(e.stream) + e.body.length;
+    s.entries = s.entries.filter((e) => !e.dropped);
+    return freed;
+  }
+
+  stats(): LogStats {
+    return {
+      appended: this.shards.map((s) => s.appended),
+      syncs: this.shards.map((s) => s.syncs),
+      liveEntries: this.shards.map((s) => s.entries.reduce((n, e) => n + (e.dropped ? 0 : 1), 0)),
+      bytes: this.shards.map(() => 0),
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.batch !== undefined) await this.batch.promise;
+    this.closed = true;
+  }
+
+  /** A new log over this closed log's data, as a process restart would see it. */
+  reopen(): MemoryLog {
+    if (!this.closed) throw new StorageError("a memory log can be reopened only after close()");
+    const log = new MemoryLog(this.shardCount);
+    log.shards = this.shards;
+    return log;
+  }
+
+  private enqueue(shard: number, ops: PendingOp[]): Promise<void> {
+    if (this.shards[shard] === undefined || !Number.isInteger(shard)) {
+      return Promise.reject(new StorageError(`shard ${shard} does not exist (the log has ${this.shardCount} shards)`));
+    }
+    if (this.closed) return Promise.reject(new StorageError("the log is closed"));
+    for (const op of ops) this.pending.push(op);
+    if (this.batch === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.batch = { promise, resolve };
+      queueMicrotask(() => this.apply());
+    }
+    return this.batch.promise;
+  }
+
+  private apply(): void {
+    const { pending, batch } = this;
+    this.pending = [];
+    this.batch = undefined;
+    const touched = new Set<MemoryShard>();
+    for (const op of pending) {
+      const s = this.shards[op.shard]!;
+      touched.add(s);
+      if ("entry" in op) {
+        const stored: StoredEntry = { stream: op.entry.stream, body: op.entry.body, dropped: false };
+        s.entries.push(stored);
+        s.appended += 1;
+        const list = s.byStream.get(stored.stream);
+        if (list === undefined) s.byStream.set(stored.stream, [stored]);
+        else list.push(stored);
+      } else {
+        for (const stream of op.drop) {
+          for (const e of s.byStream.get(stream) ?? []) e.dropped = true;
+          s.byStream.delete(stream);
+        }
+      }
+    }
+    for (const s of touched) s.syncs += 1;
+    batch?.resolve();
+  }
+
+  private shard(shard: number): MemoryShard {
+    const s = this.shards[shard];
+    if (s === undefined || !Number.isInteger(shard)) {
+      throw new StorageError(`shard ${shard} does not exist (the log has ${this.shardCount} shards)`);
+    }
+    return s;
+  }
+}
+
+function copy(entry: LogEntry): LogEntry {
+  return { stream: entry.stream, body: entry.body.slice() };
+}
