@@ -1,2 +1,27 @@
 export * from "./core/errors.js";
-export * from "./core/duration.js";
+export { toMillis, type Duration } from "./core/duration.js";
+export type { Clock, ClockTimer } from "./core/clock.js";
+export type { RunStatusValue, FinishedStatus } from "./core/status.js";
+export type * from "./core/records.js";
+export { Workflow, Step, Signal, Query, Update } from "./workflow/decorators.js";
+export {
+  registerWorkflow,
+  registerStep,
+  registerSignal,
+  registerQuery,
+  registerUpdate,
+  type WorkflowClass,
+  type WorkflowOptions,
+  type UpdateHandlerOptions,
+  type HandlerOptions,
+} from "./workflow/registry.js";
+export { registerType } from "./workflow/payload-types.js";
+export { Ctx, type PatchIds, type PatchId, type WaitOptions } from "./workflow/ctx.js";
+export { RetryPolicy, type ErrorClass } from "./workflow/retry-policy.js";
+export type { StepOptions, ClassType } from "./workflow/step-options.js";
+export { Config } from "./engine/config.js";
+export { Engine, type EngineOptions } from "./engine/engine.js";
+export { RunHandle } from "./client/run-handle.js";
+export type * from "./client/types.js";
+export type { FlushMethod } from "./storage/log.js";
+export { aesGcm, type PayloadCipher } from "./codec/index.js";

@@ -1,0 +1,60 @@
+import type { RunOperations } from "./run-operations.js";
+import type { RunDetail, RunStatus, UpdateOptions } from "./types.js";
+
+/**
+ * A handle on the runs of one workflow ID. It follows the ID, so it always speaks to the ID's
+ * current run.
+ *
+ * @example
+ * const run = await engine.start(Pay, "pay-1", 700);
+ * await run.signal("approve", true);
+ * const receipt = await run.result();
+ */
+export class RunHandle<T = unknown> {
+  /** @internal Handles come from `engine.start` and `engine.run`. */
+  constructor(
+    private readonly ops: RunOperations,
+    /** The workflow ID. */
+    readonly id: string,
+  ) {}
+
+  /** The run's result once it finishes; rejects with its error when it fails, is terminated or cancelled. */
+  result(): Promise<T> {
+    return this.ops.awaitResult(this.id) as Promise<T>;
+  }
+
+  /** Where the run stands; `NotFoundError` when the ID has no run. */
+  status(): Promise<RunStatus> {
+    return this.ops.statusOf(this.id);
+  }
+
+  /** The run's status and its journal. */
+  describe(): Promise<RunDetail> {
+    return this.ops.detailOf(this.id);
+  }
+
+  /** Resolves once the ID has a run (immediately for a started run). */
+  started(): Promise<void> {
+    return this.ops.awaitStarted(this.id);
+  }
+
+  /** Delivers a signal durably: to its `@Signal` handler, or to the mailbox of `ctx.waitFor(name)`. */
+  signal(name: string, value?: unknown): Promise<void> {
+    return this.ops.signal(this.id, name, value);
+  }
+
+  /** Calls a `@Query` method on the run's current state (replaying the run if it is parked). */
+  query<R = unknown>(name: string, ...args: unknown[]): Promise<R> {
+    return this.ops.query(this.id, name, args) as Promise<R>;
+  }
+
+  /** Calls an `@Update` handler and waits for its journaled result. */
+  update<R = unknown>(name: string, arg?: unknown, options: UpdateOptions = {}): Promise<R> {
+    return this.ops.update(this.id, name, arg, options) as Promise<R>;
+  }
+
+  /** Ends the run at once; waiters on its result get a `TerminatedError`. */
+  terminate(reason = "terminated"): Promise<void> {
+    return this.ops.terminate(this.id, reason);
+  }
+}

@@ -1,0 +1,160 @@
+import { CodecError } from "./errors.js";
+import type { JournalRecord, RecordKind } from "./records.js";
+
+/**
+ * The body of a journal entry: `[u8 format][u8 kind][u32le header length][header JSON][payload]`.
+ *
+ * The header holds what the engine must read to rebuild its index on open (kind, names, sequence
+ * numbers, times) and never user data; user data (inputs, results, errors, signal values, attribute
+ * values) lives in the payload, which the payload codec serializes and may encrypt. Keeping the two
+ * apart lets recovery skip payloads entirely.
+ */
+export const RECORD_FORMAT = 1;
+
+const KIND_CODES: Record<RecordKind, number> = {
+  start: 1,
+  step: 2,
+  signal: 3,
+  update: 4,
+  "update-result": 5,
+  timer: 6,
+  fired: 7,
+  patch: 8,
+  attributes: 9,
+  finish: 10,
+};
+const KINDS_BY_CODE = new Map<number, RecordKind>(Object.entries(KIND_CODES).map(([k, v]) => [v, k as RecordKind]));
+
+/** Identifies the record a payload belongs to; ciphers bind payloads to it. */
+export interface PayloadContext {
+  readonly workflowId: string;
+  readonly runId: number;
+  readonly position: number;
+}
+
+/** How user data inside records is turned into bytes and back. */
+export interface PayloadCodec {
+  encodeValue(value: unknown, context: PayloadContext): Uint8Array;
+  decodeValue(bytes: Uint8Array, context: PayloadContext): unknown;
+  encodeError(error: unknown, context: PayloadContext): Uint8Array;
+  decodeError(bytes: Uint8Array, context: PayloadContext): Error;
+}
+
+/** The index-relevant part of a record, read without touching its payload. */
+export type RecordHeader = { readonly kind: RecordKind } & Readonly<Record<string, unknown>>;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const EMPTY = new Uint8Array(0);
+
+export function encodeRecord(record: JournalRecord, codec: PayloadCodec, context: PayloadContext): Uint8Array {
+  const { header, payload } = split(record, codec, context);
+  const headerBytes = encoder.encode(JSON.stringify(header));
+  const out = new Uint8Array(6 + headerBytes.length + payload.length);
+  out[0] = RECORD_FORMAT;
+  out[1] = KIND_CODES[record.kind];
+  new DataView(out.buffer, out.byteOffset, out.byteLength).setUint32(2, headerBytes.length, true);
+  out.set(headerBytes, 6);
+  out.set(payload, 6 + headerBytes.length);
+  return out;
+}
+
+/** Reads the kind and header of an encoded record; payloads stay untouched (and encrypted). */
+export function readRecordHeader(body: Uint8Array): RecordHeader {
+  const { kind, headerEnd } = frame(body);
+  const header = JSON.parse(decoder.decode(body.subarray(6, headerEnd))) as Record<string, unknown>;
+  return { ...header, kind };
+}
+
+export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: PayloadContext): JournalRecord {
+  const { kind, headerEnd } = frame(body);
+  const h = JSON.parse(decoder.decode(body.subarray(6, headerEnd))) as Record<string, any>;
+  const payload = body.subarray(headerEnd);
+  const value = (): unknown => codec.decodeValue(payload, context);
+  const outcome = (): { value?: unknown; error?: Error } =>
+    h.ok === false || (h.status !== undefined && h.status !== "ok")
+      ? { error: codec.decodeError(payload, context) }
+      : { value: value() };
+  switch (kind) {
+    case "start": {
+      const [input, updateArg] = value() as [unknown, unknown];
+      return {
+        kind, at: h.at, type: h.type, runId: h.runId, seed: h.seed, input,
+        ...(h.update ? { update: { id: h.update.id, name: h.update.name, arg: updateArg } } : {}),
+        ...(h.from ? { from: h.from } : {}),
+      };
+    }
+    case "step":
+      return { kind, at: h.at, seq: h.seq, name: h.name, ok: h.ok, attempts: h.attempts, ...outcome() };
+    case "signal":
+      return { kind, at: h.at, name: h.name, value: value() };
+    case "update":
+      return { kind, at: h.at, id: h.id, name: h.name, arg: value() };
+    case "update-result":
+      return { kind, at: h.at, id: h.id, ok: h.ok, ...outcome() };
+    case "timer":
+      return { kind, at: h.at, seq: h.seq, until: h.until };
+    case "fired":
+      return { kind, at: h.at, seq: h.seq };
+    case "patch":
+      return { kind, at: h.at, seq: h.seq, id: h.id };
+    case "attributes":
+      return { kind, at: h.at, seq: h.seq, attributes: value() as Record<string, unknown> };
+    case "finish":
+      return { kind, at: h.at, status: h.status, ...(h.status === "ok" ? { value: value() } : { error: codec.decodeError(payload, context) }) };
+  }
+}
+
+function frame(body: Uint8Array): { kind: RecordKind; headerEnd: number } {
+  if (body.length < 6) throw new CodecError(`journal record of ${body.length} bytes is too short to hold a header`);
+  if (body[0] !== RECORD_FORMAT) {
+    throw new CodecError(`journal record has format ${body[0]}; this version of fusee reads format ${RECORD_FORMAT}`);
+  }
+  const kind = KINDS_BY_CODE.get(body[1] as number);
+  if (kind === undefined) throw new CodecError(`journal record has unknown kind code ${body[1]}`);
+  const headerLength = new DataView(body.buffer, body.byteOffset, body.byteLength).getUint32(2, true);
+  const headerEnd = 6 + headerLength;
+  if (headerEnd > body.length) throw new CodecError(`journal record header (${headerLength} bytes) runs past the record's end`);
+  return { kind, headerEnd };
+}
+
+function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { header: object; payload: Uint8Array } {
+  switch (r.kind) {
+    case "start":
+      return {
+        header: {
+          at: r.at, type: r.type, runId: r.runId, seed: r.seed,
+          ...(r.update ? { update: { id: r.update.id, name: r.update.name } } : {}),
+          ...(r.from ? { from: r.from } : {}),
+        },
+        payload: codec.encodeValue([r.input, r.update?.arg], ctx),
+      };
+    case "step":
+      return {
+        header: { at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts },
+        payload: r.ok ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
+      };
+    case "signal":
+      return { header: { at: r.at, name: r.name }, payload: codec.encodeValue(r.value, ctx) };
+    case "update":
+      return { header: { at: r.at, id: r.id, name: r.name }, payload: codec.encodeValue(r.arg, ctx) };
+    case "update-result":
+      return {
+        header: { at: r.at, id: r.id, ok: r.ok },
+        payload: r.ok ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
+      };
+    case "timer":
+      return { header: { at: r.at, seq: r.seq, until: r.until }, payload: EMPTY };
+    case "fired":
+      return { header: { at: r.at, seq: r.seq }, payload: EMPTY };
+    case "patch":
+      return { header: { at: r.at, seq: r.seq, id: r.id }, payload: EMPTY };
+    case "attributes":
+      return { header: { at: r.at, seq: r.seq }, payload: codec.encodeValue(r.attributes, ctx) };
+    case "finish":
+      return {
+        header: { at: r.at, status: r.status },
+        payload: r.status === "ok" ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
+      };
+  }
+}

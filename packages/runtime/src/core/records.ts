@@ -1,0 +1,149 @@
+import type { FinishedStatus } from "./status.js";
+
+/**
+ * The journal of a run: every durable fact about it, in the order it became durable. A run's state
+ * is a pure function of this list; replay re-derives it by feeding the records to the workflow code.
+ *
+ * Records that answer a call of the workflow code (`step`, `timer`, `patch`, `attributes`) carry the
+ * call's sequence number `seq` (calls are numbered in the order the code makes them), so replay can
+ * check that the code asks for the same thing at the same point.
+ */
+export type JournalRecord =
+  | StartRecord
+  | StepRecord
+  | SignalRecord
+  | UpdateRecord
+  | UpdateResultRecord
+  | TimerRecord
+  | FiredRecord
+  | PatchRecord
+  | AttributesRecord
+  | FinishRecord;
+
+export type RecordKind = JournalRecord["kind"];
+
+interface RecordBase {
+  /** Wall-clock time (ms since the epoch) when the record was appended; workflow time on replay. */
+  readonly at: number;
+}
+
+/** An update delivered together with the start of a run (`updateWithStart`). */
+export interface StartUpdate {
+  readonly id: string;
+  readonly name: string;
+  readonly arg: unknown;
+}
+
+export interface StartRecord extends RecordBase {
+  readonly kind: "start";
+  readonly type: string;
+  /** Grows with every new run of one workflow ID. */
+  readonly runId: number;
+  /** Seed of the run's deterministic `random()` and `uuid()`. */
+  readonly seed: number;
+  readonly input: unknown;
+  readonly update?: StartUpdate;
+  /** The run this one continues, and why. */
+  readonly from?: { readonly runId: number; readonly reason: "continue-as-new" | "reset" };
+}
+
+export interface StepRecord extends RecordBase {
+  readonly kind: "step";
+  readonly seq: number;
+  readonly name: string;
+  readonly ok: boolean;
+  /** The step's result when `ok`. */
+  readonly value?: unknown;
+  /** The step's final error when not `ok`. */
+  readonly error?: Error;
+  readonly attempts: number;
+}
+
+export interface SignalRecord extends RecordBase {
+  readonly kind: "signal";
+  readonly name: string;
+  readonly value: unknown;
+}
+
+/** An update accepted by its validator; its handler runs at this point of the journal. */
+export interface UpdateRecord extends RecordBase {
+  readonly kind: "update";
+  readonly id: string;
+  readonly name: string;
+  readonly arg: unknown;
+}
+
+/** The outcome of an update's handler; a repeated update ID is answered from it. */
+export interface UpdateResultRecord extends RecordBase {
+  readonly kind: "update-result";
+  readonly id: string;
+  readonly ok: boolean;
+  readonly value?: unknown;
+  readonly error?: Error;
+}
+
+/** A durable timer was set by `sleep`, `sleepUntil` or a wait's timeout. */
+export interface TimerRecord extends RecordBase {
+  readonly kind: "timer";
+  readonly seq: number;
+  readonly until: number;
+}
+
+/** The timer set by call `seq` fell due. */
+export interface FiredRecord extends RecordBase {
+  readonly kind: "fired";
+  readonly seq: number;
+}
+
+/** `ctx.patched(id)` took the new code path here. */
+export interface PatchRecord extends RecordBase {
+  readonly kind: "patch";
+  readonly seq: number;
+  readonly id: string;
+}
+
+export interface AttributesRecord extends RecordBase {
+  readonly kind: "attributes";
+  readonly seq: number;
+  readonly attributes: Readonly<Record<string, unknown>>;
+}
+
+export interface FinishRecord extends RecordBase {
+  readonly kind: "finish";
+  readonly status: FinishedStatus;
+  readonly value?: unknown;
+  readonly error?: Error;
+}
+
+/** Records that answer a numbered call of the workflow code. */
+export type CallRecord = StepRecord | TimerRecord | PatchRecord | AttributesRecord;
+
+export function isCallRecord(r: JournalRecord): r is CallRecord {
+  return r.kind === "step" || r.kind === "timer" || r.kind === "patch" || r.kind === "attributes";
+}
+
+/** A short human description of a record, for error messages: `step 'charge' (call #2)`. */
+export function describeRecord(r: JournalRecord): string {
+  switch (r.kind) {
+    case "step":
+      return `step '${r.name}' (call #${r.seq})`;
+    case "timer":
+      return `timer until ${new Date(r.until).toISOString()} (call #${r.seq})`;
+    case "patch":
+      return `patch '${r.id}' (call #${r.seq})`;
+    case "attributes":
+      return `attributes (call #${r.seq})`;
+    case "signal":
+      return `signal '${r.name}'`;
+    case "update":
+      return `update '${r.name}' (id ${r.id})`;
+    case "update-result":
+      return `result of update ${r.id}`;
+    case "fired":
+      return `timer fired (call #${r.seq})`;
+    case "start":
+      return `start of ${r.type} run ${r.runId}`;
+    case "finish":
+      return `finish (${r.status})`;
+  }
+}

@@ -1,0 +1,108 @@
+import type { Clock } from "../core/clock.js";
+import { toMillis, type Duration } from "../core/duration.js";
+import { ConfigError } from "../core/errors.js";
+import type { FlushMethod } from "../storage/log.js";
+import type { PayloadCipher } from "../codec/cipher.js";
+
+/** Where journals live. */
+export type StorageSpec = { readonly kind: "memory" } | { readonly kind: "local"; readonly dir: string };
+
+interface Settings {
+  readonly storage: StorageSpec;
+  readonly shards: number;
+  readonly flush: FlushMethod;
+  readonly keepHistory: boolean;
+  readonly retentionMs: number | undefined;
+  readonly cipher: PayloadCipher | undefined;
+  readonly cache: number;
+  readonly maxPayloadBytes: number;
+  readonly clock: Clock | undefined;
+}
+
+const FLUSH_METHODS: readonly FlushMethod[] = ["fdatasync", "fsync", "dsync", "none"];
+
+/**
+ * How an engine stores and runs workflows. Each builder method returns a new `Config`.
+ *
+ * @example
+ * const config = Config.local("./data").shards(4).flush("fdatasync").cache(10_000);
+ */
+export class Config {
+  private constructor(private readonly s: Settings) {}
+
+  /** Nothing on disk: for tests and examples. */
+  static memory(): Config {
+    return new Config({ ...DEFAULTS, storage: { kind: "memory" }, shards: 1 });
+  }
+
+  /** The embedded default: sharded, group-committed log files in `dir`. */
+  static local(dir: string): Config {
+    if (typeof dir !== "string" || dir.trim() === "") throw new ConfigError("Config.local needs a directory path");
+    return new Config({ ...DEFAULTS, storage: { kind: "local", dir } });
+  }
+
+  /** Number of shards (independent logs synced in parallel); fixed once a data directory exists. */
+  shards(n: number): Config {
+    if (!Number.isInteger(n) || n < 1 || n > 1024) throw new ConfigError(`shards must be a whole number from 1 to 1024; got ${n}`);
+    return this.with({ shards: n });
+  }
+
+  /** How appends reach the disk. `"none"` is for tests only: nothing is durable. */
+  flush(method: FlushMethod): Config {
+    if (!FLUSH_METHODS.includes(method)) throw new ConfigError(`flush must be one of ${FLUSH_METHODS.join(", ")}; got ${String(method)}`);
+    return this.with({ flush: method });
+  }
+
+  /** Keep finished runs' journals for `describe` (until retention drops them). */
+  keepHistory(keep: boolean): Config {
+    return this.with({ keepHistory: Boolean(keep) });
+  }
+
+  /** How long finished runs stay listed before compaction drops them. */
+  retention(d: Duration): Config {
+    return this.with({ retentionMs: toMillis(d, "retention") });
+  }
+
+  /** Encrypts every payload (inputs, results, errors, signals, updates, attributes) with this cipher. */
+  codec(cipher: PayloadCipher): Config {
+    return this.with({ cipher });
+  }
+
+  /** At most this many runs stay in memory; the rest are parked and replayed when needed. */
+  cache(maxLiveRuns: number): Config {
+    if (!Number.isInteger(maxLiveRuns) || maxLiveRuns < 1) throw new ConfigError(`cache must be a whole number ≥ 1; got ${maxLiveRuns}`);
+    return this.with({ cache: maxLiveRuns });
+  }
+
+  /** The largest encoded record (input, result, signal...) accepted; 2 MiB by default. */
+  maxPayloadBytes(bytes: number): Config {
+    if (!Number.isInteger(bytes) || bytes < 1024) throw new ConfigError(`maxPayloadBytes must be a whole number ≥ 1024; got ${bytes}`);
+    return this.with({ maxPayloadBytes: bytes });
+  }
+
+  /** The clock timers run on; the system clock by default (`TestEngine` passes a virtual one). */
+  clock(clock: Clock): Config {
+    return this.with({ clock });
+  }
+
+  /** @internal The settings, for the engine. */
+  get settings(): Settings {
+    return this.s;
+  }
+
+  private with(change: Partial<Settings>): Config {
+    return new Config({ ...this.s, ...change });
+  }
+}
+
+const DEFAULTS: Settings = {
+  storage: { kind: "memory" },
+  shards: 4,
+  flush: "fdatasync",
+  keepHistory: false,
+  retentionMs: undefined,
+  cipher: undefined,
+  cache: 10_000,
+  maxPayloadBytes: 2 * 1024 * 1024,
+  clock: undefined,
+};

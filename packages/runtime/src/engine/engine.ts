@@ -1,0 +1,663 @@
+import { randomInt, randomUUID } from "node:crypto";
+import { container as rootContainer, type DependencyContainer } from "tsyringe";
+import { systemClock, type Clock } from "../core/clock.js";
+import {
+  AlreadyExistsError,
+  ConfigError,
+  FuseeError,
+  NotFoundError,
+  RejectedError,
+  TerminatedError,
+  StorageError,
+} from "../core/errors.js";
+import { checkId, shardOf } from "../core/ids.js";
+import { decodeRecord, encodeRecord, readRecordHeader, type PayloadCodec } from "../core/record-codec.js";
+import type { FinishRecord, JournalRecord, StartRecord, UpdateResultRecord } from "../core/records.js";
+import { isFinished, type RunStatusValue } from "../core/status.js";
+import { RunHandle } from "../client/run-handle.js";
+import type { RunOperations } from "../client/run-operations.js";
+import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateOptions } from "../client/types.js";
+import type { Log } from "../storage/log.js";
+import { MemoryLog } from "../storage/memory-log.js";
+import { definitionOf, type WorkflowClass, type WorkflowDefinition } from "../workflow/registry.js";
+import { RunExecutor, type RunHost } from "../workflow/run-executor.js";
+import type { Config } from "./config.js";
+import { checkFilter, matches } from "./list-filter.js";
+import { createPayloadCodec } from "./payloads.js";
+import { RunEntry } from "./run-entry.js";
+import { TimerQueue } from "./timer-queue.js";
+import { Waiters } from "./waiters.js";
+
+/** Options of {@link Engine.open}. */
+export interface EngineOptions {
+  /** Workflow classes to register at once (more with `engine.register`). */
+  workflows?: readonly WorkflowClass[];
+  /** The tsyringe container workflows are resolved from; the root container by default. */
+  container?: DependencyContainer;
+}
+
+type Input<W> = W extends WorkflowClass<infer I, any> ? I : unknown;
+type Output<W> = W extends WorkflowClass<any, infer O> ? Awaited<O> : unknown;
+
+// Runs resumed at once after open; the rest wait their turn so a large backlog cannot flood memory.
+const RESUME_CONCURRENCY = 64;
+
+/**
+ * The durable-execution engine: starts workflow runs, journals everything they do, and resumes them
+ * after a restart.
+ *
+ * @example
+ * const engine = await Engine.open(Config.local("./data"), { workflows: [Pay] });
+ * const run = await engine.start(Pay, "pay-1", 700);
+ * console.log(await run.result());
+ * await engine.shutdown();
+ */
+export class Engine implements RunOperations {
+  private readonly types = new Map<string, WorkflowDefinition>();
+  private readonly runs = new Map<string, RunEntry>();
+  /** Runs with an executor in memory, least recently used first. */
+  private readonly live = new Map<string, RunEntry>();
+  private readonly results = new Waiters<string, FinishRecord>();
+  private readonly starts = new Waiters<string, void>();
+  private readonly updates = new Waiters<string, UpdateResultRecord>();
+  private readonly timers: TimerQueue;
+  private readonly time: Clock;
+  private readonly codec: PayloadCodec;
+  private readonly container: DependencyContainer;
+  private readonly cacheSize: number;
+  private readonly maxRecordBytes: number;
+  private closed = false;
+  private fatal: Error | undefined;
+  private resumeQueue: RunEntry[] = [];
+  private resuming = 0;
+
+  private constructor(
+    private readonly config: Config,
+    private readonly log: Log,
+    options: EngineOptions,
+  ) {
+    const s = config.settings;
+    this.time = s.clock ?? systemClock;
+    this.codec = createPayloadCodec(s.cipher);
+    this.container = options.container ?? rootContainer;
+    this.cacheSize = s.cache;
+    this.maxRecordBytes = s.maxPayloadBytes;
+    this.timers = new TimerQueue(this.time, (id, seq, at) => this.fireTimer(id, seq, at));
+  }
+
+  /** Opens (or creates) the engine's storage, rebuilds its index and resumes every unfinished run. */
+  static async open(config: Config, options: EngineOptions = {}): Promise<Engine> {
+    const s = config.settings;
+    let log: Log;
+    if (s.storage.kind === "memory") log = new MemoryLog(s.shards);
+    else {
+      // Loaded on demand: memory-only users never load the file engine.
+      const { openLocalLog } = await import("../storage/local-log.js");
+      log = await openLocalLog({ dir: s.storage.dir, shards: s.shards, flush: s.flush });
+    }
+    const engine = new Engine(config, log, options);
+    try {
+      for (const cls of options.workflows ?? []) engine.registerOne(cls);
+      await engine.recover();
+    } catch (e) {
+      await log.close();
+      throw e;
+    }
+    engine.resumeAll();
+    return engine;
+  }
+
+  /** Registers workflow classes; runs of their types that were waiting for them resume. */
+  register(...classes: WorkflowClass[]): this {
+    for (const cls of classes) this.registerOne(cls);
+    this.resumeAll();
+    return this;
+  }
+
+  /**
+   * Starts a run of a workflow under an ID; resolves once its start is durable.
+   *
+   * @throws AlreadyExistsError when the ID's policy refuses another run.
+   */
+  async start<W extends WorkflowClass>(type: W, id: string, input: Input<W>, options?: StartOptions): Promise<RunHandle<Output<W>>>;
+  async start<R = unknown>(type: string, id: string, input?: unknown, options?: StartOptions): Promise<RunHandle<R>>;
+  async start(type: WorkflowClass | string, id: string, input?: unknown, options: StartOptions = {}): Promise<RunHandle<unknown>> {
+    this.assertOpen();
+    const def = this.resolveType(type);
+    checkId(id);
+    await this.begin(def, id, input, options, undefined);
+    return new RunHandle(this, id);
+  }
+
+  /**
+   * Sends an update to the ID's run, starting the run first when the ID has none (one `start` record
+   * carries the update).
+   */
+  async updateWithStart<R = unknown, U = unknown>(
+    type: WorkflowClass | string,
+    id: string,
+    input: unknown,
+    update: string,
+    arg: unknown,
+    options: StartOptions & { updateId?: string } = {},
+  ): Promise<{ run: RunHandle<R>; result: U }> {
+    this.assertOpen();
+    const def = this.resolveType(type);
+    checkId(id);
+    const updateId = options.updateId === undefined ? randomUUID() : checkId(options.updateId, "update ID");
+    const existing = this.runs.get(id);
+    const run = new RunHandle<R>(this, id);
+    if (existing !== undefined && existing.finished === undefined) {
+      return { run, result: (await this.update(id, update, arg, { id: updateId })) as U };
+    }
+    if (!def.updates.has(update)) {
+      throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`);
+    }
+    const outcome = this.updates.wait(`${id}\0${updateId}`);
+    await this.begin(def, id, input, options, { id: updateId, name: update, arg });
+    return { run, result: unwrapUpdate(await outcome) as U };
+  }
+
+  /** A handle on the ID's runs; it does not check that the ID exists. */
+  run<R = unknown>(id: string): RunHandle<R> {
+    return new RunHandle<R>(this, id);
+  }
+
+  /** The status of the ID's run, or `undefined` when it has none. */
+  async status(id: string): Promise<RunStatus | undefined> {
+    const entry = this.runs.get(id);
+    return entry === undefined ? undefined : this.statusFromEntry(entry);
+  }
+
+  /** The ID's run with its journal, or `undefined` when it has none. */
+  async describe(id: string): Promise<RunDetail | undefined> {
+    const entry = this.runs.get(id);
+    if (entry === undefined) return undefined;
+    return { ...this.statusFromEntry(entry), journal: await this.journalOf(entry) };
+  }
+
+  /** Up to `limit` runs, most recently started first. */
+  async list(limit = 100): Promise<RunStatus[]> {
+    return this.listWhere({}, limit);
+  }
+
+  /**
+   * Runs whose fields match the filter, most recently started first.
+   *
+   * @example
+   * await engine.listWhere({ type: "Order", status: "failed", amount: { gte: 100 } }, 50);
+   */
+  async listWhere(filter: ListFilter, limit = 100): Promise<RunStatus[]> {
+    checkFilter(filter);
+    const out: RunStatus[] = [];
+    for (const entry of this.runs.values()) {
+      const s = this.statusFromEntry(entry);
+      if (matches(s, filter)) out.push(s);
+    }
+    out.sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? -1 : 1));
+    return out.slice(0, Math.max(0, limit));
+  }
+
+  /** Stops timers and new work, waits until every acknowledged record is on disk, closes the storage. */
+  async shutdown(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.timers.stop();
+    const error = new FuseeError("the engine was shut down");
+    this.results.rejectAll(error);
+    this.updates.rejectAll(error);
+    this.starts.rejectAll(error);
+    for (const entry of this.live.values()) entry.executor = undefined;
+    this.live.clear();
+    await this.log.close();
+  }
+
+  // ---- RunOperations (used by RunHandle) ----
+
+  /** @internal */
+  async awaitResult(id: string): Promise<unknown> {
+    const entry = this.runs.get(id);
+    if (entry === undefined) {
+      await this.awaitStarted(id);
+      return this.awaitResult(id);
+    }
+    let finish: FinishRecord;
+    if (entry.finished !== undefined) {
+      finish = await this.finishRecordOf(entry);
+    } else {
+      if (entry.executor?.broken) throw entry.executor.broken;
+      finish = await this.results.wait(id);
+    }
+    if (finish.status === "ok") return finish.value;
+    throw finish.error ?? new FuseeError(`run ${id} ended ${finish.status}`);
+  }
+
+  /** @internal */
+  async awaitStarted(id: string): Promise<void> {
+    this.assertOpen();
+    if (this.runs.has(id)) return;
+    return this.starts.wait(id);
+  }
+
+  /** @internal */
+  async statusOf(id: string): Promise<RunStatus> {
+    const entry = this.entryOf(id);
+    return this.statusFromEntry(entry);
+  }
+
+  /** @internal */
+  async detailOf(id: string): Promise<RunDetail> {
+    const entry = this.entryOf(id);
+    return { ...this.statusFromEntry(entry), journal: await this.journalOf(entry) };
+  }
+
+  /** @internal */
+  async signal(id: string, name: string, value: unknown): Promise<void> {
+    this.assertOpen();
+    const entry = this.entryOf(id);
+    checkId(name, "signal name");
+    if (entry.finished !== undefined) {
+      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`);
+    }
+    await this.append(entry, { kind: "signal", name, value, at: this.time.now() });
+  }
+
+  /** @internal */
+  async query(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
+    this.assertOpen();
+    const entry = this.entryOf(id);
+    const executor = await this.load(entry);
+    await executor.whenIdle();
+    return executor.query(name, args);
+  }
+
+  /** @internal */
+  async update(id: string, name: string, arg: unknown, options: UpdateOptions): Promise<unknown> {
+    this.assertOpen();
+    const entry = this.entryOf(id);
+    const updateId = options.id === undefined ? randomUUID() : checkId(options.id, "update ID");
+    const key = `${id}\0${updateId}`;
+    const executor = await this.load(entry);
+    await executor.whenIdle();
+    const done = executor.updateOutcome(updateId);
+    if (done !== undefined) return unwrapOutcome(done);
+    if (executor.knowsUpdate(updateId)) return unwrapUpdate(await this.updates.wait(key));
+    if (entry.finished !== undefined) {
+      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`);
+    }
+    executor.validateUpdate(name, arg);
+    executor.claimUpdate(updateId);
+    const outcome = this.updates.wait(key);
+    await this.append(entry, { kind: "update", id: updateId, name, arg, at: this.time.now() });
+    return unwrapUpdate(await outcome);
+  }
+
+  /** @internal */
+  async terminate(id: string, reason: string): Promise<void> {
+    this.assertOpen();
+    const entry = this.entryOf(id);
+    if (entry.finished !== undefined) {
+      throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`);
+    }
+    const error = new TerminatedError(`run ${entry.runId} of ${id} was terminated: ${reason}`);
+    await this.append(entry, { kind: "finish", status: "terminated", error, at: this.time.now() });
+  }
+
+  // ---- internals ----
+
+  private registerOne(cls: WorkflowClass): void {
+    const def = definitionOf(cls);
+    const known = this.types.get(def.name);
+    if (known !== undefined && known.cls !== cls) {
+      throw new ConfigError(`two workflow classes are named '${def.name}' (${known.cls.name} and ${cls.name}); give one another name with @Workflow("...")`);
+    }
+    this.types.set(def.name, def);
+  }
+
+  private resolveType(type: WorkflowClass | string): WorkflowDefinition {
+    if (typeof type === "function") {
+      const def = definitionOf(type);
+      const known = this.types.get(def.name);
+      if (known === undefined) this.registerOne(type);
+      return this.types.get(def.name) as WorkflowDefinition;
+    }
+    const def = this.types.get(type);
+    if (def === undefined) {
+      const names = [...this.types.keys()].map((n) => `'${n}'`).join(", ") || "none";
+      throw new NotFoundError(`no workflow type '${type}' is registered (registered: ${names}); pass its class to Engine.open or engine.register`);
+    }
+    return def;
+  }
+
+  private entryOf(id: string): RunEntry {
+    const entry = this.runs.get(id);
+    if (entry === undefined) throw new NotFoundError(`no workflow run has the ID '${id}'`);
+    return entry;
+  }
+
+  private assertOpen(): void {
+    if (this.fatal) throw this.fatal;
+    if (this.closed) throw new FuseeError("the engine is shut down");
+  }
+
+  private async begin(
+    def: WorkflowDefinition,
+    id: string,
+    input: unknown,
+    options: StartOptions,
+    update: StartRecord["update"],
+  ): Promise<void> {
+    let existing = this.runs.get(id);
+    if (existing !== undefined) {
+      const policy = options.idPolicy ?? {};
+      const running = policy.running ?? "fail";
+      const finished = policy.finished ?? "allow";
+      checkPolicy(running, ["fail", "use-existing", "terminate-existing"], "idPolicy.running");
+      checkPolicy(finished, ["allow", "allow-if-failed", "refuse"], "idPolicy.finished");
+      if (existing.finished === undefined) {
+        if (running === "use-existing") return;
+        if (running === "fail") throw new AlreadyExistsError(`workflow ID '${id}' already has a running run (${existing.type} run ${existing.runId})`);
+        await this.terminate(id, "replaced by a new run (idPolicy terminate-existing)");
+        existing = this.runs.get(id);
+      } else if (finished === "refuse" || (finished === "allow-if-failed" && existing?.finished === "ok")) {
+        throw new AlreadyExistsError(`workflow ID '${id}' already had a run (${existing.type} run ${existing.runId}, ${existing.finished}) and idPolicy.finished is '${finished}'`);
+      }
+    }
+    const runId = (existing?.runId ?? 0) + 1;
+    const record: StartRecord = {
+      kind: "start",
+      at: this.time.now(),
+      type: def.name,
+      runId,
+      seed: randomInt(0, 2 ** 32 - 1),
+      input,
+      ...(update ? { update } : {}),
+    };
+    const body = this.encode(id, runId, 0, record);
+    // Everything below runs without yielding until the append is queued, so two starts of one ID
+    // cannot both pass the checks above.
+    if (this.runs.get(id) !== existing) throw new AlreadyExistsError(`workflow ID '${id}' was started concurrently`);
+    const entry = existing ?? new RunEntry(id, shardOf(id, this.log.shardCount));
+    if (existing !== undefined) {
+      this.evict(existing);
+      void this.log.drop(existing.shard, [id]).catch((e: unknown) => this.storageFailed(e));
+    }
+    entry.reset(def.name, runId, record.at);
+    this.runs.set(id, entry);
+    const executor = this.createExecutor(entry, def);
+    executor.load([]);
+    this.starts.resolve(id);
+    await this.appendEncoded(entry, record, body);
+  }
+
+  private createExecutor(entry: RunEntry, def: WorkflowDefinition): RunExecutor {
+    const runId = entry.runId;
+    let executor: RunExecutor;
+    const host: RunHost = {
+      workflowId: entry.id,
+      runId,
+      clock: this.time,
+      append: (record) => {
+        if (entry.runId !== runId || entry.executor !== executor) return;
+        void this.append(entry, record).catch((e: unknown) => this.storageFailed(e));
+      },
+      cancelTimer: (seq) => {
+        if (entry.runId === runId) entry.timers?.delete(seq);
+      },
+      closed: () => this.closed || entry.executor !== executor,
+      changed: () => this.executorChanged(entry, executor),
+    };
+    executor = new RunExecutor(def, this.container, host);
+    entry.executor = executor;
+    this.touch(entry);
+    return executor;
+  }
+
+  private encode(id: string, runId: number, position: number, record: JournalRecord): Uint8Array {
+    const body = encodeRecord(record, this.codec, { workflowId: id, runId, position });
+    if (body.length > this.maxRecordBytes) {
+      throw new RejectedError(
+        `${record.kind} record of ${id} is ${body.length} bytes; the limit is ${this.maxRecordBytes} (Config.maxPayloadBytes)`,
+      );
+    }
+    return body;
+  }
+
+  private append(entry: RunEntry, record: JournalRecord): Promise<void> {
+    return this.appendEncoded(entry, record, this.encode(entry.id, entry.runId, entry.appended, record));
+  }
+
+  /** Queues an encoded record at the next position of the entry's journal; resolves once durable. */
+  private async appendEncoded(entry: RunEntry, record: JournalRecord, body: Uint8Array): Promise<void> {
+    this.assertOpen();
+    const position = entry.appended++;
+    const runId = entry.runId;
+    await this.log.append(entry.shard, { stream: entry.id, body });
+    if (entry.runId !== runId) return;
+    entry.durable = position + 1;
+    // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
+    record = decodeRecord(body, this.codec, { workflowId: entry.id, runId, position });
+    this.indexRecord(entry, record);
+    if (entry.executor !== undefined) entry.executor.deliver(position, record);
+    else if (entry.finished === undefined && wakes(record)) void this.load(entry).catch(() => undefined);
+    if (record.kind === "finish") this.finishRun(entry, record);
+    else if (record.kind === "update-result") this.updates.resolve(`${entry.id}\0${record.id}`, record);
+  }
+
+  /** Keeps the index in step with a record that just became durable (or was read on open). */
+  private indexRecord(entry: RunEntry, record: JournalRecord | { kind: string; [k: string]: unknown }): void {
+    switch (record.kind) {
+      case "timer": {
+        const { seq, until } = record as { seq: number; until: number };
+        (entry.timers ??= new Map()).set(seq, until);
+        if (!this.closed) this.timers.add(until, entry.id, seq);
+        return;
+      }
+      case "fired":
+        entry.timers?.delete((record as { seq: number }).seq);
+        return;
+      case "attributes":
+        entry.attributes = { ...entry.attributes, ...(record as { attributes: Record<string, unknown> }).attributes };
+        return;
+      case "finish":
+        entry.finished = (record as { status: FinishRecord["status"] }).status;
+        entry.endedAt = (record as { at: number }).at;
+        entry.timers = undefined;
+        return;
+    }
+  }
+
+  private finishRun(entry: RunEntry, record: FinishRecord): void {
+    this.evict(entry);
+    this.results.resolve(entry.id, record);
+  }
+
+  private fireTimer(id: string, seq: number, at: number): void {
+    const entry = this.runs.get(id);
+    if (entry === undefined || entry.finished !== undefined || entry.timers?.get(seq) !== at || this.closed) return;
+    entry.timers.delete(seq);
+    void this.append(entry, { kind: "fired", seq, at: this.time.now() }).catch((e: unknown) => this.storageFailed(e));
+  }
+
+  /** The run's executor, replaying its journal from the log when it is parked. */
+  private async load(entry: RunEntry): Promise<RunExecutor> {
+    if (entry.loading !== undefined) return entry.loading;
+    if (entry.executor !== undefined) {
+      this.touch(entry);
+      return entry.executor;
+    }
+    const def = this.types.get(entry.type);
+    if (def === undefined) {
+      throw new NotFoundError(`workflow type '${entry.type}' of run '${entry.id}' is not registered; pass its class to Engine.open or engine.register`);
+    }
+    const executor = this.createExecutor(entry, def);
+    const upTo = entry.durable;
+    const runId = entry.runId;
+    entry.loading = (async () => {
+      try {
+        const records = await this.readJournal(entry, upTo);
+        if (entry.runId !== runId) return executor;
+        executor.load(records);
+        return executor;
+      } catch (e) {
+        if (entry.executor === executor) this.evict(entry);
+        throw e;
+      } finally {
+        entry.loading = undefined;
+      }
+    })();
+    return entry.loading;
+  }
+
+  private async readJournal(entry: RunEntry, upTo: number): Promise<JournalRecord[]> {
+    const entries = await this.log.read(entry.shard, entry.id);
+    const records: JournalRecord[] = [];
+    for (let position = 0; position < Math.min(upTo, entries.length); position++) {
+      const body = (entries[position] as { body: Uint8Array }).body;
+      records.push(decodeRecord(body, this.codec, { workflowId: entry.id, runId: entry.runId, position }));
+    }
+    return records;
+  }
+
+  private async journalOf(entry: RunEntry): Promise<JournalRecord[]> {
+    return this.readJournal(entry, entry.durable);
+  }
+
+  private async finishRecordOf(entry: RunEntry): Promise<FinishRecord> {
+    const journal = await this.journalOf(entry);
+    const last = journal[journal.length - 1];
+    if (last?.kind !== "finish") throw new StorageError(`run ${entry.runId} of '${entry.id}' is finished but its journal has no finish record`);
+    return last;
+  }
+
+  private statusFromEntry(entry: RunEntry): RunStatus {
+    let status: RunStatusValue;
+    let error: string | undefined;
+    if (entry.finished !== undefined) status = entry.finished;
+    else if (entry.executor !== undefined) {
+      status = entry.executor.broken ? "running" : (entry.executor.status() as RunStatusValue);
+      error = entry.executor.broken?.message;
+      if (isFinished(status)) status = "running";
+    } else {
+      status = "parked";
+      if (!this.types.has(entry.type)) error = `workflow type '${entry.type}' is not registered`;
+    }
+    return {
+      id: entry.id,
+      type: entry.type,
+      runId: entry.runId,
+      status,
+      startedAt: entry.startedAt,
+      ...(entry.endedAt !== undefined ? { endedAt: entry.endedAt } : {}),
+      attributes: entry.attributes ?? {},
+      ...(error !== undefined ? { error } : {}),
+    };
+  }
+
+  private executorChanged(entry: RunEntry, executor: RunExecutor): void {
+    if (entry.executor !== executor) return;
+    if (executor.broken) this.results.reject(entry.id, executor.broken);
+    this.evictIdle();
+  }
+
+  private touch(entry: RunEntry): void {
+    this.live.delete(entry.id);
+    this.live.set(entry.id, entry);
+    if (this.live.size > this.cacheSize) this.evictIdle();
+  }
+
+  /** Parks least recently used runs that are only waiting, until the cache fits. */
+  private evictIdle(): void {
+    if (this.live.size <= this.cacheSize) return;
+    for (const entry of this.live.values()) {
+      if (this.live.size <= this.cacheSize) break;
+      const ex = entry.executor;
+      if (ex !== undefined && entry.loading === undefined && entry.durable === entry.appended && ex.status() === "suspended") {
+        this.evict(entry);
+      }
+    }
+  }
+
+  private evict(entry: RunEntry): void {
+    entry.executor = undefined;
+    this.live.delete(entry.id);
+    this.pumpResume();
+  }
+
+  private async recover(): Promise<void> {
+    for (let shard = 0; shard < this.log.shardCount; shard++) {
+      for await (const item of this.log.scan(shard)) {
+        const header = readRecordHeader(item.body);
+        let entry = this.runs.get(item.stream);
+        if (header.kind === "start") {
+          if (entry === undefined) {
+            entry = new RunEntry(item.stream, shard);
+            this.runs.set(item.stream, entry);
+          }
+          entry.reset(header.type as string, header.runId as number, header.at as number);
+        } else if (entry === undefined) {
+          throw new StorageError(`shard ${shard} holds a ${header.kind} record of '${item.stream}' before any start record`);
+        }
+        const position = entry.appended++;
+        if (header.kind === "attributes") {
+          const record = decodeRecord(item.body, this.codec, { workflowId: entry.id, runId: entry.runId, position });
+          this.indexRecord(entry, record);
+        } else {
+          this.indexRecord(entry, header);
+        }
+        entry.durable = entry.appended;
+      }
+    }
+  }
+
+  /** Resumes unfinished runs whose types are registered, a bounded number at a time. */
+  private resumeAll(): void {
+    this.resumeQueue = [];
+    for (const entry of this.runs.values()) {
+      if (entry.finished === undefined && entry.executor === undefined && this.types.has(entry.type)) this.resumeQueue.push(entry);
+    }
+    this.pumpResume();
+  }
+
+  private pumpResume(): void {
+    while (!this.closed && this.resuming < RESUME_CONCURRENCY && this.resumeQueue.length > 0 && this.live.size < this.cacheSize) {
+      const entry = this.resumeQueue.shift() as RunEntry;
+      if (entry.finished !== undefined || entry.executor !== undefined) continue;
+      this.resuming++;
+      void this.load(entry)
+        .then((ex) => ex.whenIdle())
+        .catch(() => undefined)
+        .finally(() => {
+          this.resuming--;
+          this.pumpResume();
+        });
+    }
+  }
+
+  private storageFailed(e: unknown): void {
+    if (this.closed) return;
+    const error = e instanceof StorageError ? e : new StorageError(`storage failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+    this.fatal ??= error;
+    this.results.rejectAll(error);
+    this.updates.rejectAll(error);
+  }
+}
+
+function wakes(record: JournalRecord): boolean {
+  return record.kind === "signal" || record.kind === "update" || record.kind === "fired";
+}
+
+function unwrapOutcome(o: { ok: true; value: unknown } | { ok: false; error: unknown }): unknown {
+  if (o.ok) return o.value;
+  throw o.error;
+}
+
+function unwrapUpdate(r: UpdateResultRecord): unknown {
+  if (r.ok) return r.value;
+  throw r.error;
+}
+
+function checkPolicy(value: string, allowed: readonly string[], what: string): void {
+  if (!allowed.includes(value)) throw new RejectedError(`${what} must be one of ${allowed.map((a) => `'${a}'`).join(", ")}; got '${value}'`);
+}
+

@@ -1,0 +1,68 @@
+import { RejectedError } from "../core/errors.js";
+import type { FieldFilter, ListFilter, RunStatus } from "../client/types.js";
+
+const OPERATORS = new Set(["eq", "ne", "gt", "gte", "lt", "lte", "in"]);
+const BUILT_IN = new Set(["type", "status", "id", "runId", "startedAt", "endedAt"]);
+
+function isOperatorObject(v: unknown): v is FieldFilter {
+  return v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => OPERATORS.has(k));
+}
+
+/** Checks a `listWhere` filter once, before any run is looked at. */
+export function checkFilter(filter: ListFilter): void {
+  if (filter === null || typeof filter !== "object" || Array.isArray(filter)) {
+    throw new RejectedError("listWhere needs an object of field names to values or operators { eq, ne, gt, gte, lt, lte, in }");
+  }
+  for (const [field, cond] of Object.entries(filter)) {
+    if (cond !== null && typeof cond === "object" && !Array.isArray(cond) && !(cond instanceof Date)) {
+      const bad = Object.keys(cond).filter((k) => !OPERATORS.has(k));
+      if (bad.length > 0) throw new RejectedError(`listWhere: field '${field}' uses unknown operator(s) ${bad.join(", ")}; use eq, ne, gt, gte, lt, lte, in`);
+      const inList = (cond as FieldFilter).in;
+      if (inList !== undefined && !Array.isArray(inList)) throw new RejectedError(`listWhere: field '${field}': 'in' needs an array`);
+    }
+  }
+}
+
+function fieldOf(run: RunStatus, field: string): unknown {
+  if (BUILT_IN.has(field)) return (run as unknown as Record<string, unknown>)[field];
+  return run.attributes[field];
+}
+
+function same(a: unknown, b: unknown): boolean {
+  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+  return a === b;
+}
+
+function compare(a: unknown, b: unknown): number | undefined {
+  const x = a instanceof Date ? a.getTime() : a;
+  const y = b instanceof Date ? b.getTime() : b;
+  if (typeof x === "number" && typeof y === "number") return x - y;
+  if (typeof x === "string" && typeof y === "string") return x < y ? -1 : x > y ? 1 : 0;
+  return undefined;
+}
+
+/** True when a run matches every field of the filter. */
+export function matches(run: RunStatus, filter: ListFilter): boolean {
+  for (const [field, cond] of Object.entries(filter)) {
+    const value = fieldOf(run, field);
+    if (!isOperatorObject(cond)) {
+      if (!same(value, cond)) return false;
+      continue;
+    }
+    if ("eq" in cond && !same(value, cond.eq)) return false;
+    if ("ne" in cond && same(value, cond.ne)) return false;
+    if (cond.in !== undefined && !cond.in.some((v) => same(value, v))) return false;
+    const ordered: Array<[keyof FieldFilter, (c: number) => boolean]> = [
+      ["gt", (c) => c > 0],
+      ["gte", (c) => c >= 0],
+      ["lt", (c) => c < 0],
+      ["lte", (c) => c <= 0],
+    ];
+    for (const [op, test] of ordered) {
+      if (!(op in cond)) continue;
+      const c = compare(value, cond[op]);
+      if (c === undefined || !test(c)) return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,28 @@
+/** Promises waiting on a key, settled together. */
+export class Waiters<K, V> {
+  private readonly map = new Map<K, Array<{ resolve(v: V): void; reject(e: unknown): void }>>();
+
+  wait(key: K): Promise<V> {
+    return new Promise((resolve, reject) => {
+      const list = this.map.get(key) ?? [];
+      list.push({ resolve, reject });
+      this.map.set(key, list);
+    });
+  }
+
+  resolve(key: K, value: V): void {
+    const list = this.map.get(key);
+    this.map.delete(key);
+    for (const w of list ?? []) w.resolve(value);
+  }
+
+  reject(key: K, error: unknown): void {
+    const list = this.map.get(key);
+    this.map.delete(key);
+    for (const w of list ?? []) w.reject(error);
+  }
+
+  rejectAll(error: unknown): void {
+    for (const key of [...this.map.keys()]) this.reject(key, error);
+  }
+}

@@ -1,0 +1,171 @@
+import { toMillis, type Duration } from "../core/duration.js";
+import { RejectedError } from "../core/errors.js";
+import { stepScope, type StepScope } from "./run-binding.js";
+import { checkStepOptions } from "./registry.js";
+import type { StepOptions } from "./step-options.js";
+
+/**
+ * Patch IDs a project declares. `fusee gen` augments this interface with the IDs of the project's
+ * workflows, which turns a misspelled `ctx.patched("...")` into a compile error.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface PatchIds {}
+
+/** A declared patch ID, or any string while no IDs are declared. */
+export type PatchId = [keyof PatchIds] extends [never] ? string : keyof PatchIds & string;
+
+/** Options of `ctx.waitFor` and `ctx.condition`. */
+export interface WaitOptions {
+  /** Give up after this long: `waitFor` resolves `undefined`, `condition` resolves `false`. */
+  timeout?: Duration;
+}
+
+/** What a {@link Ctx} delegates to: the executor of the run. */
+export interface CtxBackend {
+  readonly workflowId: string;
+  readonly workflowType: string;
+  runId(): number;
+  now(): number;
+  random(): number;
+  uuid(): string;
+  step(name: string, fn: () => unknown, options: StepOptions): Promise<unknown>;
+  sleepUntil(ms: number): Promise<void>;
+  waitFor(name: string, timeoutMs: number | undefined): Promise<unknown>;
+  condition(pred: () => boolean, timeoutMs: number | undefined): Promise<boolean>;
+  patched(id: string, deprecated: boolean): boolean;
+  setAttributes(attributes: Record<string, unknown>): void;
+  journalSize(): number;
+}
+
+function scope(what: string): StepScope {
+  const s = stepScope.getStore();
+  if (s === undefined) throw new RejectedError(`ctx.${what}() is only available inside a running step`);
+  return s;
+}
+
+/**
+ * The context of one workflow run, injected into the workflow's constructor. All non-determinism in
+ * workflow code (time, randomness, I/O, waiting) goes through it or through steps, so replay
+ * re-creates the same state.
+ *
+ * @example
+ * constructor(private readonly ctx: Ctx) {}
+ * async run(n: number) {
+ *   const id = this.ctx.uuid();
+ *   await this.ctx.sleep("10s");
+ *   return this.ctx.step("double", async () => n * 2);
+ * }
+ */
+export class Ctx {
+  /** @internal Created by the engine for each run; never constructed by workflow code. */
+  constructor(private readonly backend: CtxBackend) {}
+
+  /** The workflow ID this run belongs to. */
+  get workflowId(): string {
+    return this.backend.workflowId;
+  }
+
+  /** The workflow's type name. */
+  get workflowType(): string {
+    return this.backend.workflowType;
+  }
+
+  /** The run number: grows with every new run of this workflow ID. */
+  runId(): number {
+    return this.backend.runId();
+  }
+
+  /** Workflow time (ms since the epoch): the time of the journal record last applied. */
+  now(): number {
+    return this.backend.now();
+  }
+
+  /** A deterministic float in [0, 1). */
+  random(): number {
+    return this.backend.random();
+  }
+
+  /** A deterministic version 4 UUID. */
+  uuid(): string {
+    return this.backend.uuid();
+  }
+
+  /**
+   * An inline durable step: `fn` runs once (retried by its policy) and its result is journaled;
+   * replay returns the journaled result.
+   */
+  step<T>(name: string, fn: () => Promise<T> | T, options: StepOptions = {}): Promise<T> {
+    if (stepScope.getStore() !== undefined) return Promise.resolve(fn());
+    checkStepOptions(options, `ctx.step('${name}')`);
+    return this.backend.step(name, fn, options) as Promise<T>;
+  }
+
+  /** Inside a running step: its idempotency key, the same across retries, new after a reset. */
+  key(): string {
+    return scope("key").key;
+  }
+
+  /** Inside a running step: the attempt number, from 1. */
+  attempt(): number {
+    return scope("attempt").attempt;
+  }
+
+  /** Inside a running step: reports liveness and progress; the next attempt sees it via `progress()`. */
+  heartbeat(progress?: unknown): void {
+    scope("heartbeat").heartbeat(progress);
+  }
+
+  /** Inside a running step: the progress last reported by this or an earlier attempt. */
+  progress<T>(): T | undefined {
+    return scope("progress").progress as T | undefined;
+  }
+
+  /** A durable timer: resolves after `d`, also across restarts. */
+  sleep(d: Duration): Promise<void> {
+    return this.backend.sleepUntil(this.backend.now() + toMillis(d, "ctx.sleep duration"));
+  }
+
+  /** A durable timer that resolves at the given time (ms since the epoch). */
+  sleepUntil(ms: number): Promise<void> {
+    if (!Number.isFinite(ms)) throw new RejectedError(`ctx.sleepUntil needs a finite time in ms; got ${ms}`);
+    return this.backend.sleepUntil(ms);
+  }
+
+  /** The next buffered signal of this name (the k-th wait gets the k-th signal); `undefined` on timeout. */
+  waitFor<T>(name: string, options: WaitOptions = {}): Promise<T | undefined> {
+    const timeout = options.timeout === undefined ? undefined : toMillis(options.timeout, "ctx.waitFor timeout");
+    return this.backend.waitFor(name, timeout) as Promise<T | undefined>;
+  }
+
+  /** Resolves `true` once `pred()` holds after a handler ran; `false` on timeout. */
+  condition(pred: () => boolean, options: WaitOptions = {}): Promise<boolean> {
+    const timeout = options.timeout === undefined ? undefined : toMillis(options.timeout, "ctx.condition timeout");
+    return this.backend.condition(pred, timeout);
+  }
+
+  /**
+   * Versioning: `true` on new code paths, `false` when replaying a run that passed this point before
+   * the patch existed.
+   */
+  patched(id: PatchId): boolean {
+    return this.backend.patched(id, false);
+  }
+
+  /** Marks a patch whose old path no run needs any more: it records nothing new. */
+  deprecatePatch(id: PatchId): void {
+    this.backend.patched(id, true);
+  }
+
+  /** Merges search attributes into the run's, durably; `engine.listWhere` filters on them. */
+  setAttributes(attributes: Record<string, unknown>): void {
+    if (attributes === null || typeof attributes !== "object" || Array.isArray(attributes)) {
+      throw new RejectedError("ctx.setAttributes needs a plain object of attribute names to values");
+    }
+    this.backend.setAttributes(attributes);
+  }
+
+  /** Records in the current run's journal so far. */
+  journalSize(): number {
+    return this.backend.journalSize();
+  }
+}

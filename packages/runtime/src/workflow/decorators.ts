@@ -1,0 +1,72 @@
+import type { StepOptions } from "./step-options.js";
+import {
+  registerQuery,
+  registerSignal,
+  registerStep,
+  registerUpdate,
+  registerWorkflow,
+  type HandlerOptions,
+  type UpdateHandlerOptions,
+  type WorkflowClass,
+  type WorkflowOptions,
+} from "./registry.js";
+
+/**
+ * Declares a workflow class; its `run(input)` method is the body. The type name is the class name,
+ * or the name given.
+ *
+ * @example
+ * @Workflow()
+ * export class Pay { constructor(private readonly ctx: Ctx) {} async run(cents: number) { ... } }
+ */
+export function Workflow(nameOrOptions?: string | WorkflowOptions): ClassDecorator {
+  const options = typeof nameOrOptions === "string" ? { name: nameOrOptions } : (nameOrOptions ?? {});
+  return (target) => registerWorkflow(target as unknown as WorkflowClass, options);
+}
+
+/**
+ * A durable step: its result is journaled before the calling workflow code goes on, and replay
+ * returns the journaled result without running it again.
+ *
+ * @example
+ * @Step({ retry: RetryPolicy.exponential(3, "10ms", "1s"), timeout: "30s" })
+ * async charge(quote: number): Promise<string> { ... }
+ */
+export function Step(options: StepOptions = {}): MethodDecorator {
+  return (target, key, descriptor) => {
+    registerStep(target.constructor, String(key), options);
+    return Object.getOwnPropertyDescriptor(target, key) as typeof descriptor;
+  };
+}
+
+/**
+ * A signal handler, applied at the same point of the run on every replay.
+ *
+ * @example
+ * @Signal() approve(ok: boolean): void { this.approved = ok; }
+ */
+export function Signal(options: HandlerOptions = {}): MethodDecorator {
+  return (target, key) => registerSignal(target.constructor, String(key), options);
+}
+
+/**
+ * A synchronous, read-only query answered from the run's state.
+ *
+ * @example
+ * @Query() list(): string[] { return this.items; }
+ */
+export function Query(options: HandlerOptions = {}): MethodDecorator {
+  return (target, key) => registerQuery(target.constructor, String(key), options);
+}
+
+/**
+ * An update handler: `validate` runs first and may reject; the handler may call steps; its result
+ * is journaled with the update's ID.
+ *
+ * @example
+ * @Update({ validate(item: string) { if (!item) throw new RejectedError("empty item"); } })
+ * async add(item: string): Promise<number> { ... }
+ */
+export function Update<A = any>(options: UpdateHandlerOptions<A> = {}): MethodDecorator {
+  return (target, key) => registerUpdate(target.constructor, String(key), options);
+}

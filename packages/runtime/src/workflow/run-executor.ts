@@ -1,0 +1,571 @@
+import type { DependencyContainer } from "tsyringe";
+import type { Clock } from "../core/clock.js";
+import { DeterministicRandom } from "../core/deterministic-random.js";
+import { ConfigError, FuseeError, NonDeterminismError, RejectedError } from "../core/errors.js";
+import { describeRecord, isCallRecord, type CallRecord, type JournalRecord } from "../core/records.js";
+import type { FinishedStatus } from "../core/status.js";
+import { Ctx, type CtxBackend } from "./ctx.js";
+import { unknownHandler, type WorkflowDefinition } from "./registry.js";
+import { bindInstance, type StepHost } from "./run-binding.js";
+import { runStep } from "./step-runner.js";
+import type { StepOptions } from "./step-options.js";
+
+/** What an executor needs from the engine that hosts its run. */
+export interface RunHost {
+  readonly workflowId: string;
+  readonly runId: number;
+  readonly clock: Clock;
+  /**
+   * Appends a record to the run's journal; once durable it comes back through `deliver`. Throws
+   * synchronously when the record cannot be encoded or is too large.
+   */
+  append(record: JournalRecord): void;
+  /** The timer set by call `seq` is no longer needed. */
+  cancelTimer(seq: number): void;
+  /** True once the engine shut down: results can no longer be recorded. */
+  closed(): boolean;
+  /** The executor's state changed (idle, finished, broken): the engine may update its index. */
+  changed(): void;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+interface Condition {
+  readonly pred: () => boolean;
+  readonly resolve: (ok: boolean) => void;
+  timerSeq?: number;
+}
+
+interface Waiter {
+  readonly resolve: (value: unknown) => void;
+  timerSeq?: number;
+}
+
+type UpdateOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Lets every microtask of the workflow code run before the next record applies. */
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Runs one workflow run by applying its journal, record by record, to fresh workflow code.
+ *
+ * Replay and live execution are one mechanism: records (replayed from the log, or just made durable)
+ * are applied strictly in journal order, and the workflow code settles between two records, so
+ * handlers apply at the same points on every replay. Calls the code makes are numbered; while
+ * replaying, each call is answered from (and checked against) the record with its number, and calls
+ * the journal does not answer yet are held until the replay is done, then executed.
+ */
+export class RunExecutor implements CtxBackend, StepHost {
+  private instance: Record<string, any> | undefined;
+  private random_: DeterministicRandom | undefined;
+  private lastAt = 0;
+  private seq = 0;
+  private applied = 0;
+  private replayEnd = 0;
+  private held: Array<() => void> | null = null;
+  private replayCalls = new Map<number, { record: CallRecord; position: number }>();
+  private replayHasFinish = false;
+  private replayUpdateResults = new Set<string>();
+  private readonly requested = new Set<number>();
+  private readonly arrived = new Map<number, JournalRecord>();
+  private readonly pending = new Map<number, Pending>();
+  private readonly mailbox = new Map<string, unknown[]>();
+  private readonly waiters = new Map<string, Waiter[]>();
+  private readonly conditions = new Set<Condition>();
+  private readonly updateResults = new Map<string, UpdateOutcome>();
+  private readonly acceptedUpdates = new Set<string>();
+  private readonly idleWaiters: Array<() => void> = [];
+  private readonly progress = new Map<number, unknown>();
+  private driving = false;
+  private inFlight = 0;
+  private bodyDone = false;
+  private lastCall = "nothing yet";
+  /** The journal as applied so far. */
+  readonly journal: JournalRecord[] = [];
+  /** Set when the code and the journal disagree, or the workflow cannot be instantiated. */
+  broken: Error | undefined;
+  finished: FinishedStatus | undefined;
+
+  constructor(
+    readonly definition: WorkflowDefinition,
+    private readonly container: DependencyContainer,
+    private readonly host: RunHost,
+  ) {}
+
+  get workflowId(): string {
+    return this.host.workflowId;
+  }
+
+  get workflowType(): string {
+    return this.definition.name;
+  }
+
+  /** Starts applying `records` (the durable journal so far) as a replay. */
+  load(records: readonly JournalRecord[]): void {
+    this.replayEnd = records.length;
+    if (records.length > 0) this.held = [];
+    records.forEach((record, position) => {
+      if (isCallRecord(record)) this.replayCalls.set(record.seq, { record, position });
+      if (record.kind === "finish") this.replayHasFinish = true;
+      if (record.kind === "update-result") this.replayUpdateResults.add(record.id);
+      this.arrived.set(position, record);
+    });
+    void this.drive();
+  }
+
+  /** Hands over a record that just became durable at `position` of the journal. */
+  deliver(position: number, record: JournalRecord): void {
+    if (position < this.applied) return;
+    this.arrived.set(position, record);
+    if (!this.driving) void this.drive();
+  }
+
+  /** `running` while anything is being applied or executed, `suspended` while only waiting. */
+  status(): "running" | "suspended" | FinishedStatus {
+    if (this.finished) return this.finished;
+    if (this.driving || this.inFlight > 0 || this.arrived.size > 0 || this.held !== null) return "running";
+    return "suspended";
+  }
+
+  /** Resolves once every record delivered so far has been applied and the code has settled. */
+  whenIdle(): Promise<void> {
+    if (!this.driving && this.arrived.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Answers a query from the run's current state. */
+  query(name: string, args: readonly unknown[]): unknown {
+    this.assertUsable();
+    const method = this.definition.queries.get(name);
+    if (method === undefined) throw unknownHandler("query", name, this.definition, this.workflowId);
+    return (this.instance as Record<string, (...a: unknown[]) => unknown>)[method]!(...args);
+  }
+
+  /** Runs an update's validator; a throw becomes a `RejectedError` and nothing is recorded. */
+  validateUpdate(name: string, arg: unknown): void {
+    this.assertUsable();
+    const update = this.definition.updates.get(name);
+    if (update === undefined) throw unknownHandler("update", name, this.definition, this.workflowId);
+    if (update.validate === undefined) return;
+    try {
+      update.validate.call(this.instance, arg);
+    } catch (e) {
+      if (e instanceof RejectedError) throw e;
+      throw new RejectedError(`update '${name}' of ${this.definition.name} (ID ${this.workflowId}) was rejected: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+    }
+  }
+
+  /** The recorded outcome of update `id`, once its result record has been applied. */
+  updateOutcome(id: string): UpdateOutcome | undefined {
+    return this.updateResults.get(id);
+  }
+
+  /** True when update `id` was accepted (journaled, or being journaled) by this run. */
+  knowsUpdate(id: string): boolean {
+    return this.acceptedUpdates.has(id);
+  }
+
+  /** Reserves update `id` before its record is appended, so a concurrent retry waits for it instead. */
+  claimUpdate(id: string): void {
+    this.acceptedUpdates.add(id);
+  }
+
+  // ---- CtxBackend ----
+
+  runId(): number {
+    return this.host.runId;
+  }
+
+  now(): number {
+    return this.lastAt;
+  }
+
+  random(): number {
+    return this.rng().next();
+  }
+
+  uuid(): string {
+    return this.rng().uuid();
+  }
+
+  journalSize(): number {
+    return this.applied;
+  }
+
+  step(name: string, fn: () => unknown, options: StepOptions): Promise<unknown> {
+    const seq = this.call("step", name);
+    return new Promise((resolve, reject) => {
+      this.pending.set(seq, { resolve, reject });
+      if (!this.replayCalls.has(seq)) this.whenLive(() => this.execute(seq, name, fn, options));
+    });
+  }
+
+  sleepUntil(until: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.timer(until, () => resolve());
+    });
+  }
+
+  waitFor(name: string, timeoutMs: number | undefined): Promise<unknown> {
+    const buffered = this.mailbox.get(name);
+    if (buffered !== undefined && buffered.length > 0) return Promise.resolve(buffered.shift());
+    return new Promise((resolve) => {
+      const waiter: Waiter = { resolve };
+      const list = this.waiters.get(name) ?? [];
+      list.push(waiter);
+      this.waiters.set(name, list);
+      if (timeoutMs !== undefined) {
+        waiter.timerSeq = this.timer(this.lastAt + timeoutMs, () => {
+          const l = this.waiters.get(name);
+          if (l) l.splice(l.indexOf(waiter), 1);
+          resolve(undefined);
+        });
+      }
+    });
+  }
+
+  condition(pred: () => boolean, timeoutMs: number | undefined): Promise<boolean> {
+    if (pred()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const c: Condition = { pred, resolve };
+      this.conditions.add(c);
+      if (timeoutMs !== undefined) {
+        c.timerSeq = this.timer(this.lastAt + timeoutMs, () => {
+          this.conditions.delete(c);
+          resolve(false);
+        });
+      }
+    });
+  }
+
+  patched(id: string, deprecated: boolean): boolean {
+    const declared = this.definition.patches;
+    if (declared !== undefined && !declared.includes(id)) {
+      throw new RejectedError(`patch '${id}' is not declared by workflow ${this.definition.name}; declare it in @Workflow({ patches: [...] })`);
+    }
+    const next = this.replayCalls.get(this.seq + 1);
+    if (next?.record.kind === "patch" && next.record.id === id) {
+      this.seq++;
+      this.requested.add(this.seq);
+      return true;
+    }
+    if (deprecated || this.applied < this.replayEnd) return false;
+    const seq = this.call("patch", id);
+    this.whenLive(() => this.record({ kind: "patch", seq, id, at: this.host.clock.now() }));
+    return true;
+  }
+
+  setAttributes(attributes: Record<string, unknown>): void {
+    const seq = this.call("attributes", undefined);
+    if (!this.replayCalls.has(seq)) {
+      this.whenLive(() => this.record({ kind: "attributes", seq, attributes: { ...attributes }, at: this.host.clock.now() }));
+    }
+  }
+
+  // ---- internals ----
+
+  private rng(): DeterministicRandom {
+    if (this.random_ === undefined) throw new FuseeError("the run has not started yet");
+    return this.random_;
+  }
+
+  /** Numbers a call of the workflow code and, while replaying, checks it against the journal. */
+  private call(kind: CallRecord["kind"], name: string | undefined): number {
+    const seq = ++this.seq;
+    const asked = kind === "step" ? `step '${name}' (call #${seq})` : kind === "patch" ? `patch '${name}' (call #${seq})` : `${kind} (call #${seq})`;
+    this.lastCall = asked;
+    this.requested.add(seq);
+    const recorded = this.replayCalls.get(seq);
+    if (recorded !== undefined) {
+      const r = recorded.record;
+      const same = r.kind === kind && (kind !== "step" || (r.kind === "step" && r.name === name)) && (kind !== "patch" || (r.kind === "patch" && r.id === name));
+      if (!same) {
+        const error = this.nonDeterminism(recorded.position, describeRecord(r), asked);
+        this.breakWith(error);
+        throw error;
+      }
+    }
+    return seq;
+  }
+
+  private nonDeterminism(position: number, holds: string, asked: string): NonDeterminismError {
+    return new NonDeterminismError(
+      `workflow ${this.definition.name} (ID ${this.workflowId}, run ${this.host.runId}) does not match its journal at position ${position}: ` +
+        `the journal holds ${holds}, the code asked for ${asked}. Guard changed code paths with ctx.patched().`,
+    );
+  }
+
+  private timer(until: number, onFire: () => void): number {
+    const seq = this.call("timer", undefined);
+    this.pending.set(seq, { resolve: onFire, reject: () => undefined });
+    if (!this.replayCalls.has(seq)) {
+      this.whenLive(() => this.record({ kind: "timer", seq, until, at: this.host.clock.now() }));
+    }
+    return seq;
+  }
+
+  private cancelTimer(seq: number | undefined): void {
+    if (seq === undefined) return;
+    this.pending.delete(seq);
+    this.host.cancelTimer(seq);
+  }
+
+  private whenLive(action: () => void): void {
+    if (this.held !== null) this.held.push(action);
+    else action();
+  }
+
+  private record(record: JournalRecord): void {
+    if (this.host.closed() || this.broken) return;
+    this.host.append(record);
+  }
+
+  private execute(seq: number, name: string, fn: () => unknown, options: StepOptions): void {
+    this.inFlight++;
+    const key = `${this.workflowId}:${this.host.runId}:${seq}`;
+    void runStep(fn, options, {
+      clock: this.host.clock,
+      key,
+      progress: this.progress.get(seq),
+      onHeartbeat: (p) => this.progress.set(seq, p),
+      abandoned: () => this.host.closed(),
+    }).then((outcome) => {
+      if (this.host.closed() || this.broken) return;
+      const at = this.host.clock.now();
+      const base = { kind: "step" as const, seq, name, attempts: outcome.attempts, at };
+      try {
+        this.host.append(outcome.ok ? { ...base, ok: true, value: outcome.value } : { ...base, ok: false, error: asError(outcome.error) });
+      } catch (encodeError) {
+        // A result that cannot be journaled fails the step rather than the engine.
+        this.host.append({ ...base, ok: false, error: asError(encodeError) });
+      }
+    });
+  }
+
+  private async drive(): Promise<void> {
+    if (this.driving) return;
+    this.driving = true;
+    try {
+      for (;;) {
+        const record = this.arrived.get(this.applied);
+        if (record === undefined || this.broken) break;
+        this.arrived.delete(this.applied);
+        const position = this.applied++;
+        const replayed = position < this.replayEnd;
+        this.lastAt = record.at;
+        this.journal.push(record);
+        this.apply(record, position, replayed);
+        if (this.held !== null && this.applied >= this.replayEnd) this.endReplay();
+        await settle();
+        while (this.checkConditions()) await settle();
+      }
+    } finally {
+      this.driving = false;
+      if (this.arrived.size === 0 || this.broken) {
+        for (const w of this.idleWaiters.splice(0)) w();
+      }
+      this.host.changed();
+    }
+  }
+
+  private endReplay(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    this.replayCalls = new Map();
+    for (const action of held) action();
+  }
+
+  private apply(record: JournalRecord, position: number, replayed: boolean): void {
+    if (replayed && isCallRecord(record) && !this.requested.has(record.seq)) {
+      this.breakWith(this.nonDeterminism(position, describeRecord(record), `${this.lastCall} and is now waiting`));
+      return;
+    }
+    switch (record.kind) {
+      case "start":
+        this.begin(record.seed, record.input);
+        if (record.update) this.runUpdate(record.update.id, record.update.name, record.update.arg);
+        return;
+      case "step": {
+        const p = this.take(record.seq);
+        if (!replayed) this.inFlight--;
+        if (record.ok) p?.resolve(record.value);
+        else p?.reject(record.error);
+        return;
+      }
+      case "fired":
+        this.take(record.seq)?.resolve(undefined);
+        return;
+      case "signal":
+        this.applySignal(record.name, record.value);
+        return;
+      case "update":
+        this.runUpdate(record.id, record.name, record.arg);
+        return;
+      case "update-result": {
+        const outcome: UpdateOutcome = record.ok ? { ok: true, value: record.value } : { ok: false, error: record.error };
+        this.updateResults.set(record.id, outcome);
+        return;
+      }
+      case "finish":
+        if (replayed && record.status !== "terminated" && record.status !== "cancelled" && !this.bodyDone) {
+          this.breakWith(this.nonDeterminism(position, describeRecord(record), `${this.lastCall} and has not finished`));
+          return;
+        }
+        this.finished = record.status;
+        return;
+      case "timer":
+      case "patch":
+      case "attributes":
+        return;
+    }
+  }
+
+  private take(seq: number): Pending | undefined {
+    const p = this.pending.get(seq);
+    this.pending.delete(seq);
+    return p;
+  }
+
+  private begin(seed: number, input: unknown): void {
+    this.random_ = new DeterministicRandom(seed);
+    try {
+      const child = this.container.createChildContainer();
+      child.register(Ctx, { useValue: new Ctx(this) });
+      this.instance = child.resolve(this.definition.cls) as Record<string, any>;
+    } catch (e) {
+      this.breakWith(
+        new ConfigError(`workflow ${this.definition.name} (ID ${this.workflowId}) could not be constructed: ${(e as Error)?.message ?? String(e)}`, { cause: e }),
+      );
+      return;
+    }
+    bindInstance(this.instance, this);
+    let body: Promise<unknown>;
+    try {
+      body = Promise.resolve((this.instance as { run(i: unknown): unknown }).run(input));
+    } catch (e) {
+      body = Promise.reject(e);
+    }
+    body.then(
+      (value) => this.bodyFinished({ status: "ok", value }),
+      (error: unknown) => this.bodyFinished({ status: "failed", error: asError(error) }),
+    );
+  }
+
+  private bodyFinished(outcome: { status: "ok"; value: unknown } | { status: "failed"; error: Error }): void {
+    if (this.bodyDone || this.broken) return;
+    this.bodyDone = true;
+    if (this.replayHasFinish) return;
+    this.whenLive(() => {
+      if (this.finished) return;
+      const at = this.host.clock.now();
+      try {
+        this.record({ kind: "finish", at, ...outcome });
+      } catch (encodeError) {
+        this.record({ kind: "finish", at, status: "failed", error: asError(encodeError) });
+      }
+    });
+  }
+
+  private applySignal(name: string, value: unknown): void {
+    const method = this.definition.signals.get(name);
+    if (method !== undefined && this.instance) {
+      try {
+        const r = (this.instance[method] as (v: unknown) => unknown)(value);
+        if (r instanceof Promise) r.catch((e: unknown) => this.bodyFinished({ status: "failed", error: asError(e) }));
+      } catch (e) {
+        this.bodyFinished({ status: "failed", error: asError(e) });
+      }
+      return;
+    }
+    const waiting = this.waiters.get(name);
+    const first = waiting?.shift();
+    if (first !== undefined) {
+      this.cancelTimer(first.timerSeq);
+      first.resolve(value);
+      return;
+    }
+    const box = this.mailbox.get(name) ?? [];
+    box.push(value);
+    this.mailbox.set(name, box);
+  }
+
+  private runUpdate(id: string, name: string, arg: unknown): void {
+    this.acceptedUpdates.add(id);
+    const update = this.definition.updates.get(name);
+    let result: Promise<unknown>;
+    if (update === undefined || !this.instance) {
+      result = Promise.reject(unknownHandler("update", name, this.definition, this.workflowId));
+    } else {
+      try {
+        result = Promise.resolve((this.instance[update.method] as (a: unknown) => unknown)(arg));
+      } catch (e) {
+        result = Promise.reject(e);
+      }
+    }
+    const done = (outcome: { ok: true; value: unknown } | { ok: false; error: Error }): void => {
+      if (this.replayUpdateResults.has(id)) return;
+      this.whenLive(() => {
+        const at = this.host.clock.now();
+        try {
+          this.record({ kind: "update-result", id, at, ...outcome });
+        } catch (encodeError) {
+          this.record({ kind: "update-result", id, at, ok: false, error: asError(encodeError) });
+        }
+      });
+    };
+    result.then(
+      (value) => done({ ok: true, value }),
+      (error: unknown) => done({ ok: false, error: asError(error) }),
+    );
+  }
+
+  private checkConditions(): boolean {
+    let any = false;
+    for (const c of [...this.conditions]) {
+      let holds = false;
+      try {
+        holds = c.pred();
+      } catch (e) {
+        this.conditions.delete(c);
+        this.bodyFinished({ status: "failed", error: asError(e) });
+        continue;
+      }
+      if (holds) {
+        this.conditions.delete(c);
+        this.cancelTimer(c.timerSeq);
+        c.resolve(true);
+        any = true;
+      }
+    }
+    return any;
+  }
+
+  private assertUsable(): void {
+    if (this.broken) throw this.broken;
+    if (!this.instance) throw new FuseeError(`workflow ${this.definition.name} (ID ${this.workflowId}) has not started`);
+  }
+
+  private breakWith(error: Error): void {
+    if (this.broken) return;
+    this.broken = error;
+    for (const w of this.idleWaiters.splice(0)) w();
+    this.host.changed();
+  }
+}
+
+function asError(e: unknown): Error {
+  if (e instanceof Error) return e;
+  const error = new Error(typeof e === "string" ? e : `non-error thrown: ${safeString(e)}`);
+  return error;
+}
+
+function safeString(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}

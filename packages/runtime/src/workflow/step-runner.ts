@@ -1,0 +1,108 @@
+import type { Clock, ClockTimer } from "../core/clock.js";
+import { toMillis } from "../core/duration.js";
+import { TimeoutError } from "../core/errors.js";
+import { DEFAULT_RETRY } from "./retry-policy.js";
+import { stepScope, type StepScope } from "./run-binding.js";
+import type { StepOptions } from "./step-options.js";
+
+/** The outcome of all attempts of one step. */
+export type StepOutcome =
+  | { readonly ok: true; readonly value: unknown; readonly attempts: number }
+  | { readonly ok: false; readonly error: unknown; readonly attempts: number };
+
+export interface StepEnvironment {
+  readonly clock: Clock;
+  /** The idempotency key: the same for every attempt of this call. */
+  readonly key: string;
+  /** Progress left by an earlier attempt's heartbeat. */
+  readonly progress: unknown;
+  onHeartbeat(progress: unknown): void;
+  /** True once nothing the step does can be recorded any more (the engine shut down). */
+  abandoned(): boolean;
+}
+
+/**
+ * Runs a step's attempts: each in its own async scope (for `ctx.key()`, `ctx.attempt()`,
+ * `ctx.heartbeat()`), bounded by its timeouts, retried by its policy. Delays and timeouts use the
+ * engine's clock, so a virtual clock drives them in tests.
+ */
+export async function runStep(fn: () => unknown, options: StepOptions, env: StepEnvironment): Promise<StepOutcome> {
+  const retry = options.retry ?? DEFAULT_RETRY;
+  const timeoutMs = options.timeout === undefined ? undefined : toMillis(options.timeout);
+  const heartbeatMs = options.heartbeatTimeout === undefined ? undefined : toMillis(options.heartbeatTimeout);
+  let progress = env.progress;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const value = await attemptOnce(fn, attempt, progress, timeoutMs, heartbeatMs, env, (p) => {
+        progress = p;
+      });
+      return { ok: true, value, attempts: attempt };
+    } catch (error) {
+      const delay = retry.delayAfter(attempt, error);
+      if (delay === undefined || env.abandoned()) return { ok: false, error, attempts: attempt };
+      await new Promise<void>((resolve) => env.clock.schedule(delay, resolve));
+      if (env.abandoned()) return { ok: false, error, attempts: attempt };
+    }
+  }
+}
+
+function attemptOnce(
+  fn: () => unknown,
+  attempt: number,
+  progress: unknown,
+  timeoutMs: number | undefined,
+  heartbeatMs: number | undefined,
+  env: StepEnvironment,
+  keepProgress: (p: unknown) => void,
+): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const timers: ClockTimer[] = [];
+    let settled = false;
+    let lastBeat = env.clock.now();
+    const finish = (ok: boolean, v: unknown): void => {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) t.cancel();
+      if (ok) resolve(v);
+      else reject(v);
+    };
+    const scope: StepScope = {
+      key: env.key,
+      attempt,
+      get progress() {
+        return progress;
+      },
+      heartbeat(p: unknown) {
+        if (settled) return;
+        progress = p;
+        lastBeat = env.clock.now();
+        keepProgress(p);
+        env.onHeartbeat(p);
+      },
+    };
+    if (timeoutMs !== undefined) {
+      timers.push(env.clock.schedule(timeoutMs, () => finish(false, new TimeoutError(`step attempt ${attempt} ran past its timeout of ${timeoutMs}ms`))));
+    }
+    if (heartbeatMs !== undefined) {
+      const watch = (delay: number): void => {
+        timers.push(
+          env.clock.schedule(delay, () => {
+            const quiet = env.clock.now() - lastBeat;
+            if (quiet >= heartbeatMs) {
+              finish(false, new TimeoutError(`step attempt ${attempt} sent no heartbeat for ${quiet}ms (heartbeatTimeout ${heartbeatMs}ms)`));
+            } else watch(heartbeatMs - quiet);
+          }),
+        );
+      };
+      watch(heartbeatMs);
+    }
+    try {
+      Promise.resolve(stepScope.run(scope, fn)).then(
+        (v) => finish(true, v),
+        (e: unknown) => finish(false, e),
+      );
+    } catch (e) {
+      finish(false, e);
+    }
+  });
+}

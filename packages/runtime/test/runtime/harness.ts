@@ -1,0 +1,67 @@
+import "reflect-metadata";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Config } from "../../src/engine/config.js";
+import { Engine, type EngineOptions } from "../../src/engine/engine.js";
+
+/** A storage the runtime suite runs on; `reopen` reopens the same data (local only). */
+export interface EngineKind {
+  readonly name: "memory" | "local";
+  readonly durable: boolean;
+  open(options: EngineOptions, configure?: (c: Config) => Config): Promise<Engine>;
+  /** Opens the same data again after the previous engine shut down (local only). */
+  reopen(options: EngineOptions, configure?: (c: Config) => Config): Promise<Engine>;
+  cleanup(): void;
+}
+
+export function memoryKind(): EngineKind {
+  return {
+    name: "memory",
+    durable: false,
+    open: (options, configure = (c) => c) => Engine.open(configure(Config.memory()), options),
+    reopen: () => Promise.reject(new Error("a memory engine cannot be reopened")),
+    cleanup: () => undefined,
+  };
+}
+
+export function localKind(): EngineKind {
+  const dir = tempDir("engine");
+  const config = (configure: (c: Config) => Config) => configure(Config.local(dir).shards(2));
+  return {
+    name: "local",
+    durable: true,
+    open: (options, configure = (c) => c) => Engine.open(config(configure), options),
+    reopen: (options, configure = (c) => c) => Engine.open(config(configure), options),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Declares the same suite once per storage engine. */
+export function onEachEngine(title: string, body: (kind: () => EngineKind) => void): void {
+  for (const make of [memoryKind, localKind]) {
+    describe(`${title} (${make().name})`, () => {
+      let current: EngineKind;
+      beforeEach(() => {
+        current = make();
+      });
+      afterEach(() => current.cleanup());
+      body(() => current);
+    });
+  }
+}
+
+export function tempDir(label: string): string {
+  return mkdtempSync(join(tmpdir(), `fusee-${label}-`));
+}
+
+/** Polls until `check` holds, failing after `ms`. */
+export async function eventually(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
