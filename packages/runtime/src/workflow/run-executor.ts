@@ -126,7 +126,7 @@ export class RunExecutor implements CtxBackend, StepHost {
   /** `running` while anything is being applied or executed, `suspended` while only waiting. */
   status(): "running" | "suspended" | FinishedStatus {
     if (this.finished) return this.finished;
-    if (this.driving || this.inFlight > 0 || this.arrived.size > 0 || this.held !== null) return "running";
+    if (this.instance === undefined || this.driving || this.inFlight > 0 || this.arrived.size > 0 || this.held !== null) return "running";
     return "suspended";
   }
 
