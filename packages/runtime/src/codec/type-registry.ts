@@ -81,12 +81,12 @@ export class TypeRegistry {
     return this.#byName.get(name);
   }
 
-  /** The registered name of the class whose prototype is exactly `prototype`; the encoder's hot lookup. */
+  /** @internal The registered name of the class whose prototype is exactly `prototype`; the encoder's hot lookup. */
   nameOfPrototype(prototype: object): string | undefined {
     return this.#nameByPrototype.get(prototype);
   }
 
-  /** The nearest registered class above `prototype` in its chain, for messages about unregistered subclasses. */
+  /** @internal The nearest registered class above `prototype` in its chain, for messages about unregistered subclasses. */
   registeredAncestorOf(prototype: object): string | undefined {
     for (let p = Object.getPrototypeOf(prototype) as object | null; p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
       const name = this.#nameByPrototype.get(p);

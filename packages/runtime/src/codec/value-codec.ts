@@ -37,9 +37,12 @@ export interface DecodeOptions {
  * errors, and instances of registered classes (class-transformer decorators apply), nested at will.
  *
  * Plain objects and arrays pass as they are, as do instances of unregistered classes that carry data
- * only (no methods or accessors): those come back as plain objects. Shared objects are written once per
- * reference. The layout is described in value-format.ts; plain JSON values take a fast path that costs
- * about one `JSON.stringify`.
+ * only (no methods or accessors): those come back as plain objects. As with JSON, symbol-keyed and
+ * non-enumerable properties are not part of a value, and holes in sparse arrays come back as
+ * `undefined`; subclasses of Map, Set, Date and the binary views come back as the built-in class.
+ * Shared objects are written once per reference. Errors inside a value are encoded as by {@link encodeError}: fields of theirs that cannot
+ * be encoded are described rather than refused. The layout is described in value-format.ts; plain
+ * JSON values take a fast path that costs about one `JSON.stringify`.
  *
  * @throws CodecError naming the path of a function, a symbol, a cycle, or an instance of an
  * unregistered class with methods, for example `input.items[2].cb is a function`.
@@ -60,8 +63,14 @@ export function encodeValue(value: unknown, registry: TypeRegistry, options?: En
 
 /** Encodes with explicit settings; the error codec uses it in lenient mode. */
 export function encodeWith(value: unknown, settings: EncodeSettings): Uint8Array {
+  let plain = false;
   try {
-    if (isPlainJson(value)) return frame(BODY_PLAIN, JSON.stringify(value));
+    plain = isPlainJson(value);
+  } catch {
+    // A throwing getter or a very deep value: the tagged encoder reports it with its path.
+  }
+  if (plain) return frame(BODY_PLAIN, JSON.stringify(value));
+  try {
     return frame(BODY_TAGGED, JSON.stringify(new ValueEncoder(settings).encode(value)));
   } catch (e) {
     if (isStackOverflow(e)) throw new CodecError(`${settings.label} is nested too deeply to be journaled`);

@@ -218,13 +218,12 @@ export class ValueEncoder {
     return out;
   }
 
-  /** Reads a property; in lenient mode a throwing getter becomes a description instead of a failure. */
+  /** Reads a property (whose key the caller has put on the path), reporting a throwing getter there. */
   private read(record: Record<string, unknown>, key: string): unknown {
-    if (this.lenient === 0) return record[key];
     try {
       return record[key];
     } catch (e) {
-      return `[getter threw: ${messageOf(e)}]`;
+      return this.refuse(`could not be read: its getter threw ${messageOf(e)}`, "getter threw");
     }
   }
 

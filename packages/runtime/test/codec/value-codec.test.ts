@@ -484,6 +484,19 @@ describe("encodeValue / decodeValue", () => {
     });
   });
 
+  describe("values that cannot be read", () => {
+    it("reports a getter that throws, naming its path", () => {
+      const value = { account: { get balance(): number { throw new Error("locked"); } } };
+      expect(() => encodeValue(value, registry())).to.throw(CodecError, /^value\.account\.balance could not be read: its getter threw locked/);
+    });
+
+    it("refuses a value nested too deeply for the stack with a CodecError", () => {
+      let deep: unknown[] = [];
+      for (let i = 0; i < 200_000; i++) deep = [deep];
+      expect(() => encodeValue(deep, registry(), { label: "input" })).to.throw(CodecError, /^input is nested too deeply/);
+    });
+  });
+
   describe("malformed payloads", () => {
     const types = new TypeRegistry();
 
