@@ -131,7 +131,8 @@ export class ValueEncoder {
     try {
       transformed = transformedProperties(value, cls);
     } catch (e) {
-      return this.refuse(`(class ${name}) could not be converted by class-transformer: ${messageOf(e)}`, name);
+      const cycle = e instanceof RangeError && e.message.includes("call stack") ? " (a cycle through a decorated property?)" : "";
+      return this.refuse(`(class ${name}) could not be converted by class-transformer: ${messageOf(e)}${cycle}`, name);
     }
     if (transformed !== undefined) {
       for (const key of Object.keys(transformed)) {
