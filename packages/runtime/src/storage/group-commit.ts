@@ -1,0 +1,434 @@
+/*
+ * Group commit: how an append becomes durable.
+ *
+ * Appends made during one event-loop turn go into the shard's open batch (frames encoded straight
+ * into one reused buffer, CRC computed once, one promise shared by the whole batch). A `setImmediate`
+ * tick then writes each ready batch with one write and one sync. While a batch is in flight, new
+ * appends fill the next one.
+ *
+ * Where the sync runs was chosen by measurement on the target machine (2 vCPUs, ext4 on a virtual
+ * disk; 128-byte write + sync into a zero-filled file, 3,000 rounds, same run for each pair):
+ *   - synchronous `fdatasyncSync` on the event loop:             p50 ~92-150 us (the floor)
+ *   - `fs.fdatasync` through the libuv pool:                      p50 ~130 us, +30-40 us over the floor
+ *   - a worker thread per shard woken with Atomics (`waitAsync` back): p50 ~205 us, +55 us
+ * and for 4 shards syncing at once (one round = one sync of each):
+ *   - one after the other on the loop: ~600 us; in parallel on the pool or on workers: ~370-400 us.
+ * So the hybrid: when exactly one shard has a batch ready and no other shard has a sync in flight,
+ * the batch is written and synced synchronously on the event loop, which costs the floor plus a few
+ * microseconds. Otherwise every ready shard writes synchronously (into the page cache) and syncs
+ * on the libuv pool, so shards sync in parallel and the loop keeps encoding the next batches.
+ * Workers bought nothing over the pool and cost more in hand-off, so there are none.
+ *
+ * Durability rules kept here: a batch's promise resolves only after its sync returned; the first
+ * failed write or sync makes the shard fatal (the failing batch, the open batch and every later
+ * append reject with a `StorageError`), and a sync is never retried, since after a failed fsync the
+ * kernel may have dropped the dirty pages it could not write.
+ */
+import { StorageError } from "../core/errors.js";
+import { type FileLayer, writeFully } from "./file-layer.js";
+import {
+  FrameKind,
+  MAX_KEY_BYTES,
+  MAX_PAYLOAD_BYTES,
+  SEAL_FRAME_BYTES,
+  encodeFrame,
+  maxFrameBytes,
+} from "./frame.js";
+import type { LogEntry } from "./log.js";
+import type { Segment } from "./segment.js";
+import { type StreamIndex, position } from "./stream-index.js";
+
+/** How a shard makes a written batch durable. */
+export const SyncKind = {
+  None: 0,
+  Data: 1,
+  Full: 2,
+  /** The segment is open with O_DSYNC: the write is the sync. */
+  DSync: 3,
+} as const;
+export type SyncKind = (typeof SyncKind)[keyof typeof SyncKind];
+
+/** What a committer writes into: the shard's segments and index. */
+export interface CommitTarget {
+  readonly shard: number;
+  readonly layer: FileLayer;
+  readonly segmentBytes: number;
+  readonly index: StreamIndex;
+  /** The segment the next frames go to. */
+  active(): Segment;
+  /** Seals the active segment and opens the next one, synchronously and durably. */
+  roll(): void;
+  /** Told after frames were made durable in `segment` (to start preparing the next segment). */
+  written(segment: Segment): void;
+}
+
+const STAGE_TEXT = ["writing to", "syncing", "rolling over from"] as const;
+const WRITE = 0;
+const SYNC = 1;
+const ROLL = 2;
+
+/** Frames waiting for one write and one sync. */
+class Batch {
+  buf: Buffer = Buffer.allocUnsafe(64 * 1024);
+  len = 0;
+  /** Key of each frame. */
+  readonly keys: string[] = [];
+  /** Start of each frame in `buf`; a drop frame is stored as the bitwise NOT of its start. */
+  readonly offs: number[] = [];
+  entries = 0;
+  promise: Promise<void> | undefined;
+  resolve: () => void = noop;
+  reject: (err: Error) => void = noop;
+
+  start(i: number): number {
+    const o = this.offs[i]!;
+    return o >= 0 ? o : ~o;
+  }
+
+  reset(): void {
+    this.len = 0;
+    this.keys.length = 0;
+    this.offs.length = 0;
+    this.entries = 0;
+    this.promise = undefined;
+    this.resolve = noop;
+    this.reject = noop;
+  }
+}
+
+function noop(): void {}
+
+/**
+ * The append side of one shard: batches, writes, syncs, and applies durable frames to the index.
+ */
+export class ShardCommitter {
+  /** Entries made durable since open. */
+  appended = 0;
+  /** Batches synced since open. */
+  syncs = 0;
+  /** Set while the scheduler has this committer in its ready list. */
+  queued = false;
+  private open = new Batch();
+  private spare = new Batch();
+  private flying: Batch | undefined;
+  private fatal: StorageError | undefined;
+  private stage = WRITE;
+
+  constructor(
+    private readonly target: CommitTarget,
+    private readonly syncKind: SyncKind,
+    private readonly scheduler: CommitScheduler,
+  ) {}
+
+  /** The error that made this shard fatal, if any. */
+  get failure(): StorageError | undefined {
+    return this.fatal;
+  }
+
+  get busy(): boolean {
+    return this.flying !== undefined;
+  }
+
+  get hasPending(): boolean {
+    return this.open.keys.length > 0;
+  }
+
+  append(entry: LogEntry): Promise<void> {
+    if (this.fatal !== undefined) return Promise.reject(this.fatal);
+    const problem = this.check(entry.stream, entry.body.length);
+    if (problem !== undefined) return Promise.reject(problem);
+    const b = this.open;
+    this.encode(b, FrameKind.Entry, entry.stream, entry.body);
+    b.entries += 1;
+    return this.promiseOf(b);
+  }
+
+  appendAll(entries: readonly LogEntry[]): Promise<void> {
+    if (this.fatal !== undefined) return Promise.reject(this.fatal);
+    for (const e of entries) {
+      const problem = this.check(e.stream, e.body.length);
+      if (problem !== undefined) return Promise.reject(problem);
+    }
+    if (entries.length === 0) return Promise.resolve();
+    const b = this.open;
+    for (const e of entries) this.encode(b, FrameKind.Entry, e.stream, e.body);
+    b.entries += entries.length;
+    return this.promiseOf(b);
+  }
+
+  drop(streams: readonly string[]): Promise<void> {
+    if (this.fatal !== undefined) return Promise.reject(this.fatal);
+    for (const s of streams) {
+      const problem = this.check(s, 0);
+      if (problem !== undefined) return Promise.reject(problem);
+    }
+    if (streams.length === 0) return Promise.resolve();
+    const b = this.open;
+    for (const s of streams) this.encode(b, FrameKind.Drop, s, undefined);
+    return this.promiseOf(b);
+  }
+
+  /** Resolves once nothing is pending or in flight (failures included). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const p = this.flying?.promise ?? this.open.promise;
+      if (p === undefined) return;
+      await p.catch(noop);
+    }
+  }
+
+  /** Writes and syncs the open batch on the calling thread: the lowest-latency path. */
+  flushInline(): void {
+    const b = this.take();
+    try {
+      const n = b.keys.length;
+      let from = 0;
+      while (from < n) {
+        const seg = this.target.active();
+        const k = this.fit(b, from, seg);
+        if (k === from) {
+          this.stage = ROLL;
+          this.target.roll();
+          continue;
+        }
+        const start = b.start(from);
+        const end = k < n ? b.start(k) : b.len;
+        this.stage = WRITE;
+        writeFully(this.target.layer, seg.fd, b.buf, start, end - start, seg.end);
+        if (this.syncKind === SyncKind.Data || this.syncKind === SyncKind.Full) {
+          this.stage = SYNC;
+          this.target.layer.sync(seg.fd, this.syncKind === SyncKind.Data);
+        }
+        this.commitPart(b, from, k, seg, start, end);
+        from = k;
+      }
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    this.finish(b);
+  }
+
+  /** Writes the open batch and syncs it on the libuv pool; `done` runs when it settled. */
+  flushAsync(done: () => void): void {
+    const b = this.take();
+    const n = b.keys.length;
+    const layer = this.target.layer;
+    let from = 0;
+    const step = (): void => {
+      try {
+        while (from < n) {
+          const seg = this.target.active();
+          const k = this.fit(b, from, seg);
+          if (k === from) {
+            this.stage = ROLL;
+            this.target.roll();
+            continue;
+          }
+          const start = b.start(from);
+          const end = k < n ? b.start(k) : b.len;
+          const advance = (err: Error | null): void => {
+            if (err !== null) {
+              this.fail(err);
+              done();
+              return;
+            }
+            this.commitPart(b, from, k, seg, start, end);
+            from = k;
+            step();
+          };
+          this.stage = WRITE;
+          if (this.syncKind === SyncKind.DSync) {
+            writeAllAsync(layer, seg.fd, b.buf, start, end - start, seg.end, advance);
+            return;
+          }
+          writeFully(layer, seg.fd, b.buf, start, end - start, seg.end);
+          if (this.syncKind === SyncKind.None) {
+            this.commitPart(b, from, k, seg, start, end);
+            from = k;
+            continue;
+          }
+          this.stage = SYNC;
+          layer.syncAsync(seg.fd, this.syncKind === SyncKind.Data, advance);
+          return;
+        }
+      } catch (err) {
+        this.fail(err);
+        done();
+        return;
+      }
+      this.finish(b);
+      done();
+    };
+    step();
+  }
+
+  private check(key: string, payloadBytes: number): StorageError | undefined {
+    if (payloadBytes > MAX_PAYLOAD_BYTES) {
+      return new StorageError(
+        `an entry of stream "${key.slice(0, 80)}" has ${payloadBytes} bytes; the limit is ${MAX_PAYLOAD_BYTES}`,
+      );
+    }
+    if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES) {
+      return new StorageError(`stream key "${key.slice(0, 80)}…" is longer than ${MAX_KEY_BYTES} UTF-8 bytes`);
+    }
+    return undefined;
+  }
+
+  private encode(b: Batch, kind: FrameKind, key: string, body: Uint8Array | undefined): void {
+    const need = maxFrameBytes(key, body?.length ?? 0);
+    if (b.len + need > b.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(b.buf.length * 2, b.len + need));
+      b.buf.copy(bigger, 0, 0, b.len);
+      b.buf = bigger;
+    }
+    b.keys.push(key);
+    b.offs.push(kind === FrameKind.Drop ? ~b.len : b.len);
+    b.len = encodeFrame(b.buf, b.len, kind, key, body);
+  }
+
+  private promiseOf(b: Batch): Promise<void> {
+    if (b.promise === undefined) {
+      b.promise = new Promise<void>((resolve, reject) => {
+        b.resolve = resolve;
+        b.reject = reject;
+      });
+      this.scheduler.want(this);
+    }
+    return b.promise;
+  }
+
+  private take(): Batch {
+    const b = this.open;
+    this.open = this.spare;
+    this.flying = b;
+    return b;
+  }
+
+  /**
+   * How many frames from `from` on fit the segment (leaving room for its seal); `from` itself when
+   * none fits and the segment already holds frames, so the caller rolls over first. An empty
+   * segment takes at least one frame, however large.
+   */
+  private fit(b: Batch, from: number, seg: Segment): number {
+    const n = b.keys.length;
+    const room = this.target.segmentBytes - seg.end - SEAL_FRAME_BYTES;
+    const base = b.start(from);
+    if (b.len - base <= room) return n;
+    let lo = from;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      const end = mid < n ? b.start(mid) : b.len;
+      if (end - base <= room) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo === from && seg.frames === 0 ? from + 1 : lo;
+  }
+
+  private commitPart(b: Batch, from: number, k: number, seg: Segment, start: number, end: number): void {
+    const index = this.target.index;
+    const base = seg.end - start;
+    for (let i = from; i < k; i++) {
+      const o = b.offs[i]!;
+      if (o >= 0) index.add(b.keys[i]!, position(seg.seq, base + o));
+      else index.drop(b.keys[i]!);
+    }
+    seg.end += end - start;
+    seg.frames += k - from;
+    this.target.written(seg);
+  }
+
+  private finish(b: Batch): void {
+    this.syncs += 1;
+    this.appended += b.entries;
+    this.flying = undefined;
+    const resolve = b.resolve;
+    b.reset();
+    this.spare = b;
+    resolve();
+  }
+
+  private fail(err: unknown): void {
+    const cause = err instanceof Error ? err : new Error(String(err));
+    let where = "its segment";
+    try {
+      where = this.target.active().path;
+    } catch {
+      // The shard has no active segment left to name.
+    }
+    this.fatal = new StorageError(
+      `shard ${this.target.shard} stopped: ${STAGE_TEXT[this.stage]} ${where} failed (${cause.message}). ` +
+        "Nothing appended to this shard after the failure is acknowledged and the sync is not retried; " +
+        "reopen the log to recover what is durable",
+      { cause },
+    );
+    const flying = this.flying;
+    const open = this.open;
+    this.flying = undefined;
+    this.open = new Batch();
+    flying?.reject(this.fatal);
+    open.reject(this.fatal);
+  }
+}
+
+function writeAllAsync(
+  layer: FileLayer,
+  fd: number,
+  buf: Buffer,
+  offset: number,
+  length: number,
+  position: number,
+  done: (err: Error | null) => void,
+): void {
+  layer.writeAsync(fd, buf, offset, length, position, (err, written) => {
+    if (err !== null) done(err);
+    else if (written <= 0) done(new Error(`write made no progress at position ${position}`));
+    else if (written < length) writeAllAsync(layer, fd, buf, offset + written, length - written, position + written, done);
+    else done(null);
+  });
+}
+
+/**
+ * Decides, once per event-loop turn, how the shards with a ready batch flush (see the top of this
+ * file): one shard alone syncs inline, several sync in parallel on the pool.
+ */
+export class CommitScheduler {
+  private ready: ShardCommitter[] = [];
+  private scheduled = false;
+  private asyncInFlight = 0;
+
+  want(c: ShardCommitter): void {
+    if (!c.queued) {
+      c.queued = true;
+      this.ready.push(c);
+    }
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.tick);
+    }
+  }
+
+  private readonly tick = (): void => {
+    this.scheduled = false;
+    const list = this.ready;
+    this.ready = [];
+    let runnable = 0;
+    for (const c of list) {
+      c.queued = false;
+      if (!c.busy && c.hasPending && c.failure === undefined) list[runnable++] = c;
+    }
+    if (runnable === 1 && this.asyncInFlight === 0) {
+      list[0]!.flushInline();
+      return;
+    }
+    for (let i = 0; i < runnable; i++) {
+      const c = list[i]!;
+      this.asyncInFlight += 1;
+      c.flushAsync(() => {
+        this.asyncInFlight -= 1;
+        if (c.hasPending && c.failure === undefined) this.want(c);
+      });
+    }
+  };
+}

@@ -1,0 +1,257 @@
+import path from "node:path";
+import { StorageError } from "../core/errors.js";
+import { type FileLayer, readFully, writeFully } from "./file-layer.js";
+import { FrameKind, FrameView, HEADER_BYTES, SEAL_FRAME_BYTES, encodeSeal, frameLength, readFrame } from "./frame.js";
+import { FrameReader } from "./frame-reader.js";
+import { type CommitScheduler, type CommitTarget, ShardCommitter, SyncKind } from "./group-commit.js";
+import type { LogEntry } from "./log.js";
+import { Preallocator } from "./preallocator.js";
+import { type RecoveryEvent, recoverShard } from "./recovery.js";
+import { DIR_MODE, FILE_MODE, Segment, segmentName } from "./segment.js";
+import { StreamIndex, position, positionOffset, positionSeq } from "./stream-index.js";
+
+export interface ShardOptions {
+  readonly layer: FileLayer;
+  /** The shard's folder. */
+  readonly dir: string;
+  readonly shard: number;
+  readonly syncKind: SyncKind;
+  readonly segmentBytes: number;
+  readonly preallocate: boolean;
+  readonly readOnly: boolean;
+  readonly repair: boolean;
+  readonly scheduler: CommitScheduler;
+}
+
+/** Bytes read around an entry by `read`; neighbouring entries of a stream often share the window. */
+const READ_WINDOW = 32 * 1024;
+
+/**
+ * One shard of a local log: its segments, stream index and committer. Appends go to the last
+ * segment; everything before it is sealed.
+ */
+export class Shard implements CommitTarget {
+  readonly index = new StreamIndex();
+  readonly shard: number;
+  readonly layer: FileLayer;
+  readonly segmentBytes: number;
+  readonly events: readonly RecoveryEvent[];
+  readonly committer: ShardCommitter | undefined;
+  private segments: Segment[];
+  private readonly bySeq = new Map<number, Segment>();
+  private readonly preallocator: Preallocator | undefined;
+  private readonly window = Buffer.allocUnsafe(READ_WINDOW);
+  private readonly seal = Buffer.allocUnsafe(SEAL_FRAME_BYTES);
+
+  private constructor(
+    private readonly options: ShardOptions,
+    segments: Segment[],
+    events: RecoveryEvent[],
+    index: StreamIndex,
+  ) {
+    this.shard = options.shard;
+    this.layer = options.layer;
+    this.segmentBytes = options.segmentBytes;
+    this.index = index;
+    this.events = events;
+    this.segments = segments;
+    for (const s of segments) this.bySeq.set(s.seq, s);
+    this.preallocator =
+      options.readOnly || !options.preallocate
+        ? undefined
+        : new Preallocator(options.layer, options.dir, options.segmentBytes);
+    this.committer = options.readOnly ? undefined : new ShardCommitter(this, options.syncKind, options.scheduler);
+  }
+
+  /** Recovers the shard from disk and, for a writer, makes sure it has a segment to append to. */
+  static async open(options: ShardOptions): Promise<Shard> {
+    const { layer, dir } = options;
+    if (!options.readOnly && layer.readdir(dir) === undefined) {
+      layer.mkdir(dir, DIR_MODE);
+      layer.syncDir(path.dirname(dir));
+    }
+    const index = new StreamIndex();
+    const recovered = recoverShard({
+      layer,
+      dir,
+      shard: options.shard,
+      readOnly: options.readOnly,
+      repair: options.repair,
+      dsync: options.syncKind === SyncKind.DSync,
+      index,
+    });
+    const shard = new Shard(options, recovered.segments, recovered.events, index);
+    if (!options.readOnly) {
+      try {
+        const last = shard.segments.at(-1);
+        if (last === undefined || last.sealed) {
+          if (shard.preallocator !== undefined) {
+            shard.preallocator.start();
+            await shard.preallocator.settle();
+          }
+          shard.addSegment(shard.createSegment((last?.seq ?? 0) + 1));
+        }
+      } catch (err) {
+        shard.closeFiles();
+        throw new StorageError(`shard ${options.shard}: could not create a segment in ${dir}: ${(err as Error).message}`, {
+          cause: err,
+        });
+      }
+    }
+    return shard;
+  }
+
+  get dir(): string {
+    return this.options.dir;
+  }
+
+  /** Segments in log order (a copy). */
+  list(): Segment[] {
+    return [...this.segments];
+  }
+
+  active(): Segment {
+    const last = this.segments.at(-1);
+    if (last === undefined) throw new StorageError(`shard ${this.shard} has no segment`);
+    return last;
+  }
+
+  /**
+   * Seals the active segment (its seal frame synced before anything is written after it, so an
+   * older segment without a seal is always damage) and opens the next one, durable in the folder.
+   */
+  roll(): void {
+    const old = this.active();
+    encodeSeal(this.seal, 0, old.frames);
+    writeFully(this.layer, old.fd, this.seal, 0, SEAL_FRAME_BYTES, old.end);
+    if (this.options.syncKind === SyncKind.Data || this.options.syncKind === SyncKind.Full) {
+      this.layer.sync(old.fd, this.options.syncKind === SyncKind.Data);
+    }
+    old.end += SEAL_FRAME_BYTES;
+    old.sealed = true;
+    // The preallocated zeros past the seal are no longer needed; if this truncation is lost in a
+    // crash, recovery stops at the seal anyway.
+    if (old.fileSize > old.end) {
+      this.layer.truncate(old.fd, old.end);
+      old.fileSize = old.end;
+    }
+    this.addSegment(this.createSegment(old.seq + 1));
+  }
+
+  written(segment: Segment): void {
+    if (this.preallocator !== undefined && segment.end * 2 >= this.segmentBytes) this.preallocator.start();
+  }
+
+  /** The live entries of a stream, read with positioned reads (no scan). */
+  read(stream: string): LogEntry[] {
+    const positions = this.index.positions(stream);
+    const out = new Array<LogEntry>(positions.length);
+    const view = new FrameView();
+    let buf = this.window;
+    let seg: Segment | undefined;
+    let winStart = 0;
+    let winLen = 0;
+    for (let i = 0; i < positions.length; i++) {
+      const p = positions[i]!;
+      const off = positionOffset(p);
+      const s = this.bySeq.get(positionSeq(p));
+      if (s === undefined) throw new StorageError(`shard ${this.shard}: the index points at a missing segment`);
+      let rel = off - winStart;
+      if (s !== seg || rel < 0 || rel + HEADER_BYTES > winLen || rel + frameLength(buf, rel) > winLen) {
+        seg = s;
+        buf = this.window;
+        winStart = off;
+        winLen = readFully(this.layer, s.fd, buf, 0, Math.min(buf.length, s.end - off), off);
+        rel = 0;
+        const need = winLen >= HEADER_BYTES ? frameLength(buf, 0) : HEADER_BYTES;
+        if (need > winLen) {
+          buf = Buffer.allocUnsafe(need);
+          winLen = readFully(this.layer, s.fd, buf, 0, need, off);
+        }
+      }
+      if (!readFrame(buf, rel, winLen, view) || view.kind !== FrameKind.Entry) {
+        throw new StorageError(
+          `shard ${this.shard}: segment ${s.path} is damaged at offset ${off} (${view.fault ?? "not an entry"}) ` +
+            `while reading stream "${stream}"`,
+        );
+      }
+      out[i] = { stream, body: new Uint8Array(buf.subarray(view.payloadStart, view.end)) };
+    }
+    return out;
+  }
+
+  /** Yields the live entries in log order; a segment being read is never swapped by compaction. */
+  async *scan(): AsyncGenerator<LogEntry> {
+    const view = new FrameView();
+    let lastSeq = 0;
+    for (;;) {
+      const seg = this.segments.find((s) => s.seq > lastSeq);
+      if (seg === undefined) return;
+      lastSeq = seg.seq;
+      seg.acquire();
+      try {
+        const reader = new FrameReader(this.layer, this.shard, seg, 0, seg.end);
+        while (reader.next(view)) {
+          if (view.kind !== FrameKind.Entry) continue;
+          const key = view.key(reader.buf);
+          if (!this.index.isLive(key, position(seg.seq, reader.base + view.start))) continue;
+          yield { stream: key, body: new Uint8Array(reader.buf.subarray(view.payloadStart, view.end)) };
+        }
+      } finally {
+        seg.release(this.layer);
+      }
+    }
+  }
+
+  /** Replaces a sealed segment by its compacted copy (same sequence number). */
+  replaceSegment(old: Segment, replacement: Segment): void {
+    const i = this.segments.indexOf(old);
+    if (i < 0) throw new StorageError(`shard ${this.shard}: segment ${old.path} is no longer part of the log`);
+    this.segments[i] = replacement;
+    this.bySeq.set(replacement.seq, replacement);
+    old.retire(this.layer);
+  }
+
+  /** Removes a sealed segment that holds nothing live. */
+  removeSegment(old: Segment): void {
+    this.segments = this.segments.filter((s) => s !== old);
+    this.bySeq.delete(old.seq);
+    old.retire(this.layer);
+  }
+
+  bytes(): number {
+    let n = 0;
+    for (const s of this.segments) n += s.end;
+    return n;
+  }
+
+  /** Waits for pending appends and background work, then closes every file. */
+  async close(): Promise<void> {
+    await this.committer?.idle();
+    await this.preallocator?.settle();
+    this.closeFiles();
+  }
+
+  private closeFiles(): void {
+    for (const s of this.segments) s.retire(this.layer);
+    this.segments = [];
+    this.bySeq.clear();
+  }
+
+  private addSegment(segment: Segment): void {
+    this.segments.push(segment);
+    this.bySeq.set(segment.seq, segment);
+  }
+
+  /** Creates segment `seq` from the prepared file when one is ready, else empty; syncs the folder. */
+  private createSegment(seq: number): Segment {
+    const { layer, dir } = this.options;
+    const file = path.join(dir, segmentName(seq));
+    const prepared = this.preallocator?.take();
+    if (prepared !== undefined) layer.rename(prepared, file);
+    else layer.close(layer.open(file, "create", FILE_MODE));
+    layer.syncDir(dir);
+    const fd = layer.open(file, "write", FILE_MODE, this.options.syncKind === SyncKind.DSync);
+    return new Segment(seq, file, fd, 0, 0, false, layer.size(fd));
+  }
+}
