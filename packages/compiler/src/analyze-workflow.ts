@@ -1,0 +1,439 @@
+import { ts } from "ts-morph";
+import type { SourceProblem, SourceProblemCode } from "./errors.js";
+import type { FlowEntry, HandlerIR, ParamIR, SourceLocation, StepIR, TypeRef, ValueRef, WorkflowIR } from "./ir.js";
+import type { RuntimeSymbols } from "./runtime-symbols.js";
+import { locate } from "./source-location.js";
+import { FlowReader } from "./step-flow.js";
+import type { TypeRenderer } from "./type-render.js";
+
+/** A class decorated with the runtime's `@Workflow`, and the decorator call. */
+export interface WorkflowClass {
+  readonly declaration: ts.ClassDeclaration;
+  readonly decorator: ts.Decorator;
+}
+
+type HandlerKind = "Signal" | "Query" | "Update";
+const HANDLER_KINDS: readonly HandlerKind[] = ["Signal", "Query", "Update"];
+
+interface Member {
+  readonly declaration: ts.MethodDeclaration;
+  readonly member: string;
+  /** The runtime decorator on it, if any. */
+  readonly role?: "Step" | HandlerKind;
+  readonly decorator?: ts.Decorator;
+}
+
+/** Shared state of one analysis pass over a project. */
+export interface AnalysisContext {
+  readonly projectDir: string;
+  readonly checker: ts.TypeChecker;
+  readonly runtime: RuntimeSymbols;
+  readonly types: TypeRenderer;
+  readonly problems: SourceProblem[];
+}
+
+/**
+ * Reads one workflow class into its intermediate form: names from the decorators, signatures from
+ * the checker (promises unwrapped), and the step order of `run()` and of each handler.
+ */
+export function analyzeWorkflow(context: AnalysisContext, workflow: WorkflowClass): WorkflowIR | undefined {
+  return new WorkflowAnalysis(context, workflow).analyze();
+}
+
+class WorkflowAnalysis {
+  private readonly checker: ts.TypeChecker;
+  private readonly classes: ts.ClassLikeDeclaration[];
+  private readonly members = new Map<string, Member>();
+  private readonly stepKeys = new Map<ts.Declaration, string>();
+  private readonly steps: StepIR[] = [];
+  private readonly problemCount: number;
+
+  constructor(
+    private readonly context: AnalysisContext,
+    private readonly workflow: WorkflowClass,
+  ) {
+    this.checker = context.checker;
+    this.classes = classChain(context.checker, workflow.declaration);
+    this.problemCount = context.problems.length;
+  }
+
+  analyze(): WorkflowIR | undefined {
+    const { declaration } = this.workflow;
+    const className = declaration.name?.text ?? "default";
+    const classSymbol = declaration.name === undefined ? undefined : this.checker.getSymbolAtLocation(declaration.name);
+    if (classSymbol === undefined) {
+      this.problem("FUSEE_GEN_INVALID_WORKFLOW", declaration, "A @Workflow class needs a name.");
+      return undefined;
+    }
+    const options = this.workflowOptions(className);
+    if ((declaration.typeParameters?.length ?? 0) > 0) {
+      this.problem("FUSEE_GEN_INVALID_WORKFLOW", declaration, `Workflow class ${className} is generic; the engine instantiates workflows without type arguments. Fix: remove its type parameters.`);
+    }
+    this.collectMembers();
+    this.collectSteps();
+
+    const run = this.members.get("run");
+    if (run === undefined) {
+      this.problem("FUSEE_GEN_INVALID_WORKFLOW", declaration, `Workflow ${options.typeName} has no run() method. Fix: add async run(input) { ... } as the workflow body.`);
+      return undefined;
+    }
+    const runSignature = this.signature(run.declaration);
+    if (runSignature.params.length > 1) {
+      this.problem("FUSEE_GEN_INVALID_WORKFLOW", run.declaration, `run() of workflow ${options.typeName} takes ${runSignature.params.length} parameters; a run has one input. Fix: take one object parameter.`);
+    }
+
+    const signals = this.handlers("Signal");
+    const queries = this.handlers("Query");
+    const updates = this.handlers("Update");
+    for (const signal of signals) {
+      if (signal.params.length > 1) {
+        this.problemAt("FUSEE_GEN_INVALID_WORKFLOW", signal.at, `Signal ${signal.name} of workflow ${options.typeName} takes ${signal.params.length} parameters; a signal carries one value. Fix: take one object parameter.`);
+      }
+    }
+    for (const update of updates) {
+      if (update.params.length > 1) {
+        this.problemAt("FUSEE_GEN_INVALID_WORKFLOW", update.at, `Update ${update.name} of workflow ${options.typeName} takes ${update.params.length} parameters; an update carries one argument. Fix: take one object parameter.`);
+      }
+    }
+
+    const reader = this.flowReader();
+    const flows: FlowEntry[] = [
+      { entry: "run", at: this.locate(run.declaration), nodes: reader.read(run.declaration.body) },
+    ];
+    for (const [kind, handlers] of [["update", updates], ["signal", signals]] as const) {
+      for (const handler of handlers) {
+        const member = handler.member === undefined ? undefined : this.members.get(handler.member);
+        if (member === undefined) continue;
+        flows.push({ entry: `${kind}:${handler.name}`, at: handler.at, nodes: reader.read(member.declaration.body) });
+      }
+    }
+
+    const scan = this.scanCalls();
+    for (const waited of scan.waits) {
+      if (!signals.some((s) => s.name === waited.name)) signals.push(waited);
+    }
+    const declared = new Set(options.patches.map((p) => p.id));
+    for (const use of scan.patchUses) {
+      if (!declared.has(use.id)) {
+        const known = options.patches.length === 0 ? "none are declared" : `declared: ${options.patches.map((p) => `"${p.id}"`).join(", ")}`;
+        this.problemAt("FUSEE_GEN_UNDECLARED_PATCH", use.at, `Patch ID "${use.id}" is not declared by workflow ${options.typeName} (${known}). Fix: add it to @Workflow({ patches: ["${use.id}"] }), or correct its spelling.`);
+      }
+    }
+
+    const input = runSignature.params[0];
+    const constructorParams = this.constructorParams();
+    if (this.context.problems.length > this.problemCount) return undefined;
+    return {
+      className,
+      typeName: options.typeName,
+      at: this.locate(declaration),
+      classRef: this.context.types.declRef(classSymbol),
+      patches: options.patches,
+      patchUses: scan.patchUses,
+      ...(input === undefined ? {} : { input }),
+      output: runSignature.result,
+      constructorParams,
+      steps: [...this.steps].sort((a, b) => compareText(a.key, b.key)),
+      signals: sortByName(signals),
+      queries: sortByName(queries),
+      updates: sortByName(updates),
+      flows,
+    };
+  }
+
+  private workflowOptions(className: string): { typeName: string; patches: { id: string; at: SourceLocation }[] } {
+    const argument = decoratorArgument(this.workflow.decorator);
+    let typeName = className;
+    const patches: { id: string; at: SourceLocation }[] = [];
+    if (argument === undefined) return { typeName, patches };
+    const direct = this.literal(argument);
+    if (direct !== undefined) return { typeName: direct, patches };
+    if (!ts.isObjectLiteralExpression(argument)) {
+      this.problem("FUSEE_GEN_INVALID_WORKFLOW", argument, `@Workflow on ${className} takes a string literal or an object literal, so fusee gen can read it. Fix: write the name or options inline.`);
+      return { typeName, patches };
+    }
+    const name = property(argument, "name");
+    if (name !== undefined) {
+      const value = this.literal(name);
+      if (value === undefined) this.problem("FUSEE_GEN_INVALID_WORKFLOW", name, `The name of workflow ${className} must be a string literal. Fix: write it inline.`);
+      else typeName = value;
+    }
+    const list = property(argument, "patches");
+    if (list !== undefined) {
+      const elements = ts.isArrayLiteralExpression(list) ? [...list.elements] : undefined;
+      if (elements !== undefined) {
+        for (const element of elements) {
+          const id = this.literal(element);
+          if (id === undefined) this.problem("FUSEE_GEN_INVALID_WORKFLOW", element, `Patch IDs of workflow ${typeName} must be string literals. Fix: write them inline.`);
+          else if (!patches.some((p) => p.id === id)) patches.push({ id, at: this.locate(element) });
+        }
+      } else {
+        const type = this.checker.getTypeAtLocation(list);
+        const ids = this.checker.isTupleType(type) ? this.checker.getTypeArguments(type as ts.TypeReference).map((t) => (t.isStringLiteral() ? t.value : undefined)) : [undefined];
+        if (ids.some((id) => id === undefined)) {
+          this.problem("FUSEE_GEN_INVALID_WORKFLOW", list, `Patch IDs of workflow ${typeName} must be string literals (an array literal or an \`as const\` tuple). Fix: write them inline.`);
+        }
+        for (const id of ids) if (id !== undefined && !patches.some((p) => p.id === id)) patches.push({ id, at: this.locate(list) });
+      }
+    }
+    return { typeName, patches };
+  }
+
+  /** Methods of the class and its base classes, the nearest declaration of each name winning. */
+  private collectMembers(): void {
+    for (const cls of this.classes) {
+      for (const element of cls.members) {
+        if (!ts.isMethodDeclaration(element) || element.name === undefined) continue;
+        const member = memberName(element.name);
+        if (member === undefined || this.members.has(member)) continue;
+        let role: Member["role"];
+        let decorator: ts.Decorator | undefined;
+        for (const d of ts.getDecorators(element) ?? []) {
+          const exported = this.context.runtime.exportAt(decoratorCallee(d));
+          if (exported === "Step" || exported === "Signal" || exported === "Query" || exported === "Update") {
+            role = exported;
+            decorator = d;
+          }
+        }
+        this.members.set(member, { declaration: element, member, ...(role === undefined ? {} : { role }), ...(decorator === undefined ? {} : { decorator }) });
+      }
+    }
+  }
+
+  private collectSteps(): void {
+    const byName = new Map<string, Member>();
+    for (const m of this.members.values()) {
+      if (m.role !== "Step") continue;
+      const name = this.optionName(m) ?? m.member;
+      const previous = byName.get(name);
+      if (previous !== undefined) {
+        this.problem("FUSEE_GEN_DUPLICATE_NAME", m.declaration, `Step name "${name}" is used by methods ${previous.member} and ${m.member} of ${this.className()}. Fix: give one of them another name with @Step({ name }).`);
+        continue;
+      }
+      byName.set(name, m);
+      const signature = this.signature(m.declaration);
+      const typeOption = this.stepTypeOption(m);
+      this.steps.push({
+        name,
+        key: name,
+        kind: "method",
+        member: m.member,
+        args: signature.params,
+        result: signature.result,
+        ...(typeOption === undefined ? {} : { typeOption }),
+        at: this.locate(m.declaration),
+      });
+      this.stepKeys.set(m.declaration, name);
+    }
+  }
+
+  private handlers(kind: HandlerKind): HandlerIR[] {
+    const out: HandlerIR[] = [];
+    for (const m of this.members.values()) {
+      if (m.role !== kind) continue;
+      const name = this.optionName(m) ?? m.member;
+      const previous = out.find((h) => h.name === name);
+      if (previous !== undefined) {
+        this.problem("FUSEE_GEN_DUPLICATE_NAME", m.declaration, `${kind} name "${name}" is used by methods ${previous.member ?? "?"} and ${m.member} of ${this.className()}. Fix: give one of them another name with @${kind}({ name }).`);
+        continue;
+      }
+      const signature = this.signature(m.declaration);
+      out.push({ name, member: m.member, params: signature.params, result: signature.result, at: this.locate(m.declaration) });
+    }
+    return out;
+  }
+
+  private flowReader(): FlowReader {
+    const classes = new Set<ts.Node>(this.classes);
+    return new FlowReader({
+      checker: this.checker,
+      runtime: this.context.runtime,
+      locate: (node) => this.locate(node),
+      stepKeyOf: (declaration) => this.stepKeys.get(declaration),
+      isHelper: (declaration) =>
+        (ts.isMethodDeclaration(declaration) || ts.isPropertyDeclaration(declaration)) && classes.has(declaration.parent),
+      inlineStep: (call, name) => this.inlineStep(call, name),
+      literal: (expression) => (expression === undefined ? undefined : this.literal(expression)),
+    });
+  }
+
+  /** Inline steps of one name share a key while their types agree; another type gets `name#2`, `name#3`, ... */
+  private inlineStep(call: ts.CallExpression, name: string): string {
+    const result = this.render(awaited(this.checker, this.checker.getTypeAtLocation(call)));
+    const same = this.steps.filter((s) => s.name === name);
+    const match = same.find((s) => s.result.shape === result.shape && s.args.length === 0);
+    if (match !== undefined) return match.key;
+    const key = same.length === 0 ? name : `${name}#${same.length + 1}`;
+    this.steps.push({ name, key, kind: "inline", args: [], result, at: this.locate(call) });
+    return key;
+  }
+
+  /** Every `ctx.waitFor(name)` (signals without a handler) and `ctx.patched` / `ctx.deprecatePatch` in the class. */
+  private scanCalls(): { waits: HandlerIR[]; patchUses: { id: string; at: SourceLocation }[] } {
+    const waits: HandlerIR[] = [];
+    const patchUses: { id: string; at: SourceLocation }[] = [];
+    const visit = (node: ts.Node): void => {
+      if (ts.isCallExpression(node) && (ts.isPropertyAccessExpression(node.expression) || ts.isElementAccessExpression(node.expression))) {
+        const member = this.context.runtime.memberAt(node.expression);
+        const first = node.arguments[0];
+        if (member === "Ctx.waitFor" && first !== undefined) {
+          const name = this.literal(first);
+          const typeArgument = node.typeArguments?.[0];
+          if (name !== undefined && !waits.some((w) => w.name === name)) {
+            const type = typeArgument === undefined ? undefined : this.checker.getTypeFromTypeNode(typeArgument);
+            const value = type === undefined ? this.render(this.unknownType()) : this.render(type);
+            waits.push({ name, params: [{ name: "value", type: value, optional: false, rest: false }], result: this.render(this.voidType()), at: this.locate(node) });
+          }
+        } else if (member === "Ctx.patched" || member === "Ctx.deprecatePatch") {
+          const id = first === undefined ? undefined : this.literal(first);
+          if (id === undefined) {
+            this.problem("FUSEE_GEN_INVALID_WORKFLOW", node, `The patch ID given to ctx.${member.slice(4)}() must be a string literal, so the lock can record it. Fix: write it inline.`);
+          } else patchUses.push({ id, at: this.locate(node) });
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    for (const cls of this.classes) visit(cls);
+    return { waits, patchUses };
+  }
+
+  private constructorParams(): { value: ValueRef; type: TypeRef }[] {
+    for (const cls of this.classes) {
+      const ctor = cls.members.find(ts.isConstructorDeclaration);
+      if (ctor === undefined) continue;
+      return ctor.parameters.map((p) => {
+        const type = this.checker.getTypeAtLocation(p);
+        return { value: this.context.types.metadataValue(type), type: this.render(type) };
+      });
+    }
+    return [];
+  }
+
+  private signature(method: ts.MethodDeclaration): { params: ParamIR[]; result: TypeRef } {
+    const signature = this.checker.getSignatureFromDeclaration(method);
+    const params: ParamIR[] = method.parameters.map((p) => {
+      const optional = p.questionToken !== undefined || p.initializer !== undefined;
+      const rest = p.dotDotDotToken !== undefined;
+      // The annotation keeps aliases that the `| undefined` of an optional parameter would flatten.
+      const type = p.type !== undefined ? this.checker.getTypeFromTypeNode(p.type) : this.checker.getTypeAtLocation(p);
+      return {
+        name: ts.isIdentifier(p.name) ? p.name.text : "arg",
+        type: this.context.types.render(type, optional),
+        optional,
+        rest,
+      };
+    });
+    const returned = signature === undefined ? this.unknownType() : signature.getReturnType();
+    return { params, result: this.render(awaited(this.checker, returned)) };
+  }
+
+  private stepTypeOption(m: Member): ValueRef | undefined {
+    const argument = m.decorator === undefined ? undefined : decoratorArgument(m.decorator);
+    const option = argument !== undefined && ts.isObjectLiteralExpression(argument) ? property(argument, "type") : undefined;
+    if (option === undefined) return undefined;
+    const symbol = this.checker.getSymbolAtLocation(option);
+    const target = symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias ? this.checker.getAliasedSymbol(symbol) : symbol;
+    if (target === undefined || !(target.flags & ts.SymbolFlags.Class)) {
+      this.problem("FUSEE_GEN_INVALID_WORKFLOW", option, `@Step({ type }) on ${this.className()}.${m.member} must name a class. Fix: pass the class the result is rebuilt with.`);
+      return undefined;
+    }
+    return { kind: "class", ref: this.context.types.declRef(target) };
+  }
+
+  private optionName(m: Member): string | undefined {
+    const argument = m.decorator === undefined ? undefined : decoratorArgument(m.decorator);
+    if (argument === undefined || !ts.isObjectLiteralExpression(argument)) return undefined;
+    const name = property(argument, "name");
+    if (name === undefined) return undefined;
+    const value = this.literal(name);
+    if (value === undefined) {
+      this.problem("FUSEE_GEN_INVALID_WORKFLOW", name, `The name of ${this.className()}.${m.member} must be a string literal. Fix: write it inline.`);
+    }
+    return value;
+  }
+
+  private literal(expression: ts.Expression): string | undefined {
+    const type = this.checker.getTypeAtLocation(expression);
+    return type.isStringLiteral() ? type.value : undefined;
+  }
+
+  private render(type: ts.Type): TypeRef {
+    return this.context.types.render(type);
+  }
+
+  private unknownType(): ts.Type {
+    return this.checker.getUnknownType();
+  }
+
+  private voidType(): ts.Type {
+    return this.checker.getVoidType();
+  }
+
+  private className(): string {
+    return this.workflow.declaration.name?.text ?? "default";
+  }
+
+  private locate(node: ts.Node): SourceLocation {
+    return locate(this.context.projectDir, node);
+  }
+
+  private problem(code: SourceProblemCode, node: ts.Node, message: string): void {
+    this.problemAt(code, this.locate(node), message);
+  }
+
+  private problemAt(code: SourceProblemCode, at: SourceLocation, message: string): void {
+    this.context.problems.push({ code, at, message });
+  }
+}
+
+/** The class and its base classes declared in source, nearest first. */
+function classChain(checker: ts.TypeChecker, declaration: ts.ClassDeclaration): ts.ClassLikeDeclaration[] {
+  const chain: ts.ClassLikeDeclaration[] = [];
+  let current: ts.ClassLikeDeclaration | undefined = declaration;
+  while (current !== undefined && !chain.includes(current)) {
+    chain.push(current);
+    const heritage = current.heritageClauses?.find((h) => h.token === ts.SyntaxKind.ExtendsKeyword)?.types[0];
+    if (heritage === undefined) break;
+    let symbol = checker.getSymbolAtLocation(heritage.expression);
+    if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
+    const base = symbol?.declarations?.find(ts.isClassLike);
+    current = base === undefined || base.getSourceFile().isDeclarationFile ? undefined : base;
+  }
+  return chain;
+}
+
+/** The expression naming a decorator: `Workflow` in `@Workflow()`, `fusee.Workflow` in `@fusee.Workflow`. */
+export function decoratorCallee(decorator: ts.Decorator): ts.Expression {
+  const e = decorator.expression;
+  return ts.isCallExpression(e) ? e.expression : e;
+}
+
+function decoratorArgument(decorator: ts.Decorator): ts.Expression | undefined {
+  const e = decorator.expression;
+  return ts.isCallExpression(e) ? e.arguments[0] : undefined;
+}
+
+function property(object: ts.ObjectLiteralExpression, name: string): ts.Expression | undefined {
+  for (const p of object.properties) {
+    if (ts.isPropertyAssignment(p) && memberName(p.name) === name) return p.initializer;
+    if (ts.isShorthandPropertyAssignment(p) && p.name.text === name) return p.name;
+  }
+  return undefined;
+}
+
+function memberName(name: ts.PropertyName): string | undefined {
+  if (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isNumericLiteral(name)) return name.text;
+  return undefined;
+}
+
+function awaited(checker: ts.TypeChecker, type: ts.Type): ts.Type {
+  return checker.getAwaitedType(type) ?? type;
+}
+
+function sortByName<T extends { name: string }>(items: T[]): T[] {
+  return [...items].sort((a, b) => compareText(a.name, b.name));
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

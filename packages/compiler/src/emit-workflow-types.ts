@@ -1,0 +1,110 @@
+import type { SourceProblem } from "./errors.js";
+import { describeUse, ImportSet } from "./emit-imports.js";
+import { GENERATED_HEADER } from "./emit-client.js";
+import type { ParamIR, ProjectIR, StepIR, ValueRef, WorkflowIR } from "./ir.js";
+import { RUNTIME_PACKAGE } from "./runtime-symbols.js";
+
+const REGISTER = "registerWorkflowTypes";
+
+/**
+ * Emits the worker-side type table: one `registerWorkflowTypes(Class, info)` call per workflow with
+ * the constructor parameter types (what `design:paramtypes` would hold) and the classes that inputs,
+ * results, step values, signal and update arguments are rebuilt with. Builds that emit no decorator
+ * metadata (esbuild, tsx) get dependency injection and typed rehydration from it. Primitive and
+ * plain JSON types have no class and are left out.
+ */
+export function emitWorkflowTypes(ir: ProjectIR, outFile: string, problems: SourceProblem[]): string {
+  const imports = new ImportSet(outFile, new Set([REGISTER]));
+  const purpose = "the worker type table";
+  const want = (value: ValueRef | undefined, use: string) => {
+    if (value?.kind === "class") imports.want(value.ref, use, problems, purpose);
+  };
+  for (const w of ir.workflows) {
+    imports.want(w.classRef, `the worker type table (workflow ${w.typeName})`, problems, purpose);
+    for (const [i, p] of w.constructorParams.entries()) want(p.value, describeUse(`constructor parameter ${i + 1}`, w.typeName, w.at));
+    want(w.input?.type.runtimeClass, describeUse("the input of run()", w.typeName, w.at));
+    want(w.output.runtimeClass, describeUse("the result of run()", w.typeName, w.at));
+    for (const s of w.steps) {
+      const use = describeUse(`step "${s.name}"`, w.typeName, s.at);
+      for (const a of s.args) want(a.type.runtimeClass, use);
+      want(s.typeOption ?? s.result.runtimeClass, use);
+    }
+    for (const [kind, handlers] of [["signal", w.signals], ["update", w.updates]] as const) {
+      for (const h of handlers) {
+        const use = describeUse(`${kind} "${h.name}"`, w.typeName, h.at);
+        for (const p of h.params) want(p.type.runtimeClass, use);
+        if (kind === "update") want(h.result.runtimeClass, use);
+      }
+    }
+  }
+  const value = (v: ValueRef | undefined): string | undefined => {
+    if (v === undefined) return undefined;
+    if (v.kind === "undefined") return "undefined";
+    if (v.kind === "global") return v.name;
+    return imports.nameOf(v.ref);
+  };
+
+  const lines = [
+    GENERATED_HEADER,
+    "// Types of the workflows for the worker: constructor parameters and the classes values are rebuilt with.",
+    "",
+    ...imports.statements(false, new Map([[RUNTIME_PACKAGE, [REGISTER]]])),
+  ];
+  for (const w of ir.workflows) lines.push("", ...registration(w, value));
+  return `${lines.join("\n")}\n`;
+}
+
+function registration(w: WorkflowIR, value: (v: ValueRef | undefined) => string | undefined): string[] {
+  const fields: string[][] = [];
+  if (w.constructorParams.length > 0) {
+    fields.push([`constructorParams: [${w.constructorParams.map((p) => value(p.value) ?? "Object").join(", ")}],`]);
+  }
+  const input = value(w.input?.type.runtimeClass);
+  if (input !== undefined) fields.push([`input: ${input},`]);
+  const output = value(w.output.runtimeClass);
+  if (output !== undefined) fields.push([`output: ${output},`]);
+
+  const steps = new Map<string, string>();
+  for (const s of w.steps) {
+    const entry = stepEntry(s, value);
+    if (entry !== undefined && !steps.has(s.name)) steps.set(s.name, entry);
+  }
+  if (steps.size > 0) fields.push(group("steps", steps));
+  const signals = new Map<string, string>();
+  for (const s of w.signals) {
+    const args = argList(s.params, value);
+    if (args !== undefined) signals.set(s.name, `{ ${args} }`);
+  }
+  if (signals.size > 0) fields.push(group("signals", signals));
+  const updates = new Map<string, string>();
+  for (const u of w.updates) {
+    const parts = [argList(u.params, value), optional("result", value(u.result.runtimeClass))].filter((p) => p !== undefined);
+    if (parts.length > 0) updates.set(u.name, `{ ${parts.join(", ")} }`);
+  }
+  if (updates.size > 0) fields.push(group("updates", updates));
+
+  const name = value({ kind: "class", ref: w.classRef }) ?? w.className;
+  if (fields.length === 0) return [`${REGISTER}(${name}, {});`];
+  return [`${REGISTER}(${name}, {`, ...fields.flat().map((l) => `  ${l}`), "});"];
+}
+
+function stepEntry(s: StepIR, value: (v: ValueRef | undefined) => string | undefined): string | undefined {
+  const parts = [argList(s.args, value), optional("result", value(s.typeOption ?? s.result.runtimeClass))].filter((p) => p !== undefined);
+  return parts.length === 0 ? undefined : `{ ${parts.join(", ")} }`;
+}
+
+/** `args: [Money, undefined]`, positions kept; absent when no argument has a class. */
+function argList(params: readonly ParamIR[], value: (v: ValueRef | undefined) => string | undefined): string | undefined {
+  const values = params.map((p) => value(p.type.runtimeClass));
+  if (values.every((v) => v === undefined)) return undefined;
+  return `args: [${values.map((v) => v ?? "undefined").join(", ")}]`;
+}
+
+function optional(key: string, v: string | undefined): string | undefined {
+  return v === undefined ? undefined : `${key}: ${v}`;
+}
+
+function group(name: string, entries: ReadonlyMap<string, string>): string[] {
+  const keys = [...entries.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return [`${name}: {`, ...keys.map((k) => `  ${/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k)}: ${entries.get(k) ?? "{}"},`), "},"];
+}

@@ -1,0 +1,166 @@
+/**
+ * The intermediate form `fusee gen` builds from source with the type checker and emits the client,
+ * the worker type table and the lock from. It holds no compiler objects, so emitters and the lock
+ * logic are plain functions of it.
+ */
+
+/** A place in the project: a path relative to the project folder (POSIX separators) and a 1-based line. */
+export interface SourceLocation {
+  readonly file: string;
+  readonly line: number;
+}
+
+/** Where a declaration can be imported from. */
+export type ModuleRef =
+  | { readonly kind: "file"; /** Absolute path of the declaring file. */ readonly path: string }
+  | { readonly kind: "package"; /** A bare specifier such as `"@fusee/runtime"`. */ readonly specifier: string };
+
+/** A named declaration (class, interface, type alias or enum) referenced from workflow signatures. */
+export interface DeclRef {
+  /** The name it is declared with. */
+  readonly name: string;
+  readonly at: SourceLocation;
+  /** The name it is exported under (`"default"` for a default export); absent when it cannot be imported. */
+  readonly exportName?: string;
+  readonly module?: ModuleRef;
+  /** Why it cannot be imported, when `exportName` is absent. */
+  readonly unreachable?: string;
+  /** True for classes: the declaration is also a value (a constructor). */
+  readonly isClass: boolean;
+}
+
+/** A type as the generated code spells it; named declarations stay references so emitters choose import names. */
+export type TypeExpr =
+  | { readonly kind: "text"; readonly text: string }
+  | { readonly kind: "ref"; readonly ref: DeclRef; readonly args: readonly TypeExpr[] }
+  | { readonly kind: "global"; readonly name: string; readonly args: readonly TypeExpr[] }
+  | { readonly kind: "enumMember"; readonly ref: DeclRef; readonly member: string }
+  | { readonly kind: "typeof"; readonly ref: DeclRef }
+  | { readonly kind: "array"; readonly element: TypeExpr; readonly readonly: boolean }
+  | { readonly kind: "tuple"; readonly elements: readonly TupleElement[]; readonly readonly: boolean }
+  | { readonly kind: "union"; readonly types: readonly TypeExpr[] }
+  | { readonly kind: "intersection"; readonly types: readonly TypeExpr[] }
+  | { readonly kind: "object"; readonly members: readonly ObjectMember[] }
+  | { readonly kind: "function"; readonly params: readonly FunctionParam[]; readonly result: TypeExpr };
+
+export interface TupleElement {
+  readonly type: TypeExpr;
+  readonly name?: string;
+  readonly optional: boolean;
+  readonly rest: boolean;
+}
+
+export type ObjectMember =
+  | { readonly kind: "property"; readonly name: string; readonly type: TypeExpr; readonly optional: boolean; readonly readonly: boolean }
+  | { readonly kind: "index"; readonly keyType: TypeExpr; readonly type: TypeExpr; readonly readonly: boolean };
+
+export interface FunctionParam {
+  readonly name: string;
+  readonly type: TypeExpr;
+  readonly optional: boolean;
+  readonly rest: boolean;
+}
+
+/** A runtime value standing for a type: a class to rehydrate with, or a built-in constructor. */
+export type ValueRef =
+  | { readonly kind: "class"; readonly ref: DeclRef }
+  | { readonly kind: "global"; readonly name: string }
+  | { readonly kind: "undefined" };
+
+/** A type read from source, in the three forms its consumers need. */
+export interface TypeRef {
+  readonly expr: TypeExpr;
+  /** The type as written with declared names, for the lock and for messages. */
+  readonly display: string;
+  /** A self-contained structural spelling (named types expanded) used to judge compatibility. */
+  readonly shape: string;
+  /** The class values of this type are rebuilt with, when there is one (arrays and `| undefined` unwrapped). */
+  readonly runtimeClass?: ValueRef;
+  /** Every named declaration the type depends on, for reachability errors. */
+  readonly refs: readonly DeclRef[];
+}
+
+export interface ParamIR {
+  readonly name: string;
+  readonly type: TypeRef;
+  readonly optional: boolean;
+  readonly rest: boolean;
+}
+
+/** A step definition: a `@Step` method, or one inline `ctx.step(name, fn)` call site. */
+export interface StepIR {
+  /** The name journaled for it. */
+  readonly name: string;
+  /** Unique within the workflow: the name, or `name#2`, `name#3` for inline steps of one name with other types. */
+  readonly key: string;
+  readonly kind: "method" | "inline";
+  /** The method name, for `@Step` methods. */
+  readonly member?: string;
+  readonly args: readonly ParamIR[];
+  readonly result: TypeRef;
+  /** `@Step({ type: Cls })`: the class the result is rebuilt with, overriding the declared type. */
+  readonly typeOption?: ValueRef;
+  readonly at: SourceLocation;
+}
+
+/** A `@Signal`, `@Query` or `@Update` handler, or a signal only awaited with `ctx.waitFor<T>(name)`. */
+export interface HandlerIR {
+  /** The name clients send. */
+  readonly name: string;
+  /** The method name; absent for signals known only from `ctx.waitFor`. */
+  readonly member?: string;
+  readonly params: readonly ParamIR[];
+  readonly result: TypeRef;
+  readonly at: SourceLocation;
+}
+
+/**
+ * The order in which an entry point calls steps, as a tree: sequences are arrays, branches
+ * (if/else, switch, `?:`, `&&`, `||`, `??`) keep their arms, loops keep their body (run zero or more
+ * times), and `ctx.patched(id)` branches keep which arm is the patched one. Calls of helper methods
+ * of the workflow class are followed and their steps appear in place.
+ */
+export type FlowNode =
+  | { readonly kind: "step"; /** The key in {@link WorkflowIR.steps}. */ readonly key: string; readonly at: SourceLocation }
+  | { readonly kind: "patch"; readonly id: string; readonly at: SourceLocation; readonly then: readonly FlowNode[]; readonly else: readonly FlowNode[] }
+  | { readonly kind: "deprecatedPatch"; readonly id: string; readonly at: SourceLocation }
+  | { readonly kind: "branch"; readonly at: SourceLocation; readonly arms: readonly (readonly FlowNode[])[] }
+  | { readonly kind: "loop"; readonly at: SourceLocation; readonly body: readonly FlowNode[] }
+  | { readonly kind: "try"; readonly at: SourceLocation; readonly body: readonly FlowNode[]; readonly catch: readonly FlowNode[]; readonly finally: readonly FlowNode[] };
+
+/** An entry point of a workflow: `run`, `update:<name>` or `signal:<name>`. */
+export interface FlowEntry {
+  readonly entry: string;
+  readonly at: SourceLocation;
+  readonly nodes: readonly FlowNode[];
+}
+
+export interface WorkflowIR {
+  readonly className: string;
+  /** The workflow type name the engine knows it by. */
+  readonly typeName: string;
+  readonly at: SourceLocation;
+  /** The class itself, for value imports in the worker type table. */
+  readonly classRef: DeclRef;
+  /** Patch IDs declared in `@Workflow({ patches })`, in declaration order. */
+  readonly patches: readonly { readonly id: string; readonly at: SourceLocation }[];
+  /** Every literal `ctx.patched(id)` / `ctx.deprecatePatch(id)` in the class. */
+  readonly patchUses: readonly { readonly id: string; readonly at: SourceLocation }[];
+  /** The parameter of `run()`; absent when it takes none. */
+  readonly input?: ParamIR;
+  readonly output: TypeRef;
+  /** What `design:paramtypes` would hold for the constructor, for dependency injection without emitted metadata. */
+  readonly constructorParams: readonly { readonly value: ValueRef; readonly type: TypeRef }[];
+  readonly steps: readonly StepIR[];
+  readonly signals: readonly HandlerIR[];
+  readonly queries: readonly HandlerIR[];
+  readonly updates: readonly HandlerIR[];
+  readonly flows: readonly FlowEntry[];
+}
+
+export interface ProjectIR {
+  /** Absolute path of the project folder. */
+  readonly dir: string;
+  /** Sorted by type name. */
+  readonly workflows: readonly WorkflowIR[];
+}

@@ -1,0 +1,260 @@
+import { ts } from "ts-morph";
+import type { FlowNode, SourceLocation } from "./ir.js";
+import type { RuntimeSymbols } from "./runtime-symbols.js";
+
+/** What the flow reader needs to know about the workflow class it walks. */
+export interface FlowContext {
+  readonly checker: ts.TypeChecker;
+  readonly runtime: RuntimeSymbols;
+  locate(node: ts.Node): SourceLocation;
+  /** The step key of a `@Step` method, or undefined for any other declaration. */
+  stepKeyOf(declaration: ts.Declaration): string | undefined;
+  /** Whether a declaration is a method of the workflow class (or a base class) whose body should be followed. */
+  isHelper(declaration: ts.Declaration): boolean;
+  /** Registers an inline `ctx.step(name, fn)` call and returns its step key. */
+  inlineStep(call: ts.CallExpression, name: string): string;
+  /** The literal text of a name argument (`"early"`, a constant, a template), or undefined. */
+  literal(expression: ts.Expression | undefined): string | undefined;
+}
+
+/**
+ * Reads the order in which a method body calls steps, following the static code paths: statements
+ * in order, arguments before the call they feed, arms of branches side by side, loop bodies once.
+ * Function expressions passed along (callbacks of `map`, `forEach`, `Promise.all`) count as loops,
+ * since they may run any number of times; the function given to `ctx.step` is the step itself.
+ */
+export class FlowReader {
+  private readonly following = new Set<ts.Node>();
+
+  constructor(private readonly context: FlowContext) {}
+
+  /** The pruned step tree of a method or function body. */
+  read(body: ts.ConciseBody | undefined): FlowNode[] {
+    if (body === undefined) return [];
+    return prune(ts.isBlock(body) ? this.statements(body.statements) : this.node(body));
+  }
+
+  private statements(statements: readonly ts.Statement[]): FlowNode[] {
+    return statements.flatMap((s) => this.statement(s));
+  }
+
+  private statement(s: ts.Statement): FlowNode[] {
+    const at = () => this.context.locate(s);
+    if (ts.isBlock(s)) return this.statements(s.statements);
+    if (ts.isIfStatement(s)) {
+      const thenNodes = this.statement(s.thenStatement);
+      const elseNodes = s.elseStatement === undefined ? [] : this.statement(s.elseStatement);
+      return this.choice(s.expression, thenNodes, elseNodes, at());
+    }
+    if (ts.isSwitchStatement(s)) {
+      const arms: FlowNode[][] = [];
+      const clauses = s.caseBlock.clauses;
+      clauses.forEach((_, i) => {
+        // A clause falls through into the next until one ends in break, return, throw or continue.
+        const arm: ts.Statement[] = [];
+        for (const clause of clauses.slice(i)) {
+          arm.push(...clause.statements);
+          const last = clause.statements[clause.statements.length - 1];
+          if (last !== undefined && endsClause(last)) break;
+        }
+        arms.push(this.statements(arm));
+      });
+      if (!clauses.some(ts.isDefaultClause)) arms.push([]);
+      return [...this.node(s.expression), { kind: "branch", at: at(), arms }];
+    }
+    if (ts.isForStatement(s)) {
+      const init = s.initializer === undefined ? [] : this.node(s.initializer);
+      const condition = s.condition === undefined ? [] : this.node(s.condition);
+      const step = s.incrementor === undefined ? [] : this.node(s.incrementor);
+      return [...init, ...condition, { kind: "loop", at: at(), body: [...this.statement(s.statement), ...step, ...condition] }];
+    }
+    if (ts.isForOfStatement(s) || ts.isForInStatement(s)) {
+      return [...this.node(s.expression), { kind: "loop", at: at(), body: this.statement(s.statement) }];
+    }
+    if (ts.isWhileStatement(s)) {
+      const condition = this.node(s.expression);
+      return [...condition, { kind: "loop", at: at(), body: [...this.statement(s.statement), ...condition] }];
+    }
+    if (ts.isDoStatement(s)) {
+      const once = [...this.statement(s.statement), ...this.node(s.expression)];
+      return [...once, { kind: "loop", at: at(), body: once }];
+    }
+    if (ts.isTryStatement(s)) {
+      return [
+        {
+          kind: "try",
+          at: at(),
+          body: this.statements(s.tryBlock.statements),
+          catch: s.catchClause === undefined ? [] : this.statements(s.catchClause.block.statements),
+          finally: s.finallyBlock === undefined ? [] : this.statements(s.finallyBlock.statements),
+        },
+      ];
+    }
+    if (ts.isLabeledStatement(s)) return this.statement(s.statement);
+    if (ts.isFunctionDeclaration(s) || ts.isClassDeclaration(s)) return [];
+    return this.children(s);
+  }
+
+  /** Any node that is not a statement handled above: expressions in evaluation order. */
+  private node(n: ts.Node): FlowNode[] {
+    if (ts.isCallExpression(n)) return this.call(n);
+    if (ts.isArrowFunction(n) || ts.isFunctionExpression(n)) {
+      return [{ kind: "loop", at: this.context.locate(n), body: this.read(n.body) }];
+    }
+    if (ts.isClassExpression(n) || ts.isFunctionDeclaration(n)) return [];
+    if (ts.isConditionalExpression(n)) {
+      return this.choice(n.condition, this.node(n.whenTrue), this.node(n.whenFalse), this.context.locate(n));
+    }
+    if (ts.isBinaryExpression(n) && isShortCircuit(n.operatorToken.kind)) {
+      return [...this.node(n.left), { kind: "branch", at: this.context.locate(n), arms: [this.node(n.right), []] }];
+    }
+    return this.children(n);
+  }
+
+  private children(n: ts.Node): FlowNode[] {
+    const out: FlowNode[] = [];
+    ts.forEachChild(n, (child) => {
+      if (ts.isTypeNode(child)) return;
+      out.push(...(ts.isStatement(child) ? this.statement(child) : this.node(child)));
+    });
+    return out;
+  }
+
+  private choice(condition: ts.Expression, whenTrue: FlowNode[], whenFalse: FlowNode[], at: SourceLocation): FlowNode[] {
+    const guard = this.patchGuard(condition);
+    if (guard !== undefined) {
+      return [
+        {
+          kind: "patch",
+          id: guard.id,
+          at,
+          then: guard.negated ? whenFalse : whenTrue,
+          else: guard.negated ? whenTrue : whenFalse,
+        },
+      ];
+    }
+    return [...this.node(condition), { kind: "branch", at, arms: [whenTrue, whenFalse] }];
+  }
+
+  /** `ctx.patched("id")`, possibly negated or parenthesized, as a branch condition. */
+  private patchGuard(condition: ts.Expression): { id: string; negated: boolean } | undefined {
+    let e = condition;
+    let negated = false;
+    for (;;) {
+      if (ts.isParenthesizedExpression(e)) e = e.expression;
+      else if (ts.isPrefixUnaryExpression(e) && e.operator === ts.SyntaxKind.ExclamationToken) {
+        negated = !negated;
+        e = e.operand;
+      } else break;
+    }
+    if (!ts.isCallExpression(e) || this.context.runtime.memberAt(e.expression) !== "Ctx.patched") return undefined;
+    const id = this.context.literal(e.arguments[0]);
+    return id === undefined ? undefined : { id, negated };
+  }
+
+  private call(call: ts.CallExpression): FlowNode[] {
+    const { runtime, checker } = this.context;
+    const at = this.context.locate(call);
+    const member = ts.isPropertyAccessExpression(call.expression) || ts.isElementAccessExpression(call.expression)
+      ? runtime.memberAt(call.expression)
+      : undefined;
+    if (member === "Ctx.step") {
+      const name = this.context.literal(call.arguments[0]) ?? dynamicName(call.arguments[0]);
+      return [{ kind: "step", key: this.context.inlineStep(call, name), at }];
+    }
+    if (member === "Ctx.patched") {
+      const id = this.context.literal(call.arguments[0]);
+      return id === undefined ? [] : [{ kind: "patch", id, at, then: [], else: [] }];
+    }
+    if (member === "Ctx.deprecatePatch") {
+      const id = this.context.literal(call.arguments[0]);
+      return id === undefined ? [] : [{ kind: "deprecatedPatch", id, at }];
+    }
+    const before = [...this.node(call.expression), ...call.arguments.flatMap((a) => this.node(a))];
+    const symbol = checker.getSymbolAtLocation(call.expression);
+    const declaration = symbol?.valueDeclaration ?? symbol?.declarations?.[0];
+    if (declaration === undefined) return before;
+    const stepKey = this.context.stepKeyOf(declaration);
+    if (stepKey !== undefined) return [...before, { kind: "step", key: stepKey, at }];
+    if (this.context.isHelper(declaration) && !this.following.has(declaration)) {
+      const body = helperBody(declaration);
+      if (body === undefined) return before;
+      this.following.add(declaration);
+      try {
+        const inner = ts.isBlock(body) ? this.statements(body.statements) : this.node(body);
+        return [...before, ...inner];
+      } finally {
+        this.following.delete(declaration);
+      }
+    }
+    return before;
+  }
+}
+
+/** Drops the branches, loops and try blocks that hold no step and no patch marker. */
+export function prune(nodes: readonly FlowNode[]): FlowNode[] {
+  const out: FlowNode[] = [];
+  for (const node of nodes) {
+    switch (node.kind) {
+      case "step":
+      case "deprecatedPatch":
+        out.push(node);
+        break;
+      case "patch":
+        out.push({ ...node, then: prune(node.then), else: prune(node.else) });
+        break;
+      case "branch": {
+        const arms = node.arms.map(prune);
+        if (arms.some((a) => a.length > 0)) out.push({ ...node, arms });
+        break;
+      }
+      case "loop": {
+        const body = prune(node.body);
+        if (body.length > 0) out.push({ ...node, body });
+        break;
+      }
+      case "try": {
+        const body = prune(node.body);
+        const caught = prune(node.catch);
+        const final = prune(node.finally);
+        if (caught.length === 0 && final.length === 0) out.push(...body);
+        else out.push({ ...node, body, catch: caught, finally: final });
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+function helperBody(declaration: ts.Declaration): ts.ConciseBody | undefined {
+  if (ts.isMethodDeclaration(declaration)) return declaration.body;
+  if (ts.isPropertyDeclaration(declaration) && declaration.initializer !== undefined) {
+    const init = declaration.initializer;
+    if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init.body;
+  }
+  return undefined;
+}
+
+function endsClause(s: ts.Statement): boolean {
+  return ts.isBreakStatement(s) || ts.isReturnStatement(s) || ts.isThrowStatement(s) || ts.isContinueStatement(s);
+}
+
+function isShortCircuit(kind: ts.SyntaxKind): boolean {
+  return (
+    kind === ts.SyntaxKind.AmpersandAmpersandToken ||
+    kind === ts.SyntaxKind.BarBarToken ||
+    kind === ts.SyntaxKind.QuestionQuestionToken ||
+    kind === ts.SyntaxKind.AmpersandAmpersandEqualsToken ||
+    kind === ts.SyntaxKind.BarBarEqualsToken ||
+    kind === ts.SyntaxKind.QuestionQuestionEqualsToken
+  );
+}
+
+/** A step name computed at run time, recorded by its source text (`fetch-${…}` for templates). */
+function dynamicName(expression: ts.Expression | undefined): string {
+  if (expression === undefined) return "<unnamed>";
+  if (ts.isTemplateExpression(expression)) {
+    return expression.head.text + expression.templateSpans.map((span) => "${…}" + span.literal.text).join("");
+  }
+  return `<${expression.getText()}>`;
+}
