@@ -16,7 +16,7 @@ export {
   type HandlerOptions,
 } from "./workflow/registry.js";
 export { registerType } from "./workflow/payload-types.js";
-export { Ctx, type PatchIds, type PatchId, type WaitOptions } from "./workflow/ctx.js";
+export { Ctx, type PatchIds, type PatchId, type WaitOptions, type ChildOptions, type ChildHandle, type Completion } from "./workflow/ctx.js";
 export { RetryPolicy, type ErrorClass } from "./workflow/retry-policy.js";
 export type { StepOptions, ClassType } from "./workflow/step-options.js";
 export { Config } from "./engine/config.js";

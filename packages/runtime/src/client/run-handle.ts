@@ -57,4 +57,21 @@ export class RunHandle<T = unknown> {
   terminate(reason = "terminated"): Promise<void> {
     return this.ops.terminate(this.id, reason);
   }
+
+  /**
+   * Asks the run to stop: the workflow gets a `CancelledError` at its current (or next) wait and may
+   * run clean-up steps; it ends `cancelled` if the error leaves `run()`.
+   */
+  cancel(reason?: string): Promise<void> {
+    return this.ops.cancel(this.id, reason);
+  }
+
+  /**
+   * Re-runs the run from its first step named `stepName`, as a new run of the same ID: earlier steps
+   * are answered from the journal, the named step and later ones run again with new idempotency keys,
+   * and signals received are delivered again. A `RejectedError` when the run has no such step.
+   */
+  reset(stepName: string): Promise<void> {
+    return this.ops.reset(this.id, stepName);
+  }
 }

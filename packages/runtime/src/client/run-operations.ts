@@ -10,4 +10,6 @@ export interface RunOperations {
   query(id: string, name: string, args: readonly unknown[]): Promise<unknown>;
   update(id: string, name: string, arg: unknown, options: UpdateOptions): Promise<unknown>;
   terminate(id: string, reason: string): Promise<void>;
+  cancel(id: string, reason?: string): Promise<void>;
+  reset(id: string, stepName: string): Promise<void>;
 }

@@ -22,6 +22,11 @@ const KIND_CODES: Record<RecordKind, number> = {
   patch: 8,
   attributes: 9,
   finish: 10,
+  heartbeat: 11,
+  completion: 12,
+  child: 13,
+  "child-result": 14,
+  cancel: 15,
 };
 const KINDS_BY_CODE = new Map<number, RecordKind>(Object.entries(KIND_CODES).map(([k, v]) => [v, k as RecordKind]));
 
@@ -66,6 +71,39 @@ export function readRecordHeader(body: Uint8Array): RecordHeader {
   return { ...header, kind };
 }
 
+/** The payload of an encoded record as stored: sealed when a cipher is configured, empty for some kinds. */
+export function readRecordPayload(body: Uint8Array): Uint8Array {
+  return body.subarray(frame(body).headerEnd);
+}
+
+/**
+ * Builds an encoded record from a header as {@link readRecordHeader} gives it and a payload as
+ * {@link readRecordPayload} gives it, the inverse of those two (export files keep records that way).
+ *
+ * @throws CodecError when the header names no known record kind.
+ */
+export function assembleRecord(header: RecordHeader, payload: Uint8Array): Uint8Array {
+  const { kind, ...fields } = header;
+  const code = Object.hasOwn(KIND_CODES, kind) ? KIND_CODES[kind] : undefined;
+  if (code === undefined) throw new CodecError(`'${String(kind)}' is not a journal record kind`);
+  const headerBytes = encoder.encode(JSON.stringify(fields));
+  const out = new Uint8Array(6 + headerBytes.length + payload.length);
+  out[0] = RECORD_FORMAT;
+  out[1] = code;
+  new DataView(out.buffer, out.byteOffset, out.byteLength).setUint32(2, headerBytes.length, true);
+  out.set(headerBytes, 6);
+  out.set(payload, 6 + headerBytes.length);
+  return out;
+}
+
+/**
+ * The associated data a cipher binds a record's payload to (workflow ID, run and position), so a
+ * sealed payload copied into another record fails to open there.
+ */
+export function payloadAssociatedData(context: PayloadContext): Uint8Array {
+  return encoder.encode(`${context.workflowId}\u0000${context.runId}\u0000${context.position}`);
+}
+
 export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: PayloadContext): JournalRecord {
   const { kind, headerEnd } = frame(body);
   const h = JSON.parse(decoder.decode(body.subarray(6, headerEnd))) as Record<string, any>;
@@ -82,8 +120,22 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
         kind, at: h.at, type: h.type, runId: h.runId, seed: h.seed, input,
         ...(h.update ? { update: { id: h.update.id, name: h.update.name, arg: updateArg } } : {}),
         ...(h.from ? { from: h.from } : {}),
+        ...(h.parent ? { parent: h.parent } : {}),
       };
     }
+    case "heartbeat":
+      return { kind, at: h.at, seq: h.seq, progress: value() };
+    case "completion":
+      return { kind, at: h.at, token: h.token, ok: h.ok, ...outcome() };
+    case "child":
+      return {
+        kind, at: h.at, seq: h.seq, childId: h.childId, ok: h.ok,
+        ...(h.ok ? { childRunId: h.childRunId, close: h.close } : { error: codec.decodeError(payload, context) }),
+      };
+    case "child-result":
+      return { kind, at: h.at, seq: h.seq, childId: h.childId, status: h.status, ...outcome() };
+    case "cancel":
+      return { kind, at: h.at, reason: h.reason };
     case "step":
       return { kind, at: h.at, seq: h.seq, name: h.name, ok: h.ok, attempts: h.attempts, ...outcome() };
     case "signal":
@@ -126,9 +178,29 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
           at: r.at, type: r.type, runId: r.runId, seed: r.seed,
           ...(r.update ? { update: { id: r.update.id, name: r.update.name } } : {}),
           ...(r.from ? { from: r.from } : {}),
+          ...(r.parent ? { parent: r.parent } : {}),
         },
         payload: codec.encodeValue([r.input, r.update?.arg], ctx),
       };
+    case "heartbeat":
+      return { header: { at: r.at, seq: r.seq }, payload: codec.encodeValue(r.progress, ctx) };
+    case "completion":
+      return {
+        header: { at: r.at, token: r.token, ok: r.ok },
+        payload: r.ok ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
+      };
+    case "child":
+      return {
+        header: { at: r.at, seq: r.seq, childId: r.childId, ok: r.ok, ...(r.ok ? { childRunId: r.childRunId, close: r.close } : {}) },
+        payload: r.ok ? EMPTY : codec.encodeError(r.error, ctx),
+      };
+    case "child-result":
+      return {
+        header: { at: r.at, seq: r.seq, childId: r.childId, status: r.status },
+        payload: r.status === "ok" ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
+      };
+    case "cancel":
+      return { header: { at: r.at, reason: r.reason }, payload: EMPTY };
     case "step":
       return {
         header: { at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts },

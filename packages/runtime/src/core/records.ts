@@ -18,6 +18,11 @@ export type JournalRecord =
   | FiredRecord
   | PatchRecord
   | AttributesRecord
+  | HeartbeatRecord
+  | CompletionRecord
+  | ChildRecord
+  | ChildResultRecord
+  | CancelRecord
   | FinishRecord;
 
 export type RecordKind = JournalRecord["kind"];
@@ -45,6 +50,8 @@ export interface StartRecord extends RecordBase {
   readonly update?: StartUpdate;
   /** The run this one continues, and why. */
   readonly from?: { readonly runId: number; readonly reason: "continue-as-new" | "reset" };
+  /** For a child run: its parent and the parent's call that started it. */
+  readonly parent?: { readonly id: string; readonly runId: number; readonly seq: number };
 }
 
 export interface StepRecord extends RecordBase {
@@ -108,6 +115,50 @@ export interface AttributesRecord extends RecordBase {
   readonly attributes: Readonly<Record<string, unknown>>;
 }
 
+/** A running step reported progress; the next attempt starts from it, also after a restart. */
+export interface HeartbeatRecord extends RecordBase {
+  readonly kind: "heartbeat";
+  readonly seq: number;
+  readonly progress: unknown;
+}
+
+/** `engine.complete` or `engine.fail` answered the token a step of `ctx.awaitCompletion` sent. */
+export interface CompletionRecord extends RecordBase {
+  readonly kind: "completion";
+  readonly token: string;
+  readonly ok: boolean;
+  readonly value?: unknown;
+  readonly error?: Error;
+}
+
+/** Call `seq` started a child run (or failed to). */
+export interface ChildRecord extends RecordBase {
+  readonly kind: "child";
+  readonly seq: number;
+  readonly childId: string;
+  readonly ok: boolean;
+  readonly childRunId?: number;
+  /** What happens to the child when the parent ends first. */
+  readonly close?: "terminate" | "request-cancel" | "abandon";
+  readonly error?: Error;
+}
+
+/** The child started by call `seq` finished. */
+export interface ChildResultRecord extends RecordBase {
+  readonly kind: "child-result";
+  readonly seq: number;
+  readonly childId: string;
+  readonly status: FinishedStatus;
+  readonly value?: unknown;
+  readonly error?: Error;
+}
+
+/** Cancellation was requested; workflow code gets a `CancelledError` at its current wait. */
+export interface CancelRecord extends RecordBase {
+  readonly kind: "cancel";
+  readonly reason: string;
+}
+
 export interface FinishRecord extends RecordBase {
   readonly kind: "finish";
   readonly status: FinishedStatus;
@@ -116,10 +167,10 @@ export interface FinishRecord extends RecordBase {
 }
 
 /** Records that answer a numbered call of the workflow code. */
-export type CallRecord = StepRecord | TimerRecord | PatchRecord | AttributesRecord;
+export type CallRecord = StepRecord | TimerRecord | PatchRecord | AttributesRecord | ChildRecord;
 
 export function isCallRecord(r: JournalRecord): r is CallRecord {
-  return r.kind === "step" || r.kind === "timer" || r.kind === "patch" || r.kind === "attributes";
+  return r.kind === "step" || r.kind === "timer" || r.kind === "patch" || r.kind === "attributes" || r.kind === "child";
 }
 
 /** A short human description of a record, for error messages: `step 'charge' (call #2)`. */
@@ -143,6 +194,16 @@ export function describeRecord(r: JournalRecord): string {
       return `timer fired (call #${r.seq})`;
     case "start":
       return `start of ${r.type} run ${r.runId}`;
+    case "heartbeat":
+      return `heartbeat of call #${r.seq}`;
+    case "completion":
+      return `completion of a token`;
+    case "child":
+      return `child '${r.childId}' (call #${r.seq})`;
+    case "child-result":
+      return `result of child '${r.childId}'`;
+    case "cancel":
+      return `cancellation`;
     case "finish":
       return `finish (${r.status})`;
   }

@@ -12,7 +12,7 @@ import {
 } from "../core/errors.js";
 import { checkId, shardOf } from "../core/ids.js";
 import { decodeRecord, encodeRecord, readRecordHeader, type PayloadCodec } from "../core/record-codec.js";
-import type { FinishRecord, JournalRecord, StartRecord, UpdateResultRecord } from "../core/records.js";
+import type { ChildRecord, FinishRecord, JournalRecord, StartRecord, UpdateResultRecord } from "../core/records.js";
 import { isFinished, type RunStatusValue } from "../core/status.js";
 import { RunHandle } from "../client/run-handle.js";
 import type { RunOperations } from "../client/run-operations.js";
@@ -20,11 +20,12 @@ import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateOptions } fr
 import type { Log } from "../storage/log.js";
 import { MemoryLog } from "../storage/memory-log.js";
 import { definitionOf, type WorkflowClass, type WorkflowDefinition } from "../workflow/registry.js";
-import { RunExecutor, type RunHost } from "../workflow/run-executor.js";
+import { RunExecutor, type ChildRequest, type RunHost } from "../workflow/run-executor.js";
+import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { Config } from "./config.js";
 import { checkFilter, matches } from "./list-filter.js";
 import { createPayloadCodec } from "./payloads.js";
-import { RunEntry } from "./run-entry.js";
+import { parseStream, RunEntry, streamOf } from "./run-entry.js";
 import { TimerQueue } from "./timer-queue.js";
 import { Waiters } from "./waiters.js";
 
@@ -303,6 +304,79 @@ export class Engine implements RunOperations {
     await this.append(entry, { kind: "finish", status: "terminated", error, at: this.time.now() });
   }
 
+  /** @internal */
+  async cancel(id: string, reason = "cancel requested"): Promise<void> {
+    this.assertOpen();
+    const entry = this.entryOf(id);
+    if (entry.finished !== undefined) {
+      throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`);
+    }
+    await this.append(entry, { kind: "cancel", reason, at: this.time.now() });
+  }
+
+  /** @internal */
+  async reset(id: string, stepName: string): Promise<void> {
+    this.assertOpen();
+    const entry = this.entryOf(id);
+    const def = this.types.get(entry.type);
+    if (def === undefined) throw new NotFoundError(`workflow type '${entry.type}' of run '${id}' is not registered`);
+    const journal = await this.journalOf(entry);
+    const at = journal.findIndex((r) => r.kind === "step" && r.name === stepName);
+    if (at < 0) {
+      const names = [...new Set(journal.flatMap((r) => (r.kind === "step" ? [`'${r.name}'`] : [])))].join(", ") || "none";
+      throw new RejectedError(`run ${entry.runId} of ${id} has no step '${stepName}' to reset to; its steps are ${names}`);
+    }
+    const start = journal[0] as StartRecord;
+    const runId = entry.runId + 1;
+    const now = this.time.now();
+    const records: JournalRecord[] = [
+      { ...start, runId, at: now, from: { runId: entry.runId, reason: "reset" } },
+      ...journal.slice(1, at),
+      // Signals the old run received after the reset point reach the new run again.
+      ...journal.slice(at).filter((r) => r.kind === "signal"),
+    ];
+    const bodies = records.map((r, position) => this.encode(id, runId, position, r));
+    const previous = entry.stream;
+    const parent = entry.parent;
+    this.evict(entry);
+    entry.reset(def.name, runId, now);
+    if (parent !== undefined) entry.parent = parent;
+    const appended = records.map((r, i) => this.appendEncoded(entry, r, bodies[i] as Uint8Array));
+    await Promise.all(appended);
+    this.dropRun(entry.shard, previous);
+    if (entry.executor === undefined && entry.finished === undefined) await this.load(entry);
+  }
+
+  /** Answers the token a step of `ctx.awaitCompletion` sent: the waiting run goes on with `value`. */
+  async complete(token: string, value?: unknown): Promise<void> {
+    await this.answer(token, { ok: true, value });
+  }
+
+  /** Answers the token of `ctx.awaitCompletion` with an error, thrown where the run waits. */
+  async fail(token: string, error: unknown): Promise<void> {
+    await this.answer(token, { ok: false, error: error instanceof Error ? error : new FuseeError(String(error)) });
+  }
+
+  private async answer(token: string, outcome: { ok: true; value: unknown } | { ok: false; error: Error }): Promise<void> {
+    this.assertOpen();
+    const address = parseCompletionToken(token);
+    const entry = this.runs.get(address.workflowId);
+    if (entry === undefined) throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`);
+    if (entry.runId !== address.runId) {
+      throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`);
+    }
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`);
+    const executor = await this.load(entry);
+    await executor.whenIdle();
+    const state = executor.completionState(token);
+    if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`);
+    if (state === "unknown") {
+      throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`);
+    }
+    executor.claimCompletion(token);
+    await this.append(entry, { kind: "completion", token, ...outcome, at: this.time.now() });
+  }
+
   // ---- internals ----
 
   private registerOne(cls: WorkflowClass): void {
@@ -346,9 +420,10 @@ export class Engine implements RunOperations {
     input: unknown,
     options: StartOptions,
     update: StartRecord["update"],
+    lineage: Pick<StartRecord, "from" | "parent"> = {},
   ): Promise<void> {
     let existing = this.runs.get(id);
-    if (existing !== undefined) {
+    if (existing !== undefined && lineage.from === undefined) {
       const policy = options.idPolicy ?? {};
       const running = policy.running ?? "fail";
       const finished = policy.finished ?? "allow";
@@ -372,22 +447,29 @@ export class Engine implements RunOperations {
       seed: randomInt(0, 2 ** 32 - 1),
       input,
       ...(update ? { update } : {}),
+      ...lineage,
     };
     const body = this.encode(id, runId, 0, record);
     // Everything below runs without yielding until the append is queued, so two starts of one ID
     // cannot both pass the checks above.
     if (this.runs.get(id) !== existing) throw new AlreadyExistsError(`workflow ID '${id}' was started concurrently`);
     const entry = existing ?? new RunEntry(id, shardOf(id, this.log.shardCount));
-    if (existing !== undefined) {
-      this.evict(existing);
-      void this.log.drop(existing.shard, [id]).catch((e: unknown) => this.storageFailed(e));
-    }
+    const previous = existing?.stream;
+    if (existing !== undefined) this.evict(existing);
     entry.reset(def.name, runId, record.at);
+    if (lineage.parent !== undefined) entry.parent = lineage.parent;
     this.runs.set(id, entry);
     const executor = this.createExecutor(entry, def);
     executor.load([]);
     this.starts.resolve(id);
     await this.appendEncoded(entry, record, body);
+    if (previous !== undefined) this.dropRun(entry.shard, previous);
+  }
+
+  /** Drops a superseded run's journal, unless finished journals are kept. */
+  private dropRun(shard: number, stream: string): void {
+    if (this.config.settings.keepHistory) return;
+    void this.log.drop(shard, [stream]).catch((e: unknown) => this.storageFailed(e));
   }
 
   private createExecutor(entry: RunEntry, def: WorkflowDefinition): RunExecutor {
@@ -406,6 +488,19 @@ export class Engine implements RunOperations {
       },
       closed: () => this.closed || entry.executor !== executor,
       changed: () => this.executorChanged(entry, executor),
+      startChild: (request) => {
+        if (entry.runId === runId && entry.executor === executor) void this.startChildRun(entry, request);
+      },
+      continueAsNew: (input) => {
+        if (entry.runId !== runId || entry.executor !== executor) return;
+        this.begin(def, entry.id, input, {}, undefined, {
+          from: { runId, reason: "continue-as-new" },
+          ...(entry.parent ? { parent: entry.parent } : {}),
+        }).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
+      },
+      closeChild: (childId, reason) => {
+        if (entry.runId === runId) void this.closeChildRun(entry, childId, reason);
+      },
     };
     executor = new RunExecutor(def, this.container, host);
     entry.executor = executor;
@@ -432,14 +527,15 @@ export class Engine implements RunOperations {
     this.assertOpen();
     const position = entry.appended++;
     const runId = entry.runId;
-    await this.log.append(entry.shard, { stream: entry.id, body });
+    await this.log.append(entry.shard, { stream: streamOf(entry.id, runId), body });
     if (entry.runId !== runId) return;
     entry.durable = position + 1;
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
     record = decodeRecord(body, this.codec, { workflowId: entry.id, runId, position });
     this.indexRecord(entry, record);
     if (entry.executor !== undefined) entry.executor.deliver(position, record);
-    else if (entry.finished === undefined && wakes(record)) void this.load(entry).catch(() => undefined);
+    // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
+    else if (entry.finished === undefined && wakes(record) && entry.durable === entry.appended) void this.load(entry).catch(() => undefined);
     if (record.kind === "finish") this.finishRun(entry, record);
     else if (record.kind === "update-result") this.updates.resolve(`${entry.id}\0${record.id}`, record);
   }
@@ -464,12 +560,73 @@ export class Engine implements RunOperations {
         entry.endedAt = (record as { at: number }).at;
         entry.timers = undefined;
         return;
+      case "child": {
+        const r = record as Pick<ChildRecord, "ok" | "childId" | "seq" | "childRunId" | "close">;
+        if (r.ok) (entry.children ??= new Map()).set(r.childId, { seq: r.seq, runId: r.childRunId ?? 0, close: r.close ?? "terminate" });
+        return;
+      }
+      case "child-result":
+        entry.children?.delete((record as { childId: string }).childId);
+        return;
     }
   }
 
   private finishRun(entry: RunEntry, record: FinishRecord): void {
     this.evict(entry);
     this.results.resolve(entry.id, record);
+    const parent = entry.parent && this.runs.get(entry.parent.id);
+    if (entry.parent && parent && parent.runId === entry.parent.runId && parent.finished === undefined) {
+      const { status, value, error } = record;
+      void this.append(parent, {
+        kind: "child-result",
+        seq: entry.parent.seq,
+        childId: entry.id,
+        status,
+        ...(status === "ok" ? { value } : { error: error ?? new FuseeError(`child ${entry.id} ended ${status}`) }),
+        at: this.time.now(),
+      }).catch((e: unknown) => this.storageFailed(e));
+    }
+    for (const childId of [...(entry.children?.keys() ?? [])]) {
+      void this.closeChildRun(entry, childId, `parent '${entry.id}' ended (${record.status})`);
+    }
+  }
+
+  /** Starts the child a parent's call asked for and journals the outcome in the parent. */
+  private async startChildRun(parent: RunEntry, request: ChildRequest): Promise<void> {
+    const runId = parent.runId;
+    const base = { kind: "child" as const, seq: request.seq, childId: request.id, at: 0 };
+    let outcome: ChildRecord;
+    try {
+      const def = this.resolveType(request.type);
+      checkId(request.id, "child workflow ID");
+      await this.begin(def, request.id, request.input, {}, undefined, { parent: { id: parent.id, runId, seq: request.seq } });
+      const child = this.runs.get(request.id) as RunEntry;
+      outcome = { ...base, ok: true, childRunId: child.runId, close: request.close, at: this.time.now() };
+    } catch (e) {
+      outcome = { ...base, ok: false, error: e instanceof Error ? e : new FuseeError(String(e)), at: this.time.now() };
+    }
+    if (parent.runId !== runId || parent.finished !== undefined || this.closed) return;
+    await this.append(parent, outcome).catch((e: unknown) => this.storageFailed(e));
+  }
+
+  /** Applies a child's close policy: terminate it, ask it to cancel, or leave it running. */
+  private async closeChildRun(parent: RunEntry, childId: string, reason: string): Promise<void> {
+    const link = parent.children?.get(childId);
+    parent.children?.delete(childId);
+    const child = this.runs.get(childId);
+    if (link === undefined || child === undefined || child.runId !== link.runId || child.finished !== undefined || this.closed) return;
+    try {
+      if (link.close === "terminate") await this.terminate(childId, reason);
+      else if (link.close === "request-cancel") await this.cancel(childId, reason);
+    } catch (e) {
+      if (!(e instanceof RejectedError)) this.storageFailed(e);
+    }
+  }
+
+  private runFailedToContinue(entry: RunEntry, runId: number, e: unknown): void {
+    if (entry.runId !== runId || entry.finished !== undefined || this.closed) return;
+    const error = e instanceof Error ? e : new FuseeError(String(e));
+    void this.append(entry, { kind: "finish", status: "failed", error, at: this.time.now() }).catch((x: unknown) => this.storageFailed(x));
   }
 
   private fireTimer(id: string, seq: number, at: number): void {
@@ -510,7 +667,7 @@ export class Engine implements RunOperations {
   }
 
   private async readJournal(entry: RunEntry, upTo: number): Promise<JournalRecord[]> {
-    const entries = await this.log.read(entry.shard, entry.id);
+    const entries = await this.log.read(entry.shard, entry.stream);
     const records: JournalRecord[] = [];
     for (let position = 0; position < Math.min(upTo, entries.length); position++) {
       const body = (entries[position] as { body: Uint8Array }).body;
@@ -586,17 +743,25 @@ export class Engine implements RunOperations {
 
   private async recover(): Promise<void> {
     for (let shard = 0; shard < this.log.shardCount; shard++) {
+      const superseded = new Set<string>();
       for await (const item of this.log.scan(shard)) {
+        const run = parseStream(item.stream);
+        if (run === undefined) continue;
         const header = readRecordHeader(item.body);
-        let entry = this.runs.get(item.stream);
+        let entry = this.runs.get(run.id);
+        if (entry !== undefined && run.runId < entry.runId) {
+          superseded.add(item.stream);
+          continue;
+        }
         if (header.kind === "start") {
           if (entry === undefined) {
-            entry = new RunEntry(item.stream, shard);
-            this.runs.set(item.stream, entry);
-          }
-          entry.reset(header.type as string, header.runId as number, header.at as number);
-        } else if (entry === undefined) {
-          throw new StorageError(`shard ${shard} holds a ${header.kind} record of '${item.stream}' before any start record`);
+            entry = new RunEntry(run.id, shard);
+            this.runs.set(run.id, entry);
+          } else if (run.runId > entry.runId) superseded.add(entry.stream);
+          entry.reset(header.type as string, run.runId, header.at as number);
+          if (header.parent !== undefined) entry.parent = header.parent as RunEntry["parent"];
+        } else if (entry === undefined || run.runId !== entry.runId) {
+          throw new StorageError(`shard ${shard} holds a ${header.kind} record of run ${run.runId} of '${run.id}' before its start record`);
         }
         const position = entry.appended++;
         if (header.kind === "attributes") {
@@ -607,6 +772,7 @@ export class Engine implements RunOperations {
         }
         entry.durable = entry.appended;
       }
+      for (const stream of superseded) this.dropRun(shard, stream);
     }
   }
 
@@ -644,7 +810,15 @@ export class Engine implements RunOperations {
 }
 
 function wakes(record: JournalRecord): boolean {
-  return record.kind === "signal" || record.kind === "update" || record.kind === "fired";
+  return (
+    record.kind === "signal" ||
+    record.kind === "update" ||
+    record.kind === "fired" ||
+    record.kind === "cancel" ||
+    record.kind === "completion" ||
+    record.kind === "child" ||
+    record.kind === "child-result"
+  );
 }
 
 function unwrapOutcome(o: { ok: true; value: unknown } | { ok: false; error: unknown }): unknown {

@@ -18,6 +18,10 @@ export class RunEntry {
   durable = 0;
   /** Pending durable timers: call number → due time. */
   timers: Map<number, number> | undefined = undefined;
+  /** For a child run: the parent run and its call that started it. */
+  parent: { readonly id: string; readonly runId: number; readonly seq: number } | undefined = undefined;
+  /** Unfinished children of this run and what to do with them when it ends. */
+  children: Map<string, { seq: number; runId: number; close: "terminate" | "request-cancel" | "abandon" }> | undefined = undefined;
   /** The run's executor while it is in memory. */
   executor: RunExecutor | undefined = undefined;
   loading: Promise<RunExecutor> | undefined = undefined;
@@ -27,8 +31,15 @@ export class RunEntry {
     readonly shard: number,
   ) {}
 
+  /** The log stream of the current run: each run of an ID has its own, so old runs drop whole. */
+  get stream(): string {
+    return streamOf(this.id, this.runId);
+  }
+
   /** Forgets the previous run of this ID before a new one starts. */
   reset(type: string, runId: number, startedAt: number): void {
+    this.parent = undefined;
+    this.children = undefined;
     this.type = type;
     this.runId = runId;
     this.finished = undefined;
@@ -41,4 +52,18 @@ export class RunEntry {
     this.executor = undefined;
     this.loading = undefined;
   }
+}
+
+/** The log stream of run `runId` of workflow `id`. */
+export function streamOf(id: string, runId: number): string {
+  return `${id}#${runId}`;
+}
+
+/** Splits a stream name into workflow ID and run; IDs may hold '#', run numbers never do. */
+export function parseStream(stream: string): { id: string; runId: number } | undefined {
+  const at = stream.lastIndexOf("#");
+  if (at < 0) return undefined;
+  const runId = Number(stream.slice(at + 1));
+  if (!Number.isInteger(runId) || runId < 1) return undefined;
+  return { id: stream.slice(0, at), runId };
 }

@@ -1,6 +1,7 @@
 import { toMillis, type Duration } from "../core/duration.js";
 import { RejectedError } from "../core/errors.js";
 import { stepScope, type StepScope } from "./run-binding.js";
+import { WORKFLOW_METADATA } from "./metadata-keys.js";
 import { checkStepOptions } from "./registry.js";
 import type { StepOptions } from "./step-options.js";
 
@@ -20,6 +21,29 @@ export interface WaitOptions {
   timeout?: Duration;
 }
 
+/** Options of `ctx.startChild` and `ctx.executeChild`. */
+export interface ChildOptions {
+  /** What happens to the child when this run ends first: terminate it (default), ask it to cancel, or leave it. */
+  close?: "terminate" | "request-cancel" | "abandon";
+  /** Stop waiting for the child's result after this long (the child is then closed by `close`). */
+  timeout?: Duration;
+  /** @internal The timeout in ms. */
+  timeoutMs?: number;
+}
+
+/** A child run started by `ctx.startChild`. */
+export interface ChildHandle<T> {
+  readonly id: string;
+  /** The child's result, journaled in the parent; rejects with its error or a `TimeoutError`. */
+  result(): Promise<T>;
+}
+
+/** What `ctx.awaitCompletion` hands its `send` function. */
+export interface Completion {
+  /** Pass it to whoever completes the work; they call `engine.complete(token, value)`. */
+  readonly token: string;
+}
+
 /** What a {@link Ctx} delegates to: the executor of the run. */
 export interface CtxBackend {
   readonly workflowId: string;
@@ -35,6 +59,14 @@ export interface CtxBackend {
   patched(id: string, deprecated: boolean): boolean;
   setAttributes(attributes: Record<string, unknown>): void;
   journalSize(): number;
+  startChild(type: string, id: string, input: unknown, options: ChildOptions): Promise<ChildHandle<unknown>>;
+  continueAsNew(input: unknown): Promise<never>;
+  awaitCompletion(name: string, send: (c: Completion) => unknown, options: StepOptions): Promise<unknown>;
+}
+
+function workflowName(cls: { name: string }): string {
+  const meta = Reflect.getOwnMetadata(WORKFLOW_METADATA, cls) as { name?: string } | undefined;
+  return meta?.name ?? cls.name;
 }
 
 function scope(what: string): StepScope {
@@ -162,6 +194,46 @@ export class Ctx {
       throw new RejectedError("ctx.setAttributes needs a plain object of attribute names to values");
     }
     this.backend.setAttributes(attributes);
+  }
+
+  /**
+   * Starts a child workflow run; resolves once its start is durable.
+   *
+   * @example
+   * const child = await this.ctx.startChild("Ship", `ship-${id}`, order, { close: "abandon" });
+   * const label = await child.result();
+   */
+  startChild<T = unknown>(type: string | { name: string }, id: string, input?: unknown, options: ChildOptions = {}): Promise<ChildHandle<T>> {
+    const name = typeof type === "string" ? type : workflowName(type);
+    const timeoutMs = options.timeout === undefined ? undefined : toMillis(options.timeout, "child timeout");
+    const close = options.close ?? "terminate";
+    if (!["terminate", "request-cancel", "abandon"].includes(close)) {
+      throw new RejectedError(`child close policy must be 'terminate', 'request-cancel' or 'abandon'; got '${String(close)}'`);
+    }
+    return this.backend.startChild(name, id, input, { close, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }) as Promise<ChildHandle<T>>;
+  }
+
+  /** Starts a child workflow run and waits for its result. */
+  async executeChild<T = unknown>(type: string | { name: string }, id: string, input?: unknown, options: ChildOptions = {}): Promise<T> {
+    const child = await this.startChild<T>(type, id, input, options);
+    return child.result();
+  }
+
+  /**
+   * Ends this run and starts a fresh one of the same workflow ID with `input` and an empty journal.
+   * The returned promise never resolves: return it from `run()`.
+   */
+  continueAsNew(input?: unknown): Promise<never> {
+    return this.backend.continueAsNew(input);
+  }
+
+  /**
+   * Waits for an outside party: `send` runs as a retried step with a fresh token each attempt, and the
+   * run waits until `engine.complete(token, value)` (or `engine.fail`) answers the token that was sent.
+   */
+  awaitCompletion<T = unknown>(name: string, send: (c: Completion) => Promise<unknown> | unknown, options: StepOptions = {}): Promise<T> {
+    checkStepOptions(options, `ctx.awaitCompletion('${name}')`);
+    return this.backend.awaitCompletion(name, send, options) as Promise<T>;
   }
 
   /** Records in the current run's journal so far. */

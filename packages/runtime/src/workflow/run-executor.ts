@@ -1,12 +1,13 @@
 import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
 import { DeterministicRandom } from "../core/deterministic-random.js";
-import { ConfigError, FuseeError, NonDeterminismError, RejectedError } from "../core/errors.js";
-import { describeRecord, isCallRecord, type CallRecord, type JournalRecord } from "../core/records.js";
+import { CancelledError, ConfigError, FuseeError, NonDeterminismError, RejectedError, TimeoutError } from "../core/errors.js";
+import { describeRecord, isCallRecord, type CallRecord, type ChildResultRecord, type CompletionRecord, type JournalRecord } from "../core/records.js";
 import type { FinishedStatus } from "../core/status.js";
-import { Ctx, type CtxBackend } from "./ctx.js";
+import { Ctx, type ChildHandle, type ChildOptions, type CtxBackend } from "./ctx.js";
 import { unknownHandler, type WorkflowDefinition } from "./registry.js";
-import { bindInstance, type StepHost } from "./run-binding.js";
+import { bindInstance, stepScope, type StepHost } from "./run-binding.js";
+import { makeCompletionToken } from "./completion-token.js";
 import { runStep } from "./step-runner.js";
 import type { StepOptions } from "./step-options.js";
 
@@ -26,6 +27,21 @@ export interface RunHost {
   closed(): boolean;
   /** The executor's state changed (idle, finished, broken): the engine may update its index. */
   changed(): void;
+  /** Starts a child run for call `seq`; the engine journals a `child` record with the outcome. */
+  startChild(request: ChildRequest): void;
+  /** Ends this run and starts a fresh one of the same ID with `input`. */
+  continueAsNew(input: unknown): void;
+  /** Applies a close policy to a child whose wait timed out. */
+  closeChild(childId: string, reason: string): void;
+}
+
+/** What `ctx.startChild` asks the engine to start. */
+export interface ChildRequest {
+  readonly seq: number;
+  readonly type: string;
+  readonly id: string;
+  readonly input: unknown;
+  readonly close: NonNullable<ChildOptions["close"]>;
 }
 
 interface Pending {
@@ -43,6 +59,9 @@ interface Waiter {
   readonly resolve: (value: unknown) => void;
   timerSeq?: number;
 }
+
+/** A wait of the workflow code that a cancellation interrupts. */
+type Interruptible = (error: CancelledError) => void;
 
 type UpdateOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
@@ -79,6 +98,15 @@ export class RunExecutor implements CtxBackend, StepHost {
   private readonly acceptedUpdates = new Set<string>();
   private readonly idleWaiters: Array<() => void> = [];
   private readonly progress = new Map<number, unknown>();
+  private readonly waits = new Set<Interruptible>();
+  private cancelPending: CancelledError | undefined;
+  private readonly issuedTokens = new Set<string>();
+  private readonly completions = new Map<string, CompletionRecord>();
+  private readonly completionWaiters = new Map<string, (r: CompletionRecord) => void>();
+  private readonly childResults = new Map<number, ChildResultRecord>();
+  private readonly childWaiters = new Map<number, Array<(r: ChildResultRecord | Error) => void>>();
+  private readonly childTimeouts = new Map<number, number>();
+  private continued = false;
   private driving = false;
   private inFlight = 0;
   private bodyDone = false;
@@ -204,32 +232,41 @@ export class RunExecutor implements CtxBackend, StepHost {
   }
 
   sleepUntil(until: number): Promise<void> {
-    return new Promise((resolve) => {
-      this.timer(until, () => resolve());
+    return this.interruptible<void>((resolve, onCancel) => {
+      const seq = this.timer(until, () => resolve());
+      onCancel(() => this.cancelTimer(seq));
     });
   }
 
   waitFor(name: string, timeoutMs: number | undefined): Promise<unknown> {
     const buffered = this.mailbox.get(name);
     if (buffered !== undefined && buffered.length > 0) return Promise.resolve(buffered.shift());
-    return new Promise((resolve) => {
+    return this.interruptible((resolve, onCancel) => {
       const waiter: Waiter = { resolve };
       const list = this.waiters.get(name) ?? [];
       list.push(waiter);
       this.waiters.set(name, list);
+      const remove = (): void => {
+        const l = this.waiters.get(name);
+        const i = l?.indexOf(waiter) ?? -1;
+        if (i >= 0) l?.splice(i, 1);
+      };
       if (timeoutMs !== undefined) {
         waiter.timerSeq = this.timer(this.lastAt + timeoutMs, () => {
-          const l = this.waiters.get(name);
-          if (l) l.splice(l.indexOf(waiter), 1);
+          remove();
           resolve(undefined);
         });
       }
+      onCancel(() => {
+        remove();
+        this.cancelTimer(waiter.timerSeq);
+      });
     });
   }
 
   condition(pred: () => boolean, timeoutMs: number | undefined): Promise<boolean> {
     if (pred()) return Promise.resolve(true);
-    return new Promise((resolve) => {
+    return this.interruptible<boolean>((resolve, onCancel) => {
       const c: Condition = { pred, resolve };
       this.conditions.add(c);
       if (timeoutMs !== undefined) {
@@ -238,7 +275,72 @@ export class RunExecutor implements CtxBackend, StepHost {
           resolve(false);
         });
       }
+      onCancel(() => {
+        this.conditions.delete(c);
+        this.cancelTimer(c.timerSeq);
+      });
     });
+  }
+
+  awaitCompletion(name: string, send: (c: { token: string }) => unknown, options: StepOptions): Promise<unknown> {
+    return (async () => {
+      const token = (await this.step(
+        name,
+        async () => {
+          const scope = stepScope.getStore();
+          const t = makeCompletionToken(this.workflowId, this.host.runId, scope?.key ?? name, scope?.attempt ?? 1);
+          await send({ token: t });
+          return t;
+        },
+        options,
+      )) as string;
+      this.issuedTokens.add(token);
+      const done = this.completions.get(token);
+      const record =
+        done ??
+        (await this.interruptible<CompletionRecord>((resolve, onCancel) => {
+          this.completionWaiters.set(token, resolve);
+          onCancel(() => this.completionWaiters.delete(token));
+        }));
+      if (record.ok) return record.value;
+      throw record.error;
+    })();
+  }
+
+  startChild(type: string, id: string, input: unknown, options: ChildOptions): Promise<ChildHandle<unknown>> {
+    const seq = this.call("child", id);
+    const close = options.close ?? "terminate";
+    if (options.timeoutMs !== undefined) {
+      const timerSeq = this.timer(this.lastAt + options.timeoutMs, () => this.childTimedOut(seq, id, options.timeoutMs as number));
+      this.childTimeouts.set(seq, timerSeq);
+    }
+    return new Promise((resolve, reject) => {
+      this.pending.set(seq, { resolve: () => resolve(this.childHandle(seq, id)), reject });
+      if (!this.replayCalls.has(seq)) this.whenLive(() => this.host.startChild({ seq, type, id, input, close }));
+    });
+  }
+
+  continueAsNew(input: unknown): Promise<never> {
+    if (!this.continued) {
+      this.continued = true;
+      this.bodyDone = true;
+      this.whenLive(() => {
+        if (!this.host.closed() && !this.broken) this.host.continueAsNew(input);
+      });
+    }
+    return new Promise<never>(() => undefined);
+  }
+
+  /** Whether `token` may complete: `open` once issued and unanswered. */
+  completionState(token: string): "open" | "used" | "unknown" {
+    if (this.completions.has(token)) return "used";
+    return this.issuedTokens.has(token) ? "open" : "unknown";
+  }
+
+  /** Reserves `token` before its completion is appended, so a concurrent second answer is refused. */
+  claimCompletion(token: string): void {
+    this.issuedTokens.delete(token);
+    this.completions.set(token, { kind: "completion", token, ok: true, at: this.lastAt });
   }
 
   patched(id: string, deprecated: boolean): boolean {
@@ -267,6 +369,63 @@ export class RunExecutor implements CtxBackend, StepHost {
 
   // ---- internals ----
 
+  /** A wait that a cancellation rejects with `CancelledError` (at once, when one is pending). */
+  private interruptible<T>(body: (resolve: (v: T) => void, onCancel: (undo: () => void) => void) => void): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.cancelPending !== undefined) {
+        const error = this.cancelPending;
+        this.cancelPending = undefined;
+        reject(error);
+        return;
+      }
+      let undo: () => void = () => undefined;
+      const interrupt: Interruptible = (error) => {
+        this.waits.delete(interrupt);
+        undo();
+        reject(error);
+      };
+      this.waits.add(interrupt);
+      body(
+        (v) => {
+          this.waits.delete(interrupt);
+          resolve(v);
+        },
+        (u) => {
+          undo = u;
+        },
+      );
+    });
+  }
+
+  private childHandle(seq: number, id: string): ChildHandle<unknown> {
+    return {
+      id,
+      result: () =>
+        new Promise((resolve, reject) => {
+          const settle = (r: ChildResultRecord | Error): void => {
+            if (r instanceof Error) reject(r);
+            else if (r.status === "ok") resolve(r.value);
+            else reject(r.error);
+          };
+          const done = this.childResults.get(seq);
+          if (done) return settle(done);
+          const list = this.childWaiters.get(seq) ?? [];
+          list.push(settle);
+          this.childWaiters.set(seq, list);
+        }),
+    };
+  }
+
+  private childTimedOut(seq: number, id: string, ms: number): void {
+    this.childTimeouts.delete(seq);
+    if (this.childResults.has(seq)) return;
+    const error = new TimeoutError(`child '${id}' of ${this.workflowId} did not finish within ${ms}ms`);
+    this.childResults.set(seq, { kind: "child-result", seq, childId: id, status: "failed", error, at: this.lastAt });
+    for (const w of this.childWaiters.get(seq) ?? []) w(error);
+    this.childWaiters.delete(seq);
+    if (this.held === null && !this.host.closed()) this.host.closeChild(id, `timed out after ${ms}ms`);
+  }
+
   private rng(): DeterministicRandom {
     if (this.random_ === undefined) throw new FuseeError("the run has not started yet");
     return this.random_;
@@ -275,13 +434,14 @@ export class RunExecutor implements CtxBackend, StepHost {
   /** Numbers a call of the workflow code and, while replaying, checks it against the journal. */
   private call(kind: CallRecord["kind"], name: string | undefined): number {
     const seq = ++this.seq;
-    const asked = kind === "step" ? `step '${name}' (call #${seq})` : kind === "patch" ? `patch '${name}' (call #${seq})` : `${kind} (call #${seq})`;
+    const asked = kind === "attributes" || kind === "timer" ? `${kind} (call #${seq})` : `${kind} '${name}' (call #${seq})`;
     this.lastCall = asked;
     this.requested.add(seq);
     const recorded = this.replayCalls.get(seq);
     if (recorded !== undefined) {
       const r = recorded.record;
-      const same = r.kind === kind && (kind !== "step" || (r.kind === "step" && r.name === name)) && (kind !== "patch" || (r.kind === "patch" && r.id === name));
+      const recordedName = r.kind === "step" ? r.name : r.kind === "patch" ? r.id : r.kind === "child" ? r.childId : undefined;
+      const same = r.kind === kind && recordedName === name;
       if (!same) {
         const error = this.nonDeterminism(recorded.position, describeRecord(r), asked);
         this.breakWith(error);
@@ -330,7 +490,10 @@ export class RunExecutor implements CtxBackend, StepHost {
       clock: this.host.clock,
       key,
       progress: this.progress.get(seq),
-      onHeartbeat: (p) => this.progress.set(seq, p),
+      onHeartbeat: (p) => {
+        this.progress.set(seq, p);
+        if (!this.host.closed() && !this.broken) this.host.append({ kind: "heartbeat", seq, progress: p, at: this.host.clock.now() });
+      },
       abandoned: () => this.host.closed(),
     }).then((outcome) => {
       if (this.host.closed() || this.broken) return;
@@ -416,6 +579,38 @@ export class RunExecutor implements CtxBackend, StepHost {
         }
         this.finished = record.status;
         return;
+      case "heartbeat":
+        this.progress.set(record.seq, record.progress);
+        return;
+      case "completion": {
+        this.completions.set(record.token, record);
+        const waiter = this.completionWaiters.get(record.token);
+        this.completionWaiters.delete(record.token);
+        waiter?.(record);
+        return;
+      }
+      case "child": {
+        const p = this.take(record.seq);
+        if (record.ok) p?.resolve(undefined);
+        else p?.reject(record.error);
+        return;
+      }
+      case "child-result": {
+        if (this.childResults.has(record.seq)) return;
+        const timerSeq = this.childTimeouts.get(record.seq);
+        this.childTimeouts.delete(record.seq);
+        this.cancelTimer(timerSeq);
+        this.childResults.set(record.seq, record);
+        for (const w of this.childWaiters.get(record.seq) ?? []) w(record);
+        this.childWaiters.delete(record.seq);
+        return;
+      }
+      case "cancel": {
+        const error = new CancelledError(`run ${this.host.runId} of ${this.workflowId} was cancelled: ${record.reason}`);
+        if (this.waits.size === 0) this.cancelPending = error;
+        for (const interrupt of [...this.waits]) interrupt(error);
+        return;
+      }
       case "timer":
       case "patch":
       case "attributes":
@@ -450,11 +645,11 @@ export class RunExecutor implements CtxBackend, StepHost {
     }
     body.then(
       (value) => this.bodyFinished({ status: "ok", value }),
-      (error: unknown) => this.bodyFinished({ status: "failed", error: asError(error) }),
+      (error: unknown) => this.bodyFinished({ status: error instanceof CancelledError ? "cancelled" : "failed", error: asError(error) }),
     );
   }
 
-  private bodyFinished(outcome: { status: "ok"; value: unknown } | { status: "failed"; error: Error }): void {
+  private bodyFinished(outcome: { status: "ok"; value: unknown } | { status: "failed" | "cancelled"; error: Error }): void {
     if (this.bodyDone || this.broken) return;
     this.bodyDone = true;
     if (this.replayHasFinish) return;

@@ -102,8 +102,8 @@ describe("timers across a restart (local)", () => {
       await eventually("the timer record", async () => (await first.describe("n-down"))!.journal.some((r) => r.kind === "timer"));
       await first.shutdown();
       await new Promise((r) => setTimeout(r, 200));
-      const opened = Date.now();
       const engine = await local.reopen({ workflows: [Napper] });
+      const opened = Date.now();
       expect(await engine.run<number>("n-down").result()).to.be.at.least(150);
       expect(Date.now() - opened, "fired at once, not after another full delay").to.be.below(140);
       await engine.shutdown();
