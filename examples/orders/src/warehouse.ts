@@ -1,0 +1,70 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { RejectedError, type Engine } from "@fusee/runtime";
+import type { OrderScript } from "./batch.js";
+import { money } from "./catalog.js";
+import type { Display } from "./display.js";
+import type { PricedLine, Progress } from "./model.js";
+
+const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/**
+ * The warehouse, acting on what the `progress` query reports: once an order waits to be packed, it
+ * tries the customer's extra items (through the `addItem` update), packs after a while and sends the
+ * `packed` signal. Update IDs are fixed per order, so after a restart a repeated update returns the
+ * recorded result instead of adding the item again.
+ */
+export class Warehouse {
+  private readonly handled = new Set<string>();
+  private readonly work = new Set<Promise<void>>();
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly display: Display,
+    private readonly stopping: () => boolean,
+  ) {}
+
+  /** Called with each progress report; starts handling an order the first time it waits for packing. */
+  see(script: OrderScript, progress: Progress): void {
+    if (progress.stage !== "packing" || progress.packed || this.handled.has(script.id)) return;
+    this.handled.add(script.id);
+    const job = this.handle(script).catch((e: unknown) => {
+      if (!this.stopping()) this.display.event(script.id, `warehouse error: ${describe(e)}`);
+    });
+    this.work.add(job);
+    void job.finally(() => this.work.delete(job));
+  }
+
+  /** Resolves when every order seen so far has been handled. */
+  async idle(): Promise<void> {
+    await Promise.all([...this.work]);
+  }
+
+  private async handle(script: OrderScript): Promise<void> {
+    const run = this.engine.run(script.id);
+    if (script.bad !== undefined) {
+      const { sku, qty } = script.bad;
+      try {
+        await run.update("addItem", script.bad, { id: `${script.id}/bad-item` });
+        this.display.event(script.id, `+ ${sku} ×${qty} was accepted, but the validator should have refused it`);
+      } catch (e) {
+        if (!(e instanceof RejectedError)) throw e;
+        this.display.event(script.id, `✗ ${sku} ×${qty} refused: ${describe(e)}`);
+      }
+    }
+    if (script.extra !== undefined) {
+      const { sku, qty } = script.extra;
+      try {
+        const line = await run.update<PricedLine>("addItem", script.extra, { id: `${script.id}/extra` });
+        this.display.event(script.id, `+ ${sku} ×${qty} added (${money(line.cents)})`);
+      } catch (e) {
+        if (this.stopping()) return;
+        this.display.event(script.id, `✗ ${sku} ×${qty} not added: ${describe(e)}`);
+      }
+    }
+    await sleep(script.packAfterMs);
+    if (this.stopping()) return;
+    await run.signal("packed", script.report);
+    const missing = script.report.missing ?? [];
+    this.display.event(script.id, missing.length > 0 ? `packed, ${missing.join(", ")} missing from the shelf` : "packed");
+  }
+}
