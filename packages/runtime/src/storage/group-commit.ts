@@ -133,6 +133,10 @@ export class ShardCommitter {
     return this.open.keys.length > 0;
   }
 
+  get pendingFrames(): number {
+    return this.open.keys.length;
+  }
+
   append(entry: LogEntry): Promise<void> {
     if (this.fatal !== undefined) return Promise.reject(this.fatal);
     const problem = this.check(entry.stream, entry.body.length);
@@ -390,12 +394,21 @@ function writeAllAsync(
 }
 
 /**
- * Decides, once per event-loop turn, how the shards with a ready batch flush (see the top of this
- * file): one shard alone syncs inline, several sync in parallel on the pool.
+ * Decides when and how the shards with a ready batch flush (see the top of this file): one shard
+ * alone syncs inline, several sync in parallel on the pool.
+ *
+ * A flush normally waits for `setImmediate`, so every append of the turn joins the batch. When
+ * the last flush carried a single frame (one appender awaiting each append), waiting for the next
+ * loop turn only adds latency: measured on the target machine, an event-loop turn between two
+ * syncs adds 20-25 us to a ~145 us write + fdatasync, a microtask 3 us. So after a one-frame
+ * batch the next flush runs on a microtask, but never more than {@link MAX_CHAINED} times in a
+ * row, so timers and I/O still get a turn at least every few syncs.
  */
 export class CommitScheduler {
   private ready: ShardCommitter[] = [];
   private scheduled = false;
+  private lastFrames = 0;
+  private chained = 0;
   private asyncInFlight = 0;
 
   want(c: ShardCommitter): void {
@@ -403,8 +416,13 @@ export class CommitScheduler {
       c.queued = true;
       this.ready.push(c);
     }
-    if (!this.scheduled) {
-      this.scheduled = true;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    if (this.lastFrames === 1 && this.chained < MAX_CHAINED) {
+      this.chained += 1;
+      queueMicrotask(this.tick);
+    } else {
+      this.chained = 0;
       setImmediate(this.tick);
     }
   }
@@ -414,10 +432,15 @@ export class CommitScheduler {
     const list = this.ready;
     this.ready = [];
     let runnable = 0;
+    let frames = 0;
     for (const c of list) {
       c.queued = false;
-      if (!c.busy && c.hasPending && c.failure === undefined) list[runnable++] = c;
+      if (!c.busy && c.hasPending && c.failure === undefined) {
+        list[runnable++] = c;
+        frames += c.pendingFrames;
+      }
     }
+    this.lastFrames = frames;
     if (runnable === 1 && this.asyncInFlight === 0) {
       list[0]!.flushInline();
       return;
@@ -432,3 +455,6 @@ export class CommitScheduler {
     }
   };
 }
+
+/** Consecutive microtask flushes before the scheduler yields a full event-loop turn. */
+const MAX_CHAINED = 8;

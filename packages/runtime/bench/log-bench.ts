@@ -1,0 +1,173 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { type LocalLog, openLocalLog } from "../src/storage/index.js";
+import { floorSamples } from "./floor.js";
+import { percentile, round } from "./percentile.js";
+
+const RECORD_BYTES = 100;
+const SEQUENTIAL_WARMUP = 300;
+/** Floor and sequential appends alternate in blocks, so machine noise hits both alike. */
+const BLOCKS = 10;
+const BLOCK_ROUNDS = 300;
+const THROUGHPUT_MS = 1500;
+const APPENDERS = [1, 16, 256, 4096] as const;
+const SHARDS = [1, 4] as const;
+
+interface ThroughputRow {
+  readonly shards: number;
+  readonly appenders: number;
+  readonly records_per_s: number;
+  readonly records_per_sync: number;
+  readonly ack_p50_us: number;
+  readonly ack_p99_us: number;
+}
+
+/**
+ * `npm run bench -- log [--json]`: the floor and the local log measured in one run, so their
+ * ratio holds on a noisy machine where absolute figures do not.
+ */
+export async function runLogBench(args: readonly string[]): Promise<void> {
+  const json = args.includes("--json");
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "fusee-bench-"));
+  const progress = (line: string): void => {
+    if (!json) process.stdout.write(`${line}\n`);
+  };
+  try {
+    progress(`fusee log benchmark: ${RECORD_BYTES}-byte records, flush fdatasync, data under ${root}`);
+    const { floor, sequential, unallocated } = await sequentialAgainstFloor(root);
+    const floorP50 = floor.p50_us;
+    const floorP99 = floor.p99_us;
+
+    const throughput: ThroughputRow[] = [];
+    for (const shards of SHARDS) {
+      const log = await openLocalLog({ dir: path.join(root, `tp-${shards}`), shards });
+      try {
+        for (const appenders of APPENDERS) throughput.push(await measureThroughput(log, shards, appenders));
+      } finally {
+        await log.close();
+      }
+    }
+
+    const result = {
+      floor_p50_us: floorP50,
+      floor_p99_us: floorP99,
+      append_p50_us: sequential.p50_us,
+      append_p99_us: sequential.p99_us,
+      append_ratio: round(sequential.p50_us / floorP50, 3),
+      append_p50_us_without_preallocation: unallocated.p50_us,
+      throughput,
+    };
+    if (json) {
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      return;
+    }
+    const lines = [
+      "",
+      `floor (write + fdatasync, preallocated)   p50 ${floorP50} us   p99 ${floorP99} us`,
+      `sequential append, 1 appender            p50 ${sequential.p50_us} us   p99 ${sequential.p99_us} us` +
+        `   ratio to floor p50 ${result.append_ratio}`,
+      `  same without preallocation             p50 ${unallocated.p50_us} us   p99 ${unallocated.p99_us} us`,
+      "",
+      "shards  appenders   records/s  records/sync  ack p50 us  ack p99 us",
+      ...throughput.map(
+        (r) =>
+          `${pad(r.shards, 6)}  ${pad(r.appenders, 9)}  ${pad(r.records_per_s, 10)}  ${pad(r.records_per_sync, 12)}` +
+          `  ${pad(r.ack_p50_us, 10)}  ${pad(r.ack_p99_us, 10)}`,
+      ),
+    ];
+    process.stdout.write(`${lines.join("\n")}\n`);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+interface Latency {
+  readonly p50_us: number;
+  readonly p99_us: number;
+}
+
+/**
+ * Sequential append latency (one appender awaiting each append) with and without preallocation,
+ * and the floor, in alternating blocks.
+ */
+async function sequentialAgainstFloor(
+  root: string,
+): Promise<{ floor: Latency; sequential: Latency; unallocated: Latency }> {
+  const total = BLOCKS * BLOCK_ROUNDS;
+  const floor = new Float64Array(total);
+  const sequential = new Float64Array(total);
+  const unallocated = new Float64Array(total);
+  const entry = { stream: "run-000001", body: Buffer.alloc(RECORD_BYTES, 0x61) };
+  const preallocated = await openLocalLog({ dir: path.join(root, "seq"), shards: 1 });
+  const growing = await openLocalLog({ dir: path.join(root, "seq-grow"), shards: 1, preallocate: false });
+  try {
+    for (let i = 0; i < SEQUENTIAL_WARMUP; i++) {
+      await preallocated.append(0, entry);
+      await growing.append(0, entry);
+    }
+    for (let b = 0; b < BLOCKS; b++) {
+      floor.set(floorSamples({ dir: root, rounds: BLOCK_ROUNDS, recordBytes: 128 }), b * BLOCK_ROUNDS);
+      for (const [log, samples] of [
+        [preallocated, sequential],
+        [growing, unallocated],
+      ] as const) {
+        for (let i = b * BLOCK_ROUNDS; i < (b + 1) * BLOCK_ROUNDS; i++) {
+          const t0 = performance.now();
+          await log.append(0, entry);
+          samples[i] = (performance.now() - t0) * 1000;
+        }
+      }
+    }
+  } finally {
+    await preallocated.close();
+    await growing.close();
+  }
+  const latency = (samples: Float64Array): Latency => ({
+    p50_us: round(percentile(samples, total, 0.5)),
+    p99_us: round(percentile(samples, total, 0.99)),
+  });
+  return { floor: latency(floor), sequential: latency(sequential), unallocated: latency(unallocated) };
+}
+
+async function measureThroughput(log: LocalLog, shards: number, appenders: number): Promise<ThroughputRow> {
+  const body = Buffer.alloc(RECORD_BYTES, 0x62);
+  const samples = new Float64Array(4_000_000);
+  let count = 0;
+  let stop = false;
+  const before = log.stats();
+  const started = performance.now();
+  const timer = setTimeout(() => (stop = true), THROUGHPUT_MS);
+  await Promise.all(
+    Array.from({ length: appenders }, async (_, i) => {
+      const entry = { stream: `run-${appenders}-${i}`, body };
+      const shard = i % shards;
+      while (!stop) {
+        const t0 = performance.now();
+        await log.append(shard, entry);
+        if (count < samples.length) samples[count++] = (performance.now() - t0) * 1000;
+      }
+    }),
+  );
+  clearTimeout(timer);
+  const seconds = (performance.now() - started) / 1000;
+  const after = log.stats();
+  const appended = sum(after.appended) - sum(before.appended);
+  const syncs = sum(after.syncs) - sum(before.syncs);
+  return {
+    shards,
+    appenders,
+    records_per_s: Math.round(appended / seconds),
+    records_per_sync: round(appended / Math.max(1, syncs)),
+    ack_p50_us: round(percentile(samples, count, 0.5)),
+    ack_p99_us: round(percentile(samples, count, 0.99)),
+  };
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}
+
+function pad(value: number, width: number): string {
+  return String(value).padStart(width);
+}

@@ -1,0 +1,15 @@
+import { runLogBench } from "./log-bench.js";
+
+/** Benchmarks by sub-command: `npm run bench -- <name> [--json]`. Add one line per benchmark. */
+const commands: Record<string, (args: readonly string[]) => Promise<void>> = {
+  log: runLogBench,
+};
+
+const [name, ...args] = process.argv.slice(2);
+const command = name === undefined ? undefined : commands[name];
+if (command === undefined) {
+  process.stderr.write(`usage: npm run bench -- <${Object.keys(commands).join("|")}> [--json]\n`);
+  process.exitCode = 2;
+} else {
+  await command(args);
+}
