@@ -1,0 +1,88 @@
+import { expect } from "chai";
+import { Ctx } from "../../src/workflow/ctx.js";
+import { Workflow } from "../../src/workflow/decorators.js";
+import { TerminatedError, TimeoutError, WorkflowFailedError, AlreadyExistsError } from "../../src/core/errors.js";
+import { eventually, onEachEngine } from "../runtime/harness.js";
+
+@Workflow("kid")
+class Kid {
+  constructor(private readonly ctx: Ctx) {}
+  async run(mode: string): Promise<string> {
+    if (mode === "fail") throw new Error("kid broke");
+    if (mode === "wait") await this.ctx.waitFor("never");
+    return this.ctx.step("grow", async () => `grown ${this.ctx.workflowId}`);
+  }
+}
+
+@Workflow("parent")
+class Parent {
+  constructor(private readonly ctx: Ctx) {}
+  async run(): Promise<void> {
+    await this.ctx.startChild("kid", "kid-terminate", "wait");
+    await this.ctx.startChild("kid", "kid-cancel", "wait", { close: "request-cancel" });
+    await this.ctx.startChild("kid", "kid-abandon", "wait", { close: "abandon" });
+    await this.ctx.waitFor("never");
+  }
+}
+
+@Workflow("family")
+class Family {
+  constructor(private readonly ctx: Ctx) {}
+  async run(): Promise<string[]> {
+    const out: string[] = [];
+    out.push(await this.ctx.executeChild<string>(Kid, "kid-ok", "ok"));
+    try {
+      await this.ctx.executeChild("kid", "kid-fail", "fail");
+    } catch (e) {
+      out.push(`${(e as WorkflowFailedError).name}: ${(e as Error).message}`);
+    }
+    try {
+      await this.ctx.executeChild("kid", "kid-slow", "wait", { timeout: "30ms" });
+    } catch (e) {
+      out.push(e instanceof TimeoutError ? "timed out" : String(e));
+    }
+    await this.ctx.startChild("kid", "kid-twice", "wait", { close: "abandon" });
+    try {
+      await this.ctx.startChild("kid", "kid-twice", "ok");
+    } catch (e) {
+      out.push(e instanceof AlreadyExistsError ? "id taken" : String(e));
+    }
+    return out;
+  }
+}
+
+onEachEngine("child workflows", (kind) => {
+  it("flows child results, failures and timeouts to the parent durably", async () => {
+    const engine = await kind().open({ workflows: [Kid, Family] });
+    const run = await engine.start(Family, "family-1", undefined);
+    const out = await run.result();
+    expect(out[0]).to.equal("grown kid-ok");
+    expect(out[1]).to.contain("kid broke");
+    expect(out[2]).to.equal("timed out");
+    expect(out[3]).to.equal("id taken");
+    await eventually("the slow child closed", async () => (await engine.status("kid-slow"))?.status === "terminated");
+    const kinds = (await run.describe()).journal.map((r) => r.kind);
+    expect(kinds.filter((k) => k === "child")).to.have.length(5);
+    expect((await engine.status("kid-twice"))?.status, "abandoned, still waiting").to.be.oneOf(["suspended", "parked"]);
+    expect(kinds.filter((k) => k === "child-result")).to.have.length.at.least(2);
+    await engine.shutdown();
+  });
+
+  it("applies each child's close policy when the parent is terminated", async () => {
+    const engine = await kind().open({ workflows: [Kid, Parent] });
+    const run = await engine.start(Parent, "parent-1", undefined);
+    await eventually("children", async () => {
+      const s = await Promise.all(["kid-terminate", "kid-cancel", "kid-abandon"].map((id) => engine.status(id)));
+      return s.every((x) => x !== undefined);
+    });
+    await run.terminate("stop");
+    expect(await run.result().catch((e: unknown) => e)).to.be.instanceOf(TerminatedError);
+    await eventually("children closed", async () => {
+      const t = await engine.status("kid-terminate");
+      const c = await engine.status("kid-cancel");
+      return t?.status === "terminated" && c?.status === "cancelled";
+    });
+    expect(["suspended", "parked", "running"]).to.include((await engine.status("kid-abandon"))?.status);
+    await engine.shutdown();
+  });
+});
