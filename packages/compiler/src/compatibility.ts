@@ -1,7 +1,7 @@
 import type { BreakingChange } from "./errors.js";
 import { formatLocation } from "./errors.js";
 import type { FlowNode, ProjectIR, SourceLocation, StepIR, WorkflowIR } from "./ir.js";
-import { type Lock, type LockNode, type LockSignature, type LockWorkflow, typeShape, typeText } from "./lock.js";
+import { entryText, type Lock, type LockNode, type LockSignature, type LockWorkflow, typeShape, typeText } from "./lock.js";
 import type { TypeCompatibility } from "./type-compat.js";
 
 /** What changed between the lock and the code. */
@@ -48,6 +48,8 @@ export function checkCompatibility(lock: Lock | undefined, ir: ProjectIR, next: 
       });
       continue;
     }
+    // An entry recorded exactly as the code now reads has nothing to compare.
+    if (entryText(old) === entryText(next.workflows[name] ?? old) && next.workflows[name] !== undefined) continue;
     const diff = new WorkflowDiff(old, current);
     diff.run();
     breaking.push(...diff.breaking);
@@ -69,7 +71,7 @@ export function checkCompatibility(lock: Lock | undefined, ir: ProjectIR, next: 
   for (const [name, entry] of Object.entries(next.workflows)) {
     const old = lock.workflows[name];
     if (old === undefined) changes.push(`workflow ${name} added`);
-    else changes.push(...describeChanges(name, old, entry));
+    else if (entryText(old) !== entryText(entry)) changes.push(...describeChanges(name, old, entry));
   }
   return { breaking, changes };
 }

@@ -11,6 +11,7 @@ import { compare } from "./type-render.js";
  */
 export class ImportSet {
   private readonly wanted = new Map<string, { ref: DeclRef; specifier: string }>();
+  private readonly specifiers = new Map<string, string>();
   private names: Map<string, string> | undefined;
 
   constructor(
@@ -28,7 +29,7 @@ export class ImportSet {
       });
       return;
     }
-    const specifier = moduleSpecifier(this.outFile, ref.module);
+    const specifier = this.specifier(ref.module);
     const key = `${specifier}\u0000${ref.exportName}`;
     if (!this.wanted.has(key)) this.wanted.set(key, { ref, specifier });
   }
@@ -36,7 +37,7 @@ export class ImportSet {
   /** The local name of a declaration; call after every {@link want}. */
   nameOf(ref: DeclRef): string {
     const names = this.assign();
-    const specifier = ref.module === undefined ? "" : moduleSpecifier(this.outFile, ref.module);
+    const specifier = ref.module === undefined ? "" : this.specifier(ref.module);
     return names.get(`${specifier}\u0000${ref.exportName ?? ""}`) ?? ref.name;
   }
 
@@ -56,6 +57,16 @@ export class ImportSet {
     return [...byModule.entries()]
       .sort(([a], [b]) => compareSpecifiers(a, b))
       .map(([specifier, list]) => `${keyword} { ${[...new Set(list)].sort(compare).join(", ")} } from ${JSON.stringify(specifier)};`);
+  }
+
+  private specifier(module: ModuleRef): string {
+    const key = module.kind === "file" ? module.path : module.specifier;
+    let specifier = this.specifiers.get(key);
+    if (specifier === undefined) {
+      specifier = moduleSpecifier(this.outFile, module);
+      this.specifiers.set(key, specifier);
+    }
+    return specifier;
   }
 
   private assign(): Map<string, string> {

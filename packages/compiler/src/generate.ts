@@ -5,7 +5,7 @@ import { emitClient } from "./emit-client.js";
 import { emitWorkflowTypes } from "./emit-workflow-types.js";
 import { type BreakingChange, BreakingChangeError, SourceError, type SourceProblem } from "./errors.js";
 import type { ProjectIR } from "./ir.js";
-import { buildLock, formatLock, readLock } from "./lock.js";
+import { buildLock, formatLock } from "./lock.js";
 import { Session } from "./session.js";
 import { readIfExists, writeIfChanged } from "./write-file.js";
 
@@ -70,7 +70,7 @@ export function runGeneration(session: Session, options: Pick<GenerateOptions, "
   const workflowTypes = emitWorkflowTypes(ir, config.workflowsOut, problems);
   if (problems.length > 0) throw new SourceError(unique(problems));
   const lock = buildLock(ir);
-  const report = checkCompatibility(readLock(config.lock), ir, lock, session.compatibility);
+  const report = checkCompatibility(session.readLock(), ir, lock, session.compatibility);
   const outputs = [
     { path: config.out, kind: "client", content: client },
     { path: config.workflowsOut, kind: "workflows", content: workflowTypes },

@@ -58,7 +58,30 @@ export function buildLock(ir: ProjectIR): Lock {
   return { version: LOCK_VERSION, workflows };
 }
 
+const lockEntries = new WeakMap<WorkflowIR, LockWorkflow>();
+const entryTexts = new WeakMap<LockWorkflow, string>();
+
+/** The lock entry of one workflow; the same intermediate form always yields the same entry object. */
 export function lockWorkflow(w: WorkflowIR): LockWorkflow {
+  let entry = lockEntries.get(w);
+  if (entry === undefined) {
+    entry = buildEntry(w);
+    lockEntries.set(w, entry);
+  }
+  return entry;
+}
+
+/** A lock entry as JSON text, computed once per entry object; equal texts mean equal entries. */
+export function entryText(entry: LockWorkflow): string {
+  let text = entryTexts.get(entry);
+  if (text === undefined) {
+    text = JSON.stringify(entry);
+    entryTexts.set(entry, text);
+  }
+  return text;
+}
+
+function buildEntry(w: WorkflowIR): LockWorkflow {
   const paths: Record<string, readonly LockNode[]> = {};
   for (const flow of [...w.flows].sort((a, b) => compareEntries(a.entry, b.entry))) paths[flow.entry] = flow.nodes.map(lockNode);
   return {
@@ -82,10 +105,14 @@ export function formatLock(lock: Lock): string {
 
 /** Reads the lock file, or undefined when there is none yet. */
 export function readLock(path: string): Lock | undefined {
-  if (!existsSync(path)) return undefined;
+  return existsSync(path) ? parseLock(path, readFileSync(path, "utf8")) : undefined;
+}
+
+/** Parses the text of a lock file; `path` is for messages. */
+export function parseLock(path: string, text: string): Lock {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(path, "utf8"));
+    parsed = JSON.parse(text);
   } catch (e) {
     throw new LockFileError(`${path} is not valid JSON (${(e as Error).message}). Fix: restore it from version control; regenerating it loses what runs in flight expect.`, { cause: e });
   }

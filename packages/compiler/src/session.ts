@@ -5,9 +5,11 @@ import type { ResolvedConfig } from "./config.js";
 import { discoverWorkflows, isCandidateFile } from "./discover.js";
 import { GenConfigError, SourceError, type SourceProblem } from "./errors.js";
 import type { ProjectIR, WorkflowIR } from "./ir.js";
+import { type Lock, parseLock } from "./lock.js";
 import { RuntimeSymbols } from "./runtime-symbols.js";
 import { TypeCompatibility } from "./type-compat.js";
 import { compare, TypeRenderer } from "./type-render.js";
+import { readIfExists } from "./write-file.js";
 
 /**
  * A loaded project: the ts-morph project read from tsconfig.json, kept between generations so a
@@ -17,6 +19,8 @@ export class Session {
   readonly project: Project;
   readonly compatibility = new TypeCompatibility();
   private readonly generated: Set<string>;
+  private cache = new Map<string, FileAnalysis>();
+  private lastLock: { text: string; lock: Lock } | undefined;
 
   constructor(readonly config: ResolvedConfig) {
     try {
@@ -45,30 +49,52 @@ export class Session {
     return changed;
   }
 
-  /** Builds the intermediate form of every workflow; throws {@link SourceError} listing every problem. */
+  /**
+   * Builds the intermediate form of every workflow; throws {@link SourceError} listing every problem.
+   * A file's workflows are read again only when the file or a file it imports (directly or not), or
+   * a project file declaring globals, changed since the last analysis: nothing else can change them.
+   */
   analyze(): ProjectIR {
     const program = this.project.getProgram().compilerObject;
     const checker = program.getTypeChecker();
     const runtime = new RuntimeSymbols(checker);
-    const context: AnalysisContext = {
-      projectDir: this.config.dir,
-      checker,
-      runtime,
-      types: new TypeRenderer(program, checker, this.config.dir, runtime),
-      problems: [],
-    };
+    let context: AnalysisContext | undefined;
     const roots = new Set(program.getRootFileNames());
+    const candidates = program.getSourceFiles().filter((f) => roots.has(f.fileName) && isCandidateFile(program, f, this.generated));
+    const ambient = program.getSourceFiles().filter((f) => roots.has(f.fileName) && !this.generated.has(f.fileName) && !program.isSourceFileFromExternalLibrary(f) && declaresGlobals(f));
+    const cache = new Map<string, FileAnalysis>();
     const workflows: WorkflowIR[] = [];
-    for (const file of program.getSourceFiles()) {
-      if (!roots.has(file.fileName) || !isCandidateFile(program, file, this.generated)) continue;
-      for (const found of discoverWorkflows(file, runtime)) {
-        const workflow = analyzeWorkflow(context, found);
-        if (workflow !== undefined) workflows.push(workflow);
+    const problems: SourceProblem[] = [];
+    for (const file of candidates) {
+      let entry = this.cache.get(file.fileName);
+      if (entry === undefined || entry.file !== file || entry.deps.some((d) => program.getSourceFile(d.fileName) !== d)) {
+        context ??= {
+          projectDir: this.config.dir,
+          checker,
+          runtime,
+          types: new TypeRenderer(program, checker, this.config.dir, runtime),
+          problems: [],
+        };
+        const first = context.problems.length;
+        const found = discoverWorkflows(file, runtime).flatMap((w) => analyzeWorkflow(context as AnalysisContext, w) ?? []);
+        entry = { file, deps: [...importClosure(program, checker, file), ...ambient], workflows: found, problems: context.problems.slice(first) };
       }
+      cache.set(file.fileName, entry);
+      workflows.push(...entry.workflows);
+      problems.push(...entry.problems);
     }
-    checkUnique(workflows, context.problems);
-    if (context.problems.length > 0) throw new SourceError(sortProblems(context.problems));
+    this.cache = cache;
+    checkUnique(workflows, problems);
+    if (problems.length > 0) throw new SourceError(sortProblems(problems));
     return { dir: this.config.dir, workflows: workflows.sort((a, b) => compare(a.typeName, b.typeName)) };
+  }
+
+  /** The lock on disk, parsed again only when its text changed. */
+  readLock(): Lock | undefined {
+    const text = readIfExists(this.config.lock);
+    if (text === undefined) return undefined;
+    if (this.lastLock?.text !== text) this.lastLock = { text, lock: parseLock(this.config.lock, text) };
+    return this.lastLock.lock;
   }
 
   private isIncluded(path: string): boolean {
@@ -78,6 +104,43 @@ export class Session {
     });
     return parsed?.fileNames.some((f) => f === path) ?? false;
   }
+}
+
+/** What one file contributed to the last analysis, and the files that analysis read. */
+interface FileAnalysis {
+  readonly file: ts.SourceFile;
+  /** The project files it imports, directly or not, and those declaring globals. */
+  readonly deps: readonly ts.SourceFile[];
+  readonly workflows: readonly WorkflowIR[];
+  readonly problems: readonly SourceProblem[];
+}
+
+/** The project files (not dependencies) a file imports, directly or through others. */
+function importClosure(program: ts.Program, checker: ts.TypeChecker, root: ts.SourceFile): ts.SourceFile[] {
+  const seen = new Set<ts.SourceFile>([root]);
+  const queue = [root];
+  for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
+    for (const statement of file.statements) {
+      const specifier =
+        ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)
+          ? statement.moduleSpecifier
+          : ts.isImportEqualsDeclaration(statement) && ts.isExternalModuleReference(statement.moduleReference)
+            ? statement.moduleReference.expression
+            : undefined;
+      if (specifier === undefined) continue;
+      const target = checker.getSymbolAtLocation(specifier)?.valueDeclaration;
+      if (target === undefined || !ts.isSourceFile(target) || seen.has(target) || program.isSourceFileFromExternalLibrary(target)) continue;
+      seen.add(target);
+      queue.push(target);
+    }
+  }
+  return [...seen];
+}
+
+/** Whether a file can change types elsewhere without being imported: a script, `declare global`, `declare module`. */
+function declaresGlobals(file: ts.SourceFile): boolean {
+  if (!ts.isExternalModule(file)) return true;
+  return file.statements.some((s) => ts.isModuleDeclaration(s) && (ts.isStringLiteral(s.name) || (s.flags & ts.NodeFlags.GlobalAugmentation) !== 0));
 }
 
 /** File names as the compiler spells them: forward slashes on every platform. */

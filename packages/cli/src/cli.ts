@@ -1,0 +1,48 @@
+import { readFileSync } from "node:fs";
+import { Command, CommanderError } from "commander";
+import { commands, type CommandContext } from "./commands/index.js";
+import { EXIT_CODES_HELP, ExitCode } from "./exit-codes.js";
+import { type Io, paint } from "./io.js";
+
+/**
+ * Runs `fusee` with the given arguments (without `node` and the script) and returns the exit code.
+ * Everything goes through `io`, so tests run the command line in-process.
+ */
+export async function runCli(args: readonly string[], io: Io): Promise<number> {
+  const context: CommandContext = { io, exitCode: ExitCode.Ok };
+  const program = createProgram(context);
+  try {
+    await program.parseAsync([...args], { from: "user" });
+    return context.exitCode;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return ExitCode.Ok;
+      return ExitCode.Usage;
+    }
+    io.stderr.write(`${paint(io.color).red("fusee: internal error:")} ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    return ExitCode.Internal;
+  }
+}
+
+function createProgram(context: CommandContext): Command {
+  const { io } = context;
+  const colors = paint(io.color);
+  const program = new Command("fusee")
+    .description("fusee: durable workflows for Node.js. Generates typed clients and inspects data directories.")
+    .version(version(), "-V, --version")
+    .exitOverride()
+    .showHelpAfterError("(run with --help for usage)")
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      outputError: (s, write) => write(colors.red(s)),
+    })
+    .addHelpText("after", `\n${EXIT_CODES_HELP}`);
+  for (const add of commands) add(program, context);
+  return program;
+}
+
+function version(): string {
+  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string };
+  return manifest.version ?? "0.0.0";
+}
