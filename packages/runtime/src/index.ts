@@ -25,3 +25,4 @@ export { RunHandle } from "./client/run-handle.js";
 export type * from "./client/types.js";
 export type { FlushMethod } from "./storage/log.js";
 export { aesGcm, type PayloadCipher } from "./codec/index.js";
+export * from "./replay/index.js";

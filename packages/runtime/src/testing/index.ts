@@ -1,2 +1,4 @@
 export { TestEngine, type TestEngineOptions } from "./test-engine.js";
 export { VirtualClock } from "./virtual-clock.js";
+export * from "../replay/index.js";
+export { replayRegressions, type ReplayRegressionsOptions, type DefineTest } from "../replay/replay-regressions.js";

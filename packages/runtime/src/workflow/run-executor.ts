@@ -33,6 +33,11 @@ export interface RunHost {
   continueAsNew(input: unknown): void;
   /** Applies a close policy to a child whose wait timed out. */
   closeChild(childId: string, reason: string): void;
+  /**
+   * When present, steps never run: a step the journal does not answer is reported here and stays
+   * pending. A replay check sets it, because checking code against a journal must have no effects.
+   */
+  skipStep?(seq: number, name: string): void;
 }
 
 /** What `ctx.startChild` asks the engine to start. */
@@ -484,6 +489,7 @@ export class RunExecutor implements CtxBackend, StepHost {
   }
 
   private execute(seq: number, name: string, fn: () => unknown, options: StepOptions): void {
+    if (this.host.skipStep !== undefined) return this.host.skipStep(seq, name);
     this.inFlight++;
     const key = `${this.workflowId}:${this.host.runId}:${seq}`;
     void runStep(fn, options, {

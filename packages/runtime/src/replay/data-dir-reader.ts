@@ -1,0 +1,214 @@
+import type { PayloadCipher } from "../codec/cipher.js";
+import type { TypeRegistry } from "../codec/type-registry.js";
+import { FuseeError, StorageError } from "../core/errors.js";
+import { readRecordHeader } from "../core/record-codec.js";
+import type { FinishedStatus, RunStatusValue } from "../core/status.js";
+import type { ListFilter, RunStatus } from "../client/types.js";
+import { checkFilter, matches } from "../engine/list-filter.js";
+import { parseStream } from "../engine/run-entry.js";
+import type { Log } from "../storage/log.js";
+import { openLocalLog } from "../storage/local-log.js";
+import { payloadTypes } from "../workflow/payload-types.js";
+import { EXPORT_FORMAT, type ExportedJournal, type ExportedRecord } from "./export-format.js";
+import { exportedRecordOf } from "./export-journal.js";
+import { importValue } from "./exported-value.js";
+
+/** Options of {@link DataDirReader.open} and `exportFromDir`. */
+export interface DataDirOptions {
+  /** Opens encrypted payloads; the same cipher (or one holding the same keys) the engine was configured with. */
+  readonly cipher?: PayloadCipher;
+  /** Where payload class names are looked up (for search attributes); the one `registerType` fills by default. */
+  readonly registry?: TypeRegistry;
+}
+
+/** A run as a reader of a data directory sees it. */
+export interface DataDirRun extends RunStatus {
+  /** Records in the run's journal. */
+  readonly records: number;
+  /** Why the run's search attributes could not be read (encrypted without a cipher, an unknown class). */
+  readonly attributesError?: string;
+}
+
+interface Entry {
+  readonly id: string;
+  readonly shard: number;
+  readonly stream: string;
+  type: string;
+  runId: number;
+  startedAt: number;
+  finished: FinishedStatus | undefined;
+  endedAt: number | undefined;
+  records: number;
+  attributes: Record<string, unknown>;
+  attributesError: string | undefined;
+}
+
+// A segment named by the directory listing may be compacted away before it is opened.
+const OPEN_ATTEMPTS = 5;
+
+/**
+ * Reads a data directory beside the engine that may be running on it: opens the log read-only (no
+ * lock, nothing written), so it sees a consistent snapshot of the moment it was opened, made of
+ * complete frames only (a frame the engine is still writing is left out). It indexes the runs from
+ * record headers and reads journals on demand.
+ *
+ * @example
+ * const reader = await DataDirReader.open("./data");
+ * try {
+ *   for (const run of reader.list({ status: "failed" }, 20)) console.log(run.id, run.type);
+ *   const journal = await reader.export("pay-1");
+ * } finally {
+ *   await reader.close();
+ * }
+ */
+export class DataDirReader {
+  private readonly runs = new Map<string, Entry>();
+
+  private constructor(
+    /** The data directory. */
+    readonly dir: string,
+    private readonly log: Log,
+    private readonly options: DataDirOptions,
+  ) {}
+
+  /**
+   * Opens a data directory for reading and indexes its runs.
+   *
+   * @throws StorageError when `dir` is not a fusee data directory or a shard is corrupt.
+   */
+  static async open(dir: string, options: DataDirOptions = {}): Promise<DataDirReader> {
+    let log: Log | undefined;
+    for (let attempt = 1; log === undefined; attempt++) {
+      try {
+        log = await openLocalLog({ dir, readOnly: true });
+      } catch (e) {
+        if (attempt >= OPEN_ATTEMPTS || (e as NodeJS.ErrnoException)?.code !== "ENOENT") throw asStorageError(e, dir);
+      }
+    }
+    const reader = new DataDirReader(dir, log, options);
+    try {
+      await reader.index();
+    } catch (e) {
+      await log.close();
+      throw e;
+    }
+    return reader;
+  }
+
+  /**
+   * Runs (the latest run of each workflow ID) whose fields match the filter, most recently started
+   * first. The filter is the one of `engine.listWhere`. A run that has not finished shows as
+   * `running`: from outside the engine, waiting and working look the same.
+   */
+  list(filter: ListFilter = {}, limit = 100): DataDirRun[] {
+    checkFilter(filter);
+    const out: DataDirRun[] = [];
+    for (const entry of this.runs.values()) {
+      const run = statusOf(entry);
+      if (matches(run, filter)) out.push(run);
+    }
+    out.sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? -1 : 1));
+    return out.slice(0, Math.max(0, limit));
+  }
+
+  /** The latest run of a workflow ID, or `undefined` when the directory has none. */
+  status(id: string): DataDirRun | undefined {
+    const entry = this.runs.get(id);
+    return entry === undefined ? undefined : statusOf(entry);
+  }
+
+  /**
+   * The export of the latest run of a workflow ID, or `undefined` when the directory has none.
+   *
+   * @throws CodecError when a payload is encrypted and no cipher (or not its key) was given.
+   */
+  async export(id: string): Promise<ExportedJournal | undefined> {
+    const entry = this.runs.get(id);
+    if (entry === undefined) return undefined;
+    const entries = (await this.log.read(entry.shard, entry.stream)).slice(0, entry.records);
+    const records: ExportedRecord[] = entries.map((e, position) =>
+      exportedRecordOf(e.body, this.options.cipher, { workflowId: id, runId: entry.runId, position }, `record ${position} of '${id}'`),
+    );
+    return {
+      format: EXPORT_FORMAT,
+      workflowId: id,
+      type: entry.type,
+      runId: entry.runId,
+      status: statusValue(entry),
+      startedAt: entry.startedAt,
+      ...(entry.endedAt !== undefined ? { endedAt: entry.endedAt } : {}),
+      records,
+    };
+  }
+
+  /** Releases the directory's files. */
+  async close(): Promise<void> {
+    await this.log.close();
+  }
+
+  private async index(): Promise<void> {
+    for (let shard = 0; shard < this.log.shardCount; shard++) {
+      for await (const item of this.log.scan(shard)) {
+        const run = parseStream(item.stream);
+        if (run === undefined) continue;
+        const header = readRecordHeader(item.body);
+        let entry = this.runs.get(run.id);
+        if (entry !== undefined && run.runId < entry.runId) continue;
+        if (header.kind === "start") {
+          if (entry === undefined || run.runId > entry.runId) {
+            entry = {
+              id: run.id, shard, stream: item.stream, type: String(header["type"]), runId: run.runId,
+              startedAt: Number(header.at), finished: undefined, endedAt: undefined, records: 0,
+              attributes: {}, attributesError: undefined,
+            };
+            this.runs.set(run.id, entry);
+          }
+        } else if (entry === undefined || run.runId !== entry.runId) {
+          continue;
+        }
+        const position = entry.records++;
+        if (header.kind === "finish") {
+          entry.finished = header["status"] as FinishedStatus;
+          entry.endedAt = Number(header.at);
+        } else if (header.kind === "attributes") {
+          this.indexAttributes(entry, item.body, position);
+        }
+      }
+    }
+  }
+
+  private indexAttributes(entry: Entry, body: Uint8Array, position: number): void {
+    if (entry.attributesError !== undefined) return;
+    try {
+      const record = exportedRecordOf(body, this.options.cipher, { workflowId: entry.id, runId: entry.runId, position }, `record ${position} of '${entry.id}'`);
+      if (record.payload === undefined) return;
+      const attributes = importValue(record.payload, this.options.registry ?? payloadTypes, "attributes") as Record<string, unknown>;
+      entry.attributes = { ...entry.attributes, ...attributes };
+    } catch (e) {
+      entry.attributesError = (e as Error)?.message ?? String(e);
+    }
+  }
+}
+
+function statusValue(entry: Entry): RunStatusValue {
+  return entry.finished ?? "running";
+}
+
+function statusOf(entry: Entry): DataDirRun {
+  return {
+    id: entry.id,
+    type: entry.type,
+    runId: entry.runId,
+    status: statusValue(entry),
+    startedAt: entry.startedAt,
+    ...(entry.endedAt !== undefined ? { endedAt: entry.endedAt } : {}),
+    attributes: entry.attributes,
+    records: entry.records,
+    ...(entry.attributesError !== undefined ? { attributesError: entry.attributesError } : {}),
+  };
+}
+
+function asStorageError(e: unknown, dir: string): Error {
+  if (e instanceof FuseeError) return e;
+  return new StorageError(`could not read the data directory ${dir}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+}
