@@ -1,0 +1,296 @@
+import fs from "node:fs";
+import path from "node:path";
+import { expect } from "chai";
+import { ConfigError, StorageError } from "../../src/core/errors.js";
+import { FrameKind } from "../../src/storage/frame.js";
+import { LocalLog, type LocalLogOptions, openLocalLog } from "../../src/storage/index.js";
+import { framesOf, segmentFiles } from "./support/segments.js";
+import { useTempDir } from "./support/temp-dir.js";
+
+const body = (s: string): Uint8Array => new TextEncoder().encode(s);
+const text = (b: Uint8Array): string => Buffer.from(b).toString();
+
+async function fill(options: LocalLogOptions, count: number, stream = (i: number) => `s${i % 3}`): Promise<void> {
+  const log = await openLocalLog({ shards: 1, ...options });
+  for (let i = 0; i < count; i++) await log.append(0, { stream: stream(i), body: body(`record-${i}`) });
+  await log.close();
+}
+
+async function allEntries(log: LocalLog, shard = 0): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of log.scan(shard)) out.push(text(e.body));
+  return out;
+}
+
+async function openError(options: LocalLogOptions): Promise<Error> {
+  return openLocalLog(options).then(
+    async (log) => {
+      await log.close();
+      throw new Error("the log opened");
+    },
+    (err: unknown) => err as Error,
+  );
+}
+
+function flip(file: string, at: number, mask: number): void {
+  const bytes = fs.readFileSync(file);
+  bytes[at] = bytes[at]! ^ mask;
+  fs.writeFileSync(file, bytes);
+}
+
+const records = (from: number, to: number): string[] =>
+  Array.from({ length: to - from }, (_, i) => `record-${from + i}`);
+
+describe(LocalLog.name, () => {
+  const tmp = useTempDir("local-log");
+  const dir = (): string => path.join(tmp(), "data");
+
+  describe("recovery", () => {
+    it("truncates a torn tail of the newest segment", async () => {
+      await fill({ dir: dir(), preallocate: false }, 20);
+      const [file] = segmentFiles(dir());
+      const last = framesOf(file!).at(-1)!;
+      fs.truncateSync(file!, last.start + 5);
+
+      let log = await openLocalLog({ dir: dir() });
+      expect(log.recovery).to.have.length(1);
+      expect(log.recovery[0]).to.include({ kind: "torn-tail", shard: 0, segment: file, offset: last.start });
+      expect(await allEntries(log)).to.deep.equal(records(0, 19));
+      await log.append(0, { stream: "s0", body: body("after") });
+      await log.close();
+
+      log = await openLocalLog({ dir: dir() });
+      expect(log.recovery).to.deep.equal([]);
+      expect(await allEntries(log)).to.deep.equal([...records(0, 19), "after"]);
+      await log.close();
+    });
+
+    it("zeroes a torn write in a preallocated segment so later appends never sit before stale bytes", async () => {
+      await fill({ dir: dir(), segmentBytes: 64 * 1024 }, 20);
+      const [file] = segmentFiles(dir());
+      const end = framesOf(file!).at(-1)!.end;
+      const fd = fs.openSync(file!, "r+");
+      fs.writeSync(fd, Buffer.from("a half-written frame and its garbage"), 0, 36, end);
+      fs.closeSync(fd);
+
+      let log = await openLocalLog({ dir: dir(), segmentBytes: 64 * 1024 });
+      expect(log.recovery.map((e) => [e.kind, e.offset, e.discardedBytes])).to.deep.equal([["torn-tail", end, 36]]);
+      await log.append(0, { stream: "s0", body: body("x") });
+      await log.close();
+
+      log = await openLocalLog({ dir: dir(), segmentBytes: 64 * 1024 });
+      expect(log.recovery).to.deep.equal([]);
+      expect(await allEntries(log)).to.deep.equal([...records(0, 20), "x"]);
+      await log.close();
+    });
+
+    it("recognizes the zero-filled tail of a preallocated segment as the end, not as damage", async () => {
+      await fill({ dir: dir(), segmentBytes: 64 * 1024 }, 10);
+      const [file] = segmentFiles(dir());
+      expect(fs.statSync(file!).size).to.equal(64 * 1024);
+      const log = await openLocalLog({ dir: dir(), segmentBytes: 64 * 1024 });
+      expect(log.recovery).to.deep.equal([]);
+      expect(await allEntries(log)).to.deep.equal(records(0, 10));
+      await log.close();
+    });
+
+    it("reports a bad frame followed by valid frames as corruption, naming shard, segment and offset", async () => {
+      await fill({ dir: dir(), preallocate: false }, 20);
+      const [file] = segmentFiles(dir());
+      const fifth = framesOf(file!)[5]!;
+      flip(file!, fifth.end - 2, 0x10);
+
+      const err = await openError({ dir: dir() });
+      expect(err).to.be.instanceOf(StorageError);
+      expect(err.message).to.contain("shard 0").and.contain(file!).and.contain(`offset ${fifth.start}`);
+      expect(err.message).to.contain("repair: true");
+    });
+
+    it("reports damage at the end of an older segment as corruption", async () => {
+      await fill({ dir: dir(), segmentBytes: 4096 }, 600);
+      const files = segmentFiles(dir());
+      expect(files.length).to.be.at.least(3);
+      const frames = framesOf(files[0]!);
+      const lastEntry = frames.at(-2)!;
+      flip(files[0]!, lastEntry.end - 1, 0x01);
+
+      const err = await openError({ dir: dir(), segmentBytes: 4096 });
+      expect(err).to.be.instanceOf(StorageError);
+      expect(err.message).to.contain(files[0]!).and.contain(`offset ${lastEntry.start}`);
+    });
+
+    it("reports an older segment cut short at a frame boundary as corruption", async () => {
+      await fill({ dir: dir(), segmentBytes: 4096 }, 600);
+      const files = segmentFiles(dir());
+      const seal = framesOf(files[0]!).at(-1)!;
+      expect(seal.kind).to.equal(FrameKind.Seal);
+      fs.truncateSync(files[0]!, seal.start);
+
+      const err = await openError({ dir: dir(), segmentBytes: 4096 });
+      expect(err).to.be.instanceOf(StorageError);
+      expect(err.message).to.contain(files[0]!).and.contain("without its seal");
+    });
+
+    it("cuts the shard at the corruption with repair: true and reports what it discarded", async () => {
+      await fill({ dir: dir(), segmentBytes: 4096 }, 600);
+      const files = segmentFiles(dir());
+      const frames = framesOf(files[0]!);
+      const bad = frames[3]!;
+      flip(files[0]!, bad.start + 9, 0xff);
+
+      let log = await openLocalLog({ dir: dir(), segmentBytes: 4096, repair: true });
+      expect(log.recovery).to.have.length(1);
+      expect(log.recovery[0]).to.include({ kind: "repaired", segment: files[0], offset: bad.start });
+      expect(log.recovery[0]!.discardedBytes).to.be.greaterThan(4096);
+      expect(await allEntries(log)).to.deep.equal(records(0, 3));
+      expect(segmentFiles(dir())).to.have.length(1);
+      await log.append(0, { stream: "s0", body: body("after repair") });
+      await log.close();
+
+      log = await openLocalLog({ dir: dir(), segmentBytes: 4096 });
+      expect(log.recovery).to.deep.equal([]);
+      expect(await allEntries(log)).to.deep.equal([...records(0, 3), "after repair"]);
+      await log.close();
+    });
+  });
+
+  describe("segments", () => {
+    it("rolls over at segmentBytes and seals every segment but the newest", async () => {
+      await fill({ dir: dir(), segmentBytes: 4096, preallocate: false }, 800);
+      const files = segmentFiles(dir());
+      expect(files.length).to.be.at.least(4);
+      for (const file of files.slice(0, -1)) {
+        expect(fs.statSync(file).size).to.be.at.most(4096);
+        expect(framesOf(file).at(-1)!.kind).to.equal(FrameKind.Seal);
+      }
+      expect(framesOf(files.at(-1)!).every((f) => f.kind === FrameKind.Entry)).to.equal(true);
+      const log = await openLocalLog({ dir: dir(), segmentBytes: 4096 });
+      expect(await allEntries(log)).to.deep.equal(records(0, 800));
+      expect(log.streams(0).sort()).to.deep.equal(["s0", "s1", "s2"]);
+      expect((await log.read(0, "s1")).map((e) => text(e.body))).to.deep.equal(
+        records(0, 800).filter((_, i) => i % 3 === 1),
+      );
+      await log.close();
+    });
+
+    it("compacts dropped streams away, frees their bytes and keeps them dropped after a reopen", async () => {
+      const options = { dir: dir(), shards: 1, segmentBytes: 4096 };
+      let log = await openLocalLog(options);
+      for (let i = 0; i < 300; i++) await log.append(0, { stream: i % 2 === 0 ? "done" : "live", body: body(`r${i}`) });
+      await log.drop(0, ["done"]);
+      for (let i = 0; i < 60; i++) await log.append(0, { stream: "tail", body: body(`t${i}`) });
+      const before = log.stats().bytes[0]!;
+      const freed = await log.compact(0);
+      expect(freed).to.be.greaterThan(0);
+      expect(log.stats().bytes[0]).to.equal(before - freed);
+      const live = (await log.read(0, "live")).map((e) => text(e.body));
+      expect(live).to.have.length(150);
+      await log.close();
+
+      log = await openLocalLog(options);
+      expect(await log.read(0, "done")).to.deep.equal([]);
+      expect((await log.read(0, "live")).map((e) => text(e.body))).to.deep.equal(live);
+      expect(log.stats().liveEntries[0]).to.equal(210);
+      expect(await log.compact(0)).to.equal(0);
+      await log.close();
+    });
+  });
+
+  describe("manifest", () => {
+    it("refuses another shard count with a ConfigError naming both counts and the directory", async () => {
+      await (await openLocalLog({ dir: dir(), shards: 4 })).close();
+      const err = await openError({ dir: dir(), shards: 8 });
+      expect(err).to.be.instanceOf(ConfigError);
+      expect(err.message).to.contain("4 shards").and.contain("8").and.contain(dir());
+    });
+
+    it("refuses a directory written by a newer format with a ConfigError", async () => {
+      await (await openLocalLog({ dir: dir(), shards: 1 })).close();
+      const file = path.join(dir(), "manifest.json");
+      const manifest = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>;
+      fs.writeFileSync(file, JSON.stringify({ ...manifest, format: 99 }));
+      const err = await openError({ dir: dir() });
+      expect(err).to.be.instanceOf(ConfigError);
+      expect(err.message).to.contain("format 99");
+    });
+
+    it("needs a shard count to create a directory", async () => {
+      const err = await openError({ dir: dir() });
+      expect(err).to.be.instanceOf(ConfigError);
+      expect(err.message).to.contain("shard count");
+    });
+
+    it("keeps the extra object set by updateManifest across a reopen", async () => {
+      let log = await openLocalLog({ dir: dir(), shards: 2 });
+      await log.updateManifest({ codecKeys: ["k1", "k2"] });
+      expect(log.manifest.extra).to.deep.equal({ codecKeys: ["k1", "k2"] });
+      await log.close();
+      log = await openLocalLog({ dir: dir() });
+      expect(log.manifest).to.include({ shards: 2, format: 1 });
+      expect(log.manifest.extra).to.deep.equal({ codecKeys: ["k1", "k2"] });
+      expect(fs.readdirSync(dir())).to.not.include("manifest.json.tmp");
+      await log.close();
+    });
+  });
+
+  describe("files", () => {
+    it("creates the data directory and its folders 0700 and its files 0600", async () => {
+      await fill({ dir: dir(), shards: 2, segmentBytes: 4096 }, 100);
+      const walk = (p: string): void => {
+        const mode = fs.statSync(p).mode & 0o777;
+        if (fs.statSync(p).isDirectory()) {
+          expect(mode, p).to.equal(0o700);
+          for (const name of fs.readdirSync(p)) walk(path.join(p, name));
+        } else {
+          expect(mode, p).to.equal(0o600);
+        }
+      };
+      walk(dir());
+    });
+  });
+
+  describe("read-only open", () => {
+    it("reads beside a writer and stops at an incomplete tail without touching it", async () => {
+      const writer = await openLocalLog({ dir: dir(), shards: 1, preallocate: false });
+      for (let i = 0; i < 10; i++) await writer.append(0, { stream: "s", body: body(`record-${i}`) });
+      const [file] = segmentFiles(dir());
+      fs.appendFileSync(file!, Buffer.from([40, 0, 0, 0, 1, 2, 3]));
+      const before = fs.readFileSync(file!);
+
+      const reader = await openLocalLog({ dir: dir(), readOnly: true });
+      expect(reader.readOnly).to.equal(true);
+      expect(reader.recovery.map((e) => e.kind)).to.deep.equal(["incomplete-tail"]);
+      expect(await allEntries(reader)).to.deep.equal(records(0, 10));
+      expect((await reader.read(0, "s")).length).to.equal(10);
+      expect(fs.readFileSync(file!).equals(before)).to.equal(true);
+      await reader.close();
+      await writer.close();
+    });
+
+    it("rejects append, drop, compact and updateManifest", async () => {
+      await fill({ dir: dir() }, 3);
+      const reader = await openLocalLog({ dir: dir(), readOnly: true });
+      const attempts = [
+        reader.append(0, { stream: "s", body: body("x") }),
+        reader.drop(0, ["s0"]),
+        reader.compact(0),
+        reader.updateManifest({}),
+      ];
+      for (const attempt of attempts) {
+        const err = await attempt.then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).to.be.instanceOf(StorageError);
+        expect((err as Error).message).to.contain("read-only");
+      }
+      await reader.close();
+    });
+
+    it("fails on a directory that does not exist", async () => {
+      const err = await openError({ dir: dir(), readOnly: true });
+      expect(err).to.be.instanceOf(StorageError);
+      expect(fs.existsSync(dir())).to.equal(false);
+    });
+  });
+});
