@@ -116,7 +116,7 @@ async function main(): Promise<number> {
         const progress = await engine.run(script.id).query<Progress>("progress");
         display.set(script.id, progress.stage);
         warehouse.see(script, progress);
-      } catch (e) {
+      } catch {
         if (stopping) break;
         display.set(script.id, "unknown");
       }
@@ -124,6 +124,7 @@ async function main(): Promise<number> {
     display.render();
     if (outcomes.size < count) await sleep(POLL_MS);
   }
+  // The SIGINT handler exits once the engine has shut down; there is no summary to print.
   if (stopping) return new Promise(() => undefined);
   await warehouse.idle();
   display.finish();

@@ -5,7 +5,7 @@ import { money } from "./catalog.js";
 import type { Display } from "./display.js";
 import type { PricedLine, Progress } from "./model.js";
 
-const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 /**
  * The warehouse, acting on what the `progress` query reports: once an order waits to be packed, it
@@ -28,7 +28,7 @@ export class Warehouse {
     if (progress.stage !== "packing" || progress.packed || this.handled.has(script.id)) return;
     this.handled.add(script.id);
     const job = this.handle(script).catch((e: unknown) => {
-      if (!this.stopping()) this.display.event(script.id, `warehouse error: ${describe(e)}`);
+      if (!this.stopping()) this.display.event(script.id, `warehouse error: ${messageOf(e)}`);
     });
     this.work.add(job);
     void job.finally(() => this.work.delete(job));
@@ -48,7 +48,7 @@ export class Warehouse {
         this.display.event(script.id, `+ ${sku} ×${qty} was accepted, but the validator should have refused it`);
       } catch (e) {
         if (!(e instanceof RejectedError)) throw e;
-        this.display.event(script.id, `✗ ${sku} ×${qty} refused: ${describe(e)}`);
+        this.display.event(script.id, `✗ ${sku} ×${qty} refused: ${messageOf(e)}`);
       }
     }
     if (script.extra !== undefined) {
@@ -58,7 +58,7 @@ export class Warehouse {
         this.display.event(script.id, `+ ${sku} ×${qty} added (${money(line.cents)})`);
       } catch (e) {
         if (this.stopping()) return;
-        this.display.event(script.id, `✗ ${sku} ×${qty} not added: ${describe(e)}`);
+        this.display.event(script.id, `✗ ${sku} ×${qty} not added: ${messageOf(e)}`);
       }
     }
     await sleep(script.packAfterMs);
