@@ -10,24 +10,26 @@ export const EXPORT_FILE_SUFFIX = ".json";
 // Longest name stem kept before a hash stands in for the rest: file systems allow 255 bytes.
 const MAX_STEM = 160;
 const SAFE = /[A-Za-z0-9_-]/;
+// Names Windows reserves for devices, whatever their extension.
+const RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/i;
 
 /**
  * A file name for the export of a workflow ID, safe on every common file system for any ID: letters,
  * digits, `-` and `_` stay, every other character (also `.`, `/`, `%`, spaces and non-ASCII) is
- * written as `%XX` of its UTF-8 bytes, and a long ID is cut and ended with a hash of the whole ID, so
+ * written as `%xx` of its UTF-8 bytes, and a long ID is cut and ended with a hash of the whole ID, so
  * two IDs never share a name. Names differing only in letter case can still meet on case-insensitive
- * file systems, so those get the hash too.
+ * file systems, so IDs with capitals get the hash too, as do names Windows reserves (`con`, `nul`, ...).
  *
  * @example
  * exportFileName("pay-1");        // "pay-1.json"
- * exportFileName("orders/42");    // "orders%2F42.json"
+ * exportFileName("orders/42");    // "orders%2f42.json"
  */
 export function exportFileName(workflowId: string): string {
   let stem = "";
   for (const ch of workflowId) {
-    stem += SAFE.test(ch) ? ch : [...Buffer.from(ch, "utf8")].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join("");
+    stem += SAFE.test(ch) ? ch : [...Buffer.from(ch, "utf8")].map((b) => `%${b.toString(16).padStart(2, "0")}`).join("");
   }
-  const hashed = stem.length > MAX_STEM || /[A-Z]/.test(stem);
+  const hashed = stem.length > MAX_STEM || /[A-Z]/.test(stem) || RESERVED.test(stem);
   if (stem === "" || hashed) {
     const hash = createHash("sha256").update(workflowId, "utf8").digest("hex").slice(0, 16);
     stem = `${stem.slice(0, MAX_STEM)}~${hash}`;

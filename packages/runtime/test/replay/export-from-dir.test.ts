@@ -1,0 +1,197 @@
+import "reflect-metadata";
+import { expect } from "chai";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { RejectedError, StorageError } from "../../src/core/errors.js";
+import type { Engine } from "../../src/engine/engine.js";
+import { DataDirReader } from "../../src/replay/data-dir-reader.js";
+import type { ExportedRecord } from "../../src/replay/export-format.js";
+import { exportFromDir } from "../../src/replay/export-from-dir.js";
+import { Replayer } from "../../src/replay/replayer.js";
+import { Ctx } from "../../src/workflow/ctx.js";
+import { Workflow } from "../../src/workflow/decorators.js";
+import { eventually, openLocal, tempDir } from "./helpers.js";
+
+@Workflow("w")
+class W {
+  constructor(private readonly ctx: Ctx) {}
+  async run(n: number): Promise<number> {
+    const a = await this.ctx.step("a", async () => n);
+    await this.ctx.waitFor("go");
+    return a;
+  }
+}
+
+/** Journals a signal and a step for every item until it is told to stop. */
+@Workflow()
+class Collector {
+  constructor(private readonly ctx: Ctx) {}
+  async run(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const item = await this.ctx.waitFor<number>("item");
+      if (item === undefined || item < 0) return total;
+      total = await this.ctx.step("add", async () => total + item);
+    }
+  }
+}
+
+@Workflow()
+class Tagged {
+  constructor(private readonly ctx: Ctx) {}
+  async run(input: { region: string; amount: number }): Promise<void> {
+    this.ctx.setAttributes(input);
+    await this.ctx.waitFor("go");
+  }
+}
+
+describe("exportFromDir", () => {
+  let tmp: ReturnType<typeof tempDir>;
+  let engine: Engine | undefined;
+  beforeEach(() => {
+    tmp = tempDir("export");
+  });
+  afterEach(async () => {
+    await engine?.shutdown();
+    engine = undefined;
+    tmp.cleanup();
+  });
+
+  it("exports one run or many from a data directory while its engine runs, ready to replay", async () => {
+    engine = await openLocal(tmp.dir, { workflows: [W] });
+    for (let i = 0; i < 3; i++) await engine.start(W, `e-${i}`, i);
+    await eventually("every run waiting", async () => (await engine!.list()).every((r) => r.status === "suspended"));
+
+    const one = await exportFromDir(tmp.dir, { id: "e-1", limit: 1 });
+    expect(one).to.have.length(1);
+    expect(one[0]).to.include({ workflowId: "e-1", type: "w", runId: 1, status: "running" });
+    expect(one[0]?.records.map((r) => r.kind)).to.deep.equal(["start", "step"]);
+    expect(one[0]?.records[1]?.payload).to.deep.equal({ plain: 1 });
+
+    const all = await exportFromDir(tmp.dir, { limit: 10 });
+    expect(all.map((j) => j.workflowId).sort()).to.deep.equal(["e-0", "e-1", "e-2"]);
+    const replayer = new Replayer().register(W);
+    for (const journal of all) {
+      const r = await replayer.replay(journal);
+      expect(r, journal.workflowId).to.include({ ok: true, finished: false });
+    }
+    expect(await exportFromDir(tmp.dir, { limit: 2 })).to.have.length(2);
+    expect(await exportFromDir(tmp.dir, { id: "nobody" })).to.deep.equal([]);
+
+    // The engine is unaffected: it still appends and finishes.
+    await engine.run("e-1").signal("go");
+    expect(await engine.run("e-1").result()).to.equal(1);
+    const [done] = await exportFromDir(tmp.dir, { id: "e-1" });
+    expect(done).to.include({ status: "ok" });
+    expect(done?.records.at(-1)).to.deep.include({ kind: "finish", status: "ok", payload: { plain: 1 } });
+  });
+
+  it("reads only complete records, a consistent prefix, while the engine appends", async function () {
+    this.timeout(30_000);
+    engine = await openLocal(tmp.dir, { workflows: [Collector] });
+    const run = await engine.start(Collector, "c-1", undefined);
+    let sending = true;
+    let sent = 0;
+    const sender = (async () => {
+      while (sending) {
+        await run.signal("item", 1);
+        sent++;
+      }
+    })();
+    const seen: ExportedRecord[][] = [];
+    const deadline = Date.now() + 1500;
+    while (Date.now() < deadline || seen.length < 5) {
+      const [journal] = await exportFromDir(tmp.dir, { id: "c-1" });
+      seen.push([...(journal?.records ?? [])]);
+    }
+    sending = false;
+    await sender;
+    await run.signal("item", -1);
+    expect(await run.result()).to.equal(sent);
+
+    const [final] = await exportFromDir(tmp.dir, { id: "c-1" });
+    const full = final!.records;
+    expect(full.length).to.be.greaterThan(2 * sent);
+    let previous = 0;
+    for (const records of seen) {
+      expect(records.length).to.be.at.least(previous);
+      previous = records.length;
+      expect(records, "every export is a prefix of the final journal").to.deep.equal(full.slice(0, records.length));
+    }
+    expect(seen.at(-1)!.length).to.be.greaterThan(seen[0]!.length);
+    const r = await new Replayer().register(Collector).replay(final!);
+    expect(r).to.include({ ok: true, finished: true });
+  });
+
+  it("takes no lock: a second writer is still refused while the engine runs", async () => {
+    engine = await openLocal(tmp.dir, { workflows: [W] });
+    await engine.start(W, "e-0", 0);
+    const reader = await DataDirReader.open(tmp.dir);
+    try {
+      const err = await openLocal(tmp.dir, { workflows: [W] }).then(
+        async (e) => {
+          await e.shutdown();
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(StorageError);
+      expect((err as Error).message).to.contain(String(process.pid));
+      await engine.start(W, "e-1", 1);
+      expect(reader.status("e-0")).to.include({ id: "e-0", type: "w", status: "running" });
+      expect(reader.status("e-1"), "a snapshot of the moment it opened").to.equal(undefined);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it("reports a folder that is not a data directory", async () => {
+    const plain = join(tmp.dir, "plain");
+    mkdirSync(plain);
+    const err = await exportFromDir(plain).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(StorageError);
+    expect((err as Error).message).to.contain(plain).and.contain("manifest");
+    const missing = await exportFromDir(join(tmp.dir, "absent")).catch((e: unknown) => e);
+    expect(missing).to.be.instanceOf(StorageError);
+  });
+
+  describe("DataDirReader", () => {
+    it("lists runs as listWhere does, newest first, with their search attributes", async () => {
+      engine = await openLocal(tmp.dir, { workflows: [Tagged, W] });
+      await engine.start(Tagged, "t-eu", { region: "eu", amount: 5 });
+      await engine.start(Tagged, "t-us", { region: "us", amount: 50 });
+      await engine.start(W, "w-1", 1);
+      await eventually("the attributes", async () => (await engine!.listWhere({ region: "us" })).length === 1);
+      await engine.run("w-1").signal("go");
+      await engine.run("w-1").result();
+
+      const reader = await DataDirReader.open(tmp.dir);
+      try {
+        expect(reader.list().map((r) => r.id)).to.have.members(["t-eu", "t-us", "w-1"]);
+        expect(reader.list({ region: "eu" }).map((r) => r.id)).to.deep.equal(["t-eu"]);
+        expect(reader.list({ amount: { gte: 10 } }).map((r) => r.id)).to.deep.equal(["t-us"]);
+        expect(reader.list({ type: "w", status: "ok" }).map((r) => r.id)).to.deep.equal(["w-1"]);
+        expect(reader.list({}, 1)).to.have.length(1);
+        expect(reader.status("t-us")).to.deep.include({ attributes: { region: "us", amount: 50 }, records: 2, status: "running" });
+        const w = reader.status("w-1");
+        expect(w).to.include({ status: "ok", records: 4 });
+        expect(w?.endedAt).to.be.a("number");
+        expect(() => reader.list({ amount: { near: 3 } })).to.throw(RejectedError, "near");
+      } finally {
+        await reader.close();
+      }
+    });
+
+    it("shows the latest run of an ID when finished journals are kept", async () => {
+      engine = await openLocal(tmp.dir, { workflows: [W] });
+      const first = await engine.start(W, "again", 1);
+      await first.signal("go");
+      await first.result();
+      await engine.start(W, "again", 2);
+      await eventually("the second run waiting", async () => (await engine!.run("again").status()).status === "suspended");
+      const [journal] = await exportFromDir(tmp.dir, { id: "again" });
+      expect(journal).to.include({ runId: 2, status: "running" });
+      expect(journal?.records[1]?.payload).to.deep.equal({ plain: 2 });
+    });
+  });
+});
