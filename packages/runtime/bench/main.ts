@@ -1,8 +1,10 @@
 import { runLogBench } from "./log-bench.js";
+import { runStepsBench } from "./steps-bench.js";
 
 /** Benchmarks by sub-command: `npm run bench -- <name> [--json]`. Add one line per benchmark. */
 const commands: Record<string, (args: readonly string[]) => Promise<void>> = {
   log: runLogBench,
+  steps: runStepsBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

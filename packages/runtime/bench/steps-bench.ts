@@ -1,0 +1,185 @@
+import "reflect-metadata";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Config } from "../src/engine/config.js";
+import { Engine } from "../src/engine/engine.js";
+import { Ctx } from "../src/workflow/ctx.js";
+import { Workflow } from "../src/workflow/decorators.js";
+import { floorSamples } from "./floor.js";
+import { percentile, round } from "./percentile.js";
+
+const STEPS = 10;
+const SEQUENTIAL_WORKFLOWS = 150;
+const BLOCKS = 5;
+const CONCURRENCY = [1_000, 10_000] as const;
+const PARKED_RUNS = 100_000;
+
+let samples: Float64Array = new Float64Array(0);
+let sampleCount = 0;
+
+@Workflow("timed")
+class Timed {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(n: number): Promise<number> {
+    let total = n;
+    for (let i = 0; i < STEPS; i++) {
+      const t0 = performance.now();
+      total = await this.ctx.step("add", async () => total + 1);
+      if (sampleCount < samples.length) samples[sampleCount++] = (performance.now() - t0) * 1000;
+    }
+    return total;
+  }
+}
+
+@Workflow("plain")
+class Plain {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(n: number): Promise<number> {
+    let total = n;
+    for (let i = 0; i < STEPS; i++) total = await this.ctx.step("add", async () => total + 1);
+    return total;
+  }
+}
+
+@Workflow("sleeper")
+class Sleeper {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<void> {
+    await this.ctx.sleep("1h");
+  }
+}
+
+interface ThroughputRow {
+  readonly workflows: number;
+  readonly steps_per_s: number;
+  readonly workflows_per_s: number;
+}
+
+/**
+ * `npm run bench -- steps [--json]`: durable steps on the local engine against the disk's floor,
+ * measured in one run so their ratio holds on a noisy machine.
+ */
+export async function runStepsBench(args: readonly string[]): Promise<void> {
+  const json = args.includes("--json");
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "fusee-steps-"));
+  const say = (line: string): void => {
+    if (!json) process.stdout.write(`${line}\n`);
+  };
+  try {
+    say(`fusee steps benchmark: ${STEPS}-step workflows, local engine, flush fdatasync, data under ${root}`);
+    const { floor, step } = await sequential(root);
+    const ratio = round(step.p50_us / floor.p50_us, 3);
+    say(`floor (write + fdatasync)        p50 ${floor.p50_us} us  p99 ${floor.p99_us} us`);
+    say(`sequential step                  p50 ${step.p50_us} us  p99 ${step.p99_us} us  ratio ${ratio}`);
+
+    const throughput: ThroughputRow[] = [];
+    for (const workflows of CONCURRENCY) {
+      const row = await concurrent(root, workflows);
+      throughput.push(row);
+      say(`${String(workflows).padStart(6)} concurrent workflows   ${row.steps_per_s} steps/s  ${row.workflows_per_s} workflows/s`);
+    }
+
+    const { bytesPerRun, recoverySPerMillion, records } = await parked(root);
+    say(`heap per parked run              ${bytesPerRun} bytes (${PARKED_RUNS} runs asleep, after GC)`);
+    say(`open and recovery                ${recoverySPerMillion} s per million records (${records} records)`);
+
+    if (json) {
+      process.stdout.write(
+        `${JSON.stringify({
+          floor_p50_us: floor.p50_us,
+          floor_p99_us: floor.p99_us,
+          step_p50_us: step.p50_us,
+          step_p99_us: step.p99_us,
+          step_ratio: ratio,
+          throughput,
+          parked_bytes_per_run: bytesPerRun,
+          recovery_s_per_million: recoverySPerMillion,
+        })}\n`,
+      );
+    }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** Sequential workflows and the floor in alternating blocks, so noise hits both alike. */
+async function sequential(root: string): Promise<{ floor: { p50_us: number; p99_us: number }; step: { p50_us: number; p99_us: number } }> {
+  const perBlock = SEQUENTIAL_WORKFLOWS / BLOCKS;
+  const floor = new Float64Array(BLOCKS * perBlock * STEPS);
+  samples = new Float64Array(BLOCKS * perBlock * STEPS);
+  sampleCount = 0;
+  const engine = await Engine.open(Config.local(path.join(root, "seq")).shards(1), { workflows: [Timed] });
+  try {
+    for (let i = 0; i < 20; i++) await (await engine.start(Timed, `warm-${i}`, 0)).result();
+    sampleCount = 0;
+    for (let b = 0; b < BLOCKS; b++) {
+      floor.set(floorSamples({ dir: root, rounds: perBlock * STEPS, recordBytes: 128 }), b * perBlock * STEPS);
+      for (let i = 0; i < perBlock; i++) await (await engine.start(Timed, `seq-${b}-${i}`, 0)).result();
+    }
+  } finally {
+    await engine.shutdown();
+  }
+  return {
+    floor: { p50_us: round(percentile(floor, floor.length, 0.5)), p99_us: round(percentile(floor, floor.length, 0.99)) },
+    step: { p50_us: round(percentile(samples, sampleCount, 0.5)), p99_us: round(percentile(samples, sampleCount, 0.99)) },
+  };
+}
+
+async function concurrent(root: string, workflows: number): Promise<ThroughputRow> {
+  const engine = await Engine.open(Config.local(path.join(root, `c-${workflows}`)).shards(2).cache(workflows), { workflows: [Plain] });
+  try {
+    const t0 = performance.now();
+    const runs = await Promise.all(Array.from({ length: workflows }, (_, i) => engine.start(Plain, `p-${i}`, 0)));
+    await Promise.all(runs.map((r) => r.result()));
+    const seconds = (performance.now() - t0) / 1000;
+    return {
+      workflows,
+      steps_per_s: Math.round((workflows * STEPS) / seconds),
+      workflows_per_s: Math.round(workflows / seconds),
+    };
+  } finally {
+    await engine.shutdown();
+  }
+}
+
+function heapAfterGc(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error("run the benchmark with node --expose-gc (npm run bench does)");
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+}
+
+async function parked(root: string): Promise<{ bytesPerRun: number; recoverySPerMillion: number; records: number }> {
+  const dir = path.join(root, "parked");
+  const config = Config.local(dir).shards(2).cache(1_000);
+  let engine = await Engine.open(config, { workflows: [Sleeper] });
+  const before = heapAfterGc();
+  const batch = 5_000;
+  for (let i = 0; i < PARKED_RUNS; i += batch) {
+    await Promise.all(Array.from({ length: batch }, (_, j) => engine.start(Sleeper, `sleep-${i + j}`, undefined)));
+  }
+  // Every run has set its timer once each has two records (start, timer).
+  for (;;) {
+    const sample = await engine.status(`sleep-${PARKED_RUNS - 1}`);
+    const listed = await engine.listWhere({ status: "parked" }, PARKED_RUNS);
+    if (sample && listed.length >= PARKED_RUNS - 1_000) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const after = heapAfterGc();
+  await engine.shutdown();
+  const records = PARKED_RUNS * 2;
+  const t0 = performance.now();
+  engine = await Engine.open(config, { workflows: [] });
+  const seconds = (performance.now() - t0) / 1000;
+  await engine.shutdown();
+  return {
+    bytesPerRun: Math.round((after - before) / PARKED_RUNS),
+    recoverySPerMillion: round((seconds * 1_000_000) / records, 2),
+    records,
+  };
+}
