@@ -17,6 +17,7 @@ interface Settings {
   readonly cache: number;
   readonly maxPayloadBytes: number;
   readonly clock: Clock | undefined;
+  readonly segmentBytes: number | undefined;
 }
 
 const FLUSH_METHODS: readonly FlushMethod[] = ["fdatasync", "fsync", "dsync", "none"];
@@ -80,6 +81,12 @@ export class Config {
     return this.with({ maxPayloadBytes: bytes });
   }
 
+  /** Size at which a local shard's segment file is sealed and the next begun (64 MiB by default). */
+  segmentBytes(bytes: number): Config {
+    if (!Number.isInteger(bytes) || bytes < 4096) throw new ConfigError(`segmentBytes must be a whole number ≥ 4096; got ${bytes}`);
+    return this.with({ segmentBytes: bytes });
+  }
+
   /** The clock timers run on; the system clock by default (`TestEngine` passes a virtual one). */
   clock(clock: Clock): Config {
     return this.with({ clock });
@@ -105,4 +112,5 @@ const DEFAULTS: Settings = {
   cache: 10_000,
   maxPayloadBytes: 2 * 1024 * 1024,
   clock: undefined,
+  segmentBytes: undefined,
 };

@@ -1,0 +1,57 @@
+import { expect } from "chai";
+import { Ctx } from "../../src/workflow/ctx.js";
+import { Workflow } from "../../src/workflow/decorators.js";
+import { VirtualClock } from "../../src/testing/virtual-clock.js";
+import { onEachEngine, tempDir } from "../runtime/harness.js";
+import { rmSync } from "node:fs";
+import { Config } from "../../src/engine/config.js";
+import { Engine } from "../../src/engine/engine.js";
+
+@Workflow("report")
+class Report {
+  constructor(private readonly ctx: Ctx) {}
+  async run(n: number): Promise<string> {
+    return this.ctx.step("render", async () => "x".repeat(n));
+  }
+}
+
+onEachEngine("retention", (kind) => {
+  it("forgets finished runs once their retention has passed, keeping unfinished and recent ones", async () => {
+    const clock = new VirtualClock();
+    const engine = await kind().open({ workflows: [Report] }, (c) => c.clock(clock).retention("1h"));
+    for (let i = 0; i < 3; i++) await (await engine.start(Report, `old-${i}`, 10)).result();
+    await clock.advance("30m");
+    await (await engine.start(Report, "recent", 10)).result();
+    await clock.advance("31m");
+    expect(await engine.status("old-0")).to.equal(undefined);
+    expect((await engine.list(10)).map((s) => s.id)).to.deep.equal(["recent"]);
+    expect((await engine.status("recent"))?.status).to.equal("ok");
+    await clock.advance("30m");
+    expect(await engine.list(10)).to.deep.equal([]);
+    await engine.shutdown();
+  });
+});
+
+describe("retention on disk (local)", () => {
+  it("reclaims the space of expired runs and they stay gone after a reopen", async () => {
+    const dir = tempDir("retention");
+    try {
+      const clock = new VirtualClock();
+      const config = Config.local(dir).shards(1).segmentBytes(128 * 1024).clock(clock).retention("1h");
+      const engine = await Engine.open(config, { workflows: [Report] });
+      for (let i = 0; i < 50; i++) await (await engine.start(Report, `big-${i}`, 20_000)).result();
+      const log = engine["log" as keyof Engine] as unknown as { stats(): { liveEntries: readonly number[]; bytes: readonly number[] } };
+      expect(log.stats().liveEntries[0]).to.be.greaterThan(100);
+      const before = log.stats().bytes[0] as number;
+      await clock.advance("2h");
+      expect(log.stats().liveEntries[0]).to.equal(0);
+      expect(log.stats().bytes[0], "compaction reclaimed the journals").to.be.below(before - 50 * 20_000 * 0.9);
+      await engine.shutdown();
+      const reopened = await Engine.open(config, { workflows: [Report] });
+      expect(await reopened.list(100)).to.deep.equal([]);
+      await reopened.shutdown();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
