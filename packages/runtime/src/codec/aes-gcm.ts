@@ -144,6 +144,20 @@ class AesGcmCipher implements PayloadCipher {
   }
 }
 
+/**
+ * The key ID named by bytes in the layout of {@link SEALED_FORMAT}, or `undefined` when they cannot
+ * be such a payload; reads no key and proves nothing. For messages about a payload that failed to
+ * decode without a cipher: it was most likely sealed with this key.
+ */
+export function sealedKeyId(bytes: Uint8Array): string | undefined {
+  try {
+    const { keyId, headerLength } = readHeader(bytes);
+    return bytes.length >= headerLength + NONCE_BYTES + TAG_BYTES && !/[\u0000-\u001f]/.test(keyId) ? keyId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function makeKey(id: string, key: Uint8Array | undefined): Key {
   if (/^\d+$/.test(id)) {
     throw new CodecError(

@@ -1,23 +1,18 @@
 import type { PayloadCipher } from "../codec/cipher.js";
+import { sealedKeyId } from "../codec/aes-gcm.js";
 import { decodeError, decodeValue, encodeError, encodeValue } from "../codec/index.js";
-import type { PayloadCodec, PayloadContext } from "../core/record-codec.js";
+import { CodecError } from "../core/errors.js";
+import { payloadAssociatedData as associatedData, type PayloadCodec, type PayloadContext } from "../core/record-codec.js";
 import { payloadTypes } from "../workflow/payload-types.js";
-
-const encoder = new TextEncoder();
-
-/** Binds a sealed payload to its place: a ciphertext copied to another record fails to open. */
-function associatedData(c: PayloadContext): Uint8Array {
-  return encoder.encode(`${c.workflowId}\u0000${c.runId}\u0000${c.position}`);
-}
 
 /** The engine's payload codec: type-preserving serialization, then encryption when configured. */
 export function createPayloadCodec(cipher: PayloadCipher | undefined): PayloadCodec {
   if (cipher === undefined) {
     return {
       encodeValue: (value) => encodeValue(value, payloadTypes),
-      decodeValue: (bytes) => decodeValue(bytes, payloadTypes),
+      decodeValue: (bytes, c) => unsealed(bytes, c, () => decodeValue(bytes, payloadTypes)),
       encodeError: (error) => encodeError(error, payloadTypes),
-      decodeError: (bytes) => decodeError(bytes, payloadTypes),
+      decodeError: (bytes, c) => unsealed(bytes, c, () => decodeError(bytes, payloadTypes)),
     };
   }
   return {
@@ -26,4 +21,19 @@ export function createPayloadCodec(cipher: PayloadCipher | undefined): PayloadCo
     encodeError: (error, c) => cipher.seal(encodeError(error, payloadTypes), associatedData(c)),
     decodeError: (bytes, c) => decodeError(cipher.open(bytes, associatedData(c)), payloadTypes),
   };
+}
+
+/** Decodes without a cipher; a payload that fails and looks sealed is reported with its key ID. */
+function unsealed<T>(bytes: Uint8Array, c: PayloadContext, decode: () => T): T {
+  try {
+    return decode();
+  } catch (e) {
+    const keyId = e instanceof CodecError ? sealedKeyId(bytes) : undefined;
+    if (keyId === undefined) throw e;
+    throw new CodecError(
+      `record ${c.position} of '${c.workflowId}' (run ${c.runId}) holds a payload sealed with key ${JSON.stringify(keyId)}, ` +
+        `but no codec is configured: open the engine with Config.codec(aesGcm({ ${JSON.stringify(keyId)}: key }))`,
+      { cause: e },
+    );
+  }
 }

@@ -1,4 +1,5 @@
 import { Buffer } from "node:buffer";
+import { sealedKeyId } from "../codec/aes-gcm.js";
 import { decodeError, decodeValue, encodeError, encodeValue } from "../codec/index.js";
 import type { TypeRegistry } from "../codec/type-registry.js";
 import { BODY_PLAIN, BODY_TAGGED, VALUE_FORMAT } from "../codec/value-format.js";
@@ -17,18 +18,22 @@ export type ExportedValue = { readonly plain: JsonValue } | { readonly tagged: J
 
 /** Turns a value payload (format 1, unencrypted) into its export form. */
 export function exportedValueOfBytes(bytes: Uint8Array, label: string): ExportedValue {
-  if (bytes.length < 2 || bytes[0] !== VALUE_FORMAT || (bytes[1] !== BODY_PLAIN && bytes[1] !== BODY_TAGGED)) {
+  const unreadable = (why: string): never => {
+    const keyId = sealedKeyId(bytes);
     throw new CodecError(
-      `${label} is not a value payload of format ${VALUE_FORMAT}` +
-        (bytes.length >= 2 ? ` (it starts with bytes ${bytes[0]}, ${bytes[1]})` : ` (${bytes.length} bytes)`) +
-        `; is it encrypted? Pass the data directory's cipher`,
+      keyId === undefined
+        ? `${label} ${why}; if the data is encrypted, pass its cipher`
+        : `${label} ${why}: it looks sealed with key ${JSON.stringify(keyId)}; pass a cipher holding that key`,
     );
+  };
+  if (bytes.length < 2 || bytes[0] !== VALUE_FORMAT || (bytes[1] !== BODY_PLAIN && bytes[1] !== BODY_TAGGED)) {
+    return unreadable(`is not a value payload of format ${VALUE_FORMAT}`);
   }
   let tree: JsonValue;
   try {
     tree = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + 2, bytes.length - 2).toString("utf8")) as JsonValue;
   } catch (e) {
-    throw new CodecError(`${label} is not valid JSON (${(e as Error).message}); is it encrypted? Pass the data directory's cipher`);
+    return unreadable(`is not valid JSON (${(e as Error).message})`);
   }
   return bytes[1] === BODY_PLAIN ? { plain: tree } : { tagged: tree };
 }
