@@ -31,23 +31,45 @@ export class FlowReader {
   /** The pruned step tree of a method or function body. */
   read(body: ts.ConciseBody | undefined): FlowNode[] {
     if (body === undefined) return [];
-    return prune(ts.isBlock(body) ? this.statements(body.statements) : this.node(body));
+    return prune(ts.isBlock(body) ? this.statements(body.statements).nodes : this.node(body));
   }
 
-  private statements(statements: readonly ts.Statement[]): FlowNode[] {
-    return statements.flatMap((s) => this.statement(s));
+  /**
+   * A statement list. When an arm of a branch ends in `return` or `throw`, the statements after the
+   * branch run only on the other arms, so they are moved into those arms: `if (!ctx.patched(id)) {
+   * old; return; } new` reads as a patch whose patched arm is `new`.
+   */
+  private statements(statements: readonly ts.Statement[], from = 0): Seq {
+    const out: FlowNode[] = [];
+    for (let i = from; i < statements.length; i++) {
+      const read = this.statement(statements[i] as ts.Statement);
+      if (isFork(read)) {
+        if (read.arms.some((arm) => arm.exits)) {
+          const rest = this.statements(statements, i + 1);
+          const arms = read.arms.map((arm) => (arm.exits ? arm.nodes : [...arm.nodes, ...rest.nodes]));
+          return { nodes: [...out, ...read.before, read.build(arms)], exits: read.arms.every((arm) => arm.exits || rest.exits) };
+        }
+        out.push(...read.before, read.build(read.arms.map((arm) => arm.nodes)));
+      } else {
+        out.push(...read.nodes);
+        if (read.exits) return { nodes: out, exits: true };
+      }
+    }
+    return { nodes: out, exits: false };
   }
 
-  private statement(s: ts.Statement): FlowNode[] {
+  private statement(s: ts.Statement): Seq | Fork {
     const at = () => this.context.locate(s);
     if (ts.isBlock(s)) return this.statements(s.statements);
+    if (ts.isReturnStatement(s)) return { nodes: s.expression === undefined ? [] : this.node(s.expression), exits: true };
+    if (ts.isThrowStatement(s)) return { nodes: this.node(s.expression), exits: true };
     if (ts.isIfStatement(s)) {
-      const thenNodes = this.statement(s.thenStatement);
-      const elseNodes = s.elseStatement === undefined ? [] : this.statement(s.elseStatement);
-      return this.choice(s.expression, thenNodes, elseNodes, at());
+      const whenTrue = seq(this.statement(s.thenStatement));
+      const whenFalse = s.elseStatement === undefined ? { nodes: [], exits: false } : seq(this.statement(s.elseStatement));
+      return this.choice(s.expression, whenTrue, whenFalse, at());
     }
     if (ts.isSwitchStatement(s)) {
-      const arms: FlowNode[][] = [];
+      const arms: Seq[] = [];
       const clauses = s.caseBlock.clauses;
       clauses.forEach((_, i) => {
         // A clause falls through into the next until one ends in break, return, throw or continue.
@@ -59,40 +81,46 @@ export class FlowReader {
         }
         arms.push(this.statements(arm));
       });
-      if (!clauses.some(ts.isDefaultClause)) arms.push([]);
-      return [...this.node(s.expression), { kind: "branch", at: at(), arms }];
+      if (!clauses.some(ts.isDefaultClause)) arms.push({ nodes: [], exits: false });
+      const location = at();
+      return { before: this.node(s.expression), arms, build: (folded) => ({ kind: "branch", at: location, arms: folded }) };
     }
     if (ts.isForStatement(s)) {
       const init = s.initializer === undefined ? [] : this.node(s.initializer);
       const condition = s.condition === undefined ? [] : this.node(s.condition);
       const step = s.incrementor === undefined ? [] : this.node(s.incrementor);
-      return [...init, ...condition, { kind: "loop", at: at(), body: [...this.statement(s.statement), ...step, ...condition] }];
+      return flat([...init, ...condition, { kind: "loop", at: at(), body: [...this.body(s.statement), ...step, ...condition] }]);
     }
     if (ts.isForOfStatement(s) || ts.isForInStatement(s)) {
-      return [...this.node(s.expression), { kind: "loop", at: at(), body: this.statement(s.statement) }];
+      return flat([...this.node(s.expression), { kind: "loop", at: at(), body: this.body(s.statement) }]);
     }
     if (ts.isWhileStatement(s)) {
       const condition = this.node(s.expression);
-      return [...condition, { kind: "loop", at: at(), body: [...this.statement(s.statement), ...condition] }];
+      return flat([...condition, { kind: "loop", at: at(), body: [...this.body(s.statement), ...condition] }]);
     }
     if (ts.isDoStatement(s)) {
-      const once = [...this.statement(s.statement), ...this.node(s.expression)];
-      return [...once, { kind: "loop", at: at(), body: once }];
+      const once = [...this.body(s.statement), ...this.node(s.expression)];
+      return flat([...once, { kind: "loop", at: at(), body: once }]);
     }
     if (ts.isTryStatement(s)) {
-      return [
+      return flat([
         {
           kind: "try",
           at: at(),
-          body: this.statements(s.tryBlock.statements),
-          catch: s.catchClause === undefined ? [] : this.statements(s.catchClause.block.statements),
-          finally: s.finallyBlock === undefined ? [] : this.statements(s.finallyBlock.statements),
+          body: this.statements(s.tryBlock.statements).nodes,
+          catch: s.catchClause === undefined ? [] : this.statements(s.catchClause.block.statements).nodes,
+          finally: s.finallyBlock === undefined ? [] : this.statements(s.finallyBlock.statements).nodes,
         },
-      ];
+      ]);
     }
     if (ts.isLabeledStatement(s)) return this.statement(s.statement);
-    if (ts.isFunctionDeclaration(s) || ts.isClassDeclaration(s)) return [];
-    return this.children(s);
+    if (ts.isFunctionDeclaration(s) || ts.isClassDeclaration(s)) return flat([]);
+    return flat(this.children(s));
+  }
+
+  /** A loop body: a `return` inside leaves the loop too, which the tree does not model; the body is read as is. */
+  private body(s: ts.Statement): FlowNode[] {
+    return seq(this.statement(s)).nodes;
   }
 
   /** Any node that is not a statement handled above: expressions in evaluation order. */
@@ -103,7 +131,7 @@ export class FlowReader {
     }
     if (ts.isClassExpression(n) || ts.isFunctionDeclaration(n)) return [];
     if (ts.isConditionalExpression(n)) {
-      return this.choice(n.condition, this.node(n.whenTrue), this.node(n.whenFalse), this.context.locate(n));
+      return seq(this.choice(n.condition, flat(this.node(n.whenTrue)), flat(this.node(n.whenFalse)), this.context.locate(n))).nodes;
     }
     if (ts.isBinaryExpression(n) && isShortCircuit(n.operatorToken.kind)) {
       return [...this.node(n.left), { kind: "branch", at: this.context.locate(n), arms: [this.node(n.right), []] }];
@@ -115,25 +143,18 @@ export class FlowReader {
     const out: FlowNode[] = [];
     ts.forEachChild(n, (child) => {
       if (ts.isTypeNode(child)) return;
-      out.push(...(ts.isStatement(child) ? this.statement(child) : this.node(child)));
+      out.push(...(ts.isStatement(child) ? seq(this.statement(child)).nodes : this.node(child)));
     });
     return out;
   }
 
-  private choice(condition: ts.Expression, whenTrue: FlowNode[], whenFalse: FlowNode[], at: SourceLocation): FlowNode[] {
+  private choice(condition: ts.Expression, whenTrue: Seq, whenFalse: Seq, at: SourceLocation): Fork {
     const guard = this.patchGuard(condition);
     if (guard !== undefined) {
-      return [
-        {
-          kind: "patch",
-          id: guard.id,
-          at,
-          then: guard.negated ? whenFalse : whenTrue,
-          else: guard.negated ? whenTrue : whenFalse,
-        },
-      ];
+      const [patched, unpatched] = guard.negated ? [whenFalse, whenTrue] : [whenTrue, whenFalse];
+      return { before: [], arms: [patched, unpatched], build: ([then = [], otherwise = []]) => ({ kind: "patch", id: guard.id, at, then, else: otherwise }) };
     }
-    return [...this.node(condition), { kind: "branch", at, arms: [whenTrue, whenFalse] }];
+    return { before: this.node(condition), arms: [whenTrue, whenFalse], build: (arms) => ({ kind: "branch", at, arms }) };
   }
 
   /** `ctx.patched("id")`, possibly negated or parenthesized, as a branch condition. */
@@ -181,7 +202,7 @@ export class FlowReader {
       if (body === undefined) return before;
       this.following.add(declaration);
       try {
-        const inner = ts.isBlock(body) ? this.statements(body.statements) : this.node(body);
+        const inner = ts.isBlock(body) ? this.statements(body.statements).nodes : this.node(body);
         return [...before, ...inner];
       } finally {
         this.following.delete(declaration);
@@ -189,6 +210,33 @@ export class FlowReader {
     }
     return before;
   }
+}
+
+/** Nodes read from statements, and whether they always end in `return` or `throw`. */
+interface Seq {
+  readonly nodes: FlowNode[];
+  readonly exits: boolean;
+}
+
+/** A branching statement whose arms are not yet assembled, so the statements after it can move into arms that go on. */
+interface Fork {
+  /** Nodes evaluated before the branch: its condition. */
+  readonly before: FlowNode[];
+  readonly arms: readonly Seq[];
+  build(arms: FlowNode[][]): FlowNode;
+}
+
+function isFork(read: Seq | Fork): read is Fork {
+  return "arms" in read;
+}
+
+function seq(read: Seq | Fork): Seq {
+  if (!isFork(read)) return read;
+  return { nodes: [...read.before, read.build(read.arms.map((arm) => arm.nodes))], exits: read.arms.every((arm) => arm.exits) };
+}
+
+function flat(nodes: FlowNode[]): Seq {
+  return { nodes, exits: false };
 }
 
 /** Drops the branches, loops and try blocks that hold no step and no patch marker. */
