@@ -28,6 +28,12 @@ import { createPayloadCodec } from "./payloads.js";
 import { parseStream, RunEntry, streamOf } from "./run-entry.js";
 import { TimerQueue } from "./timer-queue.js";
 import { Waiters } from "./waiters.js";
+import { FlowControl } from "./flow-control.js";
+import type { Batch, Debounce, EventOptions } from "./flow-rules.js";
+import type { LimitSpec } from "./limits.js";
+import { Schedule } from "./schedule-handle.js";
+import { checkScheduleSpec, type ScheduleSpec } from "./schedule-spec.js";
+import { checkFlowName, isSystemStream } from "./system-streams.js";
 
 /** Options of {@link Engine.open}. */
 export interface EngineOptions {
@@ -35,6 +41,8 @@ export interface EngineOptions {
   workflows?: readonly WorkflowClass[];
   /** The tsyringe container workflows are resolved from; the root container by default. */
   container?: DependencyContainer;
+  /** Limits declared before any run resumes, so resumed steps find them (more with `engine.limit`). */
+  limits?: Readonly<Record<string, LimitSpec>>;
 }
 
 type Input<W> = W extends WorkflowClass<infer I, any> ? I : unknown;
@@ -71,6 +79,7 @@ export class Engine implements RunOperations {
   private fatal: Error | undefined;
   private resumeQueue: RunEntry[] = [];
   private resuming = 0;
+  private readonly flow: FlowControl;
 
   private constructor(
     private readonly config: Config,
@@ -84,6 +93,15 @@ export class Engine implements RunOperations {
     this.cacheSize = s.cache;
     this.maxRecordBytes = s.maxPayloadBytes;
     this.timers = new TimerQueue(this.time, (id, seq, at) => this.fireTimer(id, seq, at));
+    this.flow = new FlowControl({
+      log,
+      codec: this.codec,
+      clock: this.time,
+      maxRecordBytes: this.maxRecordBytes,
+      runs: this,
+      failed: (e) => this.storageFailed(e),
+    });
+    for (const [name, spec] of Object.entries(options.limits ?? {})) this.flow.limits.declare(name, spec);
   }
 
   /** Opens (or creates) the engine's storage, rebuilds its index and resumes every unfinished run. */
@@ -105,6 +123,7 @@ export class Engine implements RunOperations {
       throw e;
     }
     engine.resumeAll();
+    engine.flow.open();
     return engine;
   }
 
@@ -199,11 +218,83 @@ export class Engine implements RunOperations {
     return out.slice(0, Math.max(0, limit));
   }
 
+  /**
+   * Declares a named limit on steps, or changes its spec. Steps that name it (`StepOptions.limit`)
+   * take a permit before each attempt; waiting steps are served by `priority` (higher first), then
+   * round-robin across `fairness` keys, then in arrival order.
+   *
+   * @example
+   * engine.limit("stripe", { concurrent: 2, perSecond: 10 });
+   */
+  limit(name: string, spec: LimitSpec): void {
+    this.flow.limits.declare(name, spec);
+  }
+
+  /** Permits of the limit held right now; `RejectedError` when no limit has that name. */
+  limitInUse(name: string): number {
+    return this.flow.limits.inUse(name);
+  }
+
+  /** Steps waiting for a permit of the limit; `RejectedError` when no limit has that name. */
+  limitWaiting(name: string): number {
+    return this.flow.limits.waiting(name);
+  }
+
+  /**
+   * Creates a durable schedule, or updates the spec of the schedule of that name (one schedule per
+   * name, so calling this at every application start is safe). Each instant starts a run with the
+   * ID `"<name>@<instantMs>"`.
+   *
+   * @example
+   * const nightly = await engine.schedule("nightly", { workflow: Report, cron: "0 2 * * *", timezone: "Europe/Paris" });
+   * await nightly.pause();
+   */
+  async schedule(name: string, spec: ScheduleSpec): Promise<Schedule> {
+    this.assertOpen();
+    checkFlowName(name, "schedule name");
+    const settings = checkScheduleSpec(name, spec, (w) => this.resolveType(w).name);
+    await this.flow.schedules.schedule(name, settings, spec.paused === true);
+    return new Schedule(this.flow.schedules, name);
+  }
+
+  /**
+   * A debounced start: starts of one key within a window collapse into one run, started with the
+   * latest input once the window has been quiet for the rule's delay (or reached its `maxWait`).
+   * Resolves once the start is durable, with a handle on the window's run (ID `"<key>@<n>"`);
+   * `handle.started()` resolves once the run exists.
+   *
+   * @example
+   * const run = await engine.debounce(Reindex, "doc-1", { rev: 3 }, Debounce.of("150ms").maxWait("1s"), { eventId: "e-3" });
+   * await run.started();
+   */
+  async debounce<W extends WorkflowClass>(type: W, key: string, input: Input<W>, rule: Debounce, options?: EventOptions): Promise<RunHandle<Output<W>>>;
+  async debounce<R = unknown>(type: string, key: string, input: unknown, rule: Debounce, options?: EventOptions): Promise<RunHandle<R>>;
+  async debounce(type: WorkflowClass | string, key: string, input: unknown, rule: Debounce, options: EventOptions = {}): Promise<RunHandle<unknown>> {
+    this.assertOpen();
+    return this.flow.debouncer.debounce(this.resolveType(type).name, key, input, rule, options.eventId);
+  }
+
+  /**
+   * A batched event: the events of one key collect into a batch that becomes one run (input: the
+   * events in arrival order) once it holds `size` events or `timeout` after its first event.
+   * Resolves once the event is durable, with a handle on the batch's run (ID `"<key>#<n>"`).
+   *
+   * @example
+   * const run = await engine.batch(Bulk, "tenant-1", { sku: "a" }, Batch.of(100, "2s"), { eventId: "evt-1" });
+   */
+  async batch<W extends WorkflowClass>(type: W, key: string, event: unknown, rule: Batch, options?: EventOptions): Promise<RunHandle<Output<W>>>;
+  async batch<R = unknown>(type: string, key: string, event: unknown, rule: Batch, options?: EventOptions): Promise<RunHandle<R>>;
+  async batch(type: WorkflowClass | string, key: string, event: unknown, rule: Batch, options: EventOptions = {}): Promise<RunHandle<unknown>> {
+    this.assertOpen();
+    return this.flow.batcher.batch(this.resolveType(type).name, key, event, rule, options.eventId);
+  }
+
   /** Stops timers and new work, waits until every acknowledged record is on disk, closes the storage. */
   async shutdown(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.timers.stop();
+    this.flow.close();
     const error = new FuseeError("the engine was shut down");
     this.results.rejectAll(error);
     this.updates.rejectAll(error);
@@ -488,6 +579,7 @@ export class Engine implements RunOperations {
       },
       closed: () => this.closed || entry.executor !== executor,
       changed: () => this.executorChanged(entry, executor),
+      acquire: (options) => this.flow.limits.acquire(options),
       startChild: (request) => {
         if (entry.runId === runId && entry.executor === executor) void this.startChildRun(entry, request);
       },
@@ -745,6 +837,10 @@ export class Engine implements RunOperations {
     for (let shard = 0; shard < this.log.shardCount; shard++) {
       const superseded = new Set<string>();
       for await (const item of this.log.scan(shard)) {
+        if (isSystemStream(item.stream)) {
+          this.flow.recover(shard, item.stream, item.body);
+          continue;
+        }
         const run = parseStream(item.stream);
         if (run === undefined) continue;
         const header = readRecordHeader(item.body);

@@ -27,6 +27,12 @@ export interface RunHost {
   closed(): boolean;
   /** The executor's state changed (idle, finished, broken): the engine may update its index. */
   changed(): void;
+  /**
+   * A permit of the step's limit (`StepOptions.limit`), awaited before each attempt of the step and
+   * released when the attempt ends, so a step backing off between retries holds none; `undefined`
+   * when the step names no limit.
+   */
+  acquire?(options: StepOptions): Promise<() => void> | undefined;
   /** Starts a child run for call `seq`; the engine journals a `child` record with the outcome. */
   startChild(request: ChildRequest): void;
   /** Ends this run and starts a fresh one of the same ID with `input`. */
@@ -501,6 +507,7 @@ export class RunExecutor implements CtxBackend, StepHost {
         if (!this.host.closed() && !this.broken) this.host.append({ kind: "heartbeat", seq, progress: p, at: this.host.clock.now() });
       },
       abandoned: () => this.host.closed(),
+      acquire: () => this.host.acquire?.(options),
     }).then((outcome) => {
       if (this.host.closed() || this.broken) return;
       const at = this.host.clock.now();

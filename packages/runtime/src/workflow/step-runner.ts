@@ -1,6 +1,6 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
 import { toMillis } from "../core/duration.js";
-import { TimeoutError } from "../core/errors.js";
+import { FuseeError, TimeoutError } from "../core/errors.js";
 import { DEFAULT_RETRY } from "./retry-policy.js";
 import { stepScope, type StepScope } from "./run-binding.js";
 import type { StepOptions } from "./step-options.js";
@@ -19,6 +19,11 @@ export interface StepEnvironment {
   onHeartbeat(progress: unknown): void;
   /** True once nothing the step does can be recorded any more (the engine shut down). */
   abandoned(): boolean;
+  /**
+   * Waits for a permit of the step's limit before each attempt and returns its release; `undefined`
+   * when the step has no limit. The permit is released when the attempt ends, before any backoff.
+   */
+  acquire?(): Promise<() => void> | undefined;
 }
 
 /**
@@ -32,12 +37,26 @@ export async function runStep(fn: () => unknown, options: StepOptions, env: Step
   const heartbeatMs = options.heartbeatTimeout === undefined ? undefined : toMillis(options.heartbeatTimeout);
   let progress = env.progress;
   for (let attempt = 1; ; attempt++) {
+    let release: (() => void) | undefined;
+    try {
+      const permit = env.acquire?.();
+      if (permit !== undefined) release = await permit;
+    } catch (error) {
+      // No permit can be had (the limit was never declared): the attempt does not run, nor retry.
+      return { ok: false, error, attempts: attempt - 1 };
+    }
+    if (release !== undefined && env.abandoned()) {
+      release();
+      return { ok: false, error: new FuseeError("the step was abandoned while it waited for a permit"), attempts: attempt - 1 };
+    }
     try {
       const value = await attemptOnce(fn, attempt, progress, timeoutMs, heartbeatMs, env, (p) => {
         progress = p;
       });
+      release?.();
       return { ok: true, value, attempts: attempt };
     } catch (error) {
+      release?.();
       const delay = retry.delayAfter(attempt, error);
       if (delay === undefined || env.abandoned()) return { ok: false, error, attempts: attempt };
       await new Promise<void>((resolve) => env.clock.schedule(delay, resolve));

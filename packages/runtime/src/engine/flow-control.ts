@@ -1,0 +1,66 @@
+import type { Clock } from "../core/clock.js";
+import type { PayloadCodec } from "../core/record-codec.js";
+import type { Log } from "../storage/log.js";
+import { Batcher } from "./batches.js";
+import { Debouncer } from "./debounce.js";
+import type { FlowRuns } from "./flow-runs.js";
+import { Limits } from "./limits.js";
+import { Schedules } from "./schedules.js";
+import { parseStreamName, SystemLog } from "./system-streams.js";
+import { StorageError } from "../core/errors.js";
+
+/** What flow control needs from the engine that owns it. */
+export interface FlowControlDeps {
+  readonly log: Log;
+  readonly codec: PayloadCodec;
+  readonly clock: Clock;
+  readonly maxRecordBytes: number;
+  readonly runs: FlowRuns;
+  /** Storage failed under a flow-control record: the engine stops acknowledging anything. */
+  readonly failed: (e: unknown) => void;
+}
+
+/**
+ * Flow control and time: limits on steps, schedules, debounced starts and batches. All but limits
+ * keep their state in the engine's own streams of the log, which the engine hands over on open.
+ */
+export class FlowControl {
+  readonly limits: Limits;
+  readonly schedules: Schedules;
+  readonly debouncer: Debouncer;
+  readonly batcher: Batcher;
+  private readonly sys: SystemLog;
+
+  constructor(deps: FlowControlDeps) {
+    this.sys = new SystemLog(deps.log, deps.codec, deps.maxRecordBytes);
+    this.limits = new Limits(deps.clock);
+    this.schedules = new Schedules({ sys: this.sys, runs: deps.runs, clock: deps.clock, failed: deps.failed });
+    this.debouncer = new Debouncer(this.sys, deps.runs, deps.clock, deps.failed);
+    this.batcher = new Batcher(this.sys, deps.runs, deps.clock, deps.failed);
+  }
+
+  /** Takes a record of an engine stream read by the engine's recovery scan. */
+  recover(shard: number, stream: string, body: Uint8Array): void {
+    const name = parseStreamName(stream);
+    if (name === undefined) throw new StorageError(`shard ${shard} holds stream '${stream}', which is reserved for the engine but not one it knows`);
+    const record = this.sys.recover(stream, body);
+    if (name.family === "schedule") this.schedules.recover(name, record);
+    else if (name.family === "debounce") this.debouncer.recover(name, record);
+    else this.batcher.recover(name, record);
+  }
+
+  /** After recovery: arms timers, resumes backfills, catches up missed instants, fires due windows. */
+  open(): void {
+    this.schedules.open();
+    this.debouncer.open();
+    this.batcher.open();
+  }
+
+  /** Stops every timer and forgets waiting steps; nothing fires after this. */
+  close(): void {
+    this.limits.close();
+    this.schedules.close();
+    this.debouncer.close();
+    this.batcher.close();
+  }
+}

@@ -1,0 +1,176 @@
+import type { Clock, ClockTimer } from "../core/clock.js";
+import { ConfigError, RejectedError } from "../core/errors.js";
+import type { StepOptions } from "../workflow/step-options.js";
+import { PermitQueue } from "./permit-queue.js";
+
+/**
+ * A named limit on steps, declared with `engine.limit(name, spec)` and used by steps through
+ * `StepOptions.limit`.
+ *
+ * @example
+ * engine.limit("stripe", { concurrent: 2, perSecond: 10 });
+ * // @Step({ limit: "stripe", priority: 1, fairness: tenantId }) async charge(...) { ... }
+ */
+export interface LimitSpec {
+  /** Attempts holding a permit at once; unbounded when absent or 0. */
+  concurrent?: number;
+  /**
+   * Attempts started per second, spaced evenly (`10` starts one every 100 ms), so no one-second span
+   * holds more; unbounded when absent or 0.
+   */
+  perSecond?: number;
+}
+
+/** Releases a permit; calling it again does nothing. */
+export type Release = () => void;
+
+interface Waiter {
+  readonly resolve: (release: Release) => void;
+}
+
+class Limit {
+  concurrent = Infinity;
+  perSecond = 0;
+  inUse = 0;
+  tokens = 0;
+  refilledAt = 0;
+  readonly queue = new PermitQueue<Waiter>();
+  timer: ClockTimer | undefined;
+
+  constructor(readonly name: string) {}
+}
+
+/**
+ * The engine's limits. Permits are in-memory state: a process that dies holds none after a
+ * restart, and a step that was running under a permit takes a new one when it re-runs. A waiting
+ * step costs its queue entry only.
+ *
+ * A step naming a limit that was never declared fails without running (a `RejectedError` recorded
+ * as the step's failure, not retried). Limits used by runs that resume on open are best declared
+ * in `Engine.open(config, { limits })`, so they exist before any resumed step asks for a permit.
+ */
+export class Limits {
+  private readonly limits = new Map<string, Limit>();
+  private closed = false;
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Declares a limit, or changes the spec of a declared one (waiting steps are served under the new spec). */
+  declare(name: string, spec: LimitSpec): void {
+    if (typeof name !== "string" || name === "") throw new ConfigError("a limit needs a non-empty name");
+    const concurrent = spec?.concurrent ?? 0;
+    const perSecond = spec?.perSecond ?? 0;
+    if (!Number.isInteger(concurrent) || concurrent < 0) {
+      throw new ConfigError(`limit '${name}': concurrent must be a whole number ≥ 0 (0 for unbounded); got ${concurrent}`);
+    }
+    if (!Number.isFinite(perSecond) || perSecond < 0) {
+      throw new ConfigError(`limit '${name}': perSecond must be a finite number ≥ 0 (0 for unbounded); got ${perSecond}`);
+    }
+    let limit = this.limits.get(name);
+    if (limit === undefined) {
+      limit = new Limit(name);
+      this.limits.set(name, limit);
+    }
+    limit.concurrent = concurrent === 0 ? Infinity : concurrent;
+    limit.perSecond = perSecond;
+    limit.tokens = 1;
+    limit.refilledAt = this.clock.now();
+    this.pump(limit);
+  }
+
+  /**
+   * A permit for one attempt of a step, or `undefined` when the step names no limit. Resolves with
+   * the permit's release once the step's turn comes.
+   */
+  acquire(options: StepOptions): Promise<Release> | undefined {
+    const name = options.limit;
+    if (name === undefined) return undefined;
+    const limit = this.limits.get(name);
+    if (limit === undefined) {
+      const known = [...this.limits.keys()].map((n) => `'${n}'`).join(", ") || "none";
+      return Promise.reject(
+        new RejectedError(`the step names limit '${name}', which was never declared (declared: ${known}); declare it with engine.limit('${name}', { concurrent })`),
+      );
+    }
+    const priority = options.priority ?? 0;
+    if (typeof priority !== "number" || !Number.isFinite(priority)) {
+      return Promise.reject(new RejectedError(`the step's priority for limit '${name}' must be a finite number; got ${String(priority)}`));
+    }
+    if (limit.queue.size === 0 && limit.inUse < limit.concurrent && this.takeToken(limit)) {
+      return Promise.resolve(this.grant(limit));
+    }
+    return new Promise<Release>((resolve) => {
+      if (this.closed) return;
+      limit.queue.push({ resolve }, priority, options.fairness ?? "");
+      this.pump(limit);
+    });
+  }
+
+  /** Permits of the limit held right now. */
+  inUse(name: string): number {
+    return this.known(name).inUse;
+  }
+
+  /** Steps waiting for a permit of the limit. */
+  waiting(name: string): number {
+    return this.known(name).queue.size;
+  }
+
+  /** Forgets every waiting step and stops the rate timers; waiting steps never run. */
+  close(): void {
+    this.closed = true;
+    for (const limit of this.limits.values()) {
+      limit.timer?.cancel();
+      limit.timer = undefined;
+      limit.queue.clear();
+    }
+  }
+
+  private known(name: string): Limit {
+    const limit = this.limits.get(name);
+    if (limit === undefined) throw new RejectedError(`no limit is named '${name}'; declare it with engine.limit('${name}', { concurrent })`);
+    return limit;
+  }
+
+  private grant(limit: Limit): Release {
+    limit.inUse++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      limit.inUse--;
+      this.pump(limit);
+    };
+  }
+
+  /** Hands free permits to waiting steps in serving order. */
+  private pump(limit: Limit): void {
+    while (!this.closed && limit.queue.size > 0 && limit.inUse < limit.concurrent) {
+      if (!this.takeToken(limit)) {
+        this.armRefill(limit);
+        return;
+      }
+      (limit.queue.shift() as Waiter).resolve(this.grant(limit));
+    }
+  }
+
+  private takeToken(limit: Limit): boolean {
+    if (limit.perSecond === 0) return true;
+    const now = this.clock.now();
+    // One token at most: permits are spaced `1000 / perSecond` ms apart, with no burst.
+    limit.tokens = Math.min(1, limit.tokens + ((now - limit.refilledAt) * limit.perSecond) / 1000);
+    limit.refilledAt = now;
+    if (limit.tokens < 1) return false;
+    limit.tokens -= 1;
+    return true;
+  }
+
+  private armRefill(limit: Limit): void {
+    if (limit.timer !== undefined) return;
+    const wait = Math.max(1, Math.ceil(((1 - limit.tokens) * 1000) / limit.perSecond));
+    limit.timer = this.clock.schedule(wait, () => {
+      limit.timer = undefined;
+      this.pump(limit);
+    });
+  }
+}

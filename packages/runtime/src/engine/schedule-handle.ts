@@ -1,0 +1,68 @@
+import { RejectedError } from "../core/errors.js";
+import { scheduleRunId, type ScheduleDescription } from "./schedule-runtime.js";
+import type { Schedules } from "./schedules.js";
+
+/**
+ * A handle on a schedule, from `engine.schedule(name, spec)`. Calls on a deleted schedule reject
+ * with `NotFoundError`.
+ *
+ * @example
+ * const s = await engine.schedule("nightly", { workflow: "Report", cron: "0 2 * * *", timezone: "Europe/Paris" });
+ * await s.backfill(Date.parse("2030-01-01"), Date.parse("2030-01-31"));
+ * console.log((await s.describe()).started);
+ */
+export class Schedule {
+  /** @internal Handles come from `engine.schedule`. */
+  constructor(
+    private readonly schedules: Schedules,
+    /** The schedule's name. */
+    readonly name: string,
+  ) {}
+
+  /** The run ID a schedule gives the run of an instant: `"<schedule>@<instantMs>"`. */
+  static runId(name: string, instant: number): string {
+    return scheduleRunId(name, instant);
+  }
+
+  /** Its spec, counts (`started`, `skipped`), next instants, recent and running runs, backfills under way. */
+  async describe(): Promise<ScheduleDescription> {
+    return this.schedules.get(this.name).describe();
+  }
+
+  /** Stops starting runs at the schedule's instants until `resume`; backfills and `trigger` still work. */
+  pause(): Promise<void> {
+    return this.call((s) => s.pause());
+  }
+
+  /** Starts runs again from the next instant on; the instants that passed while paused are not caught up. */
+  resume(): Promise<void> {
+    return this.call((s) => s.resume());
+  }
+
+  /** Starts a run for the present instant now, as if it were one of the schedule's instants. */
+  trigger(): Promise<void> {
+    return this.call((s) => s.trigger());
+  }
+
+  /**
+   * Starts a run for every instant of `[fromMs, toMs]` the schedule has not dealt with yet,
+   * regardless of the overlap policy, a page at a time in the background; resolves once the
+   * backfill is recorded (it resumes after a restart). Instants whose runs are gone by retention
+   * stay remembered and do not start again.
+   */
+  backfill(fromMs: number, toMs: number): Promise<void> {
+    if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs) || fromMs > toMs) {
+      return Promise.reject(new RejectedError(`backfill of schedule '${this.name}' needs whole ms from ≤ to; got ${fromMs} to ${toMs}`));
+    }
+    return this.call((s) => s.backfill(fromMs, toMs));
+  }
+
+  /** Deletes the schedule and its state; runs it started go on. */
+  delete(): Promise<void> {
+    return this.call(() => this.schedules.delete(this.name));
+  }
+
+  private async call(op: (s: ReturnType<Schedules["get"]>) => Promise<void>): Promise<void> {
+    await op(this.schedules.get(this.name));
+  }
+}

@@ -1,0 +1,610 @@
+import type { Clock, ClockTimer } from "../core/clock.js";
+import { StorageError } from "../core/errors.js";
+import { CoveredRanges } from "./covered-ranges.js";
+import type { Recurrence } from "./cron.js";
+import { retryDelay, startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
+import { recurrenceOf, type CatchUp, type Overlap, type ScheduleSettings } from "./schedule-spec.js";
+import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "./system-records.js";
+import type { SystemLog } from "./system-streams.js";
+
+/** Where a schedule stands, from `schedule.describe()`. */
+export interface ScheduleDescription {
+  readonly name: string;
+  readonly workflow: string;
+  readonly every?: number;
+  readonly cron?: string;
+  readonly timezone?: string;
+  readonly overlap: Overlap;
+  readonly catchUp: CatchUp;
+  readonly paused: boolean;
+  /** Runs started by the schedule: live, triggered, buffered, caught up and backfilled. */
+  readonly started: number;
+  /** Instants skipped by the overlap or catch-up policy. */
+  readonly skipped: number;
+  /** The next instants the schedule will start (none while paused). */
+  readonly nextTimes: readonly number[];
+  /** IDs of the latest runs started live, by trigger or from the buffer, newest first. */
+  readonly recentRuns: readonly string[];
+  /** Runs of the schedule that may still be going (the ones overlap policies look at). */
+  readonly running: readonly string[];
+  /** The instant waiting for the running run to end (`overlap: "buffer-one"`). */
+  readonly buffered?: number;
+  /** Backfills under way: the next instant each will look at, and where it ends. */
+  readonly backfills: readonly { readonly next: number; readonly to: number }[];
+  /** Why the latest start failed (it is retried), if it did. */
+  readonly lastError?: string;
+}
+
+/** What a schedule needs of the engine. */
+export interface ScheduleDeps {
+  readonly sys: SystemLog;
+  readonly runs: FlowRuns;
+  readonly clock: Clock;
+  readonly failed: (e: unknown) => void;
+}
+
+interface Backfill {
+  readonly id: string;
+  next: number;
+  readonly to: number;
+  readonly catchUp: boolean;
+  running: boolean;
+}
+
+/** A schedule stream gets a fresh generation, holding one snapshot, after this many records. */
+const SNAPSHOT_EVERY = 512;
+/** Instants a backfill starts between two progress records. */
+const PAGE = 256;
+/** Backfilled runs that may be unfinished at once; the backfill waits when it has this many. */
+const MAX_IN_FLIGHT = 1024;
+const RECENT = 10;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** The run ID of a schedule's instant. */
+export function scheduleRunId(name: string, instant: number): string {
+  return `${name}@${instant}`;
+}
+
+/**
+ * One schedule: its state, its timer and its backfills. Every change is a record of the
+ * schedule's stream (`$schedule/<name>/<generation>`), applied to the state as it is appended and
+ * again, in order, on recovery. A run is started before the record saying so is appended, and
+ * under the instant's run ID, so a crash in between neither loses the instant nor starts it twice.
+ */
+export class ScheduleRuntime {
+  settings: ScheduleSettings;
+  private recurrence: Recurrence;
+  private gen: number;
+  private records = 0;
+  private paused = false;
+  private cursor = 0;
+  private started = 0;
+  private skipped = 0;
+  private covered = new CoveredRanges();
+  /** Instants being started right now, not covered yet. */
+  private readonly claimed = new Set<number>();
+  private recent: string[] = [];
+  private readonly active = new Set<string>();
+  private buffered: number | undefined;
+  private readonly backfills = new Map<string, Backfill>();
+  private lastError: string | undefined;
+  private timer: ClockTimer | undefined;
+  private readonly retries = new Set<ClockTimer>();
+  private failures = 0;
+  private deleted = false;
+  private closed = false;
+  private backfillSeq = 0;
+  private queue: Promise<void> = Promise.resolve();
+  private inFlight = 0;
+  private slotWaiters: Array<() => void> = [];
+
+  constructor(
+    readonly name: string,
+    state: ScheduleStateRecord,
+    gen: number,
+    private readonly deps: ScheduleDeps,
+  ) {
+    this.gen = gen;
+    this.settings = settingsOf(state);
+    this.recurrence = recurrenceOf(this.settings);
+    this.load(state);
+  }
+
+  /** A new schedule's first state record. */
+  static initial(settings: ScheduleSettings, paused: boolean, now: number): ScheduleStateRecord {
+    return {
+      kind: "schedule-state",
+      at: now,
+      ...stateSpec(settings),
+      paused,
+      cursor: now,
+      started: 0,
+      skipped: 0,
+      covered: [],
+      recent: [],
+      active: [],
+      backfills: [],
+    };
+  }
+
+  /** Applies a record of the schedule's stream to its state. */
+  apply(record: SystemRecord): void {
+    switch (record.kind) {
+      case "schedule-state":
+        this.load(record);
+        return;
+      case "schedule-tick":
+        this.applyTick(record);
+        return;
+      case "schedule-skip":
+        this.cover(record.from, record.to);
+        this.skipped += record.count;
+        this.cursor = Math.max(this.cursor, record.to);
+        return;
+      case "schedule-pause":
+        this.paused = record.paused;
+        if (!record.paused) this.cursor = Math.max(this.cursor, record.at);
+        return;
+      case "schedule-backfill":
+        this.backfills.set(record.id, { id: record.id, next: record.from, to: record.to, catchUp: record.catchUp, running: false });
+        if (record.catchUp) this.cursor = Math.max(this.cursor, record.to);
+        return;
+      case "schedule-backfill-page": {
+        this.cover(record.first, record.through);
+        this.started += record.started;
+        const b = this.backfills.get(record.id);
+        if (b !== undefined) {
+          b.next = record.through + 1;
+          if (b.next > b.to) this.backfills.delete(record.id);
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Starts the schedule's work after it was created or recovered: its timer, backfills and catch-up. */
+  open(): void {
+    void this.serial(async () => {
+      await this.pruneActive();
+      for (const id of this.active) this.watch(id);
+      if (this.buffered !== undefined && this.active.size === 0) await this.startBuffered();
+    });
+    for (const b of this.backfills.values()) void this.runBackfill(b.id);
+    if (!this.paused) this.due(false);
+    this.arm();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.stopTimers();
+  }
+
+  /** Changes the spec (when it differs); the schedule keeps its counts, covered instants and pause state. */
+  async update(settings: ScheduleSettings): Promise<void> {
+    if (sameSettings(this.settings, settings)) return;
+    this.settings = settings;
+    this.recurrence = recurrenceOf(settings);
+    await this.snapshot();
+    this.arm();
+  }
+
+  describe(): ScheduleDescription {
+    const s = this.settings;
+    const nextTimes: number[] = [];
+    if (!this.paused) {
+      let t: number | undefined = Math.max(this.cursor, this.deps.clock.now());
+      for (let i = 0; i < 3 && t !== undefined; i++) {
+        t = this.recurrence.next(t);
+        if (t !== undefined) nextTimes.push(t);
+      }
+    }
+    return {
+      name: this.name,
+      workflow: s.workflow,
+      ...(s.everyMs !== undefined ? { every: s.everyMs } : {}),
+      ...(s.cron !== undefined ? { cron: s.cron } : {}),
+      ...(s.timezone !== undefined ? { timezone: s.timezone } : {}),
+      overlap: s.overlap,
+      catchUp: s.catchUp,
+      paused: this.paused,
+      started: this.started,
+      skipped: this.skipped,
+      nextTimes,
+      recentRuns: [...this.recent],
+      running: [...this.active],
+      ...(this.buffered !== undefined ? { buffered: this.buffered } : {}),
+      backfills: [...this.backfills.values()].map((b) => ({ next: b.next, to: b.to })),
+      ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
+    };
+  }
+
+  async pause(): Promise<void> {
+    if (this.paused) return;
+    this.timer?.cancel();
+    this.timer = undefined;
+    await this.write({ kind: "schedule-pause", at: this.deps.clock.now(), paused: true });
+  }
+
+  async resume(): Promise<void> {
+    if (!this.paused) return;
+    await this.write({ kind: "schedule-pause", at: this.deps.clock.now(), paused: false });
+    this.arm();
+  }
+
+  /** Starts a run for the current instant now (the overlap policy applies), paused or not. */
+  trigger(): Promise<void> {
+    return this.instant(this.deps.clock.now(), "trigger");
+  }
+
+  /** Starts every instant of `[from, to]` that the schedule never dealt with; resolves once the backfill is recorded. */
+  backfill(from: number, to: number): Promise<void> {
+    return this.startBackfill(from, to, false);
+  }
+
+  /** Stops the schedule and drops its stream; its runs go on. */
+  async delete(): Promise<void> {
+    this.deleted = true;
+    this.stopTimers();
+    const gens = this.gen > 0 ? [this.gen - 1, this.gen] : [this.gen];
+    await this.deps.sys.drop("schedule", this.name, gens);
+  }
+
+  // ---- the live ticker ----
+
+  private arm(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    if (this.paused || this.deleted || this.closed) return;
+    const next = this.recurrence.next(this.cursor);
+    if (next === undefined) return;
+    this.timer = this.deps.clock.schedule(Math.max(0, next - this.deps.clock.now()), () => {
+      this.timer = undefined;
+      if (this.paused || this.deleted || this.closed) return;
+      this.due(true);
+      this.arm();
+    });
+  }
+
+  /**
+   * Deals with the instants after the cursor that are due. On time, the latest starts and any
+   * earlier ones (a stalled event loop) follow the catch-up policy; after a restart, all of them do.
+   */
+  private due(onTime: boolean): void {
+    const now = this.deps.clock.now();
+    const latest = this.recurrence.latest(now);
+    if (latest === undefined || latest <= this.cursor) return;
+    const first = this.recurrence.next(this.cursor) as number;
+    this.cursor = latest;
+    const policy = this.settings.catchUp;
+    if (policy === "all" && first < latest) {
+      void this.startBackfill(first, latest, true).catch(() => undefined);
+      return;
+    }
+    if (first < latest) {
+      const to = latest - 1;
+      void this.write({ kind: "schedule-skip", at: now, from: first, to, count: this.recurrence.count(first, to) }).catch(() => undefined);
+    }
+    if (onTime || policy === "one") void this.instant(latest, "live").catch(() => undefined);
+    else void this.write({ kind: "schedule-skip", at: now, from: latest, to: latest, count: 1 }).catch(() => undefined);
+  }
+
+  /** One instant, live or triggered: the overlap policy decides whether its run starts. */
+  private instant(t: number, source: "live" | "trigger"): Promise<void> {
+    if (this.deleted || this.closed || this.covered.has(t) || this.claimed.has(t)) return Promise.resolve();
+    this.claimed.add(t);
+    return this.serial(async () => {
+      await this.pruneActive();
+      if (this.active.size > 0) {
+        switch (this.settings.overlap) {
+          case "skip":
+            return this.tick(t, "skipped", source);
+          case "buffer-one":
+            return this.tick(t, this.buffered === undefined ? "buffered" : "skipped", source);
+          case "cancel-other":
+          case "terminate-other":
+            await this.endActive();
+            break;
+          case "allow-all":
+            break;
+        }
+      }
+      await this.startInstant(t, source);
+    });
+  }
+
+  private async startInstant(t: number, source: ScheduleTickRecord["source"]): Promise<void> {
+    const id = scheduleRunId(this.name, t);
+    try {
+      await startOnce(this.deps.runs, this.settings.workflow, id, this.settings.input);
+    } catch (e) {
+      this.claimed.delete(t);
+      this.startFailed(e, () => (source === "buffer" ? void this.serial(() => this.startBuffered()) : void this.instant(t, source)));
+      return;
+    }
+    if (this.deleted || this.closed) return;
+    this.failures = 0;
+    await this.tick(t, "started", source);
+    this.watch(id);
+  }
+
+  private tick(instant: number, outcome: ScheduleTickRecord["outcome"], source: ScheduleTickRecord["source"]): Promise<void> {
+    return this.write({ kind: "schedule-tick", at: this.deps.clock.now(), instant, outcome, source });
+  }
+
+  private applyTick(r: ScheduleTickRecord): void {
+    this.cover(r.instant, r.instant);
+    this.claimed.delete(r.instant);
+    if (r.source === "live") this.cursor = Math.max(this.cursor, r.instant);
+    if (r.outcome === "skipped") this.skipped++;
+    else if (r.outcome === "buffered") this.buffered = r.instant;
+    else {
+      this.started++;
+      if (this.buffered === r.instant) this.buffered = undefined;
+      const id = scheduleRunId(this.name, r.instant);
+      this.active.add(id);
+      this.recent.unshift(id);
+      if (this.recent.length > RECENT) this.recent.length = RECENT;
+    }
+  }
+
+  /** Follows a run the schedule started until it ends, then starts the buffered instant if any. */
+  private watch(id: string): void {
+    void whenFinished(this.deps.runs, id).then(() => {
+      if (this.closed || this.deleted) return;
+      this.active.delete(id);
+      if (this.buffered !== undefined && this.active.size === 0) void this.serial(() => this.startBuffered());
+    });
+  }
+
+  private async startBuffered(): Promise<void> {
+    const t = this.buffered;
+    if (t === undefined || this.closed || this.deleted) return;
+    await this.pruneActive();
+    if (this.active.size === 0) await this.startInstant(t, "buffer");
+  }
+
+  /** Forgets runs that finished or no longer exist. */
+  private async pruneActive(): Promise<void> {
+    for (const id of [...this.active]) {
+      const s = await this.deps.runs.status(id);
+      if (s === undefined || s.status === "ok" || s.status === "failed" || s.status === "cancelled" || s.status === "terminated") this.active.delete(id);
+    }
+  }
+
+  /**
+   * Ends the running runs before a new one starts: terminated at once (`terminate-other`), or asked
+   * to cancel (`cancel-other`), in which case the new run starts without waiting for them to stop.
+   */
+  private async endActive(): Promise<void> {
+    const reason = `schedule '${this.name}' started a newer run (overlap ${this.settings.overlap})`;
+    for (const id of [...this.active]) {
+      try {
+        if (this.settings.overlap === "cancel-other") await this.deps.runs.cancel(id, reason);
+        else await this.deps.runs.terminate(id, reason);
+      } catch {
+        // The run ended meanwhile.
+      }
+      this.active.delete(id);
+    }
+  }
+
+  // ---- backfills ----
+
+  private async startBackfill(from: number, to: number, catchUp: boolean): Promise<void> {
+    const id = `${this.deps.clock.now()}-${++this.backfillSeq}`;
+    await this.write({ kind: "schedule-backfill", at: this.deps.clock.now(), id, from, to, catchUp });
+    void this.runBackfill(id);
+  }
+
+  /**
+   * Works through a backfill a page at a time: starts the page's uncovered instants, records the
+   * page, yields to the event loop. Memory holds one page, never the whole range.
+   */
+  private async runBackfill(id: string): Promise<void> {
+    const first = this.backfills.get(id);
+    if (first === undefined || first.running) return;
+    first.running = true;
+    try {
+      for (;;) {
+        const b = this.backfills.get(id);
+        if (b === undefined || this.closed || this.deleted) return;
+        const from = b.next;
+        const page: number[] = [];
+        let through = b.to;
+        for (let t = this.recurrence.next(from - 1); t !== undefined && t <= b.to; ) {
+          const end = this.covered.endOf(t);
+          if (end !== undefined) {
+            t = this.recurrence.next(end);
+            continue;
+          }
+          if (!this.claimed.has(t)) {
+            page.push(t);
+            if (page.length === PAGE) {
+              through = t;
+              break;
+            }
+          }
+          t = this.recurrence.next(t);
+        }
+        for (const t of page) this.claimed.add(t);
+        let started = 0;
+        let failure: unknown;
+        await Promise.all(
+          page.map(async (t) => {
+            await this.slot();
+            if (this.closed || this.deleted) return;
+            const runId = scheduleRunId(this.name, t);
+            try {
+              // An instant not covered was never counted, even when its run exists (a crash came
+              // between its start and its record), so both outcomes count as started.
+              await startOnce(this.deps.runs, this.settings.workflow, runId, this.settings.input);
+              started++;
+              this.inFlight++;
+              void whenFinished(this.deps.runs, runId).then(() => this.freeSlot());
+            } catch (e) {
+              failure ??= e;
+            }
+          }),
+        );
+        if (this.closed || this.deleted) return;
+        if (failure !== undefined) {
+          for (const t of page) this.claimed.delete(t);
+          const retry = await new Promise<boolean>((resolve) => this.startFailed(failure, () => resolve(true), () => resolve(false)));
+          if (!retry) return;
+          continue;
+        }
+        this.failures = 0;
+        for (const t of page) this.claimed.delete(t);
+        await this.write({ kind: "schedule-backfill-page", at: this.deps.clock.now(), id, first: from, through, started });
+        await nextTurn();
+      }
+    } finally {
+      first.running = false;
+    }
+  }
+
+  private async slot(): Promise<void> {
+    while (this.inFlight >= MAX_IN_FLIGHT && !this.closed && !this.deleted) {
+      await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+    }
+  }
+
+  private freeSlot(): void {
+    this.inFlight--;
+    this.slotWaiters.shift()?.();
+  }
+
+  // ---- records ----
+
+  /** Applies a record to the state and appends it; resolves once durable. */
+  private write(record: SystemRecord): Promise<void> {
+    if (this.deleted) return Promise.resolve();
+    this.apply(record);
+    return this.append(record);
+  }
+
+  private append(record: SystemRecord): Promise<void> {
+    if (this.deleted) return Promise.resolve();
+    const done = this.deps.sys.append("schedule", this.name, this.gen, record);
+    done.catch((e: unknown) => this.deps.failed(e));
+    this.records++;
+    if (this.records > SNAPSHOT_EVERY) void this.snapshot().catch(() => undefined);
+    return done;
+  }
+
+  /** Moves the schedule to a new generation of its stream holding one record, its whole state; drops the old one. */
+  private async snapshot(): Promise<void> {
+    const old = this.gen;
+    this.gen++;
+    this.records = 0;
+    await this.append(this.stateRecord());
+    if (!this.deleted) await this.deps.sys.drop("schedule", this.name, [old]);
+  }
+
+  private stateRecord(): ScheduleStateRecord {
+    return {
+      kind: "schedule-state",
+      at: this.deps.clock.now(),
+      ...stateSpec(this.settings),
+      paused: this.paused,
+      cursor: this.cursor,
+      started: this.started,
+      skipped: this.skipped,
+      covered: this.covered.list(),
+      recent: [...this.recent],
+      active: [...this.active],
+      ...(this.buffered !== undefined ? { buffered: this.buffered } : {}),
+      backfills: [...this.backfills.values()].map((b) => ({ id: b.id, next: b.next, to: b.to, catchUp: b.catchUp })),
+    };
+  }
+
+  private load(s: ScheduleStateRecord): void {
+    this.settings = settingsOf(s);
+    this.recurrence = recurrenceOf(this.settings);
+    this.paused = s.paused;
+    this.cursor = s.cursor;
+    this.started = s.started;
+    this.skipped = s.skipped;
+    this.covered = new CoveredRanges(s.covered);
+    this.recent = [...s.recent];
+    this.active.clear();
+    for (const id of s.active) this.active.add(id);
+    this.buffered = s.buffered;
+    for (const b of s.backfills) this.backfills.set(b.id, { ...b, running: this.backfills.get(b.id)?.running ?? false });
+  }
+
+  private cover(first: number, last: number): void {
+    this.covered.add(first, last, (t) => this.recurrence.next(t));
+  }
+
+  // ---- plumbing ----
+
+  /** Runs overlap decisions one at a time, so two instants never both see no running run. */
+  private serial(work: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** A start failed: storage failures are fatal; anything else is retried later. */
+  private startFailed(e: unknown, retry: () => void, giveUp: () => void = () => undefined): void {
+    if (this.closed || this.deleted) return giveUp();
+    if (e instanceof StorageError) {
+      this.deps.failed(e);
+      return giveUp();
+    }
+    this.lastError = `${(e as Error)?.message ?? String(e)}`;
+    this.failures++;
+    const timer = this.deps.clock.schedule(retryDelay(this.failures), () => {
+      this.retries.delete(timer);
+      if (this.closed || this.deleted) return giveUp();
+      retry();
+    });
+    this.retries.add(timer);
+  }
+
+  private stopTimers(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    for (const t of this.retries) t.cancel();
+    this.retries.clear();
+    for (const w of this.slotWaiters.splice(0)) w();
+  }
+}
+
+function stateSpec(s: ScheduleSettings): Pick<ScheduleStateRecord, "workflow" | "everyMs" | "cron" | "timezone" | "overlap" | "catchUp" | "input"> {
+  return {
+    workflow: s.workflow,
+    ...(s.everyMs !== undefined ? { everyMs: s.everyMs } : {}),
+    ...(s.cron !== undefined ? { cron: s.cron } : {}),
+    ...(s.timezone !== undefined ? { timezone: s.timezone } : {}),
+    overlap: s.overlap,
+    catchUp: s.catchUp,
+    input: s.input,
+  };
+}
+
+function settingsOf(s: ScheduleStateRecord): ScheduleSettings {
+  return {
+    workflow: s.workflow,
+    everyMs: s.everyMs,
+    cron: s.cron,
+    timezone: s.timezone,
+    overlap: s.overlap as Overlap,
+    catchUp: s.catchUp as CatchUp,
+    input: s.input,
+  };
+}
+
+function sameSettings(a: ScheduleSettings, b: ScheduleSettings): boolean {
+  if (a.workflow !== b.workflow || a.everyMs !== b.everyMs || a.cron !== b.cron || a.timezone !== b.timezone) return false;
+  if (a.overlap !== b.overlap || a.catchUp !== b.catchUp) return false;
+  try {
+    return JSON.stringify(a.input) === JSON.stringify(b.input);
+  } catch {
+    return false;
+  }
+}

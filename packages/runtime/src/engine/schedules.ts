@@ -1,0 +1,95 @@
+import { NotFoundError, RejectedError } from "../core/errors.js";
+import { ScheduleRuntime, type ScheduleDeps } from "./schedule-runtime.js";
+import type { ScheduleSettings } from "./schedule-spec.js";
+import type { ScheduleStateRecord, SystemRecord } from "./system-records.js";
+import type { StreamName } from "./system-streams.js";
+
+interface Recovered {
+  gen: number;
+  state: ScheduleStateRecord | undefined;
+  records: SystemRecord[];
+  /** Generations superseded by a newer snapshot whose drop did not happen before the process stopped. */
+  stale: number[];
+}
+
+/** The engine's schedules, by name. */
+export class Schedules {
+  private readonly schedules = new Map<string, ScheduleRuntime>();
+  private readonly recovered = new Map<string, Recovered>();
+  /** Creations and updates in progress, so two calls for one name keep one schedule. */
+  private readonly pending = new Map<string, Promise<void>>();
+  private closed = false;
+
+  constructor(private readonly deps: ScheduleDeps) {}
+
+  /** Creates the schedule, or updates the spec of the schedule of that name. */
+  async schedule(name: string, settings: ScheduleSettings, paused: boolean): Promise<void> {
+    for (let p = this.pending.get(name); p !== undefined; p = this.pending.get(name)) await p.catch(() => undefined);
+    const work = this.upsert(name, settings, paused);
+    this.pending.set(name, work);
+    try {
+      await work;
+    } finally {
+      if (this.pending.get(name) === work) this.pending.delete(name);
+    }
+  }
+
+  /** The schedule of that name; `NotFoundError` when there is none (never created, or deleted). */
+  get(name: string): ScheduleRuntime {
+    const s = this.schedules.get(name);
+    if (s === undefined) throw new NotFoundError(`no schedule is named '${name}'`);
+    return s;
+  }
+
+  async delete(name: string): Promise<void> {
+    const s = this.get(name);
+    this.schedules.delete(name);
+    await s.delete();
+  }
+
+  /** Collects a record read on open; schedules are rebuilt from them by `open`. */
+  recover(name: StreamName, record: SystemRecord): void {
+    let r = this.recovered.get(name.name);
+    if (record.kind === "schedule-state" && (r === undefined || name.n > r.gen)) {
+      const stale = r === undefined ? [] : [...r.stale, r.gen];
+      r = { gen: name.n, state: record, records: [], stale };
+      this.recovered.set(name.name, r);
+      return;
+    }
+    if (r === undefined || name.n !== r.gen) {
+      // A record of a generation a newer snapshot already holds.
+      if (r !== undefined && !r.stale.includes(name.n)) r.stale.push(name.n);
+      return;
+    }
+    r.records.push(record);
+  }
+
+  /** Rebuilds recovered schedules and starts every schedule's work. */
+  open(): void {
+    for (const [name, r] of this.recovered) {
+      if (r.state === undefined) continue;
+      const s = new ScheduleRuntime(name, r.state, r.gen, this.deps);
+      for (const record of r.records) s.apply(record);
+      this.schedules.set(name, s);
+      this.deps.sys.drop("schedule", name, r.stale).catch((e: unknown) => this.deps.failed(e));
+    }
+    this.recovered.clear();
+    for (const s of this.schedules.values()) s.open();
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const s of this.schedules.values()) s.close();
+  }
+
+  private async upsert(name: string, settings: ScheduleSettings, paused: boolean): Promise<void> {
+    if (this.closed) throw new RejectedError(`schedule '${name}' cannot be set: the engine is shut down`);
+    const known = this.schedules.get(name);
+    if (known !== undefined) return known.update(settings);
+    const state = ScheduleRuntime.initial(settings, paused, this.deps.clock.now());
+    const s = new ScheduleRuntime(name, state, 0, this.deps);
+    await this.deps.sys.append("schedule", name, 0, state);
+    this.schedules.set(name, s);
+    s.open();
+  }
+}

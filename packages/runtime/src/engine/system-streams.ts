@@ -1,0 +1,95 @@
+import { SYSTEM_STREAM_PREFIX, shardOf } from "../core/ids.js";
+import { RejectedError } from "../core/errors.js";
+import type { PayloadCodec } from "../core/record-codec.js";
+import type { Log } from "../storage/log.js";
+import { decodeSystemRecord, encodeSystemRecord, type SystemRecord } from "./system-records.js";
+
+/** The modules that own engine streams. */
+export type StreamFamily = "schedule" | "debounce" | "batch";
+
+/** An engine stream's name, parsed: `$<family>/<name>/<n>`. */
+export interface StreamName {
+  readonly family: StreamFamily;
+  /** The schedule's name, or the debounce or batch key. */
+  readonly name: string;
+  /** The schedule stream's generation, or the window's or batch's number. */
+  readonly n: number;
+}
+
+const FAMILIES: readonly StreamFamily[] = ["schedule", "debounce", "batch"];
+
+export function isSystemStream(stream: string): boolean {
+  return stream.startsWith(SYSTEM_STREAM_PREFIX);
+}
+
+export function streamName(family: StreamFamily, name: string, n: number): string {
+  return `${SYSTEM_STREAM_PREFIX}${family}/${name}/${n}`;
+}
+
+export function parseStreamName(stream: string): StreamName | undefined {
+  if (!isSystemStream(stream)) return undefined;
+  const slash = stream.indexOf("/");
+  const last = stream.lastIndexOf("/");
+  if (slash < 0 || last <= slash) return undefined;
+  const family = stream.slice(SYSTEM_STREAM_PREFIX.length, slash) as StreamFamily;
+  const n = Number(stream.slice(last + 1));
+  if (!FAMILIES.includes(family) || !Number.isSafeInteger(n)) return undefined;
+  return { family, name: stream.slice(slash + 1, last), n };
+}
+
+/** Checks a schedule name or a debounce or batch key, which become part of run IDs. */
+export function checkFlowName(name: unknown, what: string): string {
+  if (typeof name !== "string" || name.length === 0) throw new RejectedError(`${what} must be a non-empty string; got ${JSON.stringify(name)}`);
+  if (name.length > 900) throw new RejectedError(`${what} '${name.slice(0, 40)}...' is ${name.length} characters long; the limit is 900`);
+  if (name.startsWith(SYSTEM_STREAM_PREFIX)) {
+    throw new RejectedError(`${what} '${name}' starts with '${SYSTEM_STREAM_PREFIX}', which is reserved for the engine's own streams`);
+  }
+  return name;
+}
+
+/**
+ * Appends and drops records of the engine's own streams. All streams of one name (a schedule's
+ * generations, a key's windows) live in one shard, so their records are durable in the order
+ * they were appended.
+ */
+export class SystemLog {
+  /** Records appended to (or read from) each live stream: the next record's position. */
+  private readonly positions = new Map<string, number>();
+
+  constructor(
+    private readonly log: Log,
+    private readonly codec: PayloadCodec,
+    private readonly maxRecordBytes: number,
+  ) {}
+
+  /** Appends a record; resolves once it is durable. Throws `RejectedError` when it is too large. */
+  append(family: StreamFamily, name: string, n: number, record: SystemRecord): Promise<void> {
+    const stream = streamName(family, name, n);
+    const position = this.positions.get(stream) ?? 0;
+    const body = encodeSystemRecord(record, this.codec, { workflowId: stream, runId: 0, position });
+    if (body.length > this.maxRecordBytes) {
+      throw new RejectedError(`${record.kind} record of ${family} '${name}' is ${body.length} bytes; the limit is ${this.maxRecordBytes} (Config.maxPayloadBytes)`);
+    }
+    this.positions.set(stream, position + 1);
+    return this.log.append(this.shardOf(family, name), { stream, body });
+  }
+
+  /** Drops streams of one name durably. */
+  drop(family: StreamFamily, name: string, ns: readonly number[]): Promise<void> {
+    if (ns.length === 0) return Promise.resolve();
+    const streams = ns.map((n) => streamName(family, name, n));
+    for (const s of streams) this.positions.delete(s);
+    return this.log.drop(this.shardOf(family, name), streams);
+  }
+
+  /** Decodes a record read by the engine's recovery scan. */
+  recover(stream: string, body: Uint8Array): SystemRecord {
+    const position = this.positions.get(stream) ?? 0;
+    this.positions.set(stream, position + 1);
+    return decodeSystemRecord(body, this.codec, { workflowId: stream, runId: 0, position });
+  }
+
+  private shardOf(family: StreamFamily, name: string): number {
+    return shardOf(`${SYSTEM_STREAM_PREFIX}${family}/${name}`, this.log.shardCount);
+  }
+}
