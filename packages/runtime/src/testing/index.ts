@@ -1,3 +1,4 @@
+import "reflect-metadata";
 export { TestEngine, type TestEngineOptions } from "./test-engine.js";
 export { VirtualClock } from "./virtual-clock.js";
 export * from "../replay/index.js";
