@@ -77,6 +77,7 @@ export class Engine implements RunOperations {
   private readonly maxRecordBytes: number;
   private closed = false;
   private fatal: Error | undefined;
+  private sweepTimer: { cancel(): void } | undefined;
   private resumeQueue: RunEntry[] = [];
   private resuming = 0;
   private readonly flow: FlowControl;
@@ -112,7 +113,12 @@ export class Engine implements RunOperations {
     else {
       // Loaded on demand: memory-only users never load the file engine.
       const { openLocalLog } = await import("../storage/local-log.js");
-      log = await openLocalLog({ dir: s.storage.dir, shards: s.shards, flush: s.flush });
+      log = await openLocalLog({
+        dir: s.storage.dir,
+        shards: s.shards,
+        flush: s.flush,
+        ...(s.segmentBytes !== undefined ? { segmentBytes: s.segmentBytes } : {}),
+      });
     }
     const engine = new Engine(config, log, options);
     try {
@@ -124,6 +130,7 @@ export class Engine implements RunOperations {
     }
     engine.resumeAll();
     engine.flow.open();
+    engine.scheduleSweep();
     return engine;
   }
 
@@ -294,6 +301,7 @@ export class Engine implements RunOperations {
     if (this.closed) return;
     this.closed = true;
     this.timers.stop();
+    this.sweepTimer?.cancel();
     this.flow.close();
     const error = new FuseeError("the engine was shut down");
     this.results.rejectAll(error);
@@ -623,7 +631,7 @@ export class Engine implements RunOperations {
     if (entry.runId !== runId) return;
     entry.durable = position + 1;
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
-    record = decodeRecord(body, this.codec, { workflowId: entry.id, runId, position });
+    if (!readsBackUnchanged(record)) record = decodeRecord(body, this.codec, { workflowId: entry.id, runId, position });
     this.indexRecord(entry, record);
     if (entry.executor !== undefined) entry.executor.deliver(position, record);
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
@@ -833,6 +841,45 @@ export class Engine implements RunOperations {
     this.pumpResume();
   }
 
+  /** Checks for finished runs past retention at a tenth of the retention period (1 s to 1 min). */
+  private scheduleSweep(): void {
+    const retention = this.config.settings.retentionMs;
+    if (retention === undefined || this.closed) return;
+    const every = Math.min(60_000, Math.max(1, Math.min(1_000, retention), retention / 10));
+    this.sweepTimer = this.time.schedule(every, () => {
+      void this.sweepRetention()
+        .catch((e: unknown) => this.storageFailed(e))
+        .finally(() => this.scheduleSweep());
+    });
+  }
+
+  /**
+   * Forgets finished runs whose retention has passed: they leave the index, their journals (and any
+   * kept earlier runs of the same ID) are dropped, and compaction reclaims the space.
+   */
+  private async sweepRetention(): Promise<void> {
+    const retention = this.config.settings.retentionMs;
+    if (retention === undefined) return;
+    const cutoff = this.time.now() - retention;
+    const expired = new Set<string>();
+    for (const entry of this.runs.values()) {
+      if (entry.finished !== undefined && (entry.endedAt ?? 0) <= cutoff && entry.executor === undefined && entry.loading === undefined) {
+        expired.add(entry.id);
+        this.runs.delete(entry.id);
+      }
+    }
+    if (expired.size === 0) return;
+    for (let shard = 0; shard < this.log.shardCount; shard++) {
+      const streams = this.log.streams(shard).filter((stream) => {
+        const run = parseStream(stream);
+        return run !== undefined && expired.has(run.id);
+      });
+      if (streams.length === 0) continue;
+      await this.log.drop(shard, streams);
+      await this.log.compact(shard);
+    }
+  }
+
   private async recover(): Promise<void> {
     for (let shard = 0; shard < this.log.shardCount; shard++) {
       const superseded = new Set<string>();
@@ -903,6 +950,27 @@ export class Engine implements RunOperations {
     this.results.rejectAll(error);
     this.updates.rejectAll(error);
   }
+}
+
+/** True when decoding the record would give back equal values of the same types (no objects, no errors). */
+function readsBackUnchanged(record: JournalRecord): boolean {
+  switch (record.kind) {
+    case "timer":
+    case "fired":
+    case "patch":
+    case "cancel":
+      return true;
+    case "step":
+      return record.ok && isPrimitive(record.value);
+    case "signal":
+      return isPrimitive(record.value);
+    default:
+      return false;
+  }
+}
+
+function isPrimitive(v: unknown): boolean {
+  return v === null || (typeof v !== "object" && typeof v !== "function" && typeof v !== "symbol");
 }
 
 function wakes(record: JournalRecord): boolean {
