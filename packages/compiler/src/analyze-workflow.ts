@@ -34,7 +34,9 @@ export interface AnalysisContext {
 
 /**
  * Reads one workflow class into its intermediate form: names from the decorators, signatures from
- * the checker (promises unwrapped), and the step order of `run()` and of each handler.
+ * the checker (promises unwrapped), and the step order of `run()` and of each handler. Problems go
+ * to the context; the form is still returned when it could be built, so later checks (duplicate
+ * names) see it, but it is never emitted while problems remain.
  */
 export function analyzeWorkflow(context: AnalysisContext, workflow: WorkflowClass): WorkflowIR | undefined {
   return new WorkflowAnalysis(context, workflow).analyze();
@@ -46,7 +48,6 @@ class WorkflowAnalysis {
   private readonly members = new Map<string, Member>();
   private readonly stepKeys = new Map<ts.Declaration, string>();
   private readonly steps: StepIR[] = [];
-  private readonly problemCount: number;
 
   constructor(
     private readonly context: AnalysisContext,
@@ -54,7 +55,6 @@ class WorkflowAnalysis {
   ) {
     this.checker = context.checker;
     this.classes = classChain(context.checker, workflow.declaration);
-    this.problemCount = context.problems.length;
   }
 
   analyze(): WorkflowIR | undefined {
@@ -122,7 +122,6 @@ class WorkflowAnalysis {
 
     const input = runSignature.params[0];
     const constructorParams = this.constructorParams();
-    if (this.context.problems.length > this.problemCount) return undefined;
     return {
       className,
       typeName: options.typeName,

@@ -70,7 +70,7 @@ export class TypeRenderer {
     const f = type.flags;
     if (f & (ts.TypeFlags.Any | ts.TypeFlags.Unknown)) return { kind: "global", name: "Object" };
     if (f & (ts.TypeFlags.Void | ts.TypeFlags.Undefined | ts.TypeFlags.Never | ts.TypeFlags.Null)) return { kind: "undefined" };
-    if (f & ts.TypeFlags.Union && !(f & ts.TypeFlags.BooleanLike) && !(f & ts.TypeFlags.EnumLike)) {
+    if (f & ts.TypeFlags.Union) {
       const parts = (type as ts.UnionType).types
         .filter((t) => !(t.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Null | ts.TypeFlags.Never)))
         .map((t) => this.metadataValue(t));
@@ -84,6 +84,10 @@ export class TypeRenderer {
     if (f & ts.TypeFlags.ESSymbolLike) return { kind: "global", name: "Symbol" };
     if (this.checker.isArrayType(type) || this.checker.isTupleType(type)) return { kind: "global", name: "Array" };
     if (f & ts.TypeFlags.Object) {
+      const global = type.getSymbol();
+      if (global !== undefined && global.flags & ts.SymbolFlags.Value && isGlobalSymbol(this.program, global)) {
+        return { kind: "global", name: global.name };
+      }
       const symbol = this.classSymbolOf(type);
       if (symbol !== undefined) {
         const named = this.named(symbol);
@@ -193,10 +197,12 @@ export class TypeRenderer {
         const flags = target.elementFlags[i] ?? ts.ElementFlags.Required;
         const label = target.labeledElementDeclarations?.[i];
         const rest = (flags & ts.ElementFlags.Variable) !== 0;
-        const inner = this.expr(arg, depth + 1, refs);
+        const optional = (flags & ts.ElementFlags.Optional) !== 0;
+        const read = this.expr(arg, depth + 1, refs);
+        const inner = optional ? dropUndefined(read) : read;
         return {
           type: rest ? ({ kind: "array", element: inner, readonly: false } as const) : inner,
-          optional: (flags & ts.ElementFlags.Optional) !== 0,
+          optional,
           rest,
           ...(label !== undefined && ts.isIdentifier(label.name) ? { name: label.name.text } : {}),
         };
@@ -259,10 +265,11 @@ export class TypeRenderer {
       if (property.name.startsWith("__@") || property.name.startsWith("#")) continue;
       const optional = (property.flags & ts.SymbolFlags.Optional) !== 0;
       const propertyType = checker.getTypeOfSymbol(property);
+      const read = this.expr(propertyType, depth + 1, refs);
       members.push({
         kind: "property",
         name: propertyName(property.name),
-        type: this.expr(optional ? withoutUndefined(propertyType) : propertyType, depth + 1, refs),
+        type: optional ? dropUndefined(read) : read,
         optional,
         readonly: isReadonly(property),
       });
@@ -326,7 +333,7 @@ export class TypeRenderer {
         const flags = target.elementFlags[i] ?? ts.ElementFlags.Required;
         const inner = this.shape(arg, next, depth + 1);
         if (flags & ts.ElementFlags.Variable) return `...${parenthesize(inner)}[]`;
-        return flags & ts.ElementFlags.Optional ? `${inner}?` : inner;
+        return flags & ts.ElementFlags.Optional ? `${parenthesize(inner.replace(/ \| undefined$/, ""))}?` : inner;
       });
       return `[${elements.join(", ")}]`;
     }
@@ -348,7 +355,8 @@ export class TypeRenderer {
     for (const property of [...properties].sort((a, b) => compare(a.name, b.name))) {
       const optional = (property.flags & ts.SymbolFlags.Optional) !== 0;
       const propertyType = checker.getTypeOfSymbol(property);
-      const inner = this.shape(optional ? withoutUndefined(propertyType) : propertyType, next, depth + 1);
+      const read = this.shape(propertyType, next, depth + 1);
+      const inner = optional ? read.replace(/ \| undefined$/, "") : read;
       members.push(`${propertyName(property.name)}${optional ? "?" : ""}: ${inner}`);
     }
     return members.length === 0 ? "{}" : `{ ${members.join("; ")} }`;
@@ -369,10 +377,13 @@ export class TypeRenderer {
       current = element;
     }
     const symbol = this.classSymbolOf(current);
-    if (symbol === undefined) return undefined;
+    if (symbol === undefined) {
+      // Date is declared in the default library as an interface and a constructor variable, not a class.
+      const global = current.getSymbol();
+      return global?.name === "Date" && isGlobalSymbol(this.program, global) ? { kind: "global", name: "Date" } : undefined;
+    }
     const named = this.named(symbol);
-    if (named.kind === "ref") return { kind: "class", ref: named.ref };
-    return named.name === "Date" ? { kind: "global", name: "Date" } : undefined;
+    return named.kind === "ref" ? { kind: "class", ref: named.ref } : undefined;
   }
 
   private classSymbolOf(type: ts.Type): ts.Symbol | undefined {
@@ -499,10 +510,12 @@ function parenthesize(shape: string): string {
   return /[|&]/.test(shape) && !/^[{[]/.test(shape) ? `(${shape})` : shape;
 }
 
-function withoutUndefined(type: ts.Type): ts.Type {
-  if (!(type.flags & ts.TypeFlags.Union)) return type;
-  const kept = (type as ts.UnionType).types.filter((t) => !(t.flags & ts.TypeFlags.Undefined));
-  return kept.length === 1 && kept[0] !== undefined ? kept[0] : type;
+/** `T | undefined` as `T`, for places written `name?: T`. */
+function dropUndefined(expr: TypeExpr): TypeExpr {
+  if (expr.kind !== "union") return expr;
+  const kept = expr.types.filter((t) => !(t.kind === "text" && t.text === "undefined"));
+  const [only] = kept;
+  return only !== undefined && kept.length === 1 ? only : { kind: "union", types: kept };
 }
 
 function propertyName(name: string): string {

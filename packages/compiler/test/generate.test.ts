@@ -1,0 +1,312 @@
+import { statSync } from "node:fs";
+import { expect } from "chai";
+import { GenConfigError, generate, type GenerateResult, SourceError } from "../src/index.js";
+import { Fixture } from "./support/fixture.js";
+import { MODELS, PAY, PAYMENTS } from "./support/sources.js";
+
+const SHIPMENT = `import { Workflow, Step, Signal, Update, Query, Ctx } from "@fusee/runtime";
+import { Money } from "./models.js";
+
+export class Parcel {
+  constructor(public id: string, public weight: number) {}
+}
+
+export enum Speed { Slow, Fast }
+
+@Workflow({ name: "shipment", patches: ["v2"] })
+export class Shipment {
+  constructor(private readonly ctx: Ctx, private readonly label: string, private readonly speed: Speed) {}
+
+  async run(parcel: Parcel): Promise<Parcel[]> {
+    await this.weigh(parcel);
+    if (parcel.weight > 10) {
+      await this.heavy();
+    } else {
+      await this.light();
+    }
+    switch (this.speed) {
+      case Speed.Slow:
+        await this.heavy();
+        break;
+      case Speed.Fast:
+        await this.light();
+      default:
+        await this.weigh(parcel);
+    }
+    const extra = parcel.id === "x" ? await this.light() : 0;
+    for (const p of [parcel]) await this.ctx.step("scan", async () => p.id);
+    await Promise.all([parcel].map(() => this.heavy()));
+    try {
+      await this.light();
+    } catch {
+      await this.heavy();
+    }
+    await this.finish();
+    if (!this.ctx.patched("v2")) return [parcel];
+    await this.weigh(parcel);
+    return [parcel, new Parcel(String(extra), 0)];
+  }
+
+  private async finish(): Promise<void> {
+    await this.ctx.step("finish", async () => new Date(0));
+  }
+
+  @Step() async weigh(parcel: Parcel): Promise<Money> { return new Money(parcel.weight, "kg"); }
+  @Step() async heavy(): Promise<number> { return 1; }
+  @Step() async light(): Promise<number> { return 2; }
+
+  @Signal() relabel(parcel: Parcel): void { void parcel; }
+  @Update() async reroute(to?: Parcel): Promise<Money | undefined> { return to === undefined ? undefined : new Money(1, "EUR"); }
+  @Query() detail(key: [string, number?], filter: Record<string, Money[]>, since?: Date | null, ...rest: Speed[]): Map<string, Set<number>> {
+    void key; void filter; void since; void rest;
+    return new Map();
+  }
+}
+`;
+
+describe("generate", () => {
+  describe("on a project", () => {
+    let fixture: Fixture;
+    let first: GenerateResult;
+
+    before(async function () {
+      this.timeout(60_000);
+      fixture = Fixture.create({ "src/models.ts": MODELS, "src/payments.ts": PAYMENTS, "src/pay.ts": PAY, "src/shipment.ts": SHIPMENT });
+      first = await generate({ project: fixture.dir });
+    });
+
+    after(() => fixture.remove());
+
+    it("writes the client, the worker type table and the lock", () => {
+      expect(first.files.map((f) => [f.kind, f.path.slice(fixture.dir.length + 1), f.status])).to.deep.equal([
+        ["client", "src/fusee.generated.ts", "written"],
+        ["workflows", "src/fusee.workflows.generated.ts", "written"],
+        ["lock", "fusee.lock.json", "written"],
+      ]);
+      expect(first.workflows.map((w) => w.type)).to.deep.equal(["Pay", "shipment"]);
+    });
+
+    it("records the step order of each path: branches, switch arms, loops, try, helpers and patch guards", () => {
+      const lock = JSON.parse(fixture.read("fusee.lock.json")) as { workflows: Record<string, { paths: Record<string, unknown> }> };
+      expect(lock.workflows.shipment?.paths).to.deep.equal({
+        run: [
+          "weigh",
+          { branch: [["heavy"], ["light"]] },
+          { branch: [["heavy"], ["light", "weigh"], ["weigh"]] },
+          { branch: [["light"], []] },
+          { loop: ["scan"] },
+          { loop: ["heavy"] },
+          { try: ["light"], catch: ["heavy"], finally: [] },
+          "finish",
+          { patch: "v2", then: ["weigh"], else: [] },
+        ],
+        "signal:relabel": [],
+        "update:reroute": [],
+      });
+      expect(lock.workflows.Pay?.paths).to.deep.equal({
+        run: ["quote", { patch: "early-notice", then: ["notify"], else: [] }, "charge-card"],
+        "signal:approve": [],
+        "update:add": ["price"],
+      });
+    });
+
+    it("records signatures with the types as written and their structure", () => {
+      const lock = JSON.parse(fixture.read("fusee.lock.json")) as { workflows: Record<string, Record<string, unknown>> };
+      const shipment = lock.workflows.shipment as { input: unknown; output: unknown; steps: Record<string, unknown>; patches: unknown };
+      expect(shipment.input).to.deep.equal({ type: "Parcel", shape: "{ id: string; weight: number }" });
+      expect(shipment.output).to.deep.equal({ type: "Parcel[]", shape: "{ id: string; weight: number }[]" });
+      expect(shipment.patches).to.deep.equal(["v2"]);
+      expect(shipment.steps.finish).to.deep.equal({ args: [], result: "Date" });
+      expect(shipment.steps.weigh).to.deep.equal({
+        args: [{ type: "Parcel", shape: "{ id: string; weight: number }" }],
+        result: { type: "Money", shape: "{ cents: number; currency: string }" },
+      });
+    });
+
+    it("spells parameter and result types exactly in the client", () => {
+      const client = fixture.read("src/fusee.generated.ts");
+      expect(client).to.contain(
+        "  detail(key: [string, number?], filter: Record<string, Money[]>, since?: Date | null, ...rest: Speed[]): Promise<Map<string, Set<number>>>;",
+      );
+      expect(client).to.contain("  reroute(to?: Parcel, updateOptions?: fusee.UpdateOptions): Promise<Money | undefined>;");
+      expect(client).to.contain("  reroute: { arg: Parcel | undefined; result: Money | undefined };");
+      expect(client).to.contain('  "count-by"(priority?: Priority): Promise<number>;');
+      expect(client).to.contain('  async start(id: string, input: Parcel, options?: fusee.StartOptions): Promise<ShipmentRun> {\n    return new ShipmentRun(await this.engine.start<Parcel[]>("shipment", id, input, options));');
+      expect(client).to.contain('import type { Parcel, Speed } from "./shipment.js";');
+      expect(client).to.contain('import type { Money, Priority, Receipt } from "./models.js";');
+    });
+
+    it("emits the worker type table: constructor parameters and the classes values are rebuilt with", () => {
+      const table = fixture.read("src/fusee.workflows.generated.ts");
+      expect(table).to.equal(`// Generated by fusee gen. Do not edit.
+// Types of the workflows for the worker: constructor parameters and the classes values are rebuilt with.
+
+import { Ctx, registerWorkflowTypes } from "@fusee/runtime";
+import { Money } from "./models.js";
+import { Pay } from "./pay.js";
+import { Payments } from "./payments.js";
+import { Parcel, Shipment } from "./shipment.js";
+
+registerWorkflowTypes(Pay, {
+  constructorParams: [Ctx, Payments],
+  steps: {
+    "charge-card": { result: Money },
+  },
+});
+
+registerWorkflowTypes(Shipment, {
+  constructorParams: [Ctx, String, Number],
+  input: Parcel,
+  output: Parcel,
+  steps: {
+    finish: { result: Date },
+    weigh: { args: [Parcel], result: Money },
+  },
+  signals: {
+    relabel: { args: [Parcel] },
+  },
+  updates: {
+    reroute: { args: [Parcel], result: Money },
+  },
+});
+`);
+    });
+
+    it("writes nothing when nothing changed, leaving files and their times alone", async () => {
+      const before = first.files.map((f) => statSync(f.path).mtimeMs);
+      const again = await generate({ project: fixture.dir });
+      expect(again.files.map((f) => f.status)).to.deep.equal(["unchanged", "unchanged", "unchanged"]);
+      expect(again.files.map((f) => statSync(f.path).mtimeMs)).to.deep.equal(before);
+    });
+
+    it("gives the same bytes from another project holding the same files, written in another order", async function () {
+      this.timeout(30_000);
+      const twin = Fixture.create({ "src/shipment.ts": SHIPMENT, "src/pay.ts": PAY, "src/payments.ts": PAYMENTS, "src/models.ts": MODELS });
+      try {
+        await generate({ project: twin.dir });
+        for (const file of ["src/fusee.generated.ts", "src/fusee.workflows.generated.ts", "fusee.lock.json"]) {
+          expect(twin.read(file), file).to.equal(fixture.read(file));
+        }
+      } finally {
+        twin.remove();
+      }
+    });
+
+    it("leaves every output unchanged after an edit that moves code but keeps the contract", async () => {
+      fixture.write("src/pay.ts", `// A comment that moves every line down.\n\n${PAY}`);
+      const result = await generate({ project: fixture.dir, check: true });
+      expect(result.ok).to.equal(true);
+      expect(result.files.map((f) => f.status)).to.deep.equal(["current", "current", "current"]);
+      fixture.write("src/pay.ts", PAY);
+    });
+
+    it("reports stale files with check, and writes nothing", async () => {
+      const client = fixture.read("src/fusee.generated.ts");
+      fixture.write("src/pay.ts", PAY.replace("@Query() list(): string[] {", "@Query() first(): string | undefined {\n    return this.items[0];\n  }\n\n  @Query() list(): string[] {"));
+      try {
+        const result = await generate({ project: fixture.dir, check: true });
+        expect(result.ok).to.equal(false);
+        expect(result.breaking).to.deep.equal([]);
+        expect(result.files.map((f) => [f.kind, f.status])).to.deep.equal([
+          ["client", "stale"],
+          ["workflows", "current"],
+          ["lock", "stale"],
+        ]);
+        expect(result.changes).to.deep.equal(['Pay: query "first" added']);
+        expect(fixture.read("src/fusee.generated.ts")).to.equal(client);
+      } finally {
+        fixture.write("src/pay.ts", PAY);
+      }
+    });
+  });
+
+  describe("configuration", () => {
+    let fixture: Fixture;
+
+    before(() => {
+      fixture = Fixture.create({ "src/models.ts": MODELS, "src/payments.ts": PAYMENTS, "src/pay.ts": PAY });
+    });
+
+    after(() => fixture.remove());
+
+    it("writes where fusee.config.json says, importing relative to that place", async () => {
+      fixture.write("fusee.config.json", `${JSON.stringify({ out: "generated/client.ts", lock: "locks/fusee.lock.json" })}\n`);
+      const result = await generate({ project: fixture.path("tsconfig.json") });
+      expect(result.files.map((f) => f.path.slice(fixture.dir.length + 1))).to.deep.equal([
+        "generated/client.ts",
+        "generated/fusee.workflows.generated.ts",
+        "locks/fusee.lock.json",
+      ]);
+      expect(fixture.read("generated/client.ts")).to.contain('import type { Priority, Receipt } from "../src/models.js";');
+    });
+
+    it("lets the out option override the configuration", async () => {
+      const result = await generate({ project: fixture.dir, out: "src/api.generated.ts", check: true });
+      expect(result.files.map((f) => f.path.slice(fixture.dir.length + 1))).to.deep.equal([
+        "src/api.generated.ts",
+        "src/api.workflows.generated.ts",
+        "locks/fusee.lock.json",
+      ]);
+    });
+
+    it("refuses an unknown key in fusee.config.json, naming it", async () => {
+      fixture.write("fusee.config.json", `${JSON.stringify({ output: "x.ts" })}\n`);
+      const error = await generate({ project: fixture.dir }).catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(GenConfigError);
+      expect((error as GenConfigError).code).to.equal("FUSEE_GEN_CONFIG");
+      expect((error as GenConfigError).message).to.contain('unknown key "output"');
+    });
+
+    it("refuses a folder without tsconfig.json, saying what to pass", async () => {
+      const error = await generate({ project: fixture.path("src") }).catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(GenConfigError);
+      expect((error as GenConfigError).message).to.contain("No tsconfig.json").and.to.contain("--project");
+    });
+  });
+
+  describe("workflow source it cannot use", () => {
+    it("lists every problem with its code, file:line and fix, and writes nothing", async () => {
+      const fixture = Fixture.create({
+        "src/broken.ts": `import { Workflow, Signal, Ctx } from "@fusee/runtime";
+
+@Workflow({ patches: ["v2"] })
+export class NoRun {
+  async start(): Promise<void> {}
+}
+
+@Workflow("twice")
+export class First {
+  constructor(private readonly ctx: Ctx) {}
+  async run(): Promise<void> {
+    if (this.ctx.patched("v3")) return;
+  }
+  @Signal() pair(a: string, b: string): void { void a; void b; }
+}
+
+@Workflow("twice")
+export class Second {
+  async run(): Promise<void> {}
+}
+`,
+      });
+      try {
+        const error = await generate({ project: fixture.dir }).catch((e: unknown) => e);
+        expect(error).to.be.instanceOf(SourceError);
+        expect((error as SourceError).problems.map((p) => [p.code, `${p.at.file}:${p.at.line}`])).to.deep.equal([
+          ["FUSEE_GEN_INVALID_WORKFLOW", "src/broken.ts:3"],
+          ["FUSEE_GEN_UNDECLARED_PATCH", "src/broken.ts:12"],
+          ["FUSEE_GEN_INVALID_WORKFLOW", "src/broken.ts:14"],
+          ["FUSEE_GEN_DUPLICATE_NAME", "src/broken.ts:17"],
+        ]);
+        const messages = (error as SourceError).problems.map((p) => p.message);
+        expect(messages[0]).to.contain("has no run() method");
+        expect(messages[1]).to.contain('Patch ID "v3" is not declared').and.to.contain('@Workflow({ patches: ["v3"] })');
+        expect(messages[2]).to.contain("a signal carries one value");
+        expect(messages[3]).to.contain('"twice" is also used by class First');
+        expect(fixture.exists("src/fusee.generated.ts")).to.equal(false);
+      } finally {
+        fixture.remove();
+      }
+    });
+  });
+});
