@@ -98,6 +98,8 @@ export class MemoryFileLayer implements FileLayer {
   onOp: ((count: number) => void) | undefined;
   /** Fail the next sync of any kind with EIO. */
   failNextSync = false;
+  /** Fail the next write with ENOSPC. */
+  failNextWrite = false;
   /** Syncs attempted after a failed sync, to check that none is retried. */
   syncsAfterFailure = 0;
   /** Limit each write to a random shorter length, as `pwrite` may. */
@@ -185,6 +187,10 @@ export class MemoryFileLayer implements FileLayer {
     const h = this.handle(fd);
     if (!h.writable) throw errno("EBADF", "not open for writing");
     this.tick();
+    if (this.failNextWrite) {
+      this.failNextWrite = false;
+      throw errno("ENOSPC", "no space left on device (injected)");
+    }
     const n = this.shortWrites !== undefined && length > 1 ? this.shortWrites.int(1, length + 1) : length;
     const bytes = Buffer.from(buffer.subarray(offset, offset + n));
     h.inode.write(position, bytes);
