@@ -1,8 +1,10 @@
+import { runFlowBench } from "./flow-bench.js";
 import { runLogBench } from "./log-bench.js";
 import { runStepsBench } from "./steps-bench.js";
 
 /** Benchmarks by sub-command: `npm run bench -- <name> [--json]`. Add one line per benchmark. */
 const commands: Record<string, (args: readonly string[]) => Promise<void>> = {
+  flow: runFlowBench,
   log: runLogBench,
   steps: runStepsBench,
 };
