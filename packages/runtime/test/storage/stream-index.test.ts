@@ -53,8 +53,9 @@ describe(StreamIndex.name, () => {
 
   it("costs well under 200 bytes per stream of three entries, key included", () => {
     const streams = 100_000;
-    const keys = Buffer.from(Array.from({ length: streams }, (_, i) => `run-${i.toString(16).padStart(32, "0")}`).join(""));
-    const keyLength = keys.length / streams;
+    const keyLength = 36;
+    const keys = Buffer.alloc(streams * keyLength);
+    for (let i = 0; i < streams; i++) keys.write(`run-${i.toString(16).padStart(32, "0")}`, i * keyLength, "latin1");
     const before = heap();
     const index = new StreamIndex();
     for (let round = 0; round < 3; round++) {
@@ -64,6 +65,7 @@ describe(StreamIndex.name, () => {
     }
     const perStream = (heap() - before) / streams;
     expect(index.liveEntries).to.equal(3 * streams);
-    expect(perStream).to.be.below(160);
+    // The lower bound guards the measurement itself: a 36-character key alone takes more.
+    expect(perStream).to.be.within(40, 160);
   });
 });
