@@ -69,6 +69,8 @@ async function runGen(flags: GenFlags, io: Io): Promise<number> {
 }
 
 async function runWatch(options: GenerateOptions, io: Io, report: Reporter): Promise<number> {
+  // Listen for Ctrl-C before anything is printed, so an interrupt right after the first line is not lost.
+  const interrupted = io.interrupted();
   let watcher: Watcher;
   try {
     watcher = await watch(options, {
@@ -79,7 +81,7 @@ async function runWatch(options: GenerateOptions, io: Io, report: Reporter): Pro
     return report.error(e);
   }
   report.note("watching for changes; press Ctrl-C to stop");
-  await io.interrupted();
+  await interrupted;
   await watcher.close();
   return ExitCode.Ok;
 }
