@@ -1,6 +1,10 @@
 import type { Command } from "commander";
 import type { Io } from "../io.js";
+import { describeCommand } from "./describe.js";
+import { exportCommand } from "./export.js";
 import { genCommand } from "./gen.js";
+import { listCommand } from "./list.js";
+import { replayCommand } from "./replay.js";
 
 /** What a command module gets: the program to add itself to, and the output. */
 export interface CommandContext {
@@ -13,4 +17,4 @@ export interface CommandContext {
 export type CommandModule = (program: Command, context: CommandContext) => void;
 
 /** Every command, in the order `fusee --help` lists them. */
-export const commands: readonly CommandModule[] = [genCommand];
+export const commands: readonly CommandModule[] = [genCommand, listCommand, describeCommand, exportCommand, replayCommand];
