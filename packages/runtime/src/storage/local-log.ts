@@ -72,7 +72,10 @@ export async function openLocalLog(options: LocalLogOptions): Promise<LocalLog> 
   if (readOnly) {
     if (layer.readdir(dir) === undefined) throw new StorageError(`there is no data directory at ${dir}`);
   } else {
-    layer.mkdir(dir, DIR_MODE);
+    if (layer.readdir(dir) === undefined) {
+      layer.mkdir(dir, DIR_MODE);
+      layer.syncDir(path.dirname(dir));
+    }
     lock = await lockDirectory(layer, dir);
   }
   const shards: Shard[] = [];

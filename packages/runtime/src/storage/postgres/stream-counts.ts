@@ -1,0 +1,52 @@
+/** Entries and bytes of one stream. */
+interface StreamFigures {
+  entries: number;
+  bytes: number;
+}
+
+/**
+ * What an owned shard holds, per stream, kept in memory so `streams` and `stats` answer without a
+ * query. Loaded from the table when the shard's lease is acquired, then kept in step with every
+ * committed batch; streams keep the order of their first live entry.
+ */
+export class StreamCounts {
+  private readonly byStream = new Map<string, StreamFigures>();
+  private live = 0;
+  private size = 0;
+
+  /** Live entries across all streams. */
+  get liveEntries(): number {
+    return this.live;
+  }
+
+  /** Bytes of live keys and bodies. */
+  get bytes(): number {
+    return this.size;
+  }
+
+  keys(): string[] {
+    return [...this.byStream.keys()];
+  }
+
+  /** Records `entries` committed entries of a stream holding `bytes` bytes in all. */
+  add(stream: string, entries: number, bytes: number): void {
+    const f = this.byStream.get(stream);
+    if (f === undefined) this.byStream.set(stream, { entries, bytes });
+    else {
+      f.entries += entries;
+      f.bytes += bytes;
+    }
+    this.live += entries;
+    this.size += bytes;
+  }
+
+  /** Forgets a stream; returns the bytes it held. */
+  drop(stream: string): number {
+    const f = this.byStream.get(stream);
+    if (f === undefined) return 0;
+    this.byStream.delete(stream);
+    this.live -= f.entries;
+    this.size -= f.bytes;
+    return f.bytes;
+  }
+}
