@@ -352,6 +352,7 @@ class WorkflowAnalysis {
   }
 
   private literal(expression: ts.Expression): string | undefined {
+    if (ts.isStringLiteral(expression) || ts.isNoSubstitutionTemplateLiteral(expression)) return expression.text;
     const type = this.checker.getTypeAtLocation(expression);
     return type.isStringLiteral() ? type.value : undefined;
   }
