@@ -74,7 +74,14 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
       const seq = seqs[i]!;
       const file = path.join(dir, segmentName(seq));
       const newest = i === seqs.length - 1;
-      const fd = layer.open(file, readOnly ? "read" : "write", FILE_MODE, input.dsync && !readOnly);
+      let fd: number;
+      try {
+        fd = layer.open(file, readOnly ? "read" : "write", FILE_MODE, input.dsync && !readOnly);
+      } catch (err) {
+        // Beside a running writer, compaction may delete a segment that held nothing live.
+        if (readOnly && (err as NodeJS.ErrnoException).code === "ENOENT" && !newest) continue;
+        throw err;
+      }
       const size = layer.size(fd);
       segments.push(new Segment(seq, file, fd, 0, 0, false, size));
       if (buf.length < size) buf = Buffer.allocUnsafe(size);
@@ -104,7 +111,7 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
       if (fault === "zero" && isZero(buf, off, limit)) fault = undefined;
       if (fault === undefined && !sealed && !newest) fault = "unsealed";
 
-      const segment = segments[i]!;
+      const segment = segments.at(-1)!;
       segment.end = off;
       segment.frames = frames;
       segment.sealed = sealed;
