@@ -13,7 +13,6 @@ export interface WorkflowClass {
 }
 
 type HandlerKind = "Signal" | "Query" | "Update";
-const HANDLER_KINDS: readonly HandlerKind[] = ["Signal", "Query", "Update"];
 
 interface Member {
   readonly declaration: ts.MethodDeclaration;
