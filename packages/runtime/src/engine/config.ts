@@ -3,9 +3,23 @@ import { toMillis, type Duration } from "../core/duration.js";
 import { ConfigError } from "../core/errors.js";
 import type { FlushMethod } from "../storage/log.js";
 import type { PayloadCipher } from "../codec/cipher.js";
+import { tablesOf } from "../storage/postgres/schema.js";
 
 /** Where journals live. */
-export type StorageSpec = { readonly kind: "memory" } | { readonly kind: "local"; readonly dir: string };
+export type StorageSpec =
+  | { readonly kind: "memory" }
+  | { readonly kind: "local"; readonly dir: string }
+  | ({ readonly kind: "postgres"; readonly url: string } & PostgresOptions);
+
+/** Options of {@link Config.postgres}. */
+export interface PostgresOptions {
+  /** The schema holding the engine's tables, created and migrated on open; default `"fusee"`. */
+  readonly schema?: string;
+  /** How long a shard lease lasts without renewal (10 s by default); a restart after a crash waits this long. */
+  readonly leaseMs?: number;
+  /** This process's name in the lease table; unique per process (by default host, pid and a random tag). */
+  readonly owner?: string;
+}
 
 interface Settings {
   readonly storage: StorageSpec;
@@ -40,6 +54,19 @@ export class Config {
   static local(dir: string): Config {
     if (typeof dir !== "string" || dir.trim() === "") throw new ConfigError("Config.local needs a directory path");
     return new Config({ ...DEFAULTS, storage: { kind: "local", dir } });
+  }
+
+  /**
+   * Journals in PostgreSQL: the shard log as tables of one schema, each shard written only by the
+   * process that holds its lease.
+   *
+   * @example
+   * const config = Config.postgres("postgres://app@db.internal:5432/app", { schema: "orders" }).shards(8);
+   */
+  static postgres(url: string, options: PostgresOptions = {}): Config {
+    if (typeof url !== "string" || url.trim() === "") throw new ConfigError("Config.postgres needs a connection URL");
+    if (options.schema !== undefined) tablesOf(options.schema);
+    return new Config({ ...DEFAULTS, storage: { kind: "postgres", url, ...options } });
   }
 
   /** Number of shards (independent logs synced in parallel); fixed once a data directory exists. */

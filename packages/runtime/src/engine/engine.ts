@@ -110,7 +110,13 @@ export class Engine implements RunOperations {
     const s = config.settings;
     let log: Log;
     if (s.storage.kind === "memory") log = new MemoryLog(s.shards);
-    else {
+    else if (s.storage.kind === "postgres") {
+      // Loaded on demand, like the file engine: only PostgreSQL users load the driver. One engine
+      // process runs every shard, so it claims them all.
+      const { openPostgresLog } = await import("../storage/postgres/pg-log.js");
+      const { url, schema, leaseMs, owner } = s.storage;
+      log = await openPostgresLog({ url, schema, leaseMs, owner, shards: s.shards, claim: "all" });
+    } else {
       // Loaded on demand: memory-only users never load the file engine.
       const { openLocalLog } = await import("../storage/local-log.js");
       log = await openLocalLog({

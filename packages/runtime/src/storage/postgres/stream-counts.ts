@@ -13,6 +13,7 @@ export class StreamCounts {
   private readonly byStream = new Map<string, StreamFigures>();
   private live = 0;
   private size = 0;
+  private freed = 0;
 
   /** Live entries across all streams. */
   get liveEntries(): number {
@@ -40,13 +41,20 @@ export class StreamCounts {
     this.size += bytes;
   }
 
-  /** Forgets a stream; returns the bytes it held. */
-  drop(stream: string): number {
+  /** Forgets a stream whose drop committed. */
+  drop(stream: string): void {
     const f = this.byStream.get(stream);
-    if (f === undefined) return 0;
+    if (f === undefined) return;
     this.byStream.delete(stream);
     this.live -= f.entries;
     this.size -= f.bytes;
-    return f.bytes;
+    this.freed += f.bytes;
+  }
+
+  /** Bytes dropped since the last call. */
+  takeFreed(): number {
+    const n = this.freed;
+    this.freed = 0;
+    return n;
   }
 }

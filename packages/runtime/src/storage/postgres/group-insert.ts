@@ -1,0 +1,382 @@
+/*
+ * Group commit on PostgreSQL: how an append to an owned shard becomes durable.
+ *
+ * Appends made while the shard has no batch in flight are sent on the next microtask; appends made
+ * while a batch is in flight form the next batch. A batch is one statement in its own implicit
+ * transaction: the bodies travel as one binary parameter cut apart by offsets, and the statement
+ * inserts them only if the shard's lease row still names this owner at this epoch and has not
+ * expired on the database clock, locking the row `FOR SHARE` so no takeover can commit in between.
+ * The database answers after the commit, which is when the batch's promise resolves.
+ *
+ * Durability rules kept here: a shard has at most one batch in flight, so batches commit in order;
+ * the first failed statement, or one that finds the lease gone, stops the shard for this process
+ * (the failing batch, every queued batch and every later append reject with a `StorageError`), and
+ * a failed statement is never retried, since its commit may or may not have happened.
+ */
+import type pg from "pg";
+import { StorageError } from "../../core/errors.js";
+import type { LogEntry } from "../log.js";
+import type { StreamCounts } from "./stream-counts.js";
+import type { Tables } from "./schema.js";
+
+/** Why a shard stopped for this process. */
+export type StopReason = "taken" | "expired" | "failed" | "released" | "closed";
+
+/** Batches past either bound go in the next statement (a batch always takes its first append). */
+const MAX_BATCH_ENTRIES = 8192;
+const MAX_BATCH_BYTES = 8 * 1024 * 1024;
+/** Longest stream key accepted, in UTF-8 bytes. */
+export const MAX_STREAM_BYTES = 8192;
+/** Largest body accepted: a bytea value is at most 1 GiB, and a batch is sent as one. */
+export const MAX_BODY_BYTES = 256 * 1024 * 1024;
+
+export interface ShardWriterOptions {
+  readonly pool: pg.Pool;
+  readonly tables: Tables;
+  readonly owner: string;
+  readonly shard: number;
+  readonly epoch: number;
+  /** The highest `seq` in the shard when the lease was taken (0 when empty). */
+  readonly lastSeq: number;
+  readonly counts: StreamCounts;
+  /** Told after each committed batch. */
+  readonly committed: (entries: number) => void;
+  /** Told once, when a statement fails or finds the lease gone; the writer has already stopped. */
+  readonly stopped: (error: StorageError, reason: StopReason) => void;
+}
+
+/** Appends and drops waiting for one statement. */
+class Batch {
+  buf: Buffer = Buffer.allocUnsafe(16 * 1024);
+  len = 0;
+  readonly streams: string[] = [];
+  /** 1-based offset of each body in `buf` (SQL `substring` counts from 1). */
+  readonly offs: number[] = [];
+  readonly lens: number[] = [];
+  /** Drops in the batch: each applies to the entries before `at`. Rare, so a plain list. */
+  readonly drops: { at: number; streams: readonly string[] }[] = [];
+  promise: Promise<void> | undefined;
+  resolve: () => void = noop;
+  reject: (err: Error) => void = noop;
+
+  get empty(): boolean {
+    return this.streams.length === 0 && this.drops.length === 0;
+  }
+
+  add(stream: string, body: Uint8Array): void {
+    if (this.len + body.length > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + body.length));
+      this.buf.copy(bigger, 0, 0, this.len);
+      this.buf = bigger;
+    }
+    this.buf.set(body, this.len);
+    this.streams.push(stream);
+    this.offs.push(this.len + 1);
+    this.lens.push(body.length);
+    this.len += body.length;
+  }
+
+  reset(): void {
+    this.len = 0;
+    this.streams.length = 0;
+    this.offs.length = 0;
+    this.lens.length = 0;
+    this.drops.length = 0;
+    this.promise = undefined;
+    this.resolve = noop;
+    this.reject = noop;
+  }
+}
+
+function noop(): void {}
+
+/**
+ * The append side of one shard this process holds the lease of, at one epoch. A new lease (even of
+ * the same shard) gets a new writer.
+ */
+export class ShardWriter {
+  /** Set once the shard stopped for this writer; later appends reject with it. */
+  private fatal: StorageError | undefined;
+  /** Set when the writer takes no more appends but still commits what it has queued. */
+  private sealed: StorageError | undefined;
+  private readonly queue: Batch[] = [];
+  private spare: Batch | undefined;
+  private flying: Batch | undefined;
+  private scheduled = false;
+  private lastSeq: number;
+  private idleWaiters: (() => void)[] = [];
+  private readonly insertOnly: pg.QueryConfig;
+  private readonly insertAndDrop: pg.QueryConfig;
+
+  constructor(private readonly o: ShardWriterOptions) {
+    this.lastSeq = o.lastSeq;
+    const t = o.tables;
+    const lease = `
+      lease AS (
+        SELECT 1 FROM ${t.leases}
+         WHERE shard = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()
+           FOR SHARE)`;
+    const insert = `
+      INSERT INTO ${t.entries} (shard, seq, stream, body)
+      SELECT $1, $4::bigint + e.i, e.stream, substring($5::bytea FROM e.off FOR e.len)
+        FROM lease, unnest($6::text[], $7::integer[], $8::integer[]) WITH ORDINALITY AS e(stream, off, len, i)`;
+    this.insertOnly = { name: `fusee_insert_${t.schema}`, text: `WITH ${lease} ${insert}` };
+    this.insertAndDrop = {
+      name: `fusee_insert_drop_${t.schema}`,
+      text: `
+        WITH ${lease},
+        dropped AS (
+          DELETE FROM ${t.entries} AS d USING lease
+           WHERE d.shard = $1 AND d.seq <= $4
+             AND md5(d.stream) = ANY (ARRAY(SELECT md5(s) FROM unnest($9::text[]) AS s))
+             AND d.stream = ANY ($9::text[])),
+        inserted AS (${insert})
+        SELECT count(*)::integer AS leased FROM lease`,
+    };
+  }
+
+  get shard(): number {
+    return this.o.shard;
+  }
+
+  get epoch(): number {
+    return this.o.epoch;
+  }
+
+  /** The error that stopped the shard for this writer, if any. */
+  get failure(): StorageError | undefined {
+    return this.fatal;
+  }
+
+  /** True until the writer stopped or was sealed. */
+  get healthy(): boolean {
+    return this.fatal === undefined && this.sealed === undefined;
+  }
+
+  append(entry: LogEntry): Promise<void> {
+    const refused = this.refusal() ?? this.check(entry);
+    if (refused !== undefined) return Promise.reject(refused);
+    const b = this.openBatch(entry.body.length);
+    b.add(entry.stream, entry.body);
+    return this.promiseOf(b);
+  }
+
+  appendAll(entries: readonly LogEntry[]): Promise<void> {
+    const refused = this.refusal();
+    if (refused !== undefined) return Promise.reject(refused);
+    for (const e of entries) {
+      const problem = this.check(e);
+      if (problem !== undefined) return Promise.reject(problem);
+    }
+    if (entries.length === 0) return Promise.resolve();
+    const total = entries.reduce((n, e) => n + e.body.length, 0);
+    const b = this.openBatch(total, entries.length);
+    for (const e of entries) b.add(e.stream, e.body);
+    return this.promiseOf(b);
+  }
+
+  drop(streams: readonly string[]): Promise<void> {
+    const refused = this.refusal();
+    if (refused !== undefined) return Promise.reject(refused);
+    if (streams.length === 0) return Promise.resolve();
+    const b = this.openBatch(0);
+    b.drops.push({ at: b.streams.length, streams: [...streams] });
+    return this.promiseOf(b);
+  }
+
+  /** Resolves once nothing is queued or in flight. */
+  idle(): Promise<void> {
+    if (this.flying === undefined && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Refuses new appends with `error`, lets what is queued commit, and resolves when it has. */
+  seal(error: StorageError): Promise<void> {
+    this.sealed ??= error;
+    return this.idle();
+  }
+
+  /**
+   * Stops the shard at once (its lease is gone): queued batches and later appends reject with
+   * `error`. A batch in flight settles on its own, since its statement checks the lease itself.
+   */
+  halt(error: StorageError): void {
+    if (this.fatal !== undefined) return;
+    this.fatal = error;
+    const queued = this.queue.splice(0);
+    for (const b of queued) b.reject(error);
+    this.settleIdle();
+  }
+
+  private refusal(): StorageError | undefined {
+    return this.fatal ?? this.sealed;
+  }
+
+  private check(entry: LogEntry): StorageError | undefined {
+    if (entry.body.length > MAX_BODY_BYTES) {
+      return new StorageError(
+        `an entry of stream "${entry.stream.slice(0, 80)}" for shard ${this.o.shard} has ${entry.body.length} bytes; ` +
+          `the limit is ${MAX_BODY_BYTES}`,
+      );
+    }
+    if (entry.stream.length * 3 > MAX_STREAM_BYTES && Buffer.byteLength(entry.stream) > MAX_STREAM_BYTES) {
+      return new StorageError(`stream key "${entry.stream.slice(0, 80)}…" is longer than ${MAX_STREAM_BYTES} UTF-8 bytes`);
+    }
+    if (entry.stream.includes("\0")) {
+      return new StorageError(`stream key "${entry.stream.slice(0, 80)}" contains a NUL character, which PostgreSQL text cannot hold`);
+    }
+    return undefined;
+  }
+
+  /** The batch new appends go to, opening another when the last is full. */
+  private openBatch(bytes: number, entries = 1): Batch {
+    let b = this.queue.at(-1);
+    if (b === undefined || (!b.empty && (b.len + bytes > MAX_BATCH_BYTES || b.streams.length + entries > MAX_BATCH_ENTRIES))) {
+      b = this.spare ?? new Batch();
+      this.spare = undefined;
+      this.queue.push(b);
+    }
+    return b;
+  }
+
+  private promiseOf(b: Batch): Promise<void> {
+    b.promise ??= new Promise<void>((resolve, reject) => {
+      b.resolve = resolve;
+      b.reject = reject;
+    });
+    if (this.flying === undefined && !this.scheduled) {
+      this.scheduled = true;
+      queueMicrotask(this.flush);
+    }
+    return b.promise;
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    if (this.flying !== undefined || this.fatal !== undefined) return;
+    const b = this.queue.shift();
+    if (b === undefined) {
+      this.settleIdle();
+      return;
+    }
+    this.flying = b;
+    const kept = survivors(b);
+    const first = this.lastSeq;
+    const values: unknown[] = [
+      this.o.shard,
+      this.o.owner,
+      this.o.epoch,
+      first,
+      b.buf.subarray(0, b.len),
+      kept.map((i) => b.streams[i]!),
+      kept.map((i) => b.offs[i]!),
+      kept.map((i) => b.lens[i]!),
+    ];
+    const withDrops = b.drops.length > 0;
+    if (withDrops) values.push([...new Set(b.drops.flatMap((d) => d.streams))]);
+    const query: pg.QueryConfig = { ...(withDrops ? this.insertAndDrop : this.insertOnly), values };
+    this.o.pool.query<{ leased: number }>(query).then(
+      (result) => {
+        const held = withDrops ? result.rows[0]?.leased === 1 : result.rowCount === kept.length;
+        if (held) this.committed(b, kept.length);
+        else void this.leaseGone(b);
+      },
+      (err: unknown) => this.failed(b, err),
+    );
+  };
+
+  private committed(b: Batch, inserted: number): void {
+    this.lastSeq += inserted;
+    applyToCounts(b, this.o.counts);
+    this.o.committed(b.streams.length);
+    this.flying = undefined;
+    const resolve = b.resolve;
+    b.reset();
+    this.spare = b;
+    resolve();
+    this.next();
+  }
+
+  /** The statement stored nothing: the lease row no longer names this owner at this epoch. */
+  private async leaseGone(b: Batch): Promise<void> {
+    const t = this.o.tables;
+    let reason: StopReason = "expired";
+    let where = `${t.leases} could not be read`;
+    try {
+      const found = await this.o.pool.query<{ owner: string | null; epoch: string; expires_at: Date; live: boolean }>(
+        `SELECT owner, epoch, expires_at, expires_at > clock_timestamp() AS live FROM ${t.leases} WHERE shard = $1`,
+        [this.o.shard],
+      );
+      const row = found.rows[0];
+      if (row !== undefined) {
+        if (Number(row.epoch) !== this.o.epoch || row.owner !== this.o.owner) reason = "taken";
+        where =
+          row.owner === null
+            ? `${t.leases} shows it free at epoch ${row.epoch}`
+            : `${t.leases} shows owner "${row.owner}" at epoch ${row.epoch}, ${row.live ? "expiring" : "expired"} at ${row.expires_at.toISOString()}`;
+      }
+    } catch {
+      // The message says the lease row could not be read; the shard stops all the same.
+    }
+    const error = new StorageError(
+      `shard ${this.o.shard}: owner "${this.o.owner}" no longer holds the lease at epoch ${this.o.epoch} (${where}); ` +
+        `the batch of ${b.streams.length} entries was not stored and nothing appended to this shard by this process will be`,
+    );
+    this.stop(b, error, reason);
+  }
+
+  private failed(b: Batch, err: unknown): void {
+    const cause = err instanceof Error ? err : new Error(String(err));
+    const error = new StorageError(
+      `shard ${this.o.shard} stopped: inserting a batch of ${b.streams.length} entries into ${this.o.tables.entries} ` +
+        `(owner "${this.o.owner}", epoch ${this.o.epoch}) failed: ${cause.message}. Whether it committed is unknown, so ` +
+        "nothing appended to this shard after it is acknowledged and the statement is not retried; reopen the log to recover",
+      { cause },
+    );
+    this.stop(b, error, "failed");
+  }
+
+  private stop(b: Batch, error: StorageError, reason: StopReason): void {
+    this.flying = undefined;
+    b.reject(error);
+    if (this.fatal === undefined) {
+      this.halt(error);
+      this.o.stopped(error, reason);
+    }
+    this.settleIdle();
+  }
+
+  private next(): void {
+    if (this.queue.length > 0 && this.fatal === undefined) this.flush();
+    else this.settleIdle();
+  }
+
+  private settleIdle(): void {
+    if (this.flying !== undefined || this.queue.length > 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}
+
+/** Indexes of the batch's entries that a later drop in the same batch does not cancel. */
+function survivors(b: Batch): number[] {
+  const all = Array.from({ length: b.streams.length }, (_, i) => i);
+  if (b.drops.length === 0) return all;
+  return all.filter((i) => !b.drops.some((d) => d.at > i && d.streams.includes(b.streams[i]!)));
+}
+
+/** Applies a committed batch to the in-memory counts, entries and drops in their order. */
+function applyToCounts(b: Batch, counts: StreamCounts): void {
+  let d = 0;
+  for (let i = 0; i <= b.streams.length; i++) {
+    while (d < b.drops.length && b.drops[d]!.at === i) {
+      for (const s of b.drops[d]!.streams) counts.drop(s);
+      d++;
+    }
+    if (i < b.streams.length) {
+      const stream = b.streams[i]!;
+      counts.add(stream, 1, Buffer.byteLength(stream) + b.lens[i]!);
+    }
+  }
+}
