@@ -2,6 +2,7 @@ import { dirname, relative, sep } from "node:path";
 import type { SourceProblem } from "./errors.js";
 import { formatLocation } from "./errors.js";
 import type { DeclRef, ModuleRef } from "./ir.js";
+import { declaredName } from "./print-type.js";
 import { compare } from "./type-render.js";
 
 /**
@@ -25,7 +26,7 @@ export class ImportSet {
       problems.push({
         code: "FUSEE_GEN_UNREACHABLE_TYPE",
         at: ref.at,
-        message: `${ref.isClass ? "Class" : "Type"} ${ref.name} is used by ${use}, but ${ref.unreachable ?? "it cannot be imported"}, so ${purpose} cannot import it. Fix: export ${ref.name} from ${ref.at.file}.`,
+        message: `${ref.isClass ? "Class" : "Type"} ${declaredName(ref)} is used by ${use}, but ${ref.unreachable ?? "it cannot be imported"}, so ${purpose} cannot import it. Fix: export ${ref.binding ?? ref.name} from ${ref.at.file}.`,
       });
       return;
     }
@@ -34,11 +35,12 @@ export class ImportSet {
     if (!this.wanted.has(key)) this.wanted.set(key, { ref, specifier });
   }
 
-  /** The local name of a declaration; call after every {@link want}. */
+  /** How the file names a declaration (its import binding, then any namespace path); call after every {@link want}. */
   nameOf(ref: DeclRef): string {
     const names = this.assign();
     const specifier = ref.module === undefined ? "" : this.specifier(ref.module);
-    return names.get(`${specifier}\u0000${ref.exportName ?? ""}`) ?? ref.name;
+    const local = names.get(`${specifier}\u0000${ref.exportName ?? ""}`) ?? bindingOf(ref);
+    return [local, ...(ref.path ?? [])].join(".");
   }
 
   /** `import` statements, one per module, modules and names sorted. */
@@ -47,8 +49,8 @@ export class ImportSet {
     const byModule = new Map<string, string[]>();
     for (const [specifier, list] of extra) byModule.set(specifier, [...list]);
     for (const [key, { ref, specifier }] of this.wanted) {
-      const local = names.get(key) ?? ref.name;
-      const exported = ref.exportName ?? ref.name;
+      const local = names.get(key) ?? bindingOf(ref);
+      const exported = ref.exportName ?? bindingOf(ref);
       const list = byModule.get(specifier) ?? [];
       list.push(exported === local ? local : `${exported} as ${local}`);
       byModule.set(specifier, list);
@@ -76,21 +78,27 @@ export class ImportSet {
     const entries = [...this.wanted.entries()].sort(([a], [b]) => compare(a, b));
     // Declarations whose name is free keep it before any other is renamed, in sorted order.
     for (const [key, { ref }] of entries) {
-      if (!taken.has(ref.name) && ![...names.values()].includes(ref.name)) {
-        names.set(key, ref.name);
-        taken.add(ref.name);
+      const wanted = bindingOf(ref);
+      if (!taken.has(wanted)) {
+        names.set(key, wanted);
+        taken.add(wanted);
       }
     }
     for (const [key, { ref }] of entries) {
       if (names.has(key)) continue;
+      const wanted = bindingOf(ref);
       let n = 2;
-      while (taken.has(`${ref.name}${n}`)) n++;
-      names.set(key, `${ref.name}${n}`);
-      taken.add(`${ref.name}${n}`);
+      while (taken.has(`${wanted}${n}`)) n++;
+      names.set(key, `${wanted}${n}`);
+      taken.add(`${wanted}${n}`);
     }
     this.names = names;
     return names;
   }
+}
+
+function bindingOf(ref: DeclRef): string {
+  return ref.binding ?? ref.name;
 }
 
 /** A specifier for importing a module from the generated file: the package name, or `./relative.js`. */

@@ -27,6 +27,12 @@ export interface DeclRef {
   readonly unreachable?: string;
   /** True for classes: the declaration is also a value (a constructor). */
   readonly isClass: boolean;
+  /**
+   * For a declaration inside namespaces: the outermost namespace, which is what gets imported, and
+   * the names leading from it to the declaration (`Geo` and `["Point"]` for `Geo.Point`).
+   */
+  readonly binding?: string;
+  readonly path?: readonly string[];
 }
 
 /** A type as the generated code spells it; named declarations stay references so emitters choose import names. */

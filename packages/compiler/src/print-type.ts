@@ -51,6 +51,11 @@ export function printType(expr: TypeExpr, nameOf: (ref: DeclRef) => string): str
   }
 }
 
+/** A declaration as written in source: `Money`, or `Geo.Point` for a namespace member. */
+export function declaredName(ref: DeclRef): string {
+  return ref.binding === undefined ? ref.name : [ref.binding, ...(ref.path ?? [])].join(".");
+}
+
 function withArgs(name: string, args: readonly string[]): string {
   return args.length === 0 ? name : `${name}<${args.join(", ")}>`;
 }

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { ts } from "ts-morph";
 import type { DeclRef, ObjectMember, TypeExpr, TypeRef, ValueRef } from "./ir.js";
-import { printType } from "./print-type.js";
+import { declaredName, printType } from "./print-type.js";
 import type { RuntimeSymbols } from "./runtime-symbols.js";
 import { locate } from "./source-location.js";
 
@@ -58,7 +58,7 @@ export class TypeRenderer {
     const runtimeClass = this.runtimeClass(type);
     return {
       expr,
-      display: printType(expr, (ref) => ref.name),
+      display: printType(expr, declaredName),
       shape,
       ...(runtimeClass === undefined ? {} : { runtimeClass }),
       refs: [...new Set(refs)],
@@ -112,7 +112,10 @@ export class TypeRenderer {
     } else {
       const file = declaration.getSourceFile();
       const at = locate(this.projectDir, declaration);
-      const base = { name: symbol.name, at, isClass };
+      // A default export's symbol is called "default"; the declaration keeps the name it was written with.
+      const declared = ts.getNameOfDeclaration(declaration);
+      const name = symbol.name === "default" && declared !== undefined && ts.isIdentifier(declared) ? declared.text : symbol.name;
+      const base = { name, at, isClass };
       if (this.program.isSourceFileFromExternalLibrary(file)) {
         const pkg = this.runtime.packageNameOf(file.fileName);
         const entry = pkg === undefined ? undefined : this.packageEntry(pkg);
@@ -123,16 +126,28 @@ export class TypeRenderer {
             : { ...base, unreachable: `it is not exported from the entry point of package ${pkg ?? "(unknown)"}` };
       } else {
         const moduleSymbol = this.checker.getSymbolAtLocation(file);
-        const exportName = moduleSymbol === undefined ? undefined : this.exportName(moduleSymbol, symbol);
-        ref =
-          exportName !== undefined
-            ? { ...base, exportName, module: { kind: "file", path: file.fileName } }
-            : {
-                ...base,
-                unreachable: ts.isSourceFile(declaration.parent)
-                  ? "it is not exported"
-                  : "it is declared inside a function or namespace",
-              };
+        const { namespaces, local } = containers(declaration);
+        const [outer] = namespaces;
+        if (local) {
+          ref = { ...base, unreachable: "it is declared inside a function or class" };
+        } else if (outer === undefined) {
+          const exportName = moduleSymbol === undefined ? undefined : this.exportName(moduleSymbol, symbol);
+          ref = exportName !== undefined ? { ...base, exportName, module: { kind: "file", path: file.fileName } } : { ...base, unreachable: "it is not exported" };
+        } else {
+          const outerSymbol = this.checker.getSymbolAtLocation(outer.name);
+          const exportName = moduleSymbol === undefined || outerSymbol === undefined ? undefined : this.exportName(moduleSymbol, outerSymbol);
+          const inner = [...namespaces.slice(1), declaration];
+          ref =
+            exportName !== undefined && inner.every(isExported)
+              ? {
+                  ...base,
+                  exportName,
+                  module: { kind: "file", path: file.fileName },
+                  binding: outer.name.getText(),
+                  path: [...namespaces.slice(1).map((n) => n.name.getText()), name],
+                }
+              : { ...base, unreachable: `it is not exported from namespace ${namespaces.map((n) => n.name.getText()).join(".")}` };
+        }
       }
     }
     this.declRefs.set(symbol, ref);
@@ -172,7 +187,7 @@ export class TypeRenderer {
     }
     if (f & ts.TypeFlags.Intersection) {
       const parts = (type as ts.IntersectionType).types.map((t) => this.expr(t, depth + 1, refs));
-      return { kind: "intersection", types: sortBy(parts, (p) => printType(p, (r) => r.name)) };
+      return { kind: "intersection", types: sortBy(parts, (p) => printType(p, declaredName)) };
     }
     if (f & ts.TypeFlags.TypeParameter) return text("unknown");
     if (f & ts.TypeFlags.Object) return this.objectExpr(type as ts.ObjectType, depth, refs);
@@ -284,7 +299,10 @@ export class TypeRenderer {
   }
 
   private named(symbol: ts.Symbol): Named {
-    return isGlobalSymbol(this.program, symbol) ? { kind: "global", name: symbol.name } : { kind: "ref", ref: this.declRef(symbol) };
+    if (!isGlobalSymbol(this.program, symbol)) return { kind: "ref", ref: this.declRef(symbol) };
+    const declaration = symbol.declarations?.[0];
+    const namespaces = declaration === undefined ? [] : containers(declaration).namespaces;
+    return { kind: "global", name: [...namespaces.map((n) => n.name.getText()), symbol.name].join(".") };
   }
 
   /** A structural spelling with named types expanded to their data members, for compatibility checks. */
@@ -432,6 +450,23 @@ export function isGlobalSymbol(program: ts.Program, symbol: ts.Symbol): boolean 
   return false;
 }
 
+/** The namespaces around a declaration, outermost first; `local` when a function or class encloses it. */
+function containers(declaration: ts.Declaration): { namespaces: ts.ModuleDeclaration[]; local: boolean } {
+  const namespaces: ts.ModuleDeclaration[] = [];
+  for (let node = declaration.parent; !ts.isSourceFile(node); node = node.parent) {
+    if (ts.isModuleBlock(node)) continue;
+    if (!ts.isModuleDeclaration(node)) return { namespaces, local: true };
+    // `declare global { }` and `declare module "x" { }` are scopes of their own, not namespaces to qualify by.
+    if (node.flags & ts.NodeFlags.GlobalAugmentation || ts.isStringLiteral(node.name)) break;
+    namespaces.unshift(node);
+  }
+  return { namespaces, local: false };
+}
+
+function isExported(declaration: ts.Declaration): boolean {
+  return (ts.getCombinedModifierFlags(declaration) & ts.ModifierFlags.Export) !== 0;
+}
+
 function text(value: string): TypeExpr {
   return { kind: "text", text: value };
 }
@@ -482,7 +517,7 @@ function collapseBooleans(types: readonly ts.Type[]): (ts.Type | "boolean")[] {
 /** Union members in a stable order: by spelling, with `null` and `undefined` last. */
 function sortUnion(parts: readonly TypeExpr[]): TypeExpr[] {
   return sortBy(parts, (p) => {
-    const spelled = printType(p, (r) => r.name);
+    const spelled = printType(p, declaredName);
     return spelled === "null" ? "\u{10FFFE}" : spelled === "undefined" ? "\u{10FFFF}" : spelled;
   });
 }

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { Project, ts } from "ts-morph";
 import { generate, SourceError } from "../src/index.js";
 import { Fixture } from "./support/fixture.js";
-import { MODELS, PAY, PAYMENTS } from "./support/sources.js";
+import { MODELS, ODDITIES, PAY, PAYMENTS, SHAPES } from "./support/sources.js";
 
 const GOOD_USE = `import type { Engine } from "@fusee/runtime";
 import type { Receipt } from "./models.js";
@@ -44,7 +44,7 @@ describe("emitClient", () => {
 
     before(async function () {
       this.timeout(60_000);
-      fixture = Fixture.create({ "src/models.ts": MODELS, "src/payments.ts": PAYMENTS, "src/pay.ts": PAY });
+      fixture = Fixture.create({ "src/models.ts": MODELS, "src/payments.ts": PAYMENTS, "src/pay.ts": PAY, "src/shapes.ts": SHAPES, "src/oddities.ts": ODDITIES });
       await generate({ project: fixture.dir });
       fixture.write("src/good-use.ts", GOOD_USE);
       fixture.write("src/bad-use.ts", BAD_USE);
@@ -91,10 +91,28 @@ describe("emitClient", () => {
       const imports = client.split("\n").filter((l) => l.startsWith("import"));
       expect(imports).to.deep.equal([
         'import type * as fusee from "@fusee/runtime";',
+        'import type { DependencyContainer } from "tsyringe";',
         'import type { Priority, Receipt } from "./models.js";',
+        'import type { Geo, default as Thing } from "./shapes.js";',
       ]);
       const emitted = ts.transpileModule(client, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
       expect(emitted).not.to.match(/\bimport\b|\brequire\(/);
+    });
+
+    it("names declarations from default exports, namespaces, packages and the global scope as the source does", () => {
+      const client = fixture.read("src/fusee.generated.ts");
+      for (const line of [
+        "  container(): Promise<DependencyContainer | undefined>;",
+        "  clock(): Promise<Clock | undefined>;",
+        "  id(): Promise<`id-${number}`>;",
+        '  record(): Promise<{ [key: string]: unknown; readonly "a-b": number; c?: string[] }>;',
+        "  patch(updateOptions?: fusee.UpdateOptions): Promise<Partial<Thing>>;",
+        "  async start(id: string, input: Thing, options?: fusee.StartOptions): Promise<OdditiesRun> {",
+        "export class OdditiesRun extends FuseeRun<Geo.Point> {",
+      ]) {
+        expect(client).to.contain(line);
+      }
+      expect(fixture.read("src/fusee.workflows.generated.ts")).to.contain('import { default as Oddities } from "./oddities.js";');
     });
 
     it("heads the file as generated and declares the workflows' patch IDs", () => {

@@ -88,3 +88,55 @@ export class Pay {
   }
 }
 `;
+
+/** Declarations reached in less common ways: default exports, namespaces, packages and globals. */
+export const SHAPES = `export default interface Thing {
+  a: number;
+}
+
+export namespace Geo {
+  export interface Point {
+    x: number;
+    y: number;
+  }
+}
+`;
+
+export const ODDITIES = `import { Workflow, Query, Update } from "@fusee/runtime";
+import type { DependencyContainer } from "tsyringe";
+import type Thing from "./shapes.js";
+import { Geo } from "./shapes.js";
+
+declare global {
+  interface Clock {
+    now: number;
+  }
+}
+
+@Workflow()
+export default class Oddities {
+  async run(thing: Thing): Promise<Geo.Point> {
+    return { x: thing.a, y: 0 };
+  }
+
+  @Query() container(): DependencyContainer | undefined {
+    return undefined;
+  }
+
+  @Query() clock(): Clock | undefined {
+    return undefined;
+  }
+
+  @Query() id(): \`id-\${number}\` {
+    return "id-1";
+  }
+
+  @Query() record(): { readonly "a-b": number; c?: string[]; [key: string]: unknown } {
+    return { "a-b": 1 };
+  }
+
+  @Update() async patch(): Promise<Partial<Thing>> {
+    return {};
+  }
+}
+`;
