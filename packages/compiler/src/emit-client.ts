@@ -38,6 +38,7 @@ export function emitClient(ir: ProjectIR, outFile: string, problems: SourceProbl
   const t = (type: TypeRef) => printType(type.expr, (ref) => imports.nameOf(ref));
 
   const lines: string[] = [GENERATED_HEADER, "// Typed clients of this project's workflows; run `npx fusee gen` after changing them.", ""];
+  if (ir.workflows.length === 0) return `${[...lines, "export {};"].join("\n")}\n`;
   lines.push(`import type * as ${RUNTIME_NS} from ${JSON.stringify(RUNTIME_PACKAGE)};`);
   lines.push(...imports.statements(true));
   lines.push("");

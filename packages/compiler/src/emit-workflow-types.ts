@@ -44,12 +44,9 @@ export function emitWorkflowTypes(ir: ProjectIR, outFile: string, problems: Sour
     return imports.nameOf(v.ref);
   };
 
-  const lines = [
-    GENERATED_HEADER,
-    "// Types of the workflows for the worker: constructor parameters and the classes values are rebuilt with.",
-    "",
-    ...imports.statements(false, new Map([[RUNTIME_PACKAGE, [REGISTER]]])),
-  ];
+  const lines = [GENERATED_HEADER, "// Types of the workflows for the worker: constructor parameters and the classes values are rebuilt with.", ""];
+  if (ir.workflows.length === 0) return `${[...lines, "export {};"].join("\n")}\n`;
+  lines.push(...imports.statements(false, new Map([[RUNTIME_PACKAGE, [REGISTER]]])));
   for (const w of ir.workflows) lines.push("", ...registration(w, value));
   return `${lines.join("\n")}\n`;
 }
