@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
-import { Project, ts } from "ts-morph";
+import { existsSync, statSync } from "node:fs";
+import { FileSystemRefreshResult, Project, ts } from "ts-morph";
 import { analyzeWorkflow, type AnalysisContext } from "./analyze-workflow.js";
 import type { ResolvedConfig } from "./config.js";
 import { discoverWorkflows, isCandidateFile } from "./discover.js";
@@ -39,11 +39,23 @@ export class Session {
       if (this.generated.has(path)) continue;
       const file = this.project.getSourceFile(path);
       if (file !== undefined) {
-        const result = file.refreshFromFileSystemSync();
-        if (result !== 0) changed = true;
-      } else if (existsSync(path) && this.isIncluded(path)) {
-        this.project.addSourceFileAtPath(path);
-        changed = true;
+        if (file.refreshFromFileSystemSync() !== FileSystemRefreshResult.NoChange) changed = true;
+      } else if (existsSync(path) && statSync(path).isFile()) {
+        if (this.isIncluded(path)) {
+          this.project.addSourceFileAtPath(path);
+          changed = true;
+        }
+      } else {
+        // A folder was renamed, removed or replaced (a branch switch): re-read every file under it.
+        for (const inner of this.project.getSourceFiles().filter((f) => f.getFilePath().startsWith(`${path}/`))) {
+          if (inner.refreshFromFileSystemSync() !== FileSystemRefreshResult.NoChange) changed = true;
+        }
+        if (existsSync(path)) {
+          for (const name of this.includedFiles().filter((f) => f.startsWith(`${path}/`) && this.project.getSourceFile(f) === undefined)) {
+            this.project.addSourceFileAtPath(name);
+            changed = true;
+          }
+        }
       }
     }
     return changed;
@@ -98,11 +110,16 @@ export class Session {
   }
 
   private isIncluded(path: string): boolean {
+    return this.includedFiles().includes(path);
+  }
+
+  /** The files tsconfig.json includes now, read afresh since files come and go. */
+  private includedFiles(): string[] {
     const parsed = ts.getParsedCommandLineOfConfigFile(this.config.tsconfig, {}, {
       ...ts.sys,
       onUnRecoverableConfigFileDiagnostic: () => undefined,
     });
-    return parsed?.fileNames.some((f) => f === path) ?? false;
+    return (parsed?.fileNames ?? []).map(compilerPath);
   }
 }
 

@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { expect } from "chai";
 import { BreakingChangeError, type GenerateResult, watch, type Watcher } from "../src/index.js";
 import { Fixture } from "./support/fixture.js";
@@ -83,6 +84,17 @@ describe("watch", () => {
     const outcome = await next;
     expect("result" in outcome && outcome.result.workflows.map((w) => w.type)).to.deep.equal(["Pay", "Refund"]);
     expect(fixture.read("src/fusee.generated.ts")).to.contain("export class RefundClient {");
+  });
+
+  it("notices a folder of workflows removed at once", async () => {
+    let next = reports.next();
+    fixture.write("src/extra/late.ts", `import { Workflow } from "@fusee/runtime";\n\n@Workflow()\nexport class Late {\n  async run(): Promise<void> {}\n}\n`);
+    await next;
+    next = reports.next();
+    rmSync(fixture.path("src/extra"), { recursive: true });
+    const outcome = await next;
+    expect("error" in outcome && outcome.error).to.be.instanceOf(BreakingChangeError);
+    expect(("error" in outcome && (outcome.error as BreakingChangeError).changes.map((c) => [c.kind, c.workflow])) || []).to.deep.equal([["workflow-removed", "Late"]]);
   });
 
   it("regenerates nothing after it is closed", async () => {
