@@ -1,6 +1,7 @@
 import type { PayloadCipher } from "../codec/cipher.js";
 import type { TypeRegistry } from "../codec/type-registry.js";
 import { FuseeError, StorageError } from "../core/errors.js";
+import { SYSTEM_STREAM_PREFIX } from "../core/ids.js";
 import { readRecordHeader } from "../core/record-codec.js";
 import type { FinishedStatus, RunStatusValue } from "../core/status.js";
 import type { ListFilter, RunStatus } from "../client/types.js";
@@ -149,6 +150,8 @@ export class DataDirReader {
   private async index(): Promise<void> {
     for (let shard = 0; shard < this.log.shardCount; shard++) {
       for await (const item of this.log.scan(shard)) {
+        // The engine's own streams (schedules, debounce windows, batches) hold no run journals.
+        if (item.stream.startsWith(SYSTEM_STREAM_PREFIX)) continue;
         const run = parseStream(item.stream);
         if (run === undefined) continue;
         const header = readRecordHeader(item.body);

@@ -6,12 +6,13 @@ import type { TypeRegistry } from "../codec/type-registry.js";
 import type { Clock } from "../core/clock.js";
 import { ConfigError, NotFoundError, StorageError } from "../core/errors.js";
 import { describeRecord, type JournalRecord } from "../core/records.js";
+import type { RunDetail } from "../client/types.js";
 import { payloadTypes } from "../workflow/payload-types.js";
 import { definitionOf, type WorkflowClass, type WorkflowDefinition } from "../workflow/registry.js";
 import { RunExecutor, type RunHost } from "../workflow/run-executor.js";
 import type { ExportedJournal } from "./export-format.js";
 import { EXPORT_FILE_SUFFIX, readExport } from "./export-file.js";
-import { importJournal } from "./export-journal.js";
+import { exportJournal, importJournal } from "./export-journal.js";
 
 /** What a replay of one journal found. */
 export interface ReplayResult {
@@ -85,8 +86,22 @@ export class Replayer {
     return this;
   }
 
-  /** Replays one journal through the registered code. Never rejects: every problem is in the result. */
-  async replay(journal: ExportedJournal): Promise<ReplayResult> {
+  /**
+   * Replays one journal through the registered code: an export, or a run's detail as
+   * `engine.describe(id)` returns it. Never rejects: every problem is in the result.
+   */
+  async replay(source: ExportedJournal | RunDetail): Promise<ReplayResult> {
+    let journal: ExportedJournal;
+    if ("journal" in source) {
+      try {
+        journal = exportJournal(source, { registry: this.registry });
+      } catch (e) {
+        const cause = e as Error;
+        return { workflowId: source.id, type: source.type, runId: source.runId, ok: false, finished: false, error: cause.message, cause, next: [], records: source.journal.length };
+      }
+    } else {
+      journal = source;
+    }
     const base = { workflowId: journal.workflowId, type: journal.type, runId: journal.runId, records: journal.records.length };
     const failed = (cause: Error): ReplayResult => ({ ...base, ok: false, finished: false, error: cause.message, cause, next: [] });
     const def = this.types.get(journal.type);

@@ -3,7 +3,7 @@ import { expect } from "chai";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { container } from "tsyringe";
-import { NonDeterminismError, NotFoundError, RejectedError } from "../../src/core/errors.js";
+import { CancelledError, NonDeterminismError, NotFoundError, RejectedError } from "../../src/core/errors.js";
 import type { Engine } from "../../src/engine/engine.js";
 import { exportFileName, readExport, writeExport } from "../../src/replay/export-file.js";
 import type { ExportedJournal } from "../../src/replay/export-format.js";
@@ -156,6 +156,16 @@ class Failing {
 }
 
 @Workflow()
+class Looping {
+  constructor(private readonly ctx: Ctx) {}
+  async run(n: number): Promise<number> {
+    const next = await this.ctx.step("count", async () => n + 1);
+    if (next < 3) return this.ctx.continueAsNew(next);
+    return n;
+  }
+}
+
+@Workflow()
 class Waiting {
   constructor(private readonly ctx: Ctx) {}
   async run(n: number): Promise<number> {
@@ -277,6 +287,38 @@ describe("Replayer", () => {
       expect(await run.result().catch((e: unknown) => e)).to.be.instanceOf(RangeError);
       const r = await new Replayer().register(Failing).replay(exportJournal(await run.describe()));
       expect(r).to.include({ ok: true, finished: true });
+    });
+
+    it("replays a run's detail straight from describe", async () => {
+      engine = await openLocal(join(tmp.dir, "data"), { workflows: [PayRecorded] });
+      const run = await engine.start(PayRecorded, "p-9", undefined);
+      await run.result();
+      ran.length = 0;
+      expect(await new Replayer().register(PaySame).replay(await run.describe())).to.include({ ok: true, finished: true, workflowId: "p-9", records: 4 });
+      expect(await new Replayer().register(PayChanged).replay(await run.describe())).to.include({ ok: false });
+      expect(ran).to.deep.equal([]);
+    });
+
+    it("replays a cancelled run and a run that continued as new", async () => {
+      engine = await openLocal(join(tmp.dir, "data"), { workflows: [Waiting, Looping] });
+      const waiting = await engine.start(Waiting, "w-c", 1);
+      await eventually("the wait", async () => (await waiting.status()).status === "suspended");
+      await waiting.cancel("no longer needed");
+      expect(await waiting.result().catch((e: unknown) => e)).to.be.instanceOf(CancelledError);
+      const cancelled = exportJournal(await waiting.describe());
+      expect(cancelled.records.map((r) => r.kind)).to.include("cancel");
+      expect(await new Replayer().register(Waiting).replay(cancelled)).to.include({ ok: true, finished: true });
+
+      const looping = await engine.start(Looping, "loop", 0);
+      expect(await looping.result()).to.equal(2);
+      const last = exportJournal(await looping.describe());
+      expect(last.runId).to.equal(3);
+      expect(last.records[0]).to.deep.include({ kind: "start", from: { runId: 2, reason: "continue-as-new" } });
+      expect(await new Replayer().register(Looping).replay(last)).to.include({ ok: true, finished: true });
+      const first = { ...last, runId: 1, status: "running" as const, records: [{ ...last.records[0]!, runId: 1, from: undefined, payload: { tagged: [0, { $: "u" }] } }] };
+      const r = await new Replayer().register(Looping).replay(JSON.parse(JSON.stringify(first)) as typeof first);
+      expect(r).to.include({ ok: true, finished: false });
+      expect(r.next).to.deep.equal(["step 'count' (call #1)"]);
     });
 
     it("reports a journal whose workflow type is not registered", async () => {
