@@ -42,6 +42,8 @@ export function exportFileName(workflowId: string): string {
  * file first, so a reader never sees half a file.
  *
  * @throws StorageError naming the file when it cannot be written.
+ * @example
+ * writeExport(join("test/journals", exportFileName(detail.id)), exportJournal(detail));
  */
 export function writeExport(file: string, journal: ExportedJournal): void {
   const temp = `${file}.${process.pid}.tmp`;
@@ -60,6 +62,9 @@ export function writeExport(file: string, journal: ExportedJournal): void {
  * @throws StorageError when the file cannot be read; CodecError naming the file and what is wrong
  * when it is not an export this version reads (not JSON, no format version, a newer format, a
  * malformed record).
+ * @example
+ * const journal = readExport("test/journals/pay-1.json");
+ * console.log(journal.workflowId, journal.status, journal.records.length);
  */
 export function readExport(file: string): ExportedJournal {
   let text: string;

@@ -85,6 +85,9 @@ export function exportedRecordOf(
  * (registered classes, dates, maps, errors) restored.
  *
  * @throws CodecError naming the record's position when a record or payload cannot be read.
+ * @example
+ * const records = importJournal(readExport("test/journals/pay-1.json"));
+ * const steps = records.filter((r) => r.kind === "step");
  */
 export function importJournal(journal: ExportedJournal, registry: TypeRegistry = payloadTypes): JournalRecord[] {
   const codec = plainCodec(registry);
