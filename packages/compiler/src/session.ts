@@ -6,7 +6,7 @@ import { discoverWorkflows, isCandidateFile } from "./discover.js";
 import { GenConfigError, SourceError, type SourceProblem } from "./errors.js";
 import type { ProjectIR, WorkflowIR } from "./ir.js";
 import { type Lock, parseLock } from "./lock.js";
-import { RuntimeSymbols } from "./runtime-symbols.js";
+import { RUNTIME_PACKAGE, RuntimeSymbols } from "./runtime-symbols.js";
 import { TypeCompatibility } from "./type-compat.js";
 import { compare, TypeRenderer } from "./type-render.js";
 import { readIfExists } from "./write-file.js";
@@ -96,9 +96,20 @@ export class Session {
       problems.push(...entry.problems);
     }
     this.cache = cache;
+    if (workflows.length === 0) this.checkRuntimeResolves(program, candidates);
     checkUnique(workflows, problems);
     if (problems.length > 0) throw new SourceError(sortProblems(problems));
     return { dir: this.config.dir, workflows: workflows.sort((a, b) => compare(a.typeName, b.typeName)) };
+  }
+
+  /** No workflow found while files import the runtime: most likely it is not installed, which must not pass silently. */
+  private checkRuntimeResolves(program: ts.Program, files: readonly ts.SourceFile[]): void {
+    const importer = files.find((f) => f.text.includes(`"${RUNTIME_PACKAGE}"`) || f.text.includes(`'${RUNTIME_PACKAGE}'`));
+    if (importer === undefined) return;
+    const resolved = ts.resolveModuleName(RUNTIME_PACKAGE, importer.fileName, program.getCompilerOptions(), ts.sys).resolvedModule;
+    if (resolved === undefined) {
+      throw new GenConfigError(`${importer.fileName} imports ${RUNTIME_PACKAGE}, which cannot be resolved from the project, so no workflow can be recognised. Fix: install it (npm install ${RUNTIME_PACKAGE}) or correct the module settings of ${this.config.tsconfig}.`);
+    }
   }
 
   /** The lock on disk, parsed again only when its text changed. */

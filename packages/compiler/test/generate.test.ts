@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { expect } from "chai";
 import { GenConfigError, generate, type GenerateResult, SourceError } from "../src/index.js";
 import { Fixture } from "./support/fixture.js";
@@ -255,6 +255,18 @@ registerWorkflowTypes(Shipment, {
       expect(error).to.be.instanceOf(GenConfigError);
       expect((error as GenConfigError).code).to.equal("FUSEE_GEN_CONFIG");
       expect((error as GenConfigError).message).to.contain('unknown key "output"');
+    });
+
+    it("refuses a project that imports the runtime without having it installed", async () => {
+      const bare = Fixture.create({ "src/pay.ts": PAY });
+      try {
+        rmSync(bare.path("node_modules/@fusee"), { recursive: true });
+        const error = await generate({ project: bare.dir }).catch((e: unknown) => e);
+        expect(error).to.be.instanceOf(GenConfigError);
+        expect((error as GenConfigError).message).to.contain("imports @fusee/runtime, which cannot be resolved").and.to.contain("npm install @fusee/runtime");
+      } finally {
+        bare.remove();
+      }
     });
 
     it("refuses a folder without tsconfig.json, saying what to pass", async () => {
