@@ -49,7 +49,8 @@ export function checkCompatibility(lock: Lock | undefined, ir: ProjectIR, next: 
       continue;
     }
     // An entry recorded exactly as the code now reads has nothing to compare.
-    if (entryText(old) === entryText(next.workflows[name] ?? old) && next.workflows[name] !== undefined) continue;
+    const now = next.workflows[name];
+    if (now !== undefined && entryText(old) === entryText(now)) continue;
     const diff = new WorkflowDiff(old, current);
     diff.run();
     breaking.push(...diff.breaking);
