@@ -89,19 +89,11 @@ async function main(): Promise<void> {
     }
 
     const watchSamples: number[] = [];
-    let waiting: ((r: GenerateResult) => void) | undefined;
-    const watcher = await watch(
-      { project: fixture.dir },
-      {
-        onResult: (r) => waiting?.(r),
-        onError: (e) => {
-          throw e;
-        },
-      },
-    );
+    let waiting: { resolve(r: GenerateResult): void; reject(e: unknown): void } | undefined;
+    const watcher = await watch({ project: fixture.dir }, { onResult: (r) => waiting?.resolve(r), onError: (e) => waiting?.reject(e) });
     try {
       for (let r = 1; r <= rounds; r++) {
-        const done = new Promise<GenerateResult>((resolve) => (waiting = resolve));
+        const done = new Promise<GenerateResult>((resolve, reject) => (waiting = { resolve, reject }));
         const started = performance.now();
         fixture.write(`src/workflows/flow-${r % count}.ts`, workflowSource(r % count, r));
         await done;
