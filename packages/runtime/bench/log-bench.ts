@@ -2,14 +2,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type LocalLog, openLocalLog } from "../src/storage/index.js";
-import { floorSamples } from "./floor.js";
+import { FloorFile } from "./floor.js";
 import { percentile, round } from "./percentile.js";
 
 const RECORD_BYTES = 100;
 const SEQUENTIAL_WARMUP = 300;
-/** Floor and sequential appends alternate in blocks, so machine noise hits both alike. */
-const BLOCKS = 10;
-const BLOCK_ROUNDS = 300;
+/** Rounds of the floor and of each sequential log, alternating one by one so noise hits all alike. */
+const SEQUENTIAL_ROUNDS = 3000;
 const THROUGHPUT_MS = 1500;
 const APPENDERS = [1, 16, 256, 4096] as const;
 const SHARDS = [1, 4] as const;
@@ -35,7 +34,7 @@ export async function runLogBench(args: readonly string[]): Promise<void> {
   };
   try {
     progress(`fusee log benchmark: ${RECORD_BYTES}-byte records, flush fdatasync, data under ${root}`);
-    const { floor, sequential, unallocated } = await sequentialAgainstFloor(root);
+    const { floor, sequential, unallocated, unallocatedFloor } = await sequentialAgainstFloor(root);
     const floorP50 = floor.p50_us;
     const floorP99 = floor.p99_us;
 
@@ -56,6 +55,7 @@ export async function runLogBench(args: readonly string[]): Promise<void> {
       append_p99_us: sequential.p99_us,
       append_ratio: round(sequential.p50_us / floorP50, 3),
       append_p50_us_without_preallocation: unallocated.p50_us,
+      append_ratio_without_preallocation: round(unallocated.p50_us / unallocatedFloor.p50_us, 3),
       throughput,
     };
     if (json) {
@@ -67,7 +67,8 @@ export async function runLogBench(args: readonly string[]): Promise<void> {
       `floor (write + fdatasync, preallocated)   p50 ${floorP50} us   p99 ${floorP99} us`,
       `sequential append, 1 appender            p50 ${sequential.p50_us} us   p99 ${sequential.p99_us} us` +
         `   ratio to floor p50 ${result.append_ratio}`,
-      `  same without preallocation             p50 ${unallocated.p50_us} us   p99 ${unallocated.p99_us} us`,
+      `  same without preallocation             p50 ${unallocated.p50_us} us   p99 ${unallocated.p99_us} us` +
+        `   ratio to its floor p50 ${result.append_ratio_without_preallocation}`,
       "",
       "shards  appenders   records/s  records/sync  ack p50 us  ack p99 us",
       ...throughput.map(
@@ -88,46 +89,45 @@ interface Latency {
 }
 
 /**
- * Sequential append latency (one appender awaiting each append) with and without preallocation,
- * and the floor, in alternating blocks.
+ * Sequential append latency (one appender awaiting each append) against the floor, one round of
+ * each in turn; then the same for a log without preallocation, against its own floor rounds.
  */
 async function sequentialAgainstFloor(
   root: string,
-): Promise<{ floor: Latency; sequential: Latency; unallocated: Latency }> {
-  const total = BLOCKS * BLOCK_ROUNDS;
-  const floor = new Float64Array(total);
-  const sequential = new Float64Array(total);
-  const unallocated = new Float64Array(total);
+): Promise<{ floor: Latency; sequential: Latency; unallocated: Latency; unallocatedFloor: Latency }> {
+  const preallocated = await alternate(path.join(root, "seq"), true, root);
+  const growing = await alternate(path.join(root, "seq-grow"), false, root);
+  return {
+    floor: preallocated.floor,
+    sequential: preallocated.append,
+    unallocated: growing.append,
+    unallocatedFloor: growing.floor,
+  };
+}
+
+async function alternate(dir: string, preallocate: boolean, root: string): Promise<{ floor: Latency; append: Latency }> {
+  const floor = new Float64Array(SEQUENTIAL_ROUNDS);
+  const append = new Float64Array(SEQUENTIAL_ROUNDS);
   const entry = { stream: "run-000001", body: Buffer.alloc(RECORD_BYTES, 0x61) };
-  const preallocated = await openLocalLog({ dir: path.join(root, "seq"), shards: 1 });
-  const growing = await openLocalLog({ dir: path.join(root, "seq-grow"), shards: 1, preallocate: false });
+  const log = await openLocalLog({ dir, shards: 1, preallocate });
+  const floorFile = new FloorFile({ dir: root, rounds: SEQUENTIAL_ROUNDS, recordBytes: 128 });
   try {
-    for (let i = 0; i < SEQUENTIAL_WARMUP; i++) {
-      await preallocated.append(0, entry);
-      await growing.append(0, entry);
-    }
-    for (let b = 0; b < BLOCKS; b++) {
-      floor.set(floorSamples({ dir: root, rounds: BLOCK_ROUNDS, recordBytes: 128 }), b * BLOCK_ROUNDS);
-      for (const [log, samples] of [
-        [preallocated, sequential],
-        [growing, unallocated],
-      ] as const) {
-        for (let i = b * BLOCK_ROUNDS; i < (b + 1) * BLOCK_ROUNDS; i++) {
-          const t0 = performance.now();
-          await log.append(0, entry);
-          samples[i] = (performance.now() - t0) * 1000;
-        }
-      }
+    for (let i = 0; i < SEQUENTIAL_WARMUP; i++) await log.append(0, entry);
+    for (let i = 0; i < SEQUENTIAL_ROUNDS; i++) {
+      floor[i] = floorFile.round();
+      const t0 = performance.now();
+      await log.append(0, entry);
+      append[i] = (performance.now() - t0) * 1000;
     }
   } finally {
-    await preallocated.close();
-    await growing.close();
+    floorFile.close();
+    await log.close();
   }
   const latency = (samples: Float64Array): Latency => ({
-    p50_us: round(percentile(samples, total, 0.5)),
-    p99_us: round(percentile(samples, total, 0.99)),
+    p50_us: round(percentile(samples, SEQUENTIAL_ROUNDS, 0.5)),
+    p99_us: round(percentile(samples, SEQUENTIAL_ROUNDS, 0.99)),
   });
-  return { floor: latency(floor), sequential: latency(sequential), unallocated: latency(unallocated) };
+  return { floor: latency(floor), append: latency(append) };
 }
 
 async function measureThroughput(log: LocalLog, shards: number, appenders: number): Promise<ThroughputRow> {
