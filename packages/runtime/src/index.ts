@@ -16,6 +16,7 @@ export {
   type HandlerOptions,
 } from "./workflow/registry.js";
 export { registerType } from "./workflow/payload-types.js";
+export { registerWorkflowTypes, type WorkflowTypes, type HandlerTypes } from "./workflow/workflow-types.js";
 export { Ctx, type PatchIds, type PatchId, type WaitOptions, type ChildOptions, type ChildHandle, type Completion } from "./workflow/ctx.js";
 export { RetryPolicy, type ErrorClass } from "./workflow/retry-policy.js";
 export type { StepOptions, ClassType } from "./workflow/step-options.js";

@@ -125,8 +125,11 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
     }
     case "heartbeat":
       return { kind, at: h.at, seq: h.seq, progress: value() };
-    case "completion":
-      return { kind, at: h.at, token: h.token, ok: h.ok, ...outcome() };
+    case "completion": {
+      // The token is a bearer capability, so it travels in the (encryptable) payload, not the header.
+      const answer = value() as { token: string; value?: unknown; error?: Error };
+      return { kind, at: h.at, token: answer.token, ok: h.ok, ...(h.ok ? { value: answer.value } : { error: answer.error as Error }) };
+    }
     case "child":
       return {
         kind, at: h.at, seq: h.seq, childId: h.childId, ok: h.ok,
@@ -135,7 +138,7 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
     case "child-result":
       return { kind, at: h.at, seq: h.seq, childId: h.childId, status: h.status, ...outcome() };
     case "cancel":
-      return { kind, at: h.at, reason: h.reason };
+      return { kind, at: h.at, reason: value() as string };
     case "step":
       return { kind, at: h.at, seq: h.seq, name: h.name, ok: h.ok, attempts: h.attempts, ...outcome() };
     case "signal":
@@ -186,8 +189,8 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
       return { header: { at: r.at, seq: r.seq }, payload: codec.encodeValue(r.progress, ctx) };
     case "completion":
       return {
-        header: { at: r.at, token: r.token, ok: r.ok },
-        payload: r.ok ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
+        header: { at: r.at, ok: r.ok },
+        payload: codec.encodeValue(r.ok ? { token: r.token, value: r.value } : { token: r.token, error: r.error }, ctx),
       };
     case "child":
       return {
@@ -200,7 +203,7 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
         payload: r.status === "ok" ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
       };
     case "cancel":
-      return { header: { at: r.at, reason: r.reason }, payload: EMPTY };
+      return { header: { at: r.at }, payload: codec.encodeValue(r.reason, ctx) };
     case "step":
       return {
         header: { at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts },

@@ -24,6 +24,7 @@ import { RunExecutor, type ChildRequest, type RunHost } from "../workflow/run-ex
 import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { Config } from "./config.js";
 import { checkFilter, matches } from "./list-filter.js";
+import { reconcileCodec } from "./codec-manifest.js";
 import { createPayloadCodec } from "./payloads.js";
 import { parseStream, RunEntry, streamOf } from "./run-entry.js";
 import { TimerQueue } from "./timer-queue.js";
@@ -128,6 +129,7 @@ export class Engine implements RunOperations {
     }
     const engine = new Engine(config, log, options);
     try {
+      await reconcileCodec(log, s.cipher, s.storage.kind === "local" ? s.storage.dir : "the engine's storage");
       for (const cls of options.workflows ?? []) engine.registerOne(cls);
       await engine.recover();
     } catch (e) {
