@@ -196,6 +196,26 @@ describe(LocalLog.name, () => {
     });
   });
 
+  describe("flush methods", () => {
+    for (const flush of ["fdatasync", "fsync", "dsync", "none"] as const) {
+      it(`appends, rolls over and reopens with flush: "${flush}"`, async () => {
+        const options = { dir: dir(), shards: 2, segmentBytes: 4096, flush };
+        const payload = (i: number): string => `${i}-${"x".repeat(60)}`;
+        let log = await openLocalLog(options);
+        await Promise.all(Array.from({ length: 200 }, (_, i) => log.append(i % 2, { stream: `s${i % 5}`, body: body(payload(i)) })));
+        for (let i = 200; i < 210; i++) await log.append(0, { stream: "seq", body: body(payload(i)) });
+        await log.close();
+        log = await openLocalLog(options);
+        expect(log.stats().liveEntries).to.deep.equal([110, 100]);
+        expect((await log.read(0, "seq")).map((e) => text(e.body))).to.deep.equal(
+          Array.from({ length: 10 }, (_, i) => payload(200 + i)),
+        );
+        expect(segmentFiles(dir(), 0).length).to.be.at.least(2);
+        await log.close();
+      });
+    }
+  });
+
   describe("manifest", () => {
     it("refuses another shard count with a ConfigError naming both counts and the directory", async () => {
       await (await openLocalLog({ dir: dir(), shards: 4 })).close();
