@@ -68,6 +68,11 @@ describe("emitClient", () => {
       expect(diagnostics.get("src/fusee.generated.ts")).to.deep.equal([]);
     });
 
+    it("type-checks the generated worker type table against the runtime's registerWorkflowTypes", () => {
+      expect(fixture.read("src/fusee.workflows.generated.ts")).to.contain("registerWorkflowTypes(");
+      expect(diagnostics.get("src/fusee.workflows.generated.ts")).to.deep.equal([]);
+    });
+
     it("accepts the documented use: input, signal, query, update and result types all line up", () => {
       expect(diagnostics.get("src/good-use.ts")).to.deep.equal([]);
       expect(diagnostics.get("src/pay.ts")).to.deep.equal([]);
