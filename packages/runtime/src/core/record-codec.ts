@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { CodecError } from "./errors.js";
 import type { JournalRecord, RecordKind } from "./records.js";
 
@@ -54,13 +55,15 @@ const EMPTY = new Uint8Array(0);
 
 export function encodeRecord(record: JournalRecord, codec: PayloadCodec, context: PayloadContext): Uint8Array {
   const { header, payload } = split(record, codec, context);
-  const headerBytes = encoder.encode(JSON.stringify(header));
-  const out = new Uint8Array(6 + headerBytes.length + payload.length);
+  const json = JSON.stringify(header);
+  const headerLength = Buffer.byteLength(json, "utf8");
+  // Small records come from Node's buffer pool: one allocation, no zero-fill, written in place.
+  const out = Buffer.allocUnsafe(6 + headerLength + payload.length);
   out[0] = RECORD_FORMAT;
   out[1] = KIND_CODES[record.kind];
-  new DataView(out.buffer, out.byteOffset, out.byteLength).setUint32(2, headerBytes.length, true);
-  out.set(headerBytes, 6);
-  out.set(payload, 6 + headerBytes.length);
+  out.writeUInt32LE(headerLength, 2);
+  out.write(json, 6, headerLength, "utf8");
+  out.set(payload, 6 + headerLength);
   return out;
 }
 

@@ -6,7 +6,7 @@ import { registerStep, registerWorkflow } from "../../src/workflow/registry.js";
 import { registerWorkflowTypes } from "../../src/workflow/workflow-types.js";
 import { onEachEngine } from "./harness.js";
 
-class Parcel {
+class WeighedParcel {
   weight = 0;
   label(): string {
     return `${this.weight} kg`;
@@ -15,8 +15,8 @@ class Parcel {
 
 @injectable()
 class Scale {
-  weigh(n: number): Parcel {
-    const p = new Parcel();
+  weigh(n: number): WeighedParcel {
+    const p = new WeighedParcel();
     p.weight = n;
     return p;
   }
@@ -30,15 +30,15 @@ class Weigh {
   ) {}
   async run(n: number): Promise<string> {
     const parcel = await this.measure(n);
-    return `${parcel instanceof Parcel} ${parcel.label()} ${this.ctx.workflowId}`;
+    return `${parcel instanceof WeighedParcel} ${parcel.label()} ${this.ctx.workflowId}`;
   }
-  async measure(n: number): Promise<Parcel> {
+  async measure(n: number): Promise<WeighedParcel> {
     return this.scale.weigh(n);
   }
 }
 registerWorkflow(Weigh, { name: "weigh" });
 registerStep(Weigh, "measure");
-registerWorkflowTypes(Weigh, { constructorParams: [Ctx, Scale], steps: { measure: { args: [Number], result: Parcel } } });
+registerWorkflowTypes(Weigh, { constructorParams: [Ctx, Scale], steps: { measure: { args: [Number], result: WeighedParcel } } });
 
 onEachEngine("types registered by fusee gen", (kind) => {
   it("injects constructor parameters and rebuilds result classes without decorator metadata", async () => {
