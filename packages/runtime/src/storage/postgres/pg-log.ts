@@ -155,7 +155,11 @@ export class PostgresLog implements Log {
   readonly shardCount: number;
   readonly readOnly = false;
   private readonly held: (Held | undefined)[];
-  /** Shards that stopped for this log on a failure or a lost lease; they are never taken again. */
+  /**
+   * Shards that stopped for this log on a failure or a lost lease. With `claim: "all"` they are
+   * never taken again, since the single process using the log cannot tell a shard that came back;
+   * with `claim: "fair"` a later rebalance may take one anew (a new epoch, announced by `onAcquired`).
+   */
   private readonly stopped = new Set<number>();
   private readonly appended: number[];
   private readonly syncs: number[];
@@ -423,15 +427,15 @@ export class PostgresLog implements Log {
   private async balance(): Promise<void> {
     if (this.closed) return;
     const owned = this.ownedShards();
-    const busy = new Set<number>([...owned, ...this.stopped]);
     if (this.p.claim === "all") {
-      await this.take(await this.p.leases.acquire(candidateOrder(this.shardCount, [], this.owner, busy), this.shardCount));
+      const skip = new Set<number>([...owned, ...this.stopped]);
+      await this.take(await this.p.leases.acquire(candidateOrder(this.shardCount, [], this.owner, skip), this.shardCount));
       return;
     }
     const owners = await this.p.leases.liveOwners();
     const target = fairShare(this.shardCount, owners, this.owner);
     if (owned.length < target) {
-      const order = candidateOrder(this.shardCount, owners, this.owner, busy);
+      const order = candidateOrder(this.shardCount, owners, this.owner, new Set(owned));
       await this.take(await this.p.leases.acquire(order, target - owned.length));
     } else if (owned.length > target) {
       await Promise.all(owned.slice(target).map((shard) => this.release(shard)));
@@ -440,39 +444,41 @@ export class PostgresLog implements Log {
 
   /** Loads each granted shard's streams and starts its writer; a shard that fails to load is given back. */
   private async take(grants: readonly LeaseGrant[]): Promise<void> {
-    await Promise.all(
+    const loaded = await Promise.all(
       grants.map(async (grant) => {
-        let counts: StreamCounts;
-        let lastSeq: number;
         try {
-          ({ counts, lastSeq } = await this.load(grant.shard));
+          const state = await this.load(grant.shard);
+          if (!this.closed) return { grant, ...state };
         } catch {
-          await this.p.leases.release([grant]).catch(() => undefined);
-          return;
+          // Given back below; another process, or a later rebalance, takes it.
         }
-        if (this.closed) {
-          await this.p.leases.release([grant]).catch(() => undefined);
-          return;
-        }
-        const writer: ShardWriter = new ShardWriter({
-          pool: this.p.pool,
-          tables: this.p.tables,
-          owner: this.owner,
-          shard: grant.shard,
-          epoch: grant.epoch,
-          lastSeq,
-          counts,
-          committed: (entries) => {
-            this.appended[grant.shard]! += entries;
-            this.syncs[grant.shard]! += 1;
-          },
-          stopped: (error, reason) => this.shardStopped(writer, error, reason),
-        });
-        this.held[grant.shard] = { writer, counts };
-        for (const l of this.acquiredListeners) l(grant.shard, grant.epoch);
+        await this.p.leases.release([grant]).catch(() => undefined);
+        return undefined;
       }),
     );
+    for (const item of loaded) {
+      if (item === undefined) continue;
+      const { grant, counts, lastSeq } = item;
+      const writer: ShardWriter = new ShardWriter({
+        pool: this.p.pool,
+        tables: this.p.tables,
+        owner: this.owner,
+        shard: grant.shard,
+        epoch: grant.epoch,
+        lastSeq,
+        counts,
+        committed: (entries) => {
+          this.appended[grant.shard]! += entries;
+          this.syncs[grant.shard]! += 1;
+        },
+        stopped: (error, reason) => this.shardStopped(writer, error, reason),
+      });
+      this.held[grant.shard] = { writer, counts };
+      this.stopped.delete(grant.shard);
+      for (const l of this.acquiredListeners) l(grant.shard, grant.epoch);
+    }
   }
+
 
   private async load(shard: number): Promise<{ counts: StreamCounts; lastSeq: number }> {
     const t = this.p.tables;

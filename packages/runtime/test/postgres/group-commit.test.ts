@@ -1,0 +1,65 @@
+import { expect } from "chai";
+import { openPostgresLog, type PostgresLog } from "../../src/storage/postgres/pg-log.js";
+import { PG_URL, sql, useSchemas } from "./support/database.js";
+
+const body = (s: string): Uint8Array => new TextEncoder().encode(s);
+
+describe("PostgreSQL group commit", () => {
+  const schema = useSchemas();
+  let log: PostgresLog;
+  afterEach(() => log.close());
+
+  it("stores concurrent appends to a shard with a few inserts, in append order", async () => {
+    log = await openPostgresLog({ url: PG_URL, schema: schema(), shards: 1 });
+    await Promise.all(Array.from({ length: 500 }, (_, i) => log.append(0, { stream: `s${i % 7}`, body: body(String(i)) })));
+    const { appended, syncs } = log.stats();
+    expect(appended[0]).to.equal(500);
+    expect(syncs[0]).to.be.at.most(2);
+    const rows = await sql<{ body: Buffer }>(`SELECT body FROM "${log.schema}".entries WHERE shard = 0 ORDER BY seq`);
+    expect(rows.map((r) => r.body.toString())).to.deep.equal(Array.from({ length: 500 }, (_, i) => String(i)));
+  });
+
+  it("gathers appends made while a batch is in flight into the next batch", async () => {
+    log = await openPostgresLog({ url: PG_URL, schema: schema(), shards: 1 });
+    await log.append(0, { stream: "warm", body: body("up") });
+    const before = log.stats().syncs[0]!;
+    const first = log.append(0, { stream: "a", body: body("first") });
+    await Promise.resolve();
+    const rest = Array.from({ length: 100 }, (_, i) => log.append(0, { stream: "b", body: body(String(i)) }));
+    await Promise.all([first, ...rest]);
+    expect(log.stats().syncs[0]! - before).to.equal(2);
+  });
+
+  it("inserts each batch in one transaction, as the rows' xmin shows", async () => {
+    log = await openPostgresLog({ url: PG_URL, schema: schema(), shards: 2 });
+    await Promise.all(Array.from({ length: 300 }, (_, i) => log.append(i % 2, { stream: `r${i}`, body: body("x") })));
+    await Promise.all(Array.from({ length: 300 }, (_, i) => log.append(i % 2, { stream: `r${i}`, body: body("y") })));
+    const rows = await sql<{ shard: number; rows: number; transactions: number }>(
+      `SELECT shard, count(*)::integer AS rows, count(DISTINCT xmin::text)::integer AS transactions
+         FROM "${log.schema}".entries GROUP BY shard ORDER BY shard`,
+    );
+    const { syncs } = log.stats();
+    expect(rows).to.deep.equal([
+      { shard: 0, rows: 300, transactions: syncs[0] },
+      { shard: 1, rows: 300, transactions: syncs[1] },
+    ]);
+    expect(syncs[0]! + syncs[1]!).to.be.at.most(6);
+  });
+
+  it("applies a drop in its place among the appends of one batch", async () => {
+    log = await openPostgresLog({ url: PG_URL, schema: schema(), shards: 1 });
+    await log.appendAll(0, [
+      { stream: "x", body: body("old") },
+      { stream: "y", body: body("keep") },
+    ]);
+    await Promise.all([
+      log.append(0, { stream: "x", body: body("cancelled") }),
+      log.drop(0, ["x"]),
+      log.append(0, { stream: "x", body: body("new") }),
+    ]);
+    const read = await log.read(0, "x");
+    expect(read.map((e) => Buffer.from(e.body).toString())).to.deep.equal(["new"]);
+    expect(log.streams(0)).to.deep.equal(["y", "x"]);
+    expect(log.stats().liveEntries[0]).to.equal(2);
+  });
+});

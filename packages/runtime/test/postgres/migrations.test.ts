@@ -1,0 +1,99 @@
+import { expect } from "chai";
+import pg from "pg";
+import { ConfigError, StorageError } from "../../src/core/errors.js";
+import { LATEST_VERSION, MIGRATIONS, migrate } from "../../src/storage/postgres/migrations.js";
+import { openPostgresLog } from "../../src/storage/postgres/pg-log.js";
+import { tablesOf } from "../../src/storage/postgres/schema.js";
+import { PG_URL, sql, useSchemas } from "./support/database.js";
+
+describe("PostgreSQL migrations", () => {
+  const schema = useSchemas();
+  let pool: pg.Pool;
+  beforeEach(() => {
+    pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
+  });
+  afterEach(() => pool.end());
+
+  it("creates the schema and records every migration on a fresh database", async () => {
+    const t = tablesOf(schema());
+    const result = await migrate(pool, t);
+    expect(result).to.deep.equal({ from: 0, applied: MIGRATIONS.map((m) => m.version) });
+    const rows = await sql<{ version: number; name: string }>(`SELECT version, name FROM ${t.migrations} ORDER BY version`);
+    expect(rows.map((r) => r.version)).to.deep.equal(MIGRATIONS.map((m) => m.version));
+    const tables = await sql<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
+      [t.schema],
+    );
+    expect(tables.map((r) => r.table_name)).to.deep.equal(["entries", "leases", "migrations", "owners", "settings"]);
+  });
+
+  it("does nothing when run again on a schema that is up to date", async () => {
+    const t = tablesOf(schema());
+    await migrate(pool, t);
+    expect(await migrate(pool, t)).to.deep.equal({ from: LATEST_VERSION, applied: [] });
+    expect(await sql(`SELECT * FROM ${t.migrations}`)).to.have.length(MIGRATIONS.length);
+  });
+
+  it("applies only the migrations a schema lacks, each recorded with it", async () => {
+    const t = tablesOf(schema());
+    await migrate(pool, t);
+    const next = { version: LATEST_VERSION + 1, name: "a note column", sql: () => `ALTER TABLE ${t.settings} ADD COLUMN note text` };
+    expect(await migrate(pool, t, [...MIGRATIONS, next])).to.deep.equal({ from: LATEST_VERSION, applied: [next.version] });
+    await sql(`INSERT INTO ${t.settings} (key, value, note) VALUES ('k', 'v', 'n')`);
+  });
+
+  it("rolls a failing migration back and does not record it", async () => {
+    const t = tablesOf(schema());
+    await migrate(pool, t);
+    const broken = {
+      version: LATEST_VERSION + 1,
+      name: "half done",
+      sql: () => `CREATE TABLE ${t.quoted}.half (x int); SELECT * FROM ${t.quoted}.no_such_table`,
+    };
+    const err = await migrate(pool, t, [...MIGRATIONS, broken]).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(StorageError);
+    expect((err as Error).message).to.contain(`migration ${broken.version} ("half done")`).and.contain(t.schema);
+    expect(await sql("SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'half'", [t.schema])).to.deep.equal([]);
+    expect(await migrate(pool, t)).to.deep.equal({ from: LATEST_VERSION, applied: [] });
+  });
+
+  it("lets processes that open one schema at once apply each migration exactly once", async () => {
+    const t = tablesOf(schema());
+    const results = await Promise.all([1, 2, 3].map(() => migrate(pool, t)));
+    expect(results.flatMap((r) => r.applied)).to.deep.equal(MIGRATIONS.map((m) => m.version));
+  });
+
+  it("refuses a schema migrated by newer code with a ConfigError naming schema and versions", async () => {
+    const t = tablesOf(schema());
+    await migrate(pool, t);
+    await sql(`INSERT INTO ${t.migrations} (version, name) VALUES ($1, 'from the future')`, [LATEST_VERSION + 7]);
+    const err = await openPostgresLog({ url: PG_URL, schema: t.schema, shards: 1 }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(ConfigError);
+    expect((err as Error).message)
+      .to.contain(`"${t.schema}" is at migration ${LATEST_VERSION + 7} ("from the future"`)
+      .and.contain(`knows migrations up to ${LATEST_VERSION}`)
+      .and.contain(t.migrations);
+  });
+
+  it("refuses to reopen a schema with another shard count", async () => {
+    const name = schema();
+    await (await openPostgresLog({ url: PG_URL, schema: name, shards: 3 })).close();
+    const err = await openPostgresLog({ url: PG_URL, schema: name, shards: 4 }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(ConfigError);
+    expect((err as Error).message).to.contain("created with 3 shards").and.contain("shards: 3");
+    const again = await openPostgresLog({ url: PG_URL, schema: name });
+    expect(again.shardCount).to.equal(3);
+    await again.close();
+  });
+
+  it("refuses a schema name that is not a plain identifier", async () => {
+    const err = await openPostgresLog({ url: PG_URL, schema: 'x"; DROP TABLE y; --', shards: 1 }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(ConfigError);
+  });
+
+  it("names the server when it cannot connect", async () => {
+    const err = await openPostgresLog({ url: "postgres://nobody:secret@127.0.0.1:1/none", shards: 1 }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(StorageError);
+    expect((err as Error).message).to.contain("127.0.0.1:1").and.not.contain("secret");
+  });
+});
