@@ -17,9 +17,11 @@
  * JavaScript around it. Otherwise every ready shard writes synchronously (into the page cache) and
  * syncs on the libuv pool, so shards sync in parallel while the loop encodes the next batches.
  * Workers bought nothing over the pool and cost more in hand-off, so there are none.
- * With it, `npm run bench -- log` measured: sequential append p50 1.02-1.07 x the floor (rounds
- * alternated one by one) when the machine was otherwise idle, 1.17-1.27 x while other builds ran;
- * one shard with 4,096 appenders 570,000-890,000 records/s idle, 4,096 records per sync.
+ * With it, `npm run bench -- log` measured a sequential append at 1.16-1.27 x the floor's p50
+ * (floor and append rounds alternated one by one). The code's own share is ~5 us (an append with
+ * `flush: "none"`); the rest moves with where the files lie on disk: the same loop against a floor
+ * file zero-filled in one 4 MiB write instead of 1 MiB pieces measured 1.04-1.08 x. One shard
+ * with 4,096 appenders: 490,000-890,000 records/s, 4,096 records per sync.
  *
  * Durability rules kept here: a batch's promise resolves only after its sync returned; the first
  * failed write or sync makes the shard fatal (the failing batch, the open batch and every later
