@@ -6,6 +6,7 @@ import { runStepsBench } from "./steps-bench.js";
 const commands: Record<string, (args: readonly string[]) => Promise<void>> = {
   flow: runFlowBench,
   log: runLogBench,
+  pg: async (args) => (await import("./pg-bench.js")).runPgBench(args),
   steps: runStepsBench,
 };
 
