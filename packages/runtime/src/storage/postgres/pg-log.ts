@@ -475,7 +475,7 @@ export class PostgresLog implements Log {
       });
       this.held[grant.shard] = { writer, counts };
       this.stopped.delete(grant.shard);
-      for (const l of this.acquiredListeners) l(grant.shard, grant.epoch);
+      emit(this.acquiredListeners, (l) => l(grant.shard, grant.epoch));
     }
   }
 
@@ -508,7 +508,7 @@ export class PostgresLog implements Log {
     if (h.writer.failure !== undefined) return;
     h.writer.halt(error);
     await this.p.leases.release([{ shard, epoch: h.writer.epoch }]).catch(() => undefined);
-    for (const l of this.lostListeners) l(shard, "released", undefined);
+    emit(this.lostListeners, (l) => l(shard, "released", undefined));
   }
 
   private shardStopped(writer: ShardWriter, error: StorageError, reason: StopReason): void {
@@ -516,13 +516,13 @@ export class PostgresLog implements Log {
     this.stopped.add(writer.shard);
     if (reason !== "taken") void this.p.leases.release([{ shard: writer.shard, epoch: writer.epoch }]).catch(() => undefined);
     if (this.closed) return;
-    for (const l of this.lostListeners) l(writer.shard, reason, error);
+    emit(this.lostListeners, (l) => l(writer.shard, reason, error));
   }
 
   private async listen(): Promise<void> {
     const listener = new WakeListener(this.p.connection, this.p.tables.channel, {
       message: (shard, payload) => {
-        if (this.held[shard]?.writer.healthy) for (const l of this.notifyListeners) l(shard, payload);
+        if (this.held[shard]?.writer.healthy) emit(this.notifyListeners, (l) => l(shard, payload));
       },
       reconnected: () => this.poll(),
     });
@@ -537,7 +537,7 @@ export class PostgresLog implements Log {
   }
 
   private poll(): void {
-    for (const shard of this.ownedShards()) for (const l of this.notifyListeners) l(shard, undefined);
+    for (const shard of this.ownedShards()) emit(this.notifyListeners, (l) => l(shard, undefined));
   }
 
   private writer(shard: number): ShardWriter | string {
@@ -569,6 +569,20 @@ export class PostgresLog implements Log {
 
 /** Rows per query of `scan`. */
 const SCAN_PAGE = 1000;
+
+/**
+ * Calls every listener. Listeners run inside database callbacks, where a throw would become an
+ * unhandled rejection, so one that throws is reported as a process warning and the rest still run.
+ */
+function emit<L>(listeners: ReadonlySet<L>, call: (listener: L) => void): void {
+  for (const l of listeners) {
+    try {
+      call(l);
+    } catch (err) {
+      process.emitWarning(`a PostgreSQL log listener threw: ${(err as Error)?.stack ?? String(err)}`, "FuseeListenerWarning");
+    }
+  }
+}
 
 function reject<T>(message: string): Promise<T> {
   return Promise.reject(new StorageError(message));

@@ -9,6 +9,21 @@ export function freshSchema(): string {
   return `t_${randomBytes(6).toString("hex")}`;
 }
 
+/** Creates the test database when the server does not have it yet (a fresh CI machine). */
+async function ensureDatabase(): Promise<void> {
+  const url = new URL(PG_URL);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  url.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`).catch(() => undefined);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Runs one statement on the test database with a short-lived connection. */
 export async function sql<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
   const client = new pg.Client({ connectionString: PG_URL });
@@ -26,6 +41,7 @@ export async function sql<R extends pg.QueryResultRow = pg.QueryResultRow>(text:
  */
 export function useSchemas(): () => string {
   const made: string[] = [];
+  before(ensureDatabase);
   after(async () => {
     for (const schema of made) await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   });
