@@ -75,6 +75,8 @@ const ROLL = 2;
 class Batch {
   buf: Buffer = Buffer.allocUnsafe(64 * 1024);
   len = 0;
+  /** Frames in the batch; `keys` and `offs` keep their capacity between batches. */
+  count = 0;
   /** Key of each frame. */
   readonly keys: string[] = [];
   /** Start of each frame in `buf`; a drop frame is stored as the bitwise NOT of its start. */
@@ -91,8 +93,7 @@ class Batch {
 
   reset(): void {
     this.len = 0;
-    this.keys.length = 0;
-    this.offs.length = 0;
+    this.count = 0;
     this.entries = 0;
     this.promise = undefined;
     this.resolve = noop;
@@ -134,11 +135,11 @@ export class ShardCommitter {
   }
 
   get hasPending(): boolean {
-    return this.open.keys.length > 0;
+    return this.open.count > 0;
   }
 
   get pendingFrames(): number {
-    return this.open.keys.length;
+    return this.open.count;
   }
 
   append(entry: LogEntry): Promise<void> {
@@ -189,7 +190,7 @@ export class ShardCommitter {
   flushInline(): void {
     const b = this.take();
     try {
-      const n = b.keys.length;
+      const n = b.count;
       let from = 0;
       while (from < n) {
         const seg = this.target.active();
@@ -220,7 +221,7 @@ export class ShardCommitter {
   /** Writes the open batch and syncs it on the libuv pool; `done` runs when it settled. */
   flushAsync(done: () => void): void {
     const b = this.take();
-    const n = b.keys.length;
+    const n = b.count;
     const layer = this.target.layer;
     let from = 0;
     const step = (): void => {
@@ -290,8 +291,9 @@ export class ShardCommitter {
       b.buf.copy(bigger, 0, 0, b.len);
       b.buf = bigger;
     }
-    b.keys.push(key);
-    b.offs.push(kind === FrameKind.Drop ? ~b.len : b.len);
+    b.keys[b.count] = key;
+    b.offs[b.count] = kind === FrameKind.Drop ? ~b.len : b.len;
+    b.count += 1;
     b.len = encodeFrame(b.buf, b.len, kind, key, body);
   }
 
@@ -319,7 +321,7 @@ export class ShardCommitter {
    * segment takes at least one frame, however large.
    */
   private fit(b: Batch, from: number, seg: Segment): number {
-    const n = b.keys.length;
+    const n = b.count;
     const room = this.target.segmentBytes - seg.end - SEAL_FRAME_BYTES;
     const base = b.start(from);
     if (b.len - base <= room) return n;
