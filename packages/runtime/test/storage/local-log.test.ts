@@ -196,6 +196,30 @@ describe(LocalLog.name, () => {
     });
   });
 
+  describe("compaction beside a scan", () => {
+    it("waits for a scan reading a segment before replacing it, and the scan sees no dropped entry", async () => {
+      const log = await openLocalLog({ dir: dir(), shards: 1, segmentBytes: 4096, preallocate: false });
+      for (let i = 0; i < 400; i++) await log.append(0, { stream: i % 2 === 0 ? "a" : "b", body: body(`${i}`) });
+      const scan = log.scan(0)[Symbol.asyncIterator]();
+      const first = await scan.next();
+      expect(text(first.value!.body)).to.equal("0");
+      await log.drop(0, ["b"]);
+      let compacted = false;
+      const compaction = log.compact(0).then((freed) => {
+        compacted = true;
+        return freed;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(compacted, "compaction finished while the scan held the first segment").to.equal(false);
+      const rest: string[] = [];
+      for (let r = await scan.next(); r.done !== true; r = await scan.next()) rest.push(text(r.value.body));
+      expect(rest).to.deep.equal(Array.from({ length: 199 }, (_, i) => `${(i + 1) * 2}`));
+      expect(await compaction).to.be.greaterThan(0);
+      expect((await log.read(0, "a")).length).to.equal(200);
+      await log.close();
+    });
+  });
+
   describe("flush methods", () => {
     for (const flush of ["fdatasync", "fsync", "dsync", "none"] as const) {
       it(`appends, rolls over and reopens with flush: "${flush}"`, async () => {
