@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { expect } from "chai";
-import { Config, Engine, StorageError } from "../../src/index.js";
+import { Config, ConfigError, Engine, StorageError } from "../../src/index.js";
 import { type Child, killHard, startChild } from "../storage/support/child.js";
 import { PG_URL, sql, useSchemas } from "./support/database.js";
 import { calls, PgOrder } from "./support/order-workflow.js";
@@ -49,6 +49,11 @@ describe("Engine on Config.postgres", () => {
     expect(detail?.journal.map((r) => r.kind)).to.deep.equal(["start", "step", "signal", "timer", "fired", "step", "finish"]);
     const [row] = await sql<{ n: number }>(`SELECT count(*)::integer AS n FROM "${name}".entries`);
     expect(row?.n).to.be.at.least(7);
+  });
+
+  it("refuses a missing URL or a schema name that is not a plain identifier when the config is built", () => {
+    expect(() => Config.postgres("")).to.throw(ConfigError, "connection URL");
+    expect(() => Config.postgres(PG_URL, { schema: "Orders-Prod" })).to.throw(ConfigError, '"Orders-Prod" is not valid');
   });
 
   it("refuses a second engine on the schema while the first runs, naming the holder", async () => {

@@ -59,14 +59,17 @@ describe("PostgreSQL shard leases", () => {
     expect(await bodies(name, 0)).to.deep.equal(["a-before", "b"]);
     expect((await b.read(0, "s")).map((e) => Buffer.from(e.body).toString())).to.deep.equal(["a-before", "b"]);
 
-    await a.renew();
+    await b.append(1, entry("t", "b-kept"));
+    const dropErr = await a.drop(1, ["t"]).catch((e: unknown) => e);
+    expect(dropErr, "a drop is fenced like an append").to.be.instanceOf(StorageError);
+    expect(await bodies(name, 1)).to.deep.equal(["b-kept"]);
     expect(lost).to.deep.equal([
       [0, "taken"],
       [1, "taken"],
     ]);
     expect(a.ownedShards()).to.deep.equal([]);
     expect(await a.append(1, entry("s", "a-late")).catch((e: unknown) => e)).to.be.instanceOf(StorageError);
-    expect(await bodies(name, 1)).to.deep.equal([]);
+    expect(await bodies(name, 1)).to.deep.equal(["b-kept"]);
   });
 
   it("takes a lost shard anew only through a new lease, announced with its epoch", async () => {
