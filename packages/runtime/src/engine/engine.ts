@@ -114,7 +114,7 @@ export class Engine implements RunOperations {
     else if (s.storage.kind === "postgres") {
       // Loaded on demand, like the file engine: only PostgreSQL users load the driver. One engine
       // process runs every shard, so it claims them all.
-      const { openPostgresLog } = await import("../storage/postgres/pg-log.js");
+      const { openPostgresLog } = await import("../storage/postgres/index.js");
       const { url, schema, leaseMs, owner } = s.storage;
       log = await openPostgresLog({ url, schema, leaseMs, owner, shards: s.shards, claim: "all" });
     } else {

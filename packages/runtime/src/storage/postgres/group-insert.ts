@@ -20,7 +20,7 @@ import type { StreamCounts } from "./stream-counts.js";
 import type { Tables } from "./schema.js";
 
 /** Why a shard stopped for this process. */
-export type StopReason = "taken" | "expired" | "failed" | "released" | "closed";
+export type StopReason = "taken" | "expired" | "failed" | "released";
 
 /** Batches past either bound go in the next statement (a batch always takes its first append). */
 const MAX_BATCH_ENTRIES = 8192;
