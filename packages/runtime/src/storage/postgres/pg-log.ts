@@ -438,7 +438,7 @@ export class PostgresLog implements Log {
       const order = candidateOrder(this.shardCount, owners, this.owner, new Set(owned));
       await this.take(await this.p.leases.acquire(order, target - owned.length));
     } else if (owned.length > target) {
-      await Promise.all(owned.slice(target).map((shard) => this.release(shard)));
+      for (const shard of owned.slice(target)) await this.release(shard);
     }
   }
 
