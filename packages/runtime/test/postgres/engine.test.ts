@@ -58,8 +58,8 @@ describe("Engine on Config.postgres", () => {
 
   it("refuses a second engine on the schema while the first runs, naming the holder", async () => {
     const name = schema();
-    await open(name, 300);
-    const err = await open(name, 300).catch((e: unknown) => e);
+    await open(name, 1_000);
+    const err = await open(name, 1_000).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(StorageError);
     expect((err as Error).message).to.contain("another process is using it");
   });

@@ -147,8 +147,8 @@ describe("PostgreSQL shard leases", () => {
 
   it("keeps a lease past its length while the process renews it in the background", async () => {
     const name = schema();
-    const a = await open({ schema: name, shards: 1, owner: "a", leaseMs: 300, background: true, claim: "all" });
-    await sleep(900);
+    const a = await open({ schema: name, shards: 1, owner: "a", leaseMs: 600, background: true, claim: "all" });
+    await sleep(1_500);
     await a.append(0, entry("s", "still mine"));
     const [row] = await a.leases();
     expect([row?.owner, row?.epoch, row?.live]).to.deep.equal(["a", 1, true]);
