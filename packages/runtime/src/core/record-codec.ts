@@ -71,7 +71,13 @@ export function encodeRecord(record: JournalRecord, codec: PayloadCodec, context
 export function readRecordHeader(body: Uint8Array): RecordHeader {
   const { kind, headerEnd } = frame(body);
   const header = JSON.parse(decoder.decode(body.subarray(6, headerEnd))) as Record<string, unknown>;
-  return { ...header, kind };
+  header.kind = kind;
+  return header as RecordHeader;
+}
+
+/** The kind of an encoded record, read from its second byte without parsing anything. */
+export function readRecordKind(body: Uint8Array): RecordKind {
+  return frame(body).kind;
 }
 
 /** The payload of an encoded record as stored: sealed when a cipher is configured, empty for some kinds. */
@@ -170,7 +176,7 @@ function frame(body: Uint8Array): { kind: RecordKind; headerEnd: number } {
   }
   const kind = KINDS_BY_CODE.get(body[1] as number);
   if (kind === undefined) throw new CodecError(`journal record has unknown kind code ${body[1]}`);
-  const headerLength = new DataView(body.buffer, body.byteOffset, body.byteLength).getUint32(2, true);
+  const headerLength = ((body[2] as number) | ((body[3] as number) << 8) | ((body[4] as number) << 16) | ((body[5] as number) << 24)) >>> 0;
   const headerEnd = 6 + headerLength;
   if (headerEnd > body.length) throw new CodecError(`journal record header (${headerLength} bytes) runs past the record's end`);
   return { kind, headerEnd };

@@ -11,8 +11,8 @@ import {
   StorageError,
 } from "../core/errors.js";
 import { checkId, shardOf } from "../core/ids.js";
-import { decodeRecord, encodeRecord, readRecordHeader, type PayloadCodec } from "../core/record-codec.js";
-import type { ChildRecord, FinishRecord, JournalRecord, StartRecord, UpdateResultRecord } from "../core/records.js";
+import { decodeRecord, encodeRecord, readRecordHeader, readRecordKind, type PayloadCodec, type RecordHeader } from "../core/record-codec.js";
+import type { ChildRecord, FinishRecord, JournalRecord, RecordKind, StartRecord, UpdateResultRecord } from "../core/records.js";
 import { isFinished, type RunStatusValue } from "../core/status.js";
 import { RunHandle } from "../client/run-handle.js";
 import type { RunOperations } from "../client/run-operations.js";
@@ -889,6 +889,15 @@ export class Engine implements RunOperations {
   }
 
   private async recover(): Promise<void> {
+    this.timers.hold();
+    try {
+      await this.scanShards();
+    } finally {
+      this.timers.release();
+    }
+  }
+
+  private async scanShards(): Promise<void> {
     for (let shard = 0; shard < this.log.shardCount; shard++) {
       const superseded = new Set<string>();
       for await (const item of this.log.scan(shard)) {
@@ -898,7 +907,9 @@ export class Engine implements RunOperations {
         }
         const run = parseStream(item.stream);
         if (run === undefined) continue;
-        const header = readRecordHeader(item.body);
+        // Most records (steps, signals, updates) only count; only those the index keeps are parsed.
+        const kind = readRecordKind(item.body);
+        const header: RecordHeader = INDEXED_KINDS.has(kind) ? readRecordHeader(item.body) : { kind };
         let entry = this.runs.get(run.id);
         if (entry !== undefined && run.runId < entry.runId) {
           superseded.add(item.stream);
@@ -918,7 +929,7 @@ export class Engine implements RunOperations {
         if (header.kind === "attributes") {
           const record = decodeRecord(item.body, this.codec, { workflowId: entry.id, runId: entry.runId, position });
           this.indexRecord(entry, record);
-        } else {
+        } else if (INDEXED_KINDS.has(kind)) {
           this.indexRecord(entry, header);
         }
         entry.durable = entry.appended;
@@ -980,6 +991,9 @@ function readsBackUnchanged(record: JournalRecord): boolean {
 function isPrimitive(v: unknown): boolean {
   return v === null || (typeof v !== "object" && typeof v !== "function" && typeof v !== "symbol");
 }
+
+/** Record kinds whose headers the index reads on open (see `indexRecord`); the rest are only counted. */
+const INDEXED_KINDS: ReadonlySet<RecordKind> = new Set<RecordKind>(["start", "timer", "fired", "finish", "attributes", "child", "child-result"]);
 
 function wakes(record: JournalRecord): boolean {
   return (

@@ -14,6 +14,7 @@ interface Due {
 export class TimerQueue {
   private readonly heap: Due[] = [];
   private armed: { at: number; timer: ClockTimer } | undefined;
+  private held = false;
 
   constructor(
     private readonly clock: Clock,
@@ -37,6 +38,16 @@ export class TimerQueue {
     this.arm();
   }
 
+  /** Defers arming while many timers are added at once (recovery), so the clock is set once. */
+  hold(): void {
+    this.held = true;
+  }
+
+  release(): void {
+    this.held = false;
+    this.arm();
+  }
+
   stop(): void {
     this.armed?.timer.cancel();
     this.armed = undefined;
@@ -44,7 +55,7 @@ export class TimerQueue {
 
   private arm(): void {
     const first = this.heap[0];
-    if (first === undefined) return;
+    if (first === undefined || this.held) return;
     if (this.armed !== undefined && this.armed.at <= first.at) return;
     this.armed?.timer.cancel();
     const at = first.at;
