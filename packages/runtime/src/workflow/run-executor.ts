@@ -76,8 +76,21 @@ type Interruptible = (error: CancelledError) => void;
 
 type UpdateOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** Lets every microtask of the workflow code run before the next record applies. */
-const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+let nextTurn: Promise<void> | undefined;
+
+/**
+ * Lets every microtask of the workflow code run before the next record applies. All runs waiting in
+ * one turn of the event loop share one `setImmediate`.
+ */
+function settle(): Promise<void> {
+  nextTurn ??= new Promise((resolve) =>
+    setImmediate(() => {
+      nextTurn = undefined;
+      resolve();
+    }),
+  );
+  return nextTurn;
+}
 
 /**
  * Runs one workflow run by applying its journal, record by record, to fresh workflow code.
