@@ -53,6 +53,29 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "requests and replies between cluster processes",
+    sql: (t) => `
+      -- An operation on a run, written by a process that does not hold the run's shard for the
+      -- process that does; it stays until the owner has written the reply.
+      CREATE TABLE ${t.requests} (
+        id uuid PRIMARY KEY,
+        shard integer NOT NULL,
+        kind text NOT NULL,
+        payload bytea NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+      CREATE INDEX requests_by_shard ON ${t.requests} (shard, created_at);
+      -- The outcome of a request ('ok' or 'error'), deleted by the process that asked once read.
+      CREATE TABLE ${t.replies} (
+        id uuid PRIMARY KEY,
+        outcome text NOT NULL,
+        payload bytea NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      );
+    `,
+  },
 ];
 
 /** The newest migration this code knows. */

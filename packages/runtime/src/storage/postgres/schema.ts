@@ -20,6 +20,10 @@ export interface Tables {
   readonly entries: string;
   readonly leases: string;
   readonly owners: string;
+  /** Operations one process of a cluster asks the owner of a shard to perform. */
+  readonly requests: string;
+  /** The owners' answers to `requests`, read by the asking process. */
+  readonly replies: string;
   /** The LISTEN/NOTIFY channel of this schema (a plain string for `pg_notify`). */
   readonly channel: string;
 }
@@ -44,6 +48,8 @@ export function tablesOf(schema: string = DEFAULT_SCHEMA): Tables {
     entries: `${q}.entries`,
     leases: `${q}.leases`,
     owners: `${q}.owners`,
+    requests: `${q}.requests`,
+    replies: `${q}.replies`,
     channel: `${schema}_wake`,
   };
 }
