@@ -81,3 +81,11 @@ export class ConfigError extends FuseeError {
 export class StorageError extends FuseeError {
   override readonly code: string = "FUSEE_STORAGE";
 }
+
+/**
+ * The shard of a run moved to another process of a cluster while an operation waited on it; asking
+ * again reaches the new owner.
+ */
+export class ShardMovedError extends StorageError {
+  override readonly code: string = "FUSEE_SHARD_MOVED";
+}

@@ -19,6 +19,12 @@ export interface PostgresOptions {
   readonly leaseMs?: number;
   /** This process's name in the lease table; unique per process (by default host, pid and a random tag). */
   readonly owner?: string;
+  /**
+   * Shares the schema with other engine processes: each holds a fair share of the shards, takes
+   * over the shards of a process that stops, and forwards operations on runs of shards it does
+   * not hold to their owner. Without it one process holds every shard.
+   */
+  readonly cluster?: boolean;
 }
 
 interface Settings {

@@ -7,6 +7,7 @@ import {
   FuseeError,
   NotFoundError,
   RejectedError,
+  ShardMovedError,
   TerminatedError,
   StorageError,
 } from "../core/errors.js";
@@ -18,6 +19,8 @@ import { RunHandle } from "../client/run-handle.js";
 import type { RunOperations } from "../client/run-operations.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateOptions } from "../client/types.js";
 import type { Log } from "../storage/log.js";
+import type { PostgresLog } from "../storage/postgres/index.js";
+import type { ClusterNode } from "./cluster/node.js";
 import { MemoryLog } from "../storage/memory-log.js";
 import { definitionOf, type WorkflowClass, type WorkflowDefinition } from "../workflow/registry.js";
 import { RunExecutor, type ChildRequest, type RunHost } from "../workflow/run-executor.js";
@@ -82,6 +85,8 @@ export class Engine implements RunOperations {
   private resumeQueue: RunEntry[] = [];
   private resuming = 0;
   private readonly flow: FlowControl;
+  /** Set when this process shares a PostgreSQL schema with others (`Config.postgres(url, { cluster: true })`). */
+  private cluster: ClusterNode | undefined;
 
   private constructor(
     private readonly config: Config,
@@ -113,10 +118,10 @@ export class Engine implements RunOperations {
     if (s.storage.kind === "memory") log = new MemoryLog(s.shards);
     else if (s.storage.kind === "postgres") {
       // Loaded on demand, like the file engine: only PostgreSQL users load the driver. One engine
-      // process runs every shard, so it claims them all.
+      // process runs every shard, so it claims them all, unless it shares them with a cluster.
       const { openPostgresLog } = await import("../storage/postgres/index.js");
-      const { url, schema, leaseMs, owner } = s.storage;
-      log = await openPostgresLog({ url, schema, leaseMs, owner, shards: s.shards, claim: "all" });
+      const { url, schema, leaseMs, owner, cluster } = s.storage;
+      log = await openPostgresLog({ url, schema, leaseMs, owner, shards: s.shards, claim: cluster === true ? "fair" : "all" });
     } else {
       // Loaded on demand: memory-only users never load the file engine.
       const { openLocalLog } = await import("../storage/local-log.js");
@@ -131,8 +136,12 @@ export class Engine implements RunOperations {
     try {
       await reconcileCodec(log, s.cipher, s.storage.kind === "local" ? s.storage.dir : "the engine's storage");
       for (const cls of options.workflows ?? []) engine.registerOne(cls);
-      await engine.recover();
+      if (s.storage.kind === "postgres" && s.storage.cluster === true) {
+        const { ClusterNode } = await import("./cluster/node.js");
+        engine.cluster = await ClusterNode.join(engine, log as PostgresLog, { url: s.storage.url, schema: s.storage.schema });
+      } else await engine.recover();
     } catch (e) {
+      await engine.cluster?.close();
       await log.close();
       throw e;
     }
@@ -160,7 +169,9 @@ export class Engine implements RunOperations {
     this.assertOpen();
     const def = this.resolveType(type);
     checkId(id);
-    await this.begin(def, id, input, options, undefined);
+    const away = this.remote(id);
+    if (away !== undefined) await this.cluster!.forward(away, "start", [def.name, id, input, options]);
+    else await this.begin(def, id, input, options, undefined);
     return new RunHandle(this, id);
   }
 
@@ -180,8 +191,12 @@ export class Engine implements RunOperations {
     const def = this.resolveType(type);
     checkId(id);
     const updateId = options.updateId === undefined ? randomUUID() : checkId(options.updateId, "update ID");
-    const existing = this.runs.get(id);
     const run = new RunHandle<R>(this, id);
+    const away = this.remote(id);
+    if (away !== undefined) {
+      return { run, result: (await this.cluster!.forward(away, "updateWithStart", [def.name, id, input, update, arg, { ...options, updateId }])) as U };
+    }
+    const existing = this.runs.get(id);
     if (existing !== undefined && existing.finished === undefined) {
       return { run, result: (await this.update(id, update, arg, { id: updateId })) as U };
     }
@@ -200,12 +215,16 @@ export class Engine implements RunOperations {
 
   /** The status of the ID's run, or `undefined` when it has none. */
   async status(id: string): Promise<RunStatus | undefined> {
+    const away = this.remote(id);
+    if (away !== undefined) return (await this.cluster!.forward(away, "status", [id])) as RunStatus | undefined;
     const entry = this.runs.get(id);
     return entry === undefined ? undefined : this.statusFromEntry(entry);
   }
 
   /** The ID's run with its journal, or `undefined` when it has none. */
   async describe(id: string): Promise<RunDetail | undefined> {
+    const away = this.remote(id);
+    if (away !== undefined) return (await this.cluster!.forward(away, "describe", [id])) as RunDetail | undefined;
     const entry = this.runs.get(id);
     if (entry === undefined) return undefined;
     return { ...this.statusFromEntry(entry), journal: await this.journalOf(entry) };
@@ -317,6 +336,7 @@ export class Engine implements RunOperations {
     this.starts.rejectAll(error);
     for (const entry of this.live.values()) entry.executor = undefined;
     this.live.clear();
+    await this.cluster?.close();
     await this.log.close();
   }
 
@@ -324,6 +344,8 @@ export class Engine implements RunOperations {
 
   /** @internal */
   async awaitResult(id: string): Promise<unknown> {
+    const away = this.remote(id);
+    if (away !== undefined) return this.cluster!.forward(away, "awaitResult", [id]);
     const entry = this.runs.get(id);
     if (entry === undefined) {
       await this.awaitStarted(id);
@@ -334,7 +356,13 @@ export class Engine implements RunOperations {
       finish = await this.finishRecordOf(entry);
     } else {
       if (entry.executor?.broken) throw entry.executor.broken;
-      finish = await this.results.wait(id);
+      const waited = await this.results.wait(id).catch((e: unknown) => {
+        // The run's shard moved to another process of the cluster: ask its new owner.
+        if (e instanceof ShardMovedError) return undefined;
+        throw e;
+      });
+      if (waited === undefined) return this.awaitResult(id);
+      finish = waited;
     }
     if (finish.status === "ok") return finish.value;
     throw finish.error ?? new FuseeError(`run ${id} ended ${finish.status}`);
@@ -343,18 +371,24 @@ export class Engine implements RunOperations {
   /** @internal */
   async awaitStarted(id: string): Promise<void> {
     this.assertOpen();
+    const away = this.remote(id);
+    if (away !== undefined) return void (await this.cluster!.forward(away, "awaitStarted", [id]));
     if (this.runs.has(id)) return;
     return this.starts.wait(id);
   }
 
   /** @internal */
   async statusOf(id: string): Promise<RunStatus> {
+    const away = this.remote(id);
+    if (away !== undefined) return (await this.cluster!.forward(away, "statusOf", [id])) as RunStatus;
     const entry = this.entryOf(id);
     return this.statusFromEntry(entry);
   }
 
   /** @internal */
   async detailOf(id: string): Promise<RunDetail> {
+    const away = this.remote(id);
+    if (away !== undefined) return (await this.cluster!.forward(away, "detailOf", [id])) as RunDetail;
     const entry = this.entryOf(id);
     return { ...this.statusFromEntry(entry), journal: await this.journalOf(entry) };
   }
@@ -362,6 +396,8 @@ export class Engine implements RunOperations {
   /** @internal */
   async signal(id: string, name: string, value: unknown): Promise<void> {
     this.assertOpen();
+    const away = this.remote(id);
+    if (away !== undefined) return void (await this.cluster!.forward(away, "signal", [id, name, value]));
     const entry = this.entryOf(id);
     checkId(name, "signal name");
     if (entry.finished !== undefined) {
@@ -373,6 +409,8 @@ export class Engine implements RunOperations {
   /** @internal */
   async query(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
     this.assertOpen();
+    const away = this.remote(id);
+    if (away !== undefined) return this.cluster!.forward(away, "query", [id, name, args]);
     const entry = this.entryOf(id);
     const executor = await this.load(entry);
     await executor.whenIdle();
@@ -382,6 +420,8 @@ export class Engine implements RunOperations {
   /** @internal */
   async update(id: string, name: string, arg: unknown, options: UpdateOptions): Promise<unknown> {
     this.assertOpen();
+    const away = this.remote(id);
+    if (away !== undefined) return this.cluster!.forward(away, "update", [id, name, arg, options]);
     const entry = this.entryOf(id);
     const updateId = options.id === undefined ? randomUUID() : checkId(options.id, "update ID");
     const key = `${id}\0${updateId}`;
@@ -403,6 +443,8 @@ export class Engine implements RunOperations {
   /** @internal */
   async terminate(id: string, reason: string): Promise<void> {
     this.assertOpen();
+    const away = this.remote(id);
+    if (away !== undefined) return void (await this.cluster!.forward(away, "terminate", [id, reason]));
     const entry = this.entryOf(id);
     if (entry.finished !== undefined) {
       throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`);
@@ -414,6 +456,8 @@ export class Engine implements RunOperations {
   /** @internal */
   async cancel(id: string, reason = "cancel requested"): Promise<void> {
     this.assertOpen();
+    const away = this.remote(id);
+    if (away !== undefined) return void (await this.cluster!.forward(away, "cancel", [id, reason]));
     const entry = this.entryOf(id);
     if (entry.finished !== undefined) {
       throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`);
@@ -424,6 +468,8 @@ export class Engine implements RunOperations {
   /** @internal */
   async reset(id: string, stepName: string): Promise<void> {
     this.assertOpen();
+    const away = this.remote(id);
+    if (away !== undefined) return void (await this.cluster!.forward(away, "reset", [id, stepName]));
     const entry = this.entryOf(id);
     const def = this.types.get(entry.type);
     if (def === undefined) throw new NotFoundError(`workflow type '${entry.type}' of run '${id}' is not registered`);
@@ -467,6 +513,8 @@ export class Engine implements RunOperations {
   private async answer(token: string, outcome: { ok: true; value: unknown } | { ok: false; error: Error }): Promise<void> {
     this.assertOpen();
     const address = parseCompletionToken(token);
+    const away = this.remote(address.workflowId);
+    if (away !== undefined) return void (await this.cluster!.forward(away, outcome.ok ? "complete" : "fail", [token, outcome.ok ? outcome.value : outcome.error]));
     const entry = this.runs.get(address.workflowId);
     if (entry === undefined) throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`);
     if (entry.runId !== address.runId) {
@@ -508,6 +556,13 @@ export class Engine implements RunOperations {
       throw new NotFoundError(`no workflow type '${type}' is registered (registered: ${names}); pass its class to Engine.open or engine.register`);
     }
     return def;
+  }
+
+  /** The ID's shard when another process of the cluster holds it (operations on the run are forwarded there), else undefined. */
+  private remote(id: string): number | undefined {
+    if (this.cluster === undefined) return undefined;
+    const shard = shardOf(id, this.log.shardCount);
+    return this.cluster.owns(shard) ? undefined : shard;
   }
 
   private entryOf(id: string): RunEntry {
@@ -576,7 +631,7 @@ export class Engine implements RunOperations {
   /** Drops a superseded run's journal, unless finished journals are kept. */
   private dropRun(shard: number, stream: string): void {
     if (this.config.settings.keepHistory) return;
-    void this.log.drop(shard, [stream]).catch((e: unknown) => this.storageFailed(e));
+    void this.log.drop(shard, [stream]).catch((e: unknown) => this.storageFailed(e, shard));
   }
 
   private createExecutor(entry: RunEntry, def: WorkflowDefinition): RunExecutor {
@@ -588,7 +643,7 @@ export class Engine implements RunOperations {
       clock: this.time,
       append: (record) => {
         if (entry.runId !== runId || entry.executor !== executor) return;
-        void this.append(entry, record).catch((e: unknown) => this.storageFailed(e));
+        void this.append(entry, record).catch((e: unknown) => this.storageFailed(e, entry.shard));
       },
       cancelTimer: (seq) => {
         if (entry.runId === runId) entry.timers?.delete(seq);
@@ -692,7 +747,7 @@ export class Engine implements RunOperations {
         status,
         ...(status === "ok" ? { value } : { error: error ?? new FuseeError(`child ${entry.id} ended ${status}`) }),
         at: this.time.now(),
-      }).catch((e: unknown) => this.storageFailed(e));
+      }).catch((e: unknown) => this.storageFailed(e, parent.shard));
     }
     for (const childId of [...(entry.children?.keys() ?? [])]) {
       void this.closeChildRun(entry, childId, `parent '${entry.id}' ended (${record.status})`);
@@ -714,7 +769,7 @@ export class Engine implements RunOperations {
       outcome = { ...base, ok: false, error: e instanceof Error ? e : new FuseeError(String(e)), at: this.time.now() };
     }
     if (parent.runId !== runId || parent.finished !== undefined || this.closed) return;
-    await this.append(parent, outcome).catch((e: unknown) => this.storageFailed(e));
+    await this.append(parent, outcome).catch((e: unknown) => this.storageFailed(e, parent.shard));
   }
 
   /** Applies a child's close policy: terminate it, ask it to cancel, or leave it running. */
@@ -727,21 +782,21 @@ export class Engine implements RunOperations {
       if (link.close === "terminate") await this.terminate(childId, reason);
       else if (link.close === "request-cancel") await this.cancel(childId, reason);
     } catch (e) {
-      if (!(e instanceof RejectedError)) this.storageFailed(e);
+      if (!(e instanceof RejectedError)) this.storageFailed(e, child.shard);
     }
   }
 
   private runFailedToContinue(entry: RunEntry, runId: number, e: unknown): void {
     if (entry.runId !== runId || entry.finished !== undefined || this.closed) return;
     const error = e instanceof Error ? e : new FuseeError(String(e));
-    void this.append(entry, { kind: "finish", status: "failed", error, at: this.time.now() }).catch((x: unknown) => this.storageFailed(x));
+    void this.append(entry, { kind: "finish", status: "failed", error, at: this.time.now() }).catch((x: unknown) => this.storageFailed(x, entry.shard));
   }
 
   private fireTimer(id: string, seq: number, at: number): void {
     const entry = this.runs.get(id);
     if (entry === undefined || entry.finished !== undefined || entry.timers?.get(seq) !== at || this.closed) return;
     entry.timers.delete(seq);
-    void this.append(entry, { kind: "fired", seq, at: this.time.now() }).catch((e: unknown) => this.storageFailed(e));
+    void this.append(entry, { kind: "fired", seq, at: this.time.now() }).catch((e: unknown) => this.storageFailed(e, entry.shard));
   }
 
   /** The run's executor, replaying its journal from the log when it is parked. */
@@ -878,6 +933,7 @@ export class Engine implements RunOperations {
     }
     if (expired.size === 0) return;
     for (let shard = 0; shard < this.log.shardCount; shard++) {
+      if (this.cluster !== undefined && !this.cluster.owns(shard)) continue;
       const streams = this.log.streams(shard).filter((stream) => {
         const run = parseStream(stream);
         return run !== undefined && expired.has(run.id);
@@ -898,44 +954,78 @@ export class Engine implements RunOperations {
   }
 
   private async scanShards(): Promise<void> {
-    for (let shard = 0; shard < this.log.shardCount; shard++) {
-      const superseded = new Set<string>();
-      for await (const item of this.log.scan(shard)) {
-        if (isSystemStream(item.stream)) {
-          this.flow.recover(shard, item.stream, item.body);
-          continue;
-        }
-        const run = parseStream(item.stream);
-        if (run === undefined) continue;
-        // Most records (steps, signals, updates) only count; only those the index keeps are parsed.
-        const kind = readRecordKind(item.body);
-        const header: RecordHeader = INDEXED_KINDS.has(kind) ? readRecordHeader(item.body) : { kind };
-        let entry = this.runs.get(run.id);
-        if (entry !== undefined && run.runId < entry.runId) {
-          superseded.add(item.stream);
-          continue;
-        }
-        if (header.kind === "start") {
-          if (entry === undefined) {
-            entry = new RunEntry(run.id, shard);
-            this.runs.set(run.id, entry);
-          } else if (run.runId > entry.runId) superseded.add(entry.stream);
-          entry.reset(header.type as string, run.runId, header.at as number);
-          if (header.parent !== undefined) entry.parent = header.parent as RunEntry["parent"];
-        } else if (entry === undefined || run.runId !== entry.runId) {
-          throw new StorageError(`shard ${shard} holds a ${header.kind} record of run ${run.runId} of '${run.id}' before its start record`);
-        }
-        const position = entry.appended++;
-        if (header.kind === "attributes") {
-          const record = decodeRecord(item.body, this.codec, { workflowId: entry.id, runId: entry.runId, position });
-          this.indexRecord(entry, record);
-        } else if (INDEXED_KINDS.has(kind)) {
-          this.indexRecord(entry, header);
-        }
-        entry.durable = entry.appended;
-      }
-      for (const stream of superseded) this.dropRun(shard, stream);
+    for (let shard = 0; shard < this.log.shardCount; shard++) await this.scanShard(shard);
+  }
+
+  /**
+   * @internal Loads the runs of one shard this process of a cluster just took into the index and
+   * resumes them.
+   */
+  async recoverShard(shard: number): Promise<void> {
+    this.assertOpen();
+    this.timers.hold();
+    try {
+      await this.scanShard(shard);
+    } finally {
+      this.timers.release();
     }
+    this.resumeAll();
+  }
+
+  /**
+   * @internal Forgets the runs of a shard this process of a cluster no longer holds: their index
+   * entries, executors and timers; waiters on their results ask the shard's new owner.
+   */
+  forgetShard(shard: number): void {
+    const moved = new ShardMovedError(`shard ${shard} is no longer held by this process; its runs continue on the shard's new owner`);
+    for (const entry of [...this.runs.values()]) {
+      if (entry.shard !== shard) continue;
+      this.runs.delete(entry.id);
+      this.live.delete(entry.id);
+      entry.executor = undefined;
+      entry.timers = undefined;
+      this.results.reject(entry.id, moved);
+    }
+    this.resumeQueue = this.resumeQueue.filter((entry) => entry.shard !== shard);
+  }
+
+  private async scanShard(shard: number): Promise<void> {
+    const superseded = new Set<string>();
+    for await (const item of this.log.scan(shard)) {
+      if (isSystemStream(item.stream)) {
+        this.flow.recover(shard, item.stream, item.body);
+        continue;
+      }
+      const run = parseStream(item.stream);
+      if (run === undefined) continue;
+      // Most records (steps, signals, updates) only count; only those the index keeps are parsed.
+      const kind = readRecordKind(item.body);
+      const header: RecordHeader = INDEXED_KINDS.has(kind) ? readRecordHeader(item.body) : { kind };
+      let entry = this.runs.get(run.id);
+      if (entry !== undefined && run.runId < entry.runId) {
+        superseded.add(item.stream);
+        continue;
+      }
+      if (header.kind === "start") {
+        if (entry === undefined) {
+          entry = new RunEntry(run.id, shard);
+          this.runs.set(run.id, entry);
+        } else if (run.runId > entry.runId) superseded.add(entry.stream);
+        entry.reset(header.type as string, run.runId, header.at as number);
+        if (header.parent !== undefined) entry.parent = header.parent as RunEntry["parent"];
+      } else if (entry === undefined || run.runId !== entry.runId) {
+        throw new StorageError(`shard ${shard} holds a ${header.kind} record of run ${run.runId} of '${run.id}' before its start record`);
+      }
+      const position = entry.appended++;
+      if (header.kind === "attributes") {
+        const record = decodeRecord(item.body, this.codec, { workflowId: entry.id, runId: entry.runId, position });
+        this.indexRecord(entry, record);
+      } else if (INDEXED_KINDS.has(kind)) {
+        this.indexRecord(entry, header);
+      }
+      entry.durable = entry.appended;
+    }
+    for (const stream of superseded) this.dropRun(shard, stream);
   }
 
   /** Resumes unfinished runs whose types are registered, a bounded number at a time. */
@@ -962,8 +1052,11 @@ export class Engine implements RunOperations {
     }
   }
 
-  private storageFailed(e: unknown): void {
+  /** Makes the engine fatal on a storage failure, except one of a shard this process of a cluster no longer holds. */
+  private storageFailed(e: unknown, shard?: number): void {
     if (this.closed) return;
+    // The shard's next owner resumes its runs from what is durable.
+    if (shard !== undefined && this.cluster !== undefined && !this.cluster.owns(shard)) return;
     const error = e instanceof StorageError ? e : new StorageError(`storage failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
     this.fatal ??= error;
     this.results.rejectAll(error);

@@ -1,0 +1,170 @@
+/*
+ * One engine process of a cluster: turns the log's lease events into engine calls (a shard taken
+ * is recovered, a shard lost is forgotten), answers the requests other processes send to the
+ * shards it holds, and forwards operations on runs of shards it does not hold to their owner.
+ */
+import { randomUUID } from "node:crypto";
+import { FuseeError, StorageError } from "../../core/errors.js";
+import type { PostgresLog } from "../../storage/postgres/index.js";
+import { tablesOf } from "../../storage/postgres/schema.js";
+import type { Engine } from "../engine.js";
+import { type ForwardedArgs, type ForwardedKind, perform } from "./operations.js";
+import { RequestTable } from "./requests.js";
+import { decodeError, decodeValue, encodeError, encodeValue } from "./wire.js";
+
+/** What a cluster process needs of its engine. */
+export interface ClusterHost {
+  /** Loads the shard's runs into the index and resumes them. */
+  recoverShard(shard: number): Promise<void>;
+  /** Drops the shard's runs from the index: their executors, timers and waiters. */
+  forgetShard(shard: number): void;
+}
+
+/** Where the cluster's tables are. */
+export interface ClusterOptions {
+  readonly url: string;
+  readonly schema: string | undefined;
+}
+
+// How often a process waiting for a reply looks for it: from the first to the last interval, doubling.
+const REPLY_POLL_FIRST_MS = 5;
+const REPLY_POLL_LAST_MS = 200;
+
+export class ClusterNode {
+  /** Shards held and recovered: operations on their runs are performed here. */
+  private readonly ready = new Set<number>();
+  /** Requests being performed here, so a wake-up during one does not start it again. */
+  private readonly inFlight = new Set<string>();
+  private readonly draining = new Map<number, Promise<void>>();
+  private readonly redrain = new Set<number>();
+  private chain: Promise<void> = Promise.resolve();
+  private readonly unsubscribe: (() => void)[] = [];
+  private closed = false;
+
+  private constructor(
+    private readonly engine: Engine & ClusterHost,
+    private readonly log: PostgresLog,
+    private readonly requests: RequestTable,
+  ) {}
+
+  /**
+   * Joins the cluster: recovers the shards the log already holds, follows later acquisitions and
+   * losses, and answers requests. Resolves once the shards held at the call are recovered.
+   */
+  static async join(engine: Engine & ClusterHost, log: PostgresLog, options: ClusterOptions): Promise<ClusterNode> {
+    const node = new ClusterNode(engine, log, new RequestTable(options.url, tablesOf(options.schema)));
+    node.unsubscribe.push(log.onAcquired((shard) => node.acquired(shard)));
+    node.unsubscribe.push(log.onLost((shard) => node.lost(shard)));
+    try {
+      node.unsubscribe.push(await log.onNotify((shard) => node.drain(shard)));
+      for (const shard of log.ownedShards()) node.acquired(shard);
+      await node.chain;
+    } catch (e) {
+      await node.close();
+      throw e;
+    }
+    return node;
+  }
+
+  /** Whether this process holds the shard and has recovered its runs. */
+  owns(shard: number): boolean {
+    return this.ready.has(shard) && this.log.epochOf(shard) !== undefined;
+  }
+
+  /**
+   * Has the owner of `shard` perform an operation and returns its answer, or throws the error it
+   * threw (of the same class). Waits while no process holds the shard: the request is kept and the
+   * next owner answers it.
+   */
+  async forward<K extends ForwardedKind>(shard: number, kind: K, args: ForwardedArgs[K]): Promise<unknown> {
+    this.assertOpen();
+    const id = randomUUID();
+    await this.requests.ask(id, shard, kind, encodeValue(args));
+    let wait = REPLY_POLL_FIRST_MS;
+    for (;;) {
+      this.assertOpen();
+      const reply = await this.requests.take(id);
+      if (reply !== undefined) {
+        if (reply.outcome === "ok") return decodeValue(reply.payload);
+        throw decodeError(reply.payload);
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      wait = Math.min(REPLY_POLL_LAST_MS, wait * 2);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const u of this.unsubscribe) u();
+    await this.chain;
+    await Promise.allSettled([...this.draining.values()]);
+    await this.requests.close();
+  }
+
+  private acquired(shard: number): void {
+    this.serial(async () => {
+      if (this.ready.has(shard) || this.log.epochOf(shard) === undefined) return;
+      await this.engine.recoverShard(shard);
+      this.ready.add(shard);
+      this.drain(shard);
+    }, `recovering shard ${shard}`);
+  }
+
+  private lost(shard: number): void {
+    this.ready.delete(shard);
+    this.serial(async () => {
+      if (!this.ready.has(shard)) this.engine.forgetShard(shard);
+    }, `forgetting shard ${shard}`);
+  }
+
+  /** Runs lease work one piece at a time, in the order the log reported it. */
+  private serial(work: () => Promise<void>, what: string): void {
+    this.chain = this.chain
+      .then(() => (this.closed ? undefined : work()))
+      .catch((e: unknown) => {
+        if (!this.closed) process.emitWarning(`cluster owner "${this.log.owner}" failed ${what}: ${(e as Error)?.stack ?? String(e)}`, "FuseeClusterWarning");
+      });
+  }
+
+  /** Starts every waiting request of a shard this process holds; a wake-up during a drain drains again after it. */
+  private drain(shard: number): void {
+    if (this.closed || !this.owns(shard)) return;
+    if (this.draining.has(shard)) {
+      this.redrain.add(shard);
+      return;
+    }
+    const run = (async () => {
+      try {
+        for (const request of await this.requests.pending(shard)) {
+          if (this.inFlight.has(request.id)) continue;
+          this.inFlight.add(request.id);
+          void this.answer(shard, request.id, request.kind, request.payload).finally(() => this.inFlight.delete(request.id));
+        }
+      } catch {
+        // The next wake-up or poll drains again.
+      } finally {
+        this.draining.delete(shard);
+        if (this.redrain.delete(shard)) this.drain(shard);
+      }
+    })();
+    this.draining.set(shard, run);
+  }
+
+  private async answer(shard: number, id: string, kind: string, payload: Buffer): Promise<void> {
+    let reply: { outcome: "ok" | "error"; payload: Buffer };
+    try {
+      const value = await perform(this.engine, kind, decodeValue(payload) as unknown[]);
+      reply = { outcome: "ok", payload: encodeValue(value) };
+    } catch (e) {
+      // A shard lost while its request was performed is left to its next owner, which answers it.
+      if (this.closed || (e instanceof StorageError && !this.owns(shard))) return;
+      reply = { outcome: "error", payload: encodeError(e) };
+    }
+    await this.requests.answer(id, reply).catch(() => undefined);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new FuseeError("the engine is shut down");
+  }
+}

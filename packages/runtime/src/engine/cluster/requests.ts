@@ -1,0 +1,75 @@
+/*
+ * The request and reply tables of a cluster (migration 2). A process asking the owner of a shard
+ * to perform an operation inserts a request and NOTIFYs the shard in one statement; the owner
+ * performs it, then deletes the request and inserts the reply in one statement; the asking process
+ * takes the reply. A request stays until it is answered, so the next owner of a shard answers what
+ * the previous one did not.
+ */
+import pg from "pg";
+import { encodeWake } from "../../storage/postgres/notify.js";
+import type { Tables } from "../../storage/postgres/schema.js";
+
+/** A request waiting for the owner of its shard. */
+export interface PendingRequest {
+  readonly id: string;
+  readonly kind: string;
+  readonly payload: Buffer;
+}
+
+/** A reply: `ok` with the value's bytes, or `error` with the error's. */
+export interface Reply {
+  readonly outcome: "ok" | "error";
+  readonly payload: Buffer;
+}
+
+/** The payload of the wake-up a request sends to its shard's owner. */
+export const REQUEST_WAKE = "request";
+
+export class RequestTable {
+  private readonly pool: pg.Pool;
+
+  constructor(
+    url: string,
+    private readonly t: Tables,
+  ) {
+    this.pool = new pg.Pool({ connectionString: url, max: 4, idleTimeoutMillis: 30_000, application_name: "fusee cluster" });
+    this.pool.on("error", () => undefined);
+  }
+
+  /** Stores a request for the owner of `shard` and wakes that owner once it is committed. */
+  async ask(id: string, shard: number, kind: string, payload: Buffer): Promise<void> {
+    await this.pool.query(
+      `WITH r AS (INSERT INTO ${this.t.requests} (id, shard, kind, payload) VALUES ($1, $2, $3, $4))
+       SELECT pg_notify($5, $6)`,
+      [id, shard, kind, payload, this.t.channel, encodeWake(shard, REQUEST_WAKE)],
+    );
+  }
+
+  /** The requests waiting for the owner of `shard`, oldest first. */
+  async pending(shard: number): Promise<PendingRequest[]> {
+    const result = await this.pool.query<PendingRequest>(
+      `SELECT id::text AS id, kind, payload FROM ${this.t.requests} WHERE shard = $1 ORDER BY created_at`,
+      [shard],
+    );
+    return result.rows;
+  }
+
+  /** Answers a request: deletes it and stores the reply in one statement. */
+  async answer(id: string, reply: Reply): Promise<void> {
+    await this.pool.query(
+      `WITH d AS (DELETE FROM ${this.t.requests} WHERE id = $1)
+       INSERT INTO ${this.t.replies} (id, outcome, payload) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`,
+      [id, reply.outcome, reply.payload],
+    );
+  }
+
+  /** Takes the reply to a request (deleting it), or undefined while there is none. */
+  async take(id: string): Promise<Reply | undefined> {
+    const result = await this.pool.query<Reply>(`DELETE FROM ${this.t.replies} WHERE id = $1 RETURNING outcome, payload`, [id]);
+    return result.rows[0];
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,102 @@
+import { expect } from "chai";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { shardOf } from "../../src/core/ids.js";
+import { ClusterWorker, holders, rerunsAfterAck } from "./support/cluster.js";
+import { PG_URL, useSchemas } from "./support/database.js";
+import { eventually, sleep } from "./support/wait.js";
+
+const SHARDS = 8;
+const LEASE_MS = 1_000;
+
+describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", function () {
+  this.timeout(60_000);
+  const schema = useSchemas();
+  let workers: ClusterWorker[] = [];
+  let stepLog = "";
+
+  beforeEach(() => {
+    stepLog = join(tmpdir(), `fusee-cluster-${randomBytes(4).toString("hex")}.log`);
+  });
+  afterEach(async () => {
+    for (const w of workers) await w.kill();
+    workers = [];
+    if (existsSync(stepLog)) rmSync(stepLog);
+  });
+
+  /** Starts processes `A` and `B` on a fresh schema and waits until each holds half the shards. */
+  async function pair(): Promise<[ClusterWorker, ClusterWorker, string]> {
+    const name = schema();
+    const a = new ClusterWorker("A", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
+    workers.push(a);
+    await a.ready;
+    const b = new ClusterWorker("B", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
+    workers.push(b);
+    await b.ready;
+    await eventually("the shards to split evenly", async () => {
+      const h = await holders(name);
+      return h.filter((o) => o === "A").length === SHARDS / 2 && h.filter((o) => o === "B").length === SHARDS / 2;
+    }, 15_000);
+    return [a, b, name];
+  }
+
+  const steps = (): string[] => readFileSync(stepLog, "utf8").split("\n").filter(Boolean);
+
+  it("completes runs started from either process and delivers a signal sent to the process that does not own the run", async () => {
+    const [a, b, name] = await pair();
+    const owners = await holders(name);
+    const ids = Array.from({ length: 16 }, (_, i) => `job-${i}`);
+    const ownerOf = (id: string): string => owners[shardOf(id, SHARDS)] as string;
+    expect(new Set(ids.map(ownerOf))).to.deep.equal(new Set(["A", "B"]));
+    // Each run is started and signalled through the process that does not own it.
+    const via = (id: string): ClusterWorker => (ownerOf(id) === "A" ? b : a);
+    await Promise.all(ids.map((id, i) => via(id).send({ op: "start", id, input: { n: i * 10, wait: true, stepMs: 5 } })));
+    await eventually("every run to wait for its signal", async () => {
+      const statuses = await Promise.all(ids.map((id) => via(id).send<{ status: string } | null>({ op: "status", id })));
+      return statuses.every((s) => s?.status === "suspended");
+    }, 20_000);
+    await Promise.all(ids.map((id) => via(id).send({ op: "signal", id, by: via(id).owner })));
+    const results = await Promise.all(ids.map((id) => via(id).send<string>({ op: "result", id })));
+    expect(results).to.deep.equal(ids.map((id, i) => `${i * 10 + 10} by ${via(id).owner}`));
+    // Every step ran in the process that owns its run, once.
+    const execs = steps().filter((l) => l.startsWith("exec "));
+    expect(execs).to.have.length(ids.length * 4);
+    for (const l of execs) {
+      const [, id, , owner] = l.split(" ") as [string, string, string, string];
+      expect(owner, l).to.equal(ownerOf(id));
+    }
+    // An operation on a run of no ID reaches the owner and comes back as the owner's error class.
+    const missing = ids.map((_, i) => `none-${i}`).find((id) => ownerOf(id) === "B") as string;
+    const err = await a.send({ op: "signal", id: missing, by: "A" }).catch((e: Error) => e);
+    expect((err as Error).name).to.equal("NotFoundError");
+    expect((err as Error).message).to.contain(`'${missing}'`);
+  });
+
+  it("takes over the shards of a SIGKILLed process within the lease time and completes every run without re-running an acknowledged step", async () => {
+    const [a, b, name] = await pair();
+    const before = await holders(name);
+    const ids = Array.from({ length: 24 }, (_, i) => `run-${i}`);
+    await Promise.all(ids.map((id, i) => (i % 2 === 0 ? a : b).send({ op: "start", id, input: { n: i, wait: false, stepMs: 150 } })));
+    // Results are awaited through A, forwarded to B for B's runs while B lives.
+    const results = Promise.all(ids.map((id) => a.send<string>({ op: "result", id })));
+    await eventually("B to run steps", () => steps().some((l) => l.startsWith("exec ") && l.endsWith(" B")));
+    await sleep(200);
+    await b.kill();
+    const killedAt = Date.now();
+    await eventually("A to hold every shard", async () => (await holders(name)).every((o) => o === "A"), 10_000);
+    const takeover = Date.now() - killedAt;
+    expect(takeover, "takeover time (ms)").to.be.below(LEASE_MS + 2_000);
+
+    expect(await results).to.deep.equal(ids.map((_, i) => String(i + 10)));
+    const lines = steps();
+    expect(rerunsAfterAck(lines), "steps acknowledged before the kill that ran again").to.deep.equal([]);
+    const acked = new Set(lines.filter((l) => l.startsWith("ack ")).map((l) => l.split(" ").slice(1, 3).join(" ")));
+    expect(acked.size).to.equal(ids.length * 4);
+    expect(lines.some((l) => l.startsWith("ack ") && l.endsWith(" B")), "B acknowledged steps before it died").to.equal(true);
+    // Runs of B's shards went on in A after the kill.
+    const ofB = new Set(ids.filter((id) => before[shardOf(id, SHARDS)] === "B"));
+    expect(lines.some((l) => l.startsWith("exec ") && l.endsWith(" A") && ofB.has(l.split(" ")[1] as string))).to.equal(true);
+  });
+});

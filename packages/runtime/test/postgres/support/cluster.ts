@@ -1,0 +1,79 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { sql } from "./database.js";
+
+const WORKER = new URL("../fixtures/cluster-worker.js", import.meta.url);
+
+/** An engine process of a cluster, driven by commands over its stdin. */
+export class ClusterWorker {
+  readonly process: ChildProcess;
+  readonly ready: Promise<void>;
+  readonly exited: Promise<void>;
+  private stderr = "";
+  private next = 0;
+  private readonly waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+
+  constructor(
+    readonly owner: string,
+    args: { url: string; schema: string; leaseMs: number; stepLog: string },
+  ) {
+    this.process = spawn(process.execPath, [WORKER.pathname, args.url, args.schema, owner, String(args.leaseMs), args.stepLog], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    this.process.stderr!.setEncoding("utf8").on("data", (d: string) => (this.stderr += d));
+    this.exited = new Promise((resolve) => this.process.on("close", () => resolve()));
+    this.ready = new Promise((resolve, reject) => {
+      createInterface({ input: this.process.stdout! }).on("line", (text) => {
+        if (text === "ready") return resolve();
+        const m = JSON.parse(text) as { n: number; ok: boolean; value?: unknown; name?: string; message?: string };
+        const w = this.waiting.get(m.n);
+        this.waiting.delete(m.n);
+        if (m.ok) w?.resolve(m.value);
+        else w?.reject(Object.assign(new Error(`${owner}: ${m.message}`), { name: m.name }));
+      });
+      void this.exited.then(() => {
+        const error = new Error(`cluster worker ${owner} exited: ${this.stderr}`);
+        reject(error);
+        for (const w of this.waiting.values()) w.reject(error);
+        this.waiting.clear();
+      });
+    });
+    this.ready.catch(() => undefined);
+  }
+
+  /** Sends a command and resolves with the worker's answer. */
+  send<T = unknown>(command: Record<string, unknown>): Promise<T> {
+    const n = ++this.next;
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.set(n, { resolve: resolve as (v: unknown) => void, reject });
+      this.process.stdin!.write(`${JSON.stringify({ n, ...command })}\n`);
+    });
+  }
+
+  /** SIGKILLs the worker and waits until it is gone. */
+  async kill(): Promise<void> {
+    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill("SIGKILL");
+    await this.exited;
+  }
+}
+
+/** The live lease holder of each shard of the schema (undefined for a free or expired lease). */
+export async function holders(schema: string): Promise<(string | undefined)[]> {
+  const rows = await sql<{ shard: number; owner: string | null; live: boolean }>(
+    `SELECT shard, owner, expires_at > clock_timestamp() AS live FROM "${schema}".leases ORDER BY shard`,
+  );
+  return rows.map((r) => (r.live && r.owner !== null ? r.owner : undefined));
+}
+
+/** Lines of the step log: `exec|ack <id> <step> <owner>`; acknowledged steps that were executed again. */
+export function rerunsAfterAck(lines: readonly string[]): string[] {
+  const acked = new Set<string>();
+  const violations: string[] = [];
+  for (const l of lines) {
+    const [kind, id, step] = l.split(" ") as [string, string, string];
+    const key = `${id} ${step}`;
+    if (kind === "ack") acked.add(key);
+    else if (kind === "exec" && acked.has(key)) violations.push(l);
+  }
+  return violations;
+}
