@@ -74,6 +74,35 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     expect((err as Error).message).to.contain(`'${missing}'`);
   });
 
+  it("hands shards with waiting runs to a process that joins, and the runs complete there", async () => {
+    const name = schema();
+    const a = new ClusterWorker("A", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
+    workers.push(a);
+    await a.ready;
+    const ids = Array.from({ length: 16 }, (_, i) => `moved-${i}`);
+    await Promise.all(ids.map((id, i) => a.send({ op: "start", id, input: { n: i, wait: true, stepMs: 5 } })));
+    await eventually("every run to wait for its signal", async () => {
+      const statuses = await Promise.all(ids.map((id) => a.send<{ status: string } | null>({ op: "status", id })));
+      return statuses.every((s) => s?.status === "suspended");
+    });
+    // A waits for the results while the shards of half of the runs move to B.
+    const results = Promise.all(ids.map((id) => a.send<string>({ op: "result", id })));
+    const b = new ClusterWorker("B", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
+    workers.push(b);
+    await b.ready;
+    await eventually("the shards to split evenly", async () => (await holders(name)).filter((o) => o === "B").length === SHARDS / 2, 15_000);
+    const owners = await holders(name);
+    await Promise.all(ids.map((id) => b.send({ op: "signal", id, by: "B" })));
+    expect(await results).to.deep.equal(ids.map((_, i) => `${i + 10} by B`));
+    const lines = steps();
+    expect(rerunsAfterAck(lines), "steps acknowledged before the move that ran again").to.deep.equal([]);
+    // Steps 3 and 4 ran where the run's shard ended up.
+    for (const l of lines.filter((x) => x.startsWith("exec ") && (x.includes(" s3 ") || x.includes(" s4 ")))) {
+      const [, id, , owner] = l.split(" ") as [string, string, string, string];
+      expect(owner, l).to.equal(owners[shardOf(id, SHARDS)]);
+    }
+  });
+
   it("takes over the shards of a SIGKILLed process within the lease time and completes every run without re-running an acknowledged step", async () => {
     const [a, b, name] = await pair();
     const before = await holders(name);
