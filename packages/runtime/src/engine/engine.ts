@@ -285,6 +285,7 @@ export class Engine implements RunOperations {
    */
   async schedule(name: string, spec: ScheduleSpec): Promise<Schedule> {
     this.assertOpen();
+    this.assertNotClustered("schedules");
     checkFlowName(name, "schedule name");
     const settings = checkScheduleSpec(name, spec, (w) => this.resolveType(w).name);
     await this.flow.schedules.schedule(name, settings, spec.paused === true);
@@ -305,6 +306,7 @@ export class Engine implements RunOperations {
   async debounce<R = unknown>(type: string, key: string, input: unknown, rule: Debounce, options?: EventOptions): Promise<RunHandle<R>>;
   async debounce(type: WorkflowClass | string, key: string, input: unknown, rule: Debounce, options: EventOptions = {}): Promise<RunHandle<unknown>> {
     this.assertOpen();
+    this.assertNotClustered("debounced starts");
     return this.flow.debouncer.debounce(this.resolveType(type).name, key, input, rule, options.eventId);
   }
 
@@ -320,6 +322,7 @@ export class Engine implements RunOperations {
   async batch<R = unknown>(type: string, key: string, event: unknown, rule: Batch, options?: EventOptions): Promise<RunHandle<R>>;
   async batch(type: WorkflowClass | string, key: string, event: unknown, rule: Batch, options: EventOptions = {}): Promise<RunHandle<unknown>> {
     this.assertOpen();
+    this.assertNotClustered("batched events");
     return this.flow.batcher.batch(this.resolveType(type).name, key, event, rule, options.eventId);
   }
 
@@ -571,6 +574,13 @@ export class Engine implements RunOperations {
     return entry;
   }
 
+  /** Refuses a feature whose state is not yet handed between the processes of a cluster. */
+  private assertNotClustered(feature: string): void {
+    if (this.cluster !== undefined) {
+      throw new ConfigError(`${feature} are not available to an engine in cluster mode (Config.postgres with cluster: true); use an engine that holds every shard`);
+    }
+  }
+
   private assertOpen(): void {
     if (this.fatal) throw this.fatal;
     if (this.closed) throw new FuseeError("the engine is shut down");
@@ -762,6 +772,14 @@ export class Engine implements RunOperations {
     try {
       const def = this.resolveType(request.type);
       checkId(request.id, "child workflow ID");
+      const childShard = shardOf(request.id, this.log.shardCount);
+      if (this.cluster !== undefined && childShard !== parent.shard) {
+        // A child's result is journaled in its parent, which must live in the same process as the child.
+        throw new RejectedError(
+          `child workflow ID '${request.id}' falls in shard ${childShard}, but its parent '${parent.id}' is in shard ${parent.shard}; ` +
+            "an engine in cluster mode runs a child only in its parent's shard",
+        );
+      }
       await this.begin(def, request.id, request.input, {}, undefined, { parent: { id: parent.id, runId, seq: request.seq } });
       const child = this.runs.get(request.id) as RunEntry;
       outcome = { ...base, ok: true, childRunId: child.runId, close: request.close, at: this.time.now() };
