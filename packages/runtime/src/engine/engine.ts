@@ -424,23 +424,27 @@ export class Engine implements RunOperations {
   async update(id: string, name: string, arg: unknown, options: UpdateOptions): Promise<unknown> {
     this.assertOpen();
     const away = this.remote(id);
-    if (away !== undefined) return this.cluster!.forward(away, "update", [id, name, arg, options]);
+    // The update's ID is chosen here, so an owner that performs the request again applies it once.
+    if (away !== undefined) return this.cluster!.forward(away, "update", [id, name, arg, { ...options, id: options.id ?? randomUUID() }]);
     const entry = this.entryOf(id);
     const updateId = options.id === undefined ? randomUUID() : checkId(options.id, "update ID");
     const key = `${id}\0${updateId}`;
+    // When the run's shard moves to another process of the cluster, its new owner knows the update by its ID.
+    const moved = (e: unknown): Promise<UpdateResultRecord | undefined> => (e instanceof ShardMovedError ? Promise.resolve(undefined) : Promise.reject(e));
+    const settle = (r: UpdateResultRecord | undefined): unknown => (r === undefined ? this.update(id, name, arg, { ...options, id: updateId }) : unwrapUpdate(r));
     const executor = await this.load(entry);
     await executor.whenIdle();
     const done = executor.updateOutcome(updateId);
     if (done !== undefined) return unwrapOutcome(done);
-    if (executor.knowsUpdate(updateId)) return unwrapUpdate(await this.updates.wait(key));
+    if (executor.knowsUpdate(updateId)) return settle(await this.updates.wait(key).catch(moved));
     if (entry.finished !== undefined) {
       throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`);
     }
     executor.validateUpdate(name, arg);
     executor.claimUpdate(updateId);
-    const outcome = this.updates.wait(key);
+    const outcome = this.updates.wait(key).catch(moved);
     await this.append(entry, { kind: "update", id: updateId, name, arg, at: this.time.now() });
-    return unwrapUpdate(await outcome);
+    return settle(await outcome);
   }
 
   /** @internal */
@@ -1003,6 +1007,7 @@ export class Engine implements RunOperations {
       entry.executor = undefined;
       entry.timers = undefined;
       this.results.reject(entry.id, moved);
+      this.updates.rejectWhere((key) => key.startsWith(`${entry.id}\0`), moved);
     }
     this.resumeQueue = this.resumeQueue.filter((entry) => entry.shard !== shard);
   }

@@ -22,6 +22,11 @@ export class Waiters<K, V> {
     for (const w of list ?? []) w.reject(error);
   }
 
+  /** Rejects the waiters of every key that `which` selects. */
+  rejectWhere(which: (key: K) => boolean, error: unknown): void {
+    for (const key of [...this.map.keys()]) if (which(key)) this.reject(key, error);
+  }
+
   rejectAll(error: unknown): void {
     for (const key of [...this.map.keys()]) this.reject(key, error);
   }

@@ -85,8 +85,9 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
       const statuses = await Promise.all(ids.map((id) => a.send<{ status: string } | null>({ op: "status", id })));
       return statuses.every((s) => s?.status === "suspended");
     });
-    // A waits for the results while the shards of half of the runs move to B.
+    // A waits for the results and for updates while the shards of half of the runs move to B.
     const results = Promise.all(ids.map((id) => a.send<string>({ op: "result", id })));
+    const updates = Promise.all(ids.map((id) => a.send<string>({ op: "update", id, tag: `u-${id}` })));
     const b = new ClusterWorker("B", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
     workers.push(b);
     await b.ready;
@@ -94,6 +95,7 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     const owners = await holders(name);
     await Promise.all(ids.map((id) => b.send({ op: "signal", id, by: "B" })));
     expect(await results).to.deep.equal(ids.map((_, i) => `${i + 10} by B`));
+    expect(await updates).to.deep.equal(ids.map((id) => `u-${id} after B`));
     const lines = steps();
     expect(rerunsAfterAck(lines), "steps acknowledged before the move that ran again").to.deep.equal([]);
     // Steps 3 and 4 ran where the run's shard ended up.
