@@ -29,6 +29,8 @@ export interface ClusterOptions {
 // How often a process waiting for a reply looks for it: from the first to the last interval, doubling.
 const REPLY_POLL_FIRST_MS = 5;
 const REPLY_POLL_LAST_MS = 200;
+// How often replies no process took (its asker died) are deleted.
+const REPLY_SWEEP_MS = 60_000;
 
 export class ClusterNode {
   /** Shards held and recovered: operations on their runs are performed here. */
@@ -40,6 +42,7 @@ export class ClusterNode {
   private chain: Promise<void> = Promise.resolve();
   private readonly unsubscribe: (() => void)[] = [];
   private closed = false;
+  private sweep: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly engine: Engine & ClusterHost,
@@ -57,6 +60,8 @@ export class ClusterNode {
     node.unsubscribe.push(log.onLost((shard) => node.lost(shard)));
     try {
       node.unsubscribe.push(await log.onNotify((shard) => node.drain(shard)));
+      node.sweep = setInterval(() => void node.requests.sweepReplies().catch(() => undefined), REPLY_SWEEP_MS);
+      node.sweep.unref();
       for (const shard of log.ownedShards()) node.acquired(shard);
       await node.chain;
     } catch (e) {
@@ -79,11 +84,14 @@ export class ClusterNode {
   async forward<K extends ForwardedKind>(shard: number, kind: K, args: ForwardedArgs[K]): Promise<unknown> {
     this.assertOpen();
     const id = randomUUID();
-    await this.requests.ask(id, shard, kind, encodeValue(args));
+    const failed = (e: unknown): never => {
+      throw new StorageError(`forwarding ${kind} request ${id} to the owner of shard ${shard} failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+    };
+    await this.requests.ask(id, shard, kind, encodeValue(args)).catch(failed);
     let wait = REPLY_POLL_FIRST_MS;
     for (;;) {
       this.assertOpen();
-      const reply = await this.requests.take(id);
+      const reply = await this.requests.take(id).catch(failed);
       if (reply !== undefined) {
         if (reply.outcome === "ok") return decodeValue(reply.payload);
         throw decodeError(reply.payload);
@@ -96,6 +104,7 @@ export class ClusterNode {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.sweep);
     for (const u of this.unsubscribe) u();
     await this.chain;
     await Promise.allSettled([...this.draining.values()]);

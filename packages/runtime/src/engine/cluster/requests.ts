@@ -69,6 +69,11 @@ export class RequestTable {
     return result.rows[0];
   }
 
+  /** Deletes replies older than an hour: their askers stopped before taking them. */
+  async sweepReplies(): Promise<void> {
+    await this.pool.query(`DELETE FROM ${this.t.replies} WHERE created_at < clock_timestamp() - interval '1 hour'`);
+  }
+
   async close(): Promise<void> {
     await this.pool.end().catch(() => undefined);
   }
