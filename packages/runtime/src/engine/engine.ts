@@ -961,8 +961,13 @@ export class Engine implements RunOperations {
         return run !== undefined && expired.has(run.id);
       });
       if (streams.length === 0) continue;
-      await this.log.drop(shard, streams);
-      await this.log.compact(shard);
+      try {
+        await this.log.drop(shard, streams);
+        await this.log.compact(shard);
+      } catch (e) {
+        // A shard this process of a cluster lost meanwhile is swept by its new owner.
+        if (this.cluster === undefined || this.cluster.owns(shard)) throw e;
+      }
     }
   }
 
