@@ -38,7 +38,7 @@ describe("kill sweep (local, real processes)", function () {
     const logFile = join(dir, "..", `${dir.split("/").pop()}-steps.log`);
     try {
       for (let generation = 1; generation <= KILLS; generation++) {
-        await runWorker(join(dir, "data"), logFile, generation, false, 20 + Math.floor(Math.random() * 300));
+        await runWorker(join(dir, "data"), logFile, generation, false, 20 + Math.floor(Math.random() * 130));
       }
       await runWorker(join(dir, "data"), logFile, KILLS + 1, true);
 
