@@ -1,6 +1,7 @@
 import { runFlowBench } from "./flow-bench.js";
 import { runLogBench } from "./log-bench.js";
 import { runStepsBench } from "./steps-bench.js";
+import { runListBench } from "./list-bench.js";
 
 /** Benchmarks by sub-command: `npm run bench -- <name> [--json]`. Add one line per benchmark. */
 const commands: Record<string, (args: readonly string[]) => Promise<void>> = {
@@ -8,6 +9,7 @@ const commands: Record<string, (args: readonly string[]) => Promise<void>> = {
   log: runLogBench,
   pg: async (args) => (await import("./pg-bench.js")).runPgBench(args),
   steps: runStepsBench,
+  list: runListBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

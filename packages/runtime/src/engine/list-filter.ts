@@ -41,17 +41,23 @@ function compare(a: unknown, b: unknown): number | undefined {
   return undefined;
 }
 
-/** True when a run matches every field of the filter. */
-export function matches(run: RunStatus, filter: ListFilter): boolean {
-  for (const [field, cond] of Object.entries(filter)) {
-    const value = fieldOf(run, field);
-    if (!isOperatorObject(cond)) {
-      if (!same(value, cond)) return false;
-      continue;
+/** A filter checked once and turned into a predicate over a run's fields. */
+export type FieldPredicate = (field: (name: string) => unknown) => boolean;
+
+/**
+ * Compiles a checked filter once per query, so each run costs only its comparisons: no status
+ * object is built for a run that does not match.
+ */
+export function compileFilter(filter: ListFilter): FieldPredicate {
+  const tests = Object.entries(filter).map(([name, cond]): ((field: (name: string) => unknown) => boolean) => {
+    if (!isOperatorObject(cond)) return (field) => same(field(name), cond);
+    const checks: Array<(value: unknown) => boolean> = [];
+    if ("eq" in cond) checks.push((v) => same(v, cond.eq));
+    if ("ne" in cond) checks.push((v) => !same(v, cond.ne));
+    if (cond.in !== undefined) {
+      const list = cond.in;
+      checks.push((v) => list.some((x) => same(v, x)));
     }
-    if ("eq" in cond && !same(value, cond.eq)) return false;
-    if ("ne" in cond && same(value, cond.ne)) return false;
-    if (cond.in !== undefined && !cond.in.some((v) => same(value, v))) return false;
     const ordered: Array<[keyof FieldFilter, (c: number) => boolean]> = [
       ["gt", (c) => c > 0],
       ["gte", (c) => c >= 0],
@@ -60,9 +66,21 @@ export function matches(run: RunStatus, filter: ListFilter): boolean {
     ];
     for (const [op, test] of ordered) {
       if (!(op in cond)) continue;
-      const c = compare(value, cond[op]);
-      if (c === undefined || !test(c)) return false;
+      const bound = cond[op];
+      checks.push((v) => {
+        const c = compare(v, bound);
+        return c !== undefined && test(c);
+      });
     }
-  }
-  return true;
+    return (field) => {
+      const v = field(name);
+      return checks.every((check) => check(v));
+    };
+  });
+  return (field) => tests.every((t) => t(field));
+}
+
+/** True when a run matches every field of the filter. */
+export function matches(run: RunStatus, filter: ListFilter): boolean {
+  return compileFilter(filter)((name) => fieldOf(run, name));
 }
