@@ -21,7 +21,7 @@ export { Ctx, type PatchIds, type PatchId, type WaitOptions, type ChildOptions, 
 export { RetryPolicy, type ErrorClass } from "./workflow/retry-policy.js";
 export type { StepOptions, ClassType } from "./workflow/step-options.js";
 export { Config } from "./engine/config.js";
-export { Engine, type EngineOptions } from "./engine/engine.js";
+export { Engine, type EngineDescription, type EngineOptions } from "./engine/engine.js";
 export type { LimitSpec } from "./engine/limits.js";
 export { Debounce, Batch, type EventOptions } from "./engine/flow-rules.js";
 export { Schedule } from "./engine/schedule-handle.js";

@@ -51,7 +51,7 @@ export async function reconcileCodec(log: Log, cipher: PayloadCipher | undefined
   if (log.readOnly) return;
   const keyIds = [...new Set([...cipher.keyIds, ...(recorded?.keyIds ?? [])])];
   if (recorded !== undefined && recorded.algorithm === cipher.algorithm && keyIds.length === recorded.keyIds.length) return;
-  await log.updateManifest({ ...extra, codec: { algorithm: cipher.algorithm, keyIds } satisfies CodecEntry });
+  await log.updateManifest({ ...extra, codec: { ...recorded, algorithm: cipher.algorithm, keyIds } satisfies CodecEntry });
 }
 
 function quoted(ids: readonly string[]): string {

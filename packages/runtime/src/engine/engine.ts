@@ -28,6 +28,7 @@ import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { Config } from "./config.js";
 import { checkFilter, matches } from "./list-filter.js";
 import { reconcileCodec } from "./codec-manifest.js";
+import { SealBudget } from "./seal-budget.js";
 import { createPayloadCodec } from "./payloads.js";
 import { parseStream, RunEntry, streamOf } from "./run-entry.js";
 import { TimerQueue } from "./timer-queue.js";
@@ -38,6 +39,25 @@ import type { LimitSpec } from "./limits.js";
 import { Schedule } from "./schedule-handle.js";
 import { checkScheduleSpec, type ScheduleSpec } from "./schedule-spec.js";
 import { checkFlowName, isSystemStream } from "./system-streams.js";
+
+/** What {@link Engine.describeEngine} reports. */
+export interface EngineDescription {
+  readonly storage: "memory" | "local" | "postgres";
+  readonly shards: number;
+  /** Runs in this process's index (in a cluster, those of the shards it holds). */
+  readonly runs: number;
+  /** Runs whose executor is in memory (at most `Config.cache`). */
+  readonly liveRuns: number;
+  /** Present with `Config.codec`: the keys and the payloads each has sealed since the data was created. */
+  readonly codec?: {
+    readonly algorithm: string;
+    readonly encryptingKeyId: string;
+    readonly keyIds: readonly string[];
+    readonly sealed: Readonly<Record<string, number>>;
+    /** The most payloads one key may seal; the engine refuses to seal past it. */
+    readonly limit: number;
+  };
+}
 
 /** Options of {@link Engine.open}. */
 export interface EngineOptions {
@@ -76,6 +96,8 @@ export class Engine implements RunOperations {
   private readonly timers: TimerQueue;
   private readonly time: Clock;
   private readonly codec: PayloadCodec;
+  /** The configured cipher, counting seals per key; `undefined` without `Config.codec`. */
+  private readonly sealBudget: SealBudget | undefined;
   private readonly container: DependencyContainer;
   private readonly cacheSize: number;
   private readonly maxRecordBytes: number;
@@ -95,7 +117,8 @@ export class Engine implements RunOperations {
   ) {
     const s = config.settings;
     this.time = s.clock ?? systemClock;
-    this.codec = createPayloadCodec(s.cipher);
+    this.sealBudget = s.cipher === undefined ? undefined : new SealBudget(s.cipher);
+    this.codec = createPayloadCodec(this.sealBudget);
     this.container = options.container ?? rootContainer;
     this.cacheSize = s.cache;
     this.maxRecordBytes = s.maxPayloadBytes;
@@ -135,6 +158,7 @@ export class Engine implements RunOperations {
     const engine = new Engine(config, log, options);
     try {
       await reconcileCodec(log, s.cipher, s.storage.kind === "local" ? s.storage.dir : "the engine's storage");
+      await engine.sealBudget?.load(log);
       for (const cls of options.workflows ?? []) engine.registerOne(cls);
       if (s.storage.kind === "postgres" && s.storage.cluster === true) {
         const { ClusterNode } = await import("./cluster/node.js");
@@ -228,6 +252,28 @@ export class Engine implements RunOperations {
     const entry = this.runs.get(id);
     if (entry === undefined) return undefined;
     return { ...this.statusFromEntry(entry), journal: await this.journalOf(entry) };
+  }
+
+  /**
+   * The engine itself, where {@link describe} shows one run: its storage, shard count, the runs it
+   * indexes and holds in memory, and, with `Config.codec`, the cipher's keys and the payloads each
+   * key has sealed over the life of the data (the limit is the most one key may seal; rotate before).
+   *
+   * @example
+   * const { codec } = engine.describeEngine();
+   * if (codec && codec.sealed[codec.encryptingKeyId]! > codec.limit / 2) console.warn("rotate the key");
+   */
+  describeEngine(): EngineDescription {
+    const b = this.sealBudget;
+    return {
+      storage: this.config.settings.storage.kind,
+      shards: this.log.shardCount,
+      runs: this.runs.size,
+      liveRuns: this.live.size,
+      ...(b === undefined
+        ? {}
+        : { codec: { algorithm: b.algorithm, encryptingKeyId: b.encryptingKeyId, keyIds: b.keyIds, sealed: b.counts(), limit: b.limit } }),
+    };
   }
 
   /** Up to `limit` runs, most recently started first. */
@@ -340,6 +386,7 @@ export class Engine implements RunOperations {
     for (const entry of this.live.values()) entry.executor = undefined;
     this.live.clear();
     await this.cluster?.close();
+    await this.sealBudget?.settle();
     await this.log.close();
   }
 
