@@ -5,6 +5,7 @@ import { runListBench } from "./list-bench.js";
 
 /** Benchmarks by sub-command: `npm run bench -- <name> [--json]`. Add one line per benchmark. */
 const commands: Record<string, (args: readonly string[]) => Promise<void>> = {
+  codec: async (args) => (await import("./codec-bench.js")).runCodecBench(args),
   flow: runFlowBench,
   log: runLogBench,
   pg: async (args) => (await import("./pg-bench.js")).runPgBench(args),
