@@ -26,7 +26,7 @@ import { definitionOf, type WorkflowClass, type WorkflowDefinition } from "../wo
 import { RunExecutor, type ChildRequest, type RunHost } from "../workflow/run-executor.js";
 import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { Config } from "./config.js";
-import { checkFilter, matches } from "./list-filter.js";
+import { checkFilter, compileFilter } from "./list-filter.js";
 import { reconcileCodec } from "./codec-manifest.js";
 import { SealBudget } from "./seal-budget.js";
 import { createPayloadCodec } from "./payloads.js";
@@ -289,10 +289,11 @@ export class Engine implements RunOperations {
    */
   async listWhere(filter: ListFilter, limit = 100): Promise<RunStatus[]> {
     checkFilter(filter);
+    const predicate = compileFilter(filter);
     const out: RunStatus[] = [];
     for (const entry of this.runs.values()) {
-      const s = this.statusFromEntry(entry);
-      if (matches(s, filter)) out.push(s);
+      const field = (name: string): unknown => entryField(entry, name, () => this.statusFromEntry(entry).status);
+      if (predicate(field)) out.push(this.statusFromEntry(entry));
     }
     out.sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? -1 : 1));
     return out.slice(0, Math.max(0, limit));
@@ -1158,6 +1159,26 @@ function readsBackUnchanged(record: JournalRecord): boolean {
 
 function isPrimitive(v: unknown): boolean {
   return v === null || (typeof v !== "object" && typeof v !== "function" && typeof v !== "symbol");
+}
+
+/** A field of `listWhere` read straight from an index entry; the status only when asked for. */
+function entryField(entry: RunEntry, name: string, status: () => RunStatusValue): unknown {
+  switch (name) {
+    case "id":
+      return entry.id;
+    case "type":
+      return entry.type;
+    case "runId":
+      return entry.runId;
+    case "status":
+      return entry.finished ?? status();
+    case "startedAt":
+      return entry.startedAt;
+    case "endedAt":
+      return entry.endedAt;
+    default:
+      return entry.attributes?.[name];
+  }
 }
 
 /** Record kinds whose headers the index reads on open (see `indexRecord`); the rest are only counted. */
