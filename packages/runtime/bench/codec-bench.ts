@@ -6,43 +6,13 @@ import path from "node:path";
 import { aesGcm } from "../src/codec/index.js";
 import { Config } from "../src/engine/config.js";
 import { Engine } from "../src/engine/engine.js";
-import { Ctx } from "../src/workflow/ctx.js";
-import { Workflow } from "../src/workflow/decorators.js";
 import { percentile, round } from "./percentile.js";
+import { PlainSteps as Plain, STEPS, stepLatencies, TimedSteps as Timed } from "./step-workflows.js";
 
-const STEPS = 10;
 const CONCURRENT = 1_000;
 const SEQUENTIAL = 30;
 const ROUNDS = 4;
 
-let samples: Float64Array = new Float64Array(0);
-let sampleCount = 0;
-
-@Workflow("codec-timed")
-class Timed {
-  constructor(private readonly ctx: Ctx) {}
-
-  async run(n: number): Promise<number> {
-    let total = n;
-    for (let i = 0; i < STEPS; i++) {
-      const t0 = performance.now();
-      total = await this.ctx.step("add", async () => total + 1);
-      if (sampleCount < samples.length) samples[sampleCount++] = (performance.now() - t0) * 1000;
-    }
-    return total;
-  }
-}
-
-@Workflow("codec-plain")
-class Plain {
-  constructor(private readonly ctx: Ctx) {}
-
-  async run(n: number): Promise<number> {
-    let total = n;
-    for (let i = 0; i < STEPS; i++) total = await this.ctx.step("add", async () => total + 1);
-    return total;
-  }
-}
 
 type Mode = "plain" | "encrypted";
 
@@ -67,10 +37,10 @@ async function sequential(dir: string, mode: Mode, into: Float64Array): Promise<
   const engine = await Engine.open(configFor(dir, mode), { workflows: [Timed] });
   try {
     for (let i = 0; i < 5; i++) await (await engine.start(Timed, `warm-${i}`, 0)).result();
-    samples = into;
+    stepLatencies.into = into;
     for (let i = 0; i < SEQUENTIAL; i++) await (await engine.start(Timed, `s-${i}`, 0)).result();
-    const taken = sampleCount;
-    samples = new Float64Array(0);
+    const taken = stepLatencies.count;
+    stepLatencies.into = new Float64Array(0);
     return taken;
   } finally {
     await engine.shutdown();
@@ -99,7 +69,7 @@ export async function runCodecBench(args: readonly string[]): Promise<void> {
       const order: Mode[] = r % 2 === 0 ? ["plain", "encrypted"] : ["encrypted", "plain"];
       for (const mode of order) {
         rates[mode].push(await throughput(path.join(root, `t-${mode}-${r}`), mode));
-        sampleCount = counts[mode];
+        stepLatencies.count = counts[mode];
         counts[mode] = await sequential(path.join(root, `s-${mode}-${r}`), mode, latency[mode]);
       }
     }

@@ -4,45 +4,16 @@ import os from "node:os";
 import path from "node:path";
 import { Config } from "../src/engine/config.js";
 import { Engine } from "../src/engine/engine.js";
+import { floorSamples } from "./floor.js";
 import { Ctx } from "../src/workflow/ctx.js";
 import { Workflow } from "../src/workflow/decorators.js";
-import { floorSamples } from "./floor.js";
 import { percentile, round } from "./percentile.js";
+import { PlainSteps as Plain, STEPS, stepLatencies, TimedSteps as Timed } from "./step-workflows.js";
 
-const STEPS = 10;
 const SEQUENTIAL_WORKFLOWS = 150;
 const BLOCKS = 5;
 const CONCURRENCY = [1_000, 10_000] as const;
 const PARKED_RUNS = 100_000;
-
-let samples: Float64Array = new Float64Array(0);
-let sampleCount = 0;
-
-@Workflow("timed")
-class Timed {
-  constructor(private readonly ctx: Ctx) {}
-
-  async run(n: number): Promise<number> {
-    let total = n;
-    for (let i = 0; i < STEPS; i++) {
-      const t0 = performance.now();
-      total = await this.ctx.step("add", async () => total + 1);
-      if (sampleCount < samples.length) samples[sampleCount++] = (performance.now() - t0) * 1000;
-    }
-    return total;
-  }
-}
-
-@Workflow("plain")
-class Plain {
-  constructor(private readonly ctx: Ctx) {}
-
-  async run(n: number): Promise<number> {
-    let total = n;
-    for (let i = 0; i < STEPS; i++) total = await this.ctx.step("add", async () => total + 1);
-    return total;
-  }
-}
 
 @Workflow("sleeper")
 class Sleeper {
@@ -110,19 +81,22 @@ export async function runStepsBench(args: readonly string[]): Promise<void> {
 async function sequential(root: string): Promise<{ floor: { p50_us: number; p99_us: number }; step: { p50_us: number; p99_us: number } }> {
   const perBlock = SEQUENTIAL_WORKFLOWS / BLOCKS;
   const floor = new Float64Array(BLOCKS * perBlock * STEPS);
-  samples = new Float64Array(BLOCKS * perBlock * STEPS);
-  sampleCount = 0;
+  const samples = new Float64Array(BLOCKS * perBlock * STEPS);
+  stepLatencies.into = samples;
+  stepLatencies.count = 0;
   const engine = await Engine.open(Config.local(path.join(root, "seq")).shards(1), { workflows: [Timed] });
   try {
     for (let i = 0; i < 20; i++) await (await engine.start(Timed, `warm-${i}`, 0)).result();
-    sampleCount = 0;
+    stepLatencies.count = 0;
     for (let b = 0; b < BLOCKS; b++) {
       floor.set(floorSamples({ dir: root, rounds: perBlock * STEPS, recordBytes: 128 }), b * perBlock * STEPS);
       for (let i = 0; i < perBlock; i++) await (await engine.start(Timed, `seq-${b}-${i}`, 0)).result();
     }
   } finally {
     await engine.shutdown();
+    stepLatencies.into = new Float64Array(0);
   }
+  const sampleCount = stepLatencies.count;
   return {
     floor: { p50_us: round(percentile(floor, floor.length, 0.5)), p99_us: round(percentile(floor, floor.length, 0.99)) },
     step: { p50_us: round(percentile(samples, sampleCount, 0.5)), p99_us: round(percentile(samples, sampleCount, 0.99)) },
