@@ -502,6 +502,19 @@ export class RunExecutor implements CtxBackend, StepHost {
     else action();
   }
 
+  /**
+   * Journals the failure that replaces an unjournalable outcome. When even that cannot be written
+   * (the payload cipher refuses to seal anything more), the run stops here, broken with the reason,
+   * instead of throwing where nothing would catch it.
+   */
+  private recordOrBreak(record: JournalRecord): void {
+    try {
+      this.record(record);
+    } catch (e) {
+      this.breakWith(asError(e));
+    }
+  }
+
   private record(record: JournalRecord): void {
     if (this.host.closed() || this.broken) return;
     this.host.append(record);
@@ -529,7 +542,7 @@ export class RunExecutor implements CtxBackend, StepHost {
         this.host.append(outcome.ok ? { ...base, ok: true, value: outcome.value } : { ...base, ok: false, error: asError(outcome.error) });
       } catch (encodeError) {
         // A result that cannot be journaled fails the step rather than the engine.
-        this.host.append({ ...base, ok: false, error: asError(encodeError) });
+        this.recordOrBreak({ ...base, ok: false, error: asError(encodeError) });
       }
     });
   }
@@ -685,7 +698,7 @@ export class RunExecutor implements CtxBackend, StepHost {
       try {
         this.record({ kind: "finish", at, ...outcome });
       } catch (encodeError) {
-        this.record({ kind: "finish", at, status: "failed", error: asError(encodeError) });
+        this.recordOrBreak({ kind: "finish", at, status: "failed", error: asError(encodeError) });
       }
     });
   }
@@ -733,7 +746,7 @@ export class RunExecutor implements CtxBackend, StepHost {
         try {
           this.record({ kind: "update-result", id, at, ...outcome });
         } catch (encodeError) {
-          this.record({ kind: "update-result", id, at, ok: false, error: asError(encodeError) });
+          this.recordOrBreak({ kind: "update-result", id, at, ok: false, error: asError(encodeError) });
         }
       });
     };
