@@ -86,7 +86,7 @@ class AesGcmCipher implements PayloadCipher {
     const out = new Uint8Array(headerLength + NONCE_BYTES + plain.length + TAG_BYTES);
     out.set(key.header, 0);
     const nonce = out.subarray(headerLength, headerLength + NONCE_BYTES);
-    randomFillSync(nonce);
+    nextNonce(nonce);
     const cipher = createCipheriv(ALGORITHM, key.secret, nonce, { authTagLength: TAG_BYTES });
     cipher.setAAD(concat(key.header, aad));
     const body = cipher.update(plain);
@@ -215,4 +215,19 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   out.set(a, 0);
   out.set(b, a.length);
   return out;
+}
+
+// One getrandom call per 256 nonces instead of one per payload: the bytes are as random, and the
+// system call was a third of the cost of sealing a small payload.
+const NONCE_POOL = new Uint8Array(NONCE_BYTES * 256);
+let noncePoolUsed = NONCE_POOL.length;
+
+/** Fills `into` with the next 12 unused random bytes of the pool; no byte is ever handed out twice. */
+function nextNonce(into: Uint8Array): void {
+  if (noncePoolUsed + NONCE_BYTES > NONCE_POOL.length) {
+    randomFillSync(NONCE_POOL);
+    noncePoolUsed = 0;
+  }
+  into.set(NONCE_POOL.subarray(noncePoolUsed, noncePoolUsed + NONCE_BYTES));
+  noncePoolUsed += NONCE_BYTES;
 }
