@@ -135,8 +135,6 @@ export class RunExecutor implements CtxBackend, StepHost {
   private inFlight = 0;
   private bodyDone = false;
   private lastCall = "nothing yet";
-  /** The journal as applied so far. */
-  readonly journal: JournalRecord[] = [];
   /** Set when the code and the journal disagree, or the workflow cannot be instantiated. */
   broken: Error | undefined;
   finished: FinishedStatus | undefined;
@@ -558,7 +556,6 @@ export class RunExecutor implements CtxBackend, StepHost {
         const position = this.applied++;
         const replayed = position < this.replayEnd;
         this.lastAt = record.at;
-        this.journal.push(record);
         this.apply(record, position, replayed);
         if (this.held !== null && this.applied >= this.replayEnd) this.endReplay();
         await settle();
