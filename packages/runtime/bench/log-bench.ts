@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { type LocalLog, openLocalLog } from "../src/storage/index.js";
 import { FloorFile } from "./floor.js";
+import { measureAppendThroughput } from "./append-throughput.js";
 import { percentile, round } from "./percentile.js";
 
 const RECORD_BYTES = 100;
@@ -131,41 +132,8 @@ async function alternate(dir: string, preallocate: boolean, root: string): Promi
 }
 
 async function measureThroughput(log: LocalLog, shards: number, appenders: number): Promise<ThroughputRow> {
-  const body = Buffer.alloc(RECORD_BYTES, 0x62);
-  const samples = new Float64Array(4_000_000);
-  let count = 0;
-  let stop = false;
-  const before = log.stats();
-  const started = performance.now();
-  const timer = setTimeout(() => (stop = true), THROUGHPUT_MS);
-  await Promise.all(
-    Array.from({ length: appenders }, async (_, i) => {
-      const entry = { stream: `run-${appenders}-${i}`, body };
-      const shard = i % shards;
-      while (!stop) {
-        const t0 = performance.now();
-        await log.append(shard, entry);
-        if (count < samples.length) samples[count++] = (performance.now() - t0) * 1000;
-      }
-    }),
-  );
-  clearTimeout(timer);
-  const seconds = (performance.now() - started) / 1000;
-  const after = log.stats();
-  const appended = sum(after.appended) - sum(before.appended);
-  const syncs = sum(after.syncs) - sum(before.syncs);
-  return {
-    shards,
-    appenders,
-    records_per_s: Math.round(appended / seconds),
-    records_per_sync: round(appended / Math.max(1, syncs)),
-    ack_p50_us: round(percentile(samples, count, 0.5)),
-    ack_p99_us: round(percentile(samples, count, 0.99)),
-  };
-}
-
-function sum(values: readonly number[]): number {
-  return values.reduce((a, b) => a + b, 0);
+  const row = await measureAppendThroughput(log, { appenders, shards, recordBytes: RECORD_BYTES, durationMs: THROUGHPUT_MS, maxSamples: 4_000_000 });
+  return { shards, ...row };
 }
 
 function pad(value: number, width: number): string {

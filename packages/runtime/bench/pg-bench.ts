@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { type PostgresLog, openPostgresLog } from "../src/storage/postgres/pg-log.js";
+import { type PostgresLog, openPostgresLog, redact } from "../src/storage/postgres/pg-log.js";
+import { measureAppendThroughput } from "./append-throughput.js";
 import { percentile, round } from "./percentile.js";
 
 const URL_ENV = "FUSEE_BENCH_PG_URL";
@@ -159,47 +160,18 @@ async function floorThroughput(pool: pg.Pool, schema: string): Promise<number> {
 }
 
 async function measureThroughput(log: PostgresLog, appenders: number): Promise<Row> {
-  const body = Buffer.alloc(RECORD_BYTES, 0x62);
-  const samples = new Float64Array(2_000_000);
-  let count = 0;
-  let stop = false;
-  const before = log.stats();
-  const started = performance.now();
-  const timer = setTimeout(() => (stop = true), THROUGHPUT_MS);
-  await Promise.all(
-    Array.from({ length: appenders }, async (_, i) => {
-      const entry = { stream: `run-${appenders}-${i}`, body };
-      while (!stop) {
-        const t0 = performance.now();
-        await log.append(0, entry);
-        if (count < samples.length) samples[count++] = (performance.now() - t0) * 1000;
-      }
-    }),
-  );
-  clearTimeout(timer);
-  const seconds = (performance.now() - started) / 1000;
-  const after = log.stats();
-  const appended = after.appended[0]! - before.appended[0]!;
-  const batches = after.syncs[0]! - before.syncs[0]!;
-  return {
+  const { records_per_sync, ...row } = await measureAppendThroughput(log, {
     appenders,
-    records_per_s: Math.round(appended / seconds),
-    records_per_batch: round(appended / Math.max(1, batches)),
-    ack_p50_us: round(percentile(samples, count, 0.5)),
-    ack_p99_us: round(percentile(samples, count, 0.99)),
-  };
+    shards: 1,
+    recordBytes: RECORD_BYTES,
+    durationMs: THROUGHPUT_MS,
+    maxSamples: 2_000_000,
+  });
+  // One INSERT statement carries each batch, so a "sync" here is a batch.
+  return { ...row, records_per_batch: records_per_sync };
 }
 
 function pad(value: number, width: number): string {
   return String(value).padStart(width);
 }
 
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== "") u.password = "***";
-    return u.toString();
-  } catch {
-    return "the configured server";
-  }
-}

@@ -593,7 +593,7 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** The URL without its password, for messages. */
-function redact(url: string): string {
+export function redact(url: string): string {
   try {
     const u = new URL(url);
     if (u.password !== "") u.password = "***";
