@@ -5,6 +5,15 @@ import type { Segment } from "./segment.js";
 
 const CHUNK = 1024 * 1024;
 
+/** Options of {@link FrameReader}. */
+export interface FrameReaderOptions {
+  /**
+   * Reads each window into a new buffer instead of reusing one, so views into earlier windows stay
+   * valid after `next` moves on.
+   */
+  readonly freshWindows?: boolean;
+}
+
 /**
  * Reads the frames of a segment range in order through a 1 MiB window, checking each checksum.
  * Recovery has validated the range already, so a failure here is damage that happened since the
@@ -24,6 +33,7 @@ export class FrameReader {
     private readonly segment: Segment,
     start: number,
     private readonly end: number,
+    private readonly options: FrameReaderOptions = {},
   ) {
     this.offset = start;
   }
@@ -50,7 +60,7 @@ export class FrameReader {
 
   private refill(atLeast: number): void {
     const want = Math.min(Math.max(CHUNK, atLeast), this.end - this.offset);
-    if (this.buf.length < want) this.buf = Buffer.allocUnsafe(want);
+    if (this.buf.length < want || (this.options.freshWindows === true && this.filled > 0)) this.buf = Buffer.allocUnsafe(want);
     this.base = this.offset;
     this.filled = readFully(this.layer, this.segment.fd, this.buf, 0, want, this.offset);
   }

@@ -167,6 +167,10 @@ export class LocalLog implements Log {
     return this.shard(shard).scan();
   }
 
+  scanBatches(shard: number): AsyncIterable<readonly LogEntry[]> {
+    return this.shard(shard).scanBatches();
+  }
+
   async read(shard: number, stream: string): Promise<LogEntry[]> {
     return this.shard(shard).read(stream);
   }

@@ -33,7 +33,7 @@ export interface LogStats {
  *   entries of one shard are durable in the order they were appended.
  * - After any failed write or sync the shard is fatal: pending and later appends reject with
  *   `StorageError`, and nothing appended after the failure is ever acknowledged.
- * - `scan` yields exactly the durable, non-dropped entries of a shard in append order.
+ * - `scan` (and `scanBatches`) yield exactly the durable, non-dropped entries of a shard in append order.
  */
 export interface Log {
   /** Number of shards, fixed for the life of the data. */
@@ -49,6 +49,13 @@ export interface Log {
 
   /** Yields every live entry of a shard, in append order. */
   scan(shard: number): AsyncIterable<LogEntry>;
+
+  /**
+   * Yields the live entries of a shard in append order in batches, for readers of whole shards
+   * (recovery), which would otherwise pay an asynchronous turn per entry. An entry dropped while a
+   * scan is under way may still appear in a batch read before the drop.
+   */
+  scanBatches(shard: number): AsyncIterable<readonly LogEntry[]>;
 
   /** The live entries of one stream, in append order (empty when the stream is unknown or dropped). */
   read(shard: number, stream: string): Promise<LogEntry[]>;

@@ -1,6 +1,9 @@
 import { StorageError } from "../core/errors.js";
 import type { Log, LogEntry, LogStats } from "./log.js";
 
+/** Entries per batch of `scanBatches`. */
+const SCAN_BATCH = 1024;
+
 interface StoredEntry {
   readonly stream: string;
   readonly body: Uint8Array;
@@ -54,8 +57,21 @@ export class MemoryLog implements Log {
   }
 
   async *scan(shard: number): AsyncIterable<LogEntry> {
+    for await (const batch of this.scanBatches(shard)) yield* batch;
+  }
+
+  async *scanBatches(shard: number): AsyncIterable<readonly LogEntry[]> {
     const s = this.shard(shard);
-    for (const e of s.entries) if (!e.dropped) yield { stream: e.stream, body: e.body.slice() };
+    let batch: LogEntry[] = [];
+    for (const e of s.entries) {
+      if (e.dropped) continue;
+      batch.push({ stream: e.stream, body: e.body.slice() });
+      if (batch.length === SCAN_BATCH) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
   }
 
   async read(shard: number, stream: string): Promise<LogEntry[]> {

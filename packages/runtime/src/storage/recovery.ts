@@ -1,7 +1,7 @@
 import path from "node:path";
 import { StorageError } from "../core/errors.js";
 import { type FileLayer, readFully, writeFully } from "./file-layer.js";
-import { type FrameFault, FrameKind, FrameView, readFrame, sealedFrameCount } from "./frame.js";
+import { type FrameFault, FrameKind, FrameView, HEADER_BYTES, frameLength, readFrame, sealedFrameCount } from "./frame.js";
 import { COMPACT_SUFFIX, FILE_MODE, PREPARED_NAME, Segment, parseSegmentName, segmentName } from "./segment.js";
 import { type StreamIndex, position } from "./stream-index.js";
 
@@ -68,7 +68,6 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
   const segments: Segment[] = [];
   const events: RecoveryEvent[] = [];
   const view = new FrameView();
-  let buf = Buffer.alloc(0);
   try {
     for (let i = 0; i < seqs.length; i++) {
       const seq = seqs[i]!;
@@ -84,31 +83,30 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
       }
       const size = layer.size(fd);
       segments.push(new Segment(seq, file, fd, 0, 0, false, size));
-      if (buf.length < size) buf = Buffer.allocUnsafe(size);
-      const limit = readFully(layer, fd, buf, 0, size, 0);
+      const win = new SegmentWindow(layer, fd, size);
 
       let off = 0;
       let frames = 0;
       let sealed = false;
       let fault: Fault | undefined;
-      while (off < limit) {
-        if (!readFrame(buf, off, limit, view)) {
+      while (off < size) {
+        if (!win.frameAt(off, view)) {
           fault = view.fault;
           break;
         }
         if (view.kind === FrameKind.Seal) {
-          if (sealedFrameCount(buf, view) !== frames) fault = "seal-count";
+          if (sealedFrameCount(win.buf, view) !== frames) fault = "seal-count";
           else sealed = true;
-          if (sealed) off = view.end;
+          if (sealed) off = win.base + view.end;
           break;
         }
-        const key = view.key(buf);
+        const key = view.key(win.buf);
         if (view.kind === FrameKind.Entry) index.add(key, position(seq, off));
         else index.drop(key);
         frames += 1;
-        off = view.end;
+        off = win.base + view.end;
       }
-      if (fault === "zero" && isZero(buf, off, limit)) fault = undefined;
+      if (fault === "zero" && win.zeroFrom(off)) fault = undefined;
       if (fault === undefined && !sealed && !newest) fault = "unsealed";
 
       const segment = segments.at(-1)!;
@@ -117,8 +115,11 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
       segment.sealed = sealed;
       if (fault === undefined) continue;
 
-      const damageEnd = lastNonZero(buf, off, limit);
-      const validAt = fault === "unsealed" ? -1 : findValidFrame(buf, off + 1, limit, view);
+      // Damage is rare: judge it over the rest of the segment read whole.
+      const rest = win.rest(off);
+      const damageEnd = off + lastNonZero(rest, 0, rest.length);
+      const validRel = fault === "unsealed" ? -1 : findValidFrame(rest, 1, rest.length, view);
+      const validAt = validRel < 0 ? -1 : off + validRel;
       const reason = describe(fault, validAt);
       if (newest && (readOnly || validAt < 0)) {
         if (!readOnly && damageEnd > off) zeroRange(layer, fd, off, damageEnd);
@@ -177,6 +178,63 @@ function sizeOf(layer: FileLayer, file: string): number {
     return layer.size(fd);
   } finally {
     layer.close(fd);
+  }
+}
+
+/** Bytes recovery reads at a time: whole segments (64 MiB of mostly preallocated zeros) cost more to map than to scan. */
+const WINDOW = 4 * 1024 * 1024;
+
+/** A read window sliding forward over one segment file. */
+class SegmentWindow {
+  buf: Buffer = Buffer.allocUnsafe(WINDOW);
+  /** File offset of `buf[0]`. */
+  base = 0;
+  private filled = 0;
+
+  constructor(
+    private readonly layer: FileLayer,
+    private readonly fd: number,
+    private readonly size: number,
+  ) {}
+
+  /**
+   * Decodes the frame at file offset `at` into `view` (offsets relative to `buf`), reading further
+   * when the frame runs past the window; false with `view.fault` set as {@link readFrame} gives it.
+   */
+  frameAt(at: number, view: FrameView): boolean {
+    let rel = this.load(at, HEADER_BYTES);
+    if (readFrame(this.buf, rel, this.filled, view)) return true;
+    if (view.fault !== "short" || this.filled - rel < HEADER_BYTES || this.base + this.filled >= this.size) return false;
+    rel = this.load(at, frameLength(this.buf, rel));
+    return readFrame(this.buf, rel, this.filled, view);
+  }
+
+  /** Whether every byte from `at` to the end of the file is zero. */
+  zeroFrom(at: number): boolean {
+    while (at < this.size) {
+      const rel = this.load(at, Math.min(WINDOW, this.size - at));
+      const n = this.filled - rel;
+      if (n <= 0) return true;
+      if (!isZero(this.buf, rel, rel + n)) return false;
+      at += n;
+    }
+    return true;
+  }
+
+  /** The bytes from `at` to the end of the file, in a buffer of their own. */
+  rest(at: number): Buffer {
+    const out = Buffer.allocUnsafe(Math.max(0, this.size - at));
+    return out.subarray(0, readFully(this.layer, this.fd, out, 0, out.length, at));
+  }
+
+  /** Makes `[at, at + bytes)` readable (as far as the file goes) and returns `at`'s offset in `buf`. */
+  private load(at: number, bytes: number): number {
+    if (at >= this.base && at + bytes <= this.base + this.filled) return at - this.base;
+    const want = Math.min(Math.max(WINDOW, bytes), this.size - at);
+    if (this.buf.length < want) this.buf = Buffer.allocUnsafe(want);
+    this.base = at;
+    this.filled = readFully(this.layer, this.fd, this.buf, 0, Math.max(0, want), at);
+    return 0;
   }
 }
 

@@ -203,6 +203,44 @@ export class Shard implements CommitTarget {
     }
   }
 
+  /**
+   * Yields the live entries in log order, one batch per read window; a batch holds the entries live
+   * when it was read. Each window is a buffer of its own, so bodies are views into it rather than
+   * copies. A segment being read is never swapped by compaction.
+   */
+  async *scanBatches(): AsyncGenerator<LogEntry[]> {
+    const view = new FrameView();
+    let lastSeq = 0;
+    for (;;) {
+      const seg = this.segments.find((s) => s.seq > lastSeq);
+      if (seg === undefined) return;
+      lastSeq = seg.seq;
+      seg.acquire();
+      try {
+        const reader = new FrameReader(this.layer, this.shard, seg, 0, seg.end, { freshWindows: true });
+        let window = reader.buf;
+        let batch: LogEntry[] = [];
+        while (reader.next(view)) {
+          const buf = reader.buf;
+          if (buf !== window) {
+            window = buf;
+            if (batch.length > 0) {
+              yield batch;
+              batch = [];
+            }
+          }
+          if (view.kind !== FrameKind.Entry) continue;
+          const key = view.key(buf);
+          if (this.index.hasDrops && !this.index.isLive(key, position(seg.seq, reader.base + view.start))) continue;
+          batch.push({ stream: key, body: buf.subarray(view.payloadStart, view.end) });
+        }
+        if (batch.length > 0) yield batch;
+      } finally {
+        seg.release(this.layer);
+      }
+    }
+  }
+
   /** Replaces a sealed segment by its compacted copy (same sequence number). */
   replaceSegment(old: Segment, replacement: Segment): void {
     const i = this.segments.indexOf(old);

@@ -22,10 +22,16 @@ export class StreamIndex {
   private nodeTop = 0;
   private freeNode = -1;
   private live = 0;
+  private dropped = 0;
 
   /** Live entries across all streams. */
   get liveEntries(): number {
     return this.live;
+  }
+
+  /** Whether any entry was ever dropped; until then every entry in the shard is live. */
+  get hasDrops(): boolean {
+    return this.dropped > 0;
   }
 
   get streamCount(): number {
@@ -69,6 +75,7 @@ export class StreamIndex {
     this.head[slot] = this.freeSlot;
     this.freeSlot = slot;
     this.live -= n;
+    this.dropped += n;
     return n;
   }
 

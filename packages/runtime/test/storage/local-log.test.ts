@@ -154,6 +154,48 @@ describe(LocalLog.name, () => {
     });
   });
 
+  describe("recovery across read windows", () => {
+    // Recovery reads segments 4 MiB at a time and the batched scan 1 MiB at a time.
+    const MIB = 1024 * 1024;
+
+    it("reopens a segment whose frames straddle the read windows, a frame larger than a window among them", async () => {
+      const options = { dir: dir(), shards: 1, segmentBytes: 64 * MIB };
+      let log = await openLocalLog(options);
+      const big = Buffer.alloc(5 * MIB, 7);
+      const written: string[] = [];
+      for (let i = 0; i < 3_000; i++) {
+        const b = i === 1_500 ? big : Buffer.from(`${i}:`.padEnd(2_000 + (i % 97), "x"));
+        await log.append(0, { stream: `s${i % 5}`, body: b });
+        written.push(i === 1_500 ? "big" : `${i}`);
+      }
+      await log.close();
+
+      log = await openLocalLog(options);
+      expect(log.recovery).to.deep.equal([]);
+      const kept: Uint8Array[] = [];
+      for await (const batch of log.scanBatches(0)) kept.push(...batch.map((e) => e.body));
+      // Bodies of earlier batches stay intact after later windows were read.
+      expect(kept.map((b) => (b.length === big.length ? "big" : text(b).split(":")[0]))).to.deep.equal(written);
+      expect(Buffer.compare(Buffer.from(kept[1_500]!), big)).to.equal(0);
+      await log.append(0, { stream: "s0", body: body("after") });
+      await log.close();
+    });
+
+    it("finds a stray byte far past the end of the data, beyond the first window, and zeroes it as a torn tail", async () => {
+      await fill({ dir: dir(), segmentBytes: 64 * MIB }, 10);
+      const [file] = segmentFiles(dir());
+      const end = framesOf(file!).at(-1)!.end;
+      flip(file!, 40 * MIB + 3, 0x10);
+
+      const log = await openLocalLog({ dir: dir(), segmentBytes: 64 * MIB });
+      expect(log.recovery).to.have.length(1);
+      expect(log.recovery[0]).to.include({ kind: "torn-tail", offset: end, discardedBytes: 40 * MIB + 4 - end });
+      expect(await allEntries(log)).to.deep.equal(records(0, 10));
+      await log.close();
+      expect(fs.readFileSync(file!)[40 * MIB + 3]).to.equal(0);
+    });
+  });
+
   describe("segments", () => {
     it("rolls over at segmentBytes and seals every segment but the newest", async () => {
       await fill({ dir: dir(), segmentBytes: 4096, preallocate: false }, 800);

@@ -280,6 +280,10 @@ export class PostgresLog implements Log {
   }
 
   async *scan(shard: number): AsyncIterable<LogEntry> {
+    for await (const batch of this.scanBatches(shard)) yield* batch;
+  }
+
+  async *scanBatches(shard: number): AsyncIterable<readonly LogEntry[]> {
     this.assertOpen();
     this.checkShard(shard);
     const t = this.p.tables;
@@ -290,7 +294,7 @@ export class PostgresLog implements Log {
         text: `SELECT seq, stream, body FROM ${t.entries} WHERE shard = $1 AND seq > $2 ORDER BY seq LIMIT ${SCAN_PAGE}`,
         values: [shard, after],
       });
-      for (const row of page.rows) yield { stream: row.stream, body: row.body };
+      if (page.rows.length > 0) yield page.rows.map((row) => ({ stream: row.stream, body: row.body }));
       if (page.rows.length < SCAN_PAGE) return;
       after = page.rows[page.rows.length - 1]!.seq;
     }

@@ -15,9 +15,16 @@ const entry = (stream: string, body: string): LogEntry => ({ stream, body: text.
 const decode = (entries: Iterable<LogEntry>): string[] =>
   [...entries].map((e) => `${e.stream}:${Buffer.from(e.body).toString()}`);
 
+/** The entries `scan` yields, checked to be those `scanBatches` yields too. */
 async function scanAll(log: Log, shard: number): Promise<string[]> {
   const out: LogEntry[] = [];
   for await (const e of log.scan(shard)) out.push(e);
+  const batched: LogEntry[] = [];
+  for await (const batch of log.scanBatches(shard)) {
+    expect(batch, "an empty batch").to.not.have.length(0);
+    batched.push(...batch);
+  }
+  expect(decode(batched), "scanBatches against scan").to.deep.equal(decode(out));
   return decode(out);
 }
 
