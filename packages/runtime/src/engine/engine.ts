@@ -18,7 +18,7 @@ import { isFinished, type RunStatusValue } from "../core/status.js";
 import { RunHandle } from "../client/run-handle.js";
 import type { RunOperations } from "../client/run-operations.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateOptions } from "../client/types.js";
-import type { Log } from "../storage/log.js";
+import type { Log, LogEntry } from "../storage/log.js";
 import type { PostgresLog } from "../storage/postgres/index.js";
 import type { ClusterNode } from "./cluster/node.js";
 import { MemoryLog } from "../storage/memory-log.js";
@@ -1067,41 +1067,46 @@ export class Engine implements RunOperations {
 
   private async scanShard(shard: number): Promise<void> {
     const superseded = new Set<string>();
-    for await (const item of this.log.scan(shard)) {
-      if (isSystemStream(item.stream)) {
-        this.flow.recover(shard, item.stream, item.body);
-        continue;
-      }
-      const run = parseStream(item.stream);
-      if (run === undefined) continue;
-      // Most records (steps, signals, updates) only count; only those the index keeps are parsed.
-      const kind = readRecordKind(item.body);
-      const header: RecordHeader = INDEXED_KINDS.has(kind) ? readRecordHeader(item.body) : { kind };
-      let entry = this.runs.get(run.id);
-      if (entry !== undefined && run.runId < entry.runId) {
-        superseded.add(item.stream);
-        continue;
-      }
-      if (header.kind === "start") {
-        if (entry === undefined) {
-          entry = new RunEntry(run.id, shard);
-          this.runs.set(run.id, entry);
-        } else if (run.runId > entry.runId) superseded.add(entry.stream);
-        entry.reset(header.type as string, run.runId, header.at as number);
-        if (header.parent !== undefined) entry.parent = header.parent as RunEntry["parent"];
-      } else if (entry === undefined || run.runId !== entry.runId) {
-        throw new StorageError(`shard ${shard} holds a ${header.kind} record of run ${run.runId} of '${run.id}' before its start record`);
-      }
-      const position = entry.appended++;
-      if (header.kind === "attributes") {
-        const record = decodeRecord(item.body, this.codec, { workflowId: entry.id, runId: entry.runId, position });
-        this.indexRecord(entry, record);
-      } else if (INDEXED_KINDS.has(kind)) {
-        this.indexRecord(entry, header);
-      }
-      entry.durable = entry.appended;
+    for await (const batch of this.log.scanBatches(shard)) {
+      for (const item of batch) this.recoverEntry(shard, item, superseded);
     }
     for (const stream of superseded) this.dropRun(shard, stream);
+  }
+
+  /** Adds one journal entry read on open to the index; streams of runs a later run replaced go to `superseded`. */
+  private recoverEntry(shard: number, item: LogEntry, superseded: Set<string>): void {
+    if (isSystemStream(item.stream)) {
+      this.flow.recover(shard, item.stream, item.body);
+      return;
+    }
+    const run = parseStream(item.stream);
+    if (run === undefined) return;
+    // Most records (steps, signals, updates) only count; only those the index keeps are parsed.
+    const kind = readRecordKind(item.body);
+    const header: RecordHeader = INDEXED_KINDS.has(kind) ? readRecordHeader(item.body) : { kind };
+    let entry = this.runs.get(run.id);
+    if (entry !== undefined && run.runId < entry.runId) {
+      superseded.add(item.stream);
+      return;
+    }
+    if (header.kind === "start") {
+      if (entry === undefined) {
+        entry = new RunEntry(run.id, shard);
+        this.runs.set(run.id, entry);
+      } else if (run.runId > entry.runId) superseded.add(entry.stream);
+      entry.reset(header.type as string, run.runId, header.at as number);
+      if (header.parent !== undefined) entry.parent = header.parent as RunEntry["parent"];
+    } else if (entry === undefined || run.runId !== entry.runId) {
+      throw new StorageError(`shard ${shard} holds a ${header.kind} record of run ${run.runId} of '${run.id}' before its start record`);
+    }
+    const position = entry.appended++;
+    if (header.kind === "attributes") {
+      const record = decodeRecord(item.body, this.codec, { workflowId: entry.id, runId: entry.runId, position });
+      this.indexRecord(entry, record);
+    } else if (INDEXED_KINDS.has(kind)) {
+      this.indexRecord(entry, header);
+    }
+    entry.durable = entry.appended;
   }
 
   /** Resumes unfinished runs whose types are registered, a bounded number at a time. */

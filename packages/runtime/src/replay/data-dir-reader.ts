@@ -149,7 +149,7 @@ export class DataDirReader {
 
   private async index(): Promise<void> {
     for (let shard = 0; shard < this.log.shardCount; shard++) {
-      for await (const item of this.log.scan(shard)) {
+      for await (const batch of this.log.scanBatches(shard)) for (const item of batch) {
         // The engine's own streams (schedules, debounce windows, batches) hold no run journals.
         if (item.stream.startsWith(SYSTEM_STREAM_PREFIX)) continue;
         const run = parseStream(item.stream);
