@@ -130,6 +130,7 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
         ...(h.update ? { update: { id: h.update.id, name: h.update.name, arg: updateArg } } : {}),
         ...(h.from ? { from: h.from } : {}),
         ...(h.parent ? { parent: h.parent } : {}),
+        ...(h.request ? { request: h.request } : {}),
       };
     }
     case "heartbeat":
@@ -151,7 +152,7 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
     case "step":
       return { kind, at: h.at, seq: h.seq, name: h.name, ok: h.ok, attempts: h.attempts, ...outcome() };
     case "signal":
-      return { kind, at: h.at, name: h.name, value: value() };
+      return { kind, at: h.at, name: h.name, value: value(), ...(h.request ? { request: h.request } : {}) };
     case "update":
       return { kind, at: h.at, id: h.id, name: h.name, arg: value() };
     case "update-result":
@@ -196,6 +197,7 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
           ...(r.update ? { update: { id: r.update.id, name: r.update.name } } : {}),
           ...(r.from ? { from: r.from } : {}),
           ...(r.parent ? { parent: r.parent } : {}),
+          ...(r.request ? { request: r.request } : {}),
         },
         payload: codec.encodeValue([r.input, r.update?.arg], ctx),
       };
@@ -224,7 +226,7 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
         payload: r.ok ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
       };
     case "signal":
-      return { header: { at: r.at, name: r.name }, payload: codec.encodeValue(r.value, ctx) };
+      return { header: { at: r.at, name: r.name, ...(r.request ? { request: r.request } : {}) }, payload: codec.encodeValue(r.value, ctx) };
     case "update":
       return { header: { at: r.at, id: r.id, name: r.name }, payload: codec.encodeValue(r.arg, ctx) };
     case "update-result":

@@ -52,6 +52,8 @@ export interface StartRecord extends RecordBase {
   readonly from?: { readonly runId: number; readonly reason: "continue-as-new" | "reset" };
   /** For a child run: its parent and the parent's call that started it. */
   readonly parent?: { readonly id: string; readonly runId: number; readonly seq: number };
+  /** The cluster request this start performs, so a shard's next owner does not perform it again. */
+  readonly request?: string;
 }
 
 export interface StepRecord extends RecordBase {
@@ -70,6 +72,8 @@ export interface SignalRecord extends RecordBase {
   readonly kind: "signal";
   readonly name: string;
   readonly value: unknown;
+  /** The cluster request this signal performs, so a shard's next owner does not deliver it again. */
+  readonly request?: string;
 }
 
 /** An update accepted by its validator; its handler runs at this point of the journal. */

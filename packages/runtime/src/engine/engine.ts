@@ -199,6 +199,15 @@ export class Engine implements RunOperations {
     return new RunHandle(this, id);
   }
 
+  /** @internal Performs a start that another process of a cluster forwarded as `request`; see {@link signalForwarded}. */
+  async startForwarded(type: string, id: string, input: unknown, options: StartOptions, request: string): Promise<void> {
+    this.assertOpen();
+    const def = this.resolveType(type);
+    checkId(id);
+    this.assertHeld(id);
+    await this.begin(def, id, input, options, undefined, { request });
+  }
+
   /**
    * Sends an update to the ID's run, starting the run first when the ID has none (one `start` record
    * carries the update).
@@ -449,12 +458,42 @@ export class Engine implements RunOperations {
     this.assertOpen();
     const away = this.remote(id);
     if (away !== undefined) return void (await this.cluster!.forward(away, "signal", [id, name, value]));
+    await this.deliverSignal(id, name, value, undefined);
+  }
+
+  /**
+   * @internal Performs a signal that another process of a cluster forwarded as `request`. The
+   * record names the request, so that when this process dies before answering, the shard's next
+   * owner finds the signal delivered ({@link performedRequest}) instead of delivering it again.
+   */
+  async signalForwarded(id: string, name: string, value: unknown, request: string): Promise<void> {
+    this.assertOpen();
+    this.assertHeld(id);
+    await this.deliverSignal(id, name, value, request);
+  }
+
+  private async deliverSignal(id: string, name: string, value: unknown, request: string | undefined): Promise<void> {
     const entry = this.entryOf(id);
     checkId(name, "signal name");
     if (entry.finished !== undefined) {
       throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`);
     }
-    await this.append(entry, { kind: "signal", name, value, at: this.time.now() });
+    await this.append(entry, { kind: "signal", name, value, at: this.time.now(), ...(request !== undefined ? { request } : {}) });
+  }
+
+  /**
+   * @internal Whether the current run of `id` holds a record that cluster request `request`
+   * appended: a start or a signal performed by a process that died before answering it.
+   */
+  async performedRequest(id: string, request: string): Promise<boolean> {
+    this.assertOpen();
+    const entry = this.runs.get(id);
+    if (entry === undefined) return false;
+    for (const item of await this.log.read(entry.shard, entry.stream)) {
+      const kind = readRecordKind(item.body);
+      if ((kind === "start" || kind === "signal") && readRecordHeader(item.body).request === request) return true;
+    }
+    return false;
   }
 
   /** @internal */
@@ -626,6 +665,12 @@ export class Engine implements RunOperations {
     return entry;
   }
 
+  /** Refuses an operation forwarded to this process for a shard it no longer holds; its next owner performs it. */
+  private assertHeld(id: string): void {
+    const away = this.remote(id);
+    if (away !== undefined) throw new ShardMovedError(`shard ${away} is no longer held by this process; its next owner performs the request`);
+  }
+
   /** Refuses a feature whose state is not yet handed between the processes of a cluster. */
   private assertNotClustered(feature: string): void {
     if (this.cluster !== undefined) {
@@ -644,7 +689,7 @@ export class Engine implements RunOperations {
     input: unknown,
     options: StartOptions,
     update: StartRecord["update"],
-    lineage: Pick<StartRecord, "from" | "parent"> = {},
+    lineage: Pick<StartRecord, "from" | "parent" | "request"> = {},
   ): Promise<void> {
     let existing = this.runs.get(id);
     if (existing !== undefined && lineage.from === undefined) {

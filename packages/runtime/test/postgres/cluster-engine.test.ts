@@ -27,12 +27,12 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
   });
 
   /** Starts processes `A` and `B` on a fresh schema and waits until each holds half the shards. */
-  async function pair(): Promise<[ClusterWorker, ClusterWorker, string]> {
+  async function pair(envOfB: Record<string, string> = {}): Promise<[ClusterWorker, ClusterWorker, string]> {
     const name = schema();
     const a = new ClusterWorker("A", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
     workers.push(a);
     await a.ready;
-    const b = new ClusterWorker("B", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
+    const b = new ClusterWorker("B", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog, env: envOfB });
     workers.push(b);
     await b.ready;
     await eventually("the shards to split evenly", async () => {
@@ -129,5 +129,37 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     // Runs of B's shards went on in A after the kill.
     const ofB = new Set(ids.filter((id) => before[shardOf(id, SHARDS)] === "B"));
     expect(lines.some((l) => l.startsWith("exec ") && l.endsWith(" A") && ofB.has(l.split(" ")[1] as string))).to.equal(true);
+  });
+
+  describe("a forwarded request whose owner dies after performing it and before answering", () => {
+    /** An ID of a run on one of B's shards. */
+    async function idOfB(name: string): Promise<string> {
+      const owners = await holders(name);
+      return Array.from({ length: 64 }, (_, i) => `once-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "B") as string;
+    }
+
+    it("delivers a signal once: the next owner finds it in the journal and answers it", async () => {
+      const [a, b, name] = await pair({ FUSEE_TEST_CRASH_AFTER_PERFORM: "signal" });
+      const id = await idOfB(name);
+      await b.send({ op: "start", id, input: { n: 1, wait: true, stepMs: 5 } });
+      await eventually("the run to wait for its signal", async () => (await b.send<{ status: string } | null>({ op: "status", id }))?.status === "suspended");
+
+      await a.send({ op: "signal", id, by: "A" });
+      expect(b.process.signalCode, "B killed itself after performing the signal").to.equal("SIGKILL");
+      expect(await a.send<string>({ op: "result", id })).to.equal("11 by A");
+      const journal = await a.send<{ runId: number; kinds: string[] }>({ op: "journal", id });
+      expect(journal.kinds.filter((k) => k === "signal"), JSON.stringify(journal.kinds)).to.have.length(1);
+    });
+
+    it("starts a run once: the caller gets its answer, not an AlreadyExistsError, and the ID has one run", async () => {
+      const [a, b, name] = await pair({ FUSEE_TEST_CRASH_AFTER_PERFORM: "start" });
+      const id = await idOfB(name);
+      await a.send({ op: "start", id, input: { n: 5, wait: false, stepMs: 5 } });
+      expect(b.process.signalCode, "B killed itself after performing the start").to.equal("SIGKILL");
+      expect(await a.send<string>({ op: "result", id })).to.equal("15");
+      const journal = await a.send<{ runId: number; kinds: string[] }>({ op: "journal", id });
+      expect(journal.runId).to.equal(1);
+      expect(journal.kinds.filter((k) => k === "start")).to.have.length(1);
+    });
   });
 });

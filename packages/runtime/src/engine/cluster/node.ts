@@ -9,7 +9,7 @@ import type { PostgresLog } from "../../storage/postgres/index.js";
 import { tablesOf } from "../../storage/postgres/schema.js";
 import type { Engine } from "../engine.js";
 import { type ForwardedArgs, type ForwardedKind, perform } from "./operations.js";
-import { RequestTable } from "./requests.js";
+import { type Reply, RequestTable } from "./requests.js";
 import { decodeError, decodeValue, encodeError, encodeValue } from "./wire.js";
 
 /** What a cluster process needs of its engine. */
@@ -37,6 +37,12 @@ export class ClusterNode {
   private readonly ready = new Set<number>();
   /** Requests being performed here, so a wake-up during one does not start it again. */
   private readonly inFlight = new Set<string>();
+  /** Shards taken over since their last drain: their waiting requests may have been performed by the previous owner. */
+  private readonly takenOver = new Set<number>();
+  /** Requests an earlier owner of their shard may have performed; see {@link RequestInfo.suspect}. */
+  private readonly suspects = new Set<string>();
+  /** Replies performed here that could not be stored: stored again, never performed again. */
+  private readonly unanswered = new Map<string, { readonly shard: number; readonly reply: Reply }>();
   private readonly draining = new Map<number, Promise<void>>();
   private readonly redrain = new Set<number>();
   private chain: Promise<void> = Promise.resolve();
@@ -116,12 +122,14 @@ export class ClusterNode {
       if (this.ready.has(shard) || this.log.epochOf(shard) === undefined) return;
       await this.engine.recoverShard(shard);
       this.ready.add(shard);
+      this.takenOver.add(shard);
       this.drain(shard);
     }, `recovering shard ${shard}`);
   }
 
   private lost(shard: number): void {
     this.ready.delete(shard);
+    for (const [id, { shard: of }] of this.unanswered) if (of === shard) this.unanswered.delete(id);
     this.serial(async () => {
       if (!this.ready.has(shard)) this.engine.forgetShard(shard);
     }, `forgetting shard ${shard}`);
@@ -145,7 +153,11 @@ export class ClusterNode {
     }
     const run = (async () => {
       try {
-        for (const request of await this.requests.pending(shard)) {
+        const takenOver = this.takenOver.has(shard);
+        const pending = await this.requests.pending(shard);
+        this.takenOver.delete(shard);
+        for (const request of pending) {
+          if (takenOver) this.suspects.add(request.id);
           if (this.inFlight.has(request.id)) continue;
           this.inFlight.add(request.id);
           void this.answer(shard, request.id, request.kind, request.payload).finally(() => this.inFlight.delete(request.id));
@@ -161,17 +173,30 @@ export class ClusterNode {
   }
 
   private async answer(shard: number, id: string, kind: string, payload: Buffer): Promise<void> {
-    let reply: { outcome: "ok" | "error"; payload: Buffer };
-    try {
-      const value = await perform(this.engine, kind, decodeValue(payload) as unknown[]);
-      reply = { outcome: "ok", payload: encodeValue(value) };
-    } catch (e) {
-      // A shard lost while its request was performed is left to its next owner, which answers it.
-      if (this.closed || (e instanceof StorageError && !this.owns(shard))) return;
-      reply = { outcome: "error", payload: encodeError(e) };
+    let reply = this.unanswered.get(id)?.reply;
+    if (reply === undefined) {
+      try {
+        const value = await perform(this.engine, kind, decodeValue(payload) as unknown[], { id, suspect: this.suspects.has(id) });
+        reply = { outcome: "ok", payload: encodeValue(value) };
+      } catch (e) {
+        // A shard lost while its request was performed is left to its next owner, which answers it.
+        if (this.closed || (e instanceof StorageError && !this.owns(shard))) return;
+        reply = { outcome: "error", payload: encodeError(e) };
+      }
+      ClusterNode.afterPerform?.(kind);
     }
-    await this.requests.answer(id, reply).catch(() => undefined);
+    try {
+      await this.requests.answer(id, reply);
+      this.unanswered.delete(id);
+      this.suspects.delete(id);
+    } catch {
+      // The request stays waiting; the next drain stores this reply instead of performing it again.
+      this.unanswered.set(id, { shard, reply });
+    }
   }
+
+  /** @internal Called after a forwarded request was performed and before its reply is stored; crash tests stop the process there. */
+  static afterPerform: ((kind: string) => void) | undefined;
 
   private assertOpen(): void {
     if (this.closed) throw new FuseeError("the engine is shut down");

@@ -28,13 +28,25 @@ export interface ForwardedArgs {
 
 export type ForwardedKind = keyof ForwardedArgs;
 
+/** A forwarded request as its performer sees it. */
+export interface RequestInfo {
+  readonly id: string;
+  /**
+   * Set when an earlier owner of the shard may have performed the request and died before
+   * answering it: a start or a signal is then looked for in the run's journal before it is
+   * performed again. Updates carry their own IDs, which the run deduplicates.
+   */
+  readonly suspect: boolean;
+}
+
 /** Performs a forwarded operation on this process's engine; the answer is what the caller returns. */
-export async function perform(engine: Engine, kind: string, args: unknown[]): Promise<unknown> {
+export async function perform(engine: Engine, kind: string, args: unknown[], request: RequestInfo): Promise<unknown> {
   const a = args as never;
   switch (kind as ForwardedKind) {
     case "start": {
       const [type, id, input, options] = a as ForwardedArgs["start"];
-      await engine.start(type, id, input, options);
+      if (request.suspect && (await engine.performedRequest(id, request.id))) return undefined;
+      await engine.startForwarded(type, id, input, options, request.id);
       return undefined;
     }
     case "updateWithStart": {
@@ -53,8 +65,11 @@ export async function perform(engine: Engine, kind: string, args: unknown[]): Pr
       return engine.awaitResult(...(a as ForwardedArgs["awaitResult"]));
     case "awaitStarted":
       return engine.awaitStarted(...(a as ForwardedArgs["awaitStarted"]));
-    case "signal":
-      return engine.signal(...(a as ForwardedArgs["signal"]));
+    case "signal": {
+      const [id, name, value] = a as ForwardedArgs["signal"];
+      if (request.suspect && (await engine.performedRequest(id, request.id))) return undefined;
+      return engine.signalForwarded(id, name, value, request.id);
+    }
     case "query":
       return engine.query(...(a as ForwardedArgs["query"]));
     case "update":

@@ -15,10 +15,11 @@ export class ClusterWorker {
 
   constructor(
     readonly owner: string,
-    args: { url: string; schema: string; leaseMs: number; stepLog: string },
+    args: { url: string; schema: string; leaseMs: number; stepLog: string; env?: Record<string, string> },
   ) {
     this.process = spawn(process.execPath, [WORKER.pathname, args.url, args.schema, owner, String(args.leaseMs), args.stepLog], {
       stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, ...args.env },
     });
     this.process.stderr!.setEncoding("utf8").on("data", (d: string) => (this.stderr += d));
     this.exited = new Promise((resolve) => this.process.on("close", () => resolve()));
