@@ -130,7 +130,7 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
         ...(h.update ? { update: { id: h.update.id, name: h.update.name, arg: updateArg } } : {}),
         ...(h.from ? { from: h.from } : {}),
         ...(h.parent ? { parent: h.parent } : {}),
-        ...(h.request ? { request: h.request } : {}),
+        ...request(h),
       };
     }
     case "heartbeat":
@@ -138,7 +138,7 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
     case "completion": {
       // The token is a bearer capability, so it travels in the (encryptable) payload, not the header.
       const answer = value() as { token: string; value?: unknown; error?: Error };
-      return { kind, at: h.at, token: answer.token, ok: h.ok, ...(h.ok ? { value: answer.value } : { error: answer.error as Error }) };
+      return { kind, at: h.at, token: answer.token, ok: h.ok, ...(h.ok ? { value: answer.value } : { error: answer.error as Error }), ...request(h) };
     }
     case "child":
       return {
@@ -148,11 +148,11 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
     case "child-result":
       return { kind, at: h.at, seq: h.seq, childId: h.childId, status: h.status, ...outcome() };
     case "cancel":
-      return { kind, at: h.at, reason: value() as string };
+      return { kind, at: h.at, reason: value() as string, ...request(h) };
     case "step":
       return { kind, at: h.at, seq: h.seq, name: h.name, ok: h.ok, attempts: h.attempts, ...outcome() };
     case "signal":
-      return { kind, at: h.at, name: h.name, value: value(), ...(h.request ? { request: h.request } : {}) };
+      return { kind, at: h.at, name: h.name, value: value(), ...request(h) };
     case "update":
       return { kind, at: h.at, id: h.id, name: h.name, arg: value() };
     case "update-result":
@@ -166,7 +166,7 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
     case "attributes":
       return { kind, at: h.at, seq: h.seq, attributes: value() as Record<string, unknown> };
     case "finish":
-      return { kind, at: h.at, status: h.status, ...(h.status === "ok" ? { value: value() } : { error: codec.decodeError(payload, context) }) };
+      return { kind, at: h.at, status: h.status, ...(h.status === "ok" ? { value: value() } : { error: codec.decodeError(payload, context) }), ...request(h) };
   }
 }
 
@@ -197,7 +197,7 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
           ...(r.update ? { update: { id: r.update.id, name: r.update.name } } : {}),
           ...(r.from ? { from: r.from } : {}),
           ...(r.parent ? { parent: r.parent } : {}),
-          ...(r.request ? { request: r.request } : {}),
+          ...request(r),
         },
         payload: codec.encodeValue([r.input, r.update?.arg], ctx),
       };
@@ -205,7 +205,7 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
       return { header: { at: r.at, seq: r.seq }, payload: codec.encodeValue(r.progress, ctx) };
     case "completion":
       return {
-        header: { at: r.at, ok: r.ok },
+        header: { at: r.at, ok: r.ok, ...request(r) },
         payload: codec.encodeValue(r.ok ? { token: r.token, value: r.value } : { token: r.token, error: r.error }, ctx),
       };
     case "child":
@@ -219,14 +219,14 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
         payload: r.status === "ok" ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
       };
     case "cancel":
-      return { header: { at: r.at }, payload: codec.encodeValue(r.reason, ctx) };
+      return { header: { at: r.at, ...request(r) }, payload: codec.encodeValue(r.reason, ctx) };
     case "step":
       return {
         header: { at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts },
         payload: r.ok ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
       };
     case "signal":
-      return { header: { at: r.at, name: r.name, ...(r.request ? { request: r.request } : {}) }, payload: codec.encodeValue(r.value, ctx) };
+      return { header: { at: r.at, name: r.name, ...request(r) }, payload: codec.encodeValue(r.value, ctx) };
     case "update":
       return { header: { at: r.at, id: r.id, name: r.name }, payload: codec.encodeValue(r.arg, ctx) };
     case "update-result":
@@ -244,8 +244,13 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
       return { header: { at: r.at, seq: r.seq }, payload: codec.encodeValue(r.attributes, ctx) };
     case "finish":
       return {
-        header: { at: r.at, status: r.status },
+        header: { at: r.at, status: r.status, ...request(r) },
         payload: r.status === "ok" ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
       };
   }
+}
+
+/** The `request` field of a record or header, when it has one (records a cluster request performed). */
+function request(from: { readonly request?: unknown }): { request?: string } {
+  return typeof from.request === "string" ? { request: from.request } : {};
 }

@@ -133,6 +133,8 @@ export interface CompletionRecord extends RecordBase {
   readonly ok: boolean;
   readonly value?: unknown;
   readonly error?: Error;
+  /** The cluster request this record performs, so a shard's next owner does not perform it again. */
+  readonly request?: string;
 }
 
 /** Call `seq` started a child run (or failed to). */
@@ -161,6 +163,8 @@ export interface ChildResultRecord extends RecordBase {
 export interface CancelRecord extends RecordBase {
   readonly kind: "cancel";
   readonly reason: string;
+  /** The cluster request this record performs, so a shard's next owner does not perform it again. */
+  readonly request?: string;
 }
 
 export interface FinishRecord extends RecordBase {
@@ -168,6 +172,8 @@ export interface FinishRecord extends RecordBase {
   readonly status: FinishedStatus;
   readonly value?: unknown;
   readonly error?: Error;
+  /** The cluster request this record performs, so a shard's next owner does not perform it again. */
+  readonly request?: string;
 }
 
 /** Records that answer a numbered call of the workflow code. */

@@ -21,6 +21,7 @@ import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateOptions } fr
 import type { Log, LogEntry } from "../storage/log.js";
 import type { PostgresLog } from "../storage/postgres/index.js";
 import type { ClusterNode } from "./cluster/node.js";
+import type { ForwardedArgs, ForwardedKind, RequestOperations } from "./cluster/operations.js";
 import { MemoryLog } from "../storage/memory-log.js";
 import { definitionOf, type WorkflowClass, type WorkflowDefinition } from "../workflow/registry.js";
 import { RunExecutor, type ChildRequest, type RunHost } from "../workflow/run-executor.js";
@@ -197,15 +198,6 @@ export class Engine implements RunOperations {
     if (away !== undefined) await this.cluster!.forward(away, "start", [def.name, id, input, options]);
     else await this.begin(def, id, input, options, undefined);
     return new RunHandle(this, id);
-  }
-
-  /** @internal Performs a start that another process of a cluster forwarded as `request`; see {@link signalForwarded}. */
-  async startForwarded(type: string, id: string, input: unknown, options: StartOptions, request: string): Promise<void> {
-    this.assertOpen();
-    const def = this.resolveType(type);
-    checkId(id);
-    this.assertHeld(id);
-    await this.begin(def, id, input, options, undefined, { request });
   }
 
   /**
@@ -461,37 +453,54 @@ export class Engine implements RunOperations {
     await this.deliverSignal(id, name, value, undefined);
   }
 
-  /**
-   * @internal Performs a signal that another process of a cluster forwarded as `request`. The
-   * record names the request, so that when this process dies before answering, the shard's next
-   * owner finds the signal delivered ({@link performedRequest}) instead of delivering it again.
-   */
-  async signalForwarded(id: string, name: string, value: unknown, request: string): Promise<void> {
-    this.assertOpen();
-    this.assertHeld(id);
-    await this.deliverSignal(id, name, value, request);
-  }
-
   private async deliverSignal(id: string, name: string, value: unknown, request: string | undefined): Promise<void> {
     const entry = this.entryOf(id);
     checkId(name, "signal name");
     if (entry.finished !== undefined) {
       throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`);
     }
-    await this.append(entry, { kind: "signal", name, value, at: this.time.now(), ...(request !== undefined ? { request } : {}) });
+    await this.append(entry, { kind: "signal", name, value, at: this.time.now(), ...requestField(request) });
+  }
+
+  /**
+   * @internal The operations that change a run, performed for cluster request `request` (sent by
+   * another process of the cluster): each names the request in the record it appends, so that when
+   * this process dies before answering, the shard's next owner finds the request performed
+   * ({@link performedRequest}) instead of performing it again. For a run of a shard this process
+   * no longer holds they throw `ShardMovedError`, and the shard's next owner performs the request.
+   */
+  asRequest(request: string): RequestOperations {
+    return {
+      start: async (type, id, input, options) => {
+        this.assertOpen();
+        const def = this.resolveType(type);
+        checkId(id);
+        this.assertHeld(id);
+        await this.begin(def, id, input, options, undefined, { request });
+      },
+      signal: async (id, name, value) => {
+        this.assertOpen();
+        this.assertHeld(id);
+        await this.deliverSignal(id, name, value, request);
+      },
+      terminate: (id, reason) => this.terminateRun(id, reason, request),
+      cancel: (id, reason) => this.cancelRun(id, reason ?? "cancel requested", request),
+      reset: (id, step) => this.resetRun(id, step, request),
+      complete: (token, value) => this.answer(token, { ok: true, value }, request),
+      fail: (token, error) => this.answer(token, { ok: false, error: error instanceof Error ? error : new FuseeError(String(error)) }, request),
+    };
   }
 
   /**
    * @internal Whether the current run of `id` holds a record that cluster request `request`
-   * appended: a start or a signal performed by a process that died before answering it.
+   * appended, by a process that died before answering it.
    */
   async performedRequest(id: string, request: string): Promise<boolean> {
     this.assertOpen();
     const entry = this.runs.get(id);
     if (entry === undefined) return false;
     for (const item of await this.log.read(entry.shard, entry.stream)) {
-      const kind = readRecordKind(item.body);
-      if ((kind === "start" || kind === "signal") && readRecordHeader(item.body).request === request) return true;
+      if (readRecordHeader(item.body).request === request) return true;
     }
     return false;
   }
@@ -536,34 +545,46 @@ export class Engine implements RunOperations {
 
   /** @internal */
   async terminate(id: string, reason: string): Promise<void> {
+    return this.terminateRun(id, reason, undefined);
+  }
+
+  private async terminateRun(id: string, reason: string, request: string | undefined): Promise<void> {
     this.assertOpen();
     const away = this.remote(id);
-    if (away !== undefined) return void (await this.cluster!.forward(away, "terminate", [id, reason]));
+    if (away !== undefined) return void (await this.forwardUnlessRequest(away, request, "terminate", [id, reason]));
     const entry = this.entryOf(id);
     if (entry.finished !== undefined) {
       throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`);
     }
     const error = new TerminatedError(`run ${entry.runId} of ${id} was terminated: ${reason}`);
-    await this.append(entry, { kind: "finish", status: "terminated", error, at: this.time.now() });
+    await this.append(entry, { kind: "finish", status: "terminated", error, at: this.time.now(), ...requestField(request) });
   }
 
   /** @internal */
   async cancel(id: string, reason = "cancel requested"): Promise<void> {
+    return this.cancelRun(id, reason, undefined);
+  }
+
+  private async cancelRun(id: string, reason: string, request: string | undefined): Promise<void> {
     this.assertOpen();
     const away = this.remote(id);
-    if (away !== undefined) return void (await this.cluster!.forward(away, "cancel", [id, reason]));
+    if (away !== undefined) return void (await this.forwardUnlessRequest(away, request, "cancel", [id, reason]));
     const entry = this.entryOf(id);
     if (entry.finished !== undefined) {
       throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`);
     }
-    await this.append(entry, { kind: "cancel", reason, at: this.time.now() });
+    await this.append(entry, { kind: "cancel", reason, at: this.time.now(), ...requestField(request) });
   }
 
   /** @internal */
   async reset(id: string, stepName: string): Promise<void> {
+    return this.resetRun(id, stepName, undefined);
+  }
+
+  private async resetRun(id: string, stepName: string, request: string | undefined): Promise<void> {
     this.assertOpen();
     const away = this.remote(id);
-    if (away !== undefined) return void (await this.cluster!.forward(away, "reset", [id, stepName]));
+    if (away !== undefined) return void (await this.forwardUnlessRequest(away, request, "reset", [id, stepName]));
     const entry = this.entryOf(id);
     const def = this.types.get(entry.type);
     if (def === undefined) throw new NotFoundError(`workflow type '${entry.type}' of run '${id}' is not registered`);
@@ -573,11 +594,11 @@ export class Engine implements RunOperations {
       const names = [...new Set(journal.flatMap((r) => (r.kind === "step" ? [`'${r.name}'`] : [])))].join(", ") || "none";
       throw new RejectedError(`run ${entry.runId} of ${id} has no step '${stepName}' to reset to; its steps are ${names}`);
     }
-    const start = journal[0] as StartRecord;
+    const { request: _startedBy, ...start } = journal[0] as StartRecord;
     const runId = entry.runId + 1;
     const now = this.time.now();
     const records: JournalRecord[] = [
-      { ...start, runId, at: now, from: { runId: entry.runId, reason: "reset" } },
+      { ...start, runId, at: now, from: { runId: entry.runId, reason: "reset" }, ...requestField(request) },
       ...journal.slice(1, at),
       // Signals the old run received after the reset point reach the new run again.
       ...journal.slice(at).filter((r) => r.kind === "signal"),
@@ -604,11 +625,13 @@ export class Engine implements RunOperations {
     await this.answer(token, { ok: false, error: error instanceof Error ? error : new FuseeError(String(error)) });
   }
 
-  private async answer(token: string, outcome: { ok: true; value: unknown } | { ok: false; error: Error }): Promise<void> {
+  private async answer(token: string, outcome: { ok: true; value: unknown } | { ok: false; error: Error }, request?: string): Promise<void> {
     this.assertOpen();
     const address = parseCompletionToken(token);
     const away = this.remote(address.workflowId);
-    if (away !== undefined) return void (await this.cluster!.forward(away, outcome.ok ? "complete" : "fail", [token, outcome.ok ? outcome.value : outcome.error]));
+    if (away !== undefined) {
+      return void (await this.forwardUnlessRequest(away, request, outcome.ok ? "complete" : "fail", [token, outcome.ok ? outcome.value : outcome.error]));
+    }
     const entry = this.runs.get(address.workflowId);
     if (entry === undefined) throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`);
     if (entry.runId !== address.runId) {
@@ -623,7 +646,7 @@ export class Engine implements RunOperations {
       throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`);
     }
     executor.claimCompletion(token);
-    await this.append(entry, { kind: "completion", token, ...outcome, at: this.time.now() });
+    await this.append(entry, { kind: "completion", token, ...outcome, at: this.time.now(), ...requestField(request) });
   }
 
   // ---- internals ----
@@ -663,6 +686,15 @@ export class Engine implements RunOperations {
     const entry = this.runs.get(id);
     if (entry === undefined) throw new NotFoundError(`no workflow run has the ID '${id}'`);
     return entry;
+  }
+
+  /**
+   * Sends an operation on a run of another process's shard to that process; an operation that is
+   * itself a forwarded request is refused instead (its shard moved), for the next owner to perform.
+   */
+  private forwardUnlessRequest<K extends ForwardedKind>(shard: number, request: string | undefined, kind: K, args: ForwardedArgs[K]): Promise<unknown> {
+    if (request !== undefined) throw new ShardMovedError(`shard ${shard} is no longer held by this process; its next owner performs the request`);
+    return this.cluster!.forward(shard, kind, args);
   }
 
   /** Refuses an operation forwarded to this process for a shard it no longer holds; its next owner performs it. */
@@ -1260,3 +1292,7 @@ function checkPolicy(value: string, allowed: readonly string[], what: string): v
   if (!allowed.includes(value)) throw new RejectedError(`${what} must be one of ${allowed.map((a) => `'${a}'`).join(", ")}; got '${value}'`);
 }
 
+/** The field a record carries when it performs a cluster request. */
+function requestField(request: string | undefined): { request?: string } {
+  return request === undefined ? {} : { request };
+}

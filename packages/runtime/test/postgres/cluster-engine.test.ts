@@ -161,5 +161,19 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
       expect(journal.runId).to.equal(1);
       expect(journal.kinds.filter((k) => k === "start")).to.have.length(1);
     });
+
+    it("cancels a run once: the caller gets its answer, not a RejectedError for a run that already ended", async () => {
+      const [a, b, name] = await pair({ FUSEE_TEST_CRASH_AFTER_PERFORM: "cancel" });
+      const id = await idOfB(name);
+      await b.send({ op: "start", id, input: { n: 1, wait: true, stepMs: 5 } });
+      await eventually("the run to wait for its signal", async () => (await b.send<{ status: string } | null>({ op: "status", id }))?.status === "suspended");
+
+      await a.send({ op: "cancel", id });
+      expect(b.process.signalCode, "B killed itself after performing the cancel").to.equal("SIGKILL");
+      const error = await a.send({ op: "result", id }).catch((e: Error) => e);
+      expect((error as Error).name).to.equal("CancelledError");
+      const journal = await a.send<{ runId: number; kinds: string[] }>({ op: "journal", id });
+      expect(journal.kinds.filter((k) => k === "cancel")).to.have.length(1);
+    });
   });
 });

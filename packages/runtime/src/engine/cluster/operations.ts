@@ -5,6 +5,7 @@
 import type { UpdateOptions, StartOptions } from "../../client/types.js";
 import { RejectedError } from "../../core/errors.js";
 import type { Engine } from "../engine.js";
+import { parseCompletionToken } from "../../workflow/completion-token.js";
 
 /** Arguments of each forwarded operation, as sent. */
 export interface ForwardedArgs {
@@ -28,27 +29,46 @@ export interface ForwardedArgs {
 
 export type ForwardedKind = keyof ForwardedArgs;
 
+/** The operations that change a run, as the engine performs them for one forwarded request. */
+export interface RequestOperations {
+  start(...args: ForwardedArgs["start"]): Promise<void>;
+  signal(...args: ForwardedArgs["signal"]): Promise<void>;
+  terminate(...args: ForwardedArgs["terminate"]): Promise<void>;
+  cancel(...args: ForwardedArgs["cancel"]): Promise<void>;
+  reset(...args: ForwardedArgs["reset"]): Promise<void>;
+  complete(...args: ForwardedArgs["complete"]): Promise<void>;
+  fail(...args: ForwardedArgs["fail"]): Promise<void>;
+}
+
 /** A forwarded request as its performer sees it. */
 export interface RequestInfo {
   readonly id: string;
   /**
    * Set when an earlier owner of the shard may have performed the request and died before
-   * answering it: a start or a signal is then looked for in the run's journal before it is
-   * performed again. Updates carry their own IDs, which the run deduplicates.
+   * answering it: an operation that changes a run is then looked for in the run's journal before
+   * it is performed again. Updates carry their own IDs, which the run deduplicates.
    */
   readonly suspect: boolean;
 }
 
+/** The workflow ID a run-changing request is about. */
+function targetOf(kind: keyof RequestOperations, args: unknown[]): string {
+  return kind === "complete" || kind === "fail" ? parseCompletionToken(args[0] as string).workflowId : (kind === "start" ? args[1] : args[0]) as string;
+}
+
+const CHANGES = new Set<string>(["start", "signal", "terminate", "cancel", "reset", "complete", "fail"]);
+
 /** Performs a forwarded operation on this process's engine; the answer is what the caller returns. */
 export async function perform(engine: Engine, kind: string, args: unknown[], request: RequestInfo): Promise<unknown> {
+  if (CHANGES.has(kind)) {
+    const change = kind as keyof RequestOperations;
+    if (request.suspect && (await engine.performedRequest(targetOf(change, args), request.id))) return undefined;
+    const operation = engine.asRequest(request.id)[change] as (...a: unknown[]) => Promise<void>;
+    await operation(...args);
+    return undefined;
+  }
   const a = args as never;
   switch (kind as ForwardedKind) {
-    case "start": {
-      const [type, id, input, options] = a as ForwardedArgs["start"];
-      if (request.suspect && (await engine.performedRequest(id, request.id))) return undefined;
-      await engine.startForwarded(type, id, input, options, request.id);
-      return undefined;
-    }
     case "updateWithStart": {
       const [type, id, input, update, arg, options] = a as ForwardedArgs["updateWithStart"];
       return (await engine.updateWithStart(type, id, input, update, arg, options)).result;
@@ -65,25 +85,10 @@ export async function perform(engine: Engine, kind: string, args: unknown[], req
       return engine.awaitResult(...(a as ForwardedArgs["awaitResult"]));
     case "awaitStarted":
       return engine.awaitStarted(...(a as ForwardedArgs["awaitStarted"]));
-    case "signal": {
-      const [id, name, value] = a as ForwardedArgs["signal"];
-      if (request.suspect && (await engine.performedRequest(id, request.id))) return undefined;
-      return engine.signalForwarded(id, name, value, request.id);
-    }
     case "query":
       return engine.query(...(a as ForwardedArgs["query"]));
     case "update":
       return engine.update(...(a as ForwardedArgs["update"]));
-    case "terminate":
-      return engine.terminate(...(a as ForwardedArgs["terminate"]));
-    case "cancel":
-      return engine.cancel(...(a as ForwardedArgs["cancel"]));
-    case "reset":
-      return engine.reset(...(a as ForwardedArgs["reset"]));
-    case "complete":
-      return engine.complete(...(a as ForwardedArgs["complete"]));
-    case "fail":
-      return engine.fail(...(a as ForwardedArgs["fail"]));
     default:
       throw new RejectedError(`a forwarded request has the unknown kind '${kind}'`);
   }
