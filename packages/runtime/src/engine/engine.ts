@@ -289,15 +289,39 @@ export class Engine implements RunOperations {
    * await engine.listWhere({ type: "Order", status: "failed", amount: { gte: 100 } }, 50);
    */
   async listWhere(filter: ListFilter, limit = 100): Promise<RunStatus[]> {
+    this.assertOpen();
     checkFilter(filter);
+    const out = this.listIndexed(filter, undefined);
+    if (this.cluster !== undefined) {
+      // The runs of shards other processes hold are in their indexes: each owner lists its shard.
+      const away: number[] = [];
+      for (let shard = 0; shard < this.log.shardCount; shard++) if (!this.cluster.owns(shard)) away.push(shard);
+      const lists = await Promise.all(away.map((shard) => this.cluster!.forward(shard, "listShard", [shard, filter, limit]) as Promise<RunStatus[]>));
+      for (const list of lists) out.push(...list);
+    }
+    return newestFirst(out, limit);
+  }
+
+  /** @internal Lists the runs of one shard this process of a cluster holds, for another process's `listWhere`. */
+  async listShard(shard: number, filter: ListFilter, limit: number): Promise<RunStatus[]> {
+    this.assertOpen();
+    if (this.cluster !== undefined && !this.cluster.owns(shard)) {
+      throw new ShardMovedError(`shard ${shard} is no longer held by this process; its next owner lists it`);
+    }
+    checkFilter(filter);
+    return newestFirst(this.listIndexed(filter, shard), limit);
+  }
+
+  /** The indexed runs (of one shard, or all) that match the filter, in no order. */
+  private listIndexed(filter: ListFilter, shard: number | undefined): RunStatus[] {
     const predicate = compileFilter(filter);
     const out: RunStatus[] = [];
     for (const entry of this.runs.values()) {
+      if (shard !== undefined && entry.shard !== shard) continue;
       const field = (name: string): unknown => entryField(entry, name, () => this.statusFromEntry(entry).status);
       if (predicate(field)) out.push(this.statusFromEntry(entry));
     }
-    out.sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? -1 : 1));
-    return out.slice(0, Math.max(0, limit));
+    return out;
   }
 
   /**
@@ -1295,4 +1319,10 @@ function checkPolicy(value: string, allowed: readonly string[], what: string): v
 /** The field a record carries when it performs a cluster request. */
 function requestField(request: string | undefined): { request?: string } {
   return request === undefined ? {} : { request };
+}
+
+/** The first `limit` runs, most recently started first (ties by ID). */
+function newestFirst(runs: RunStatus[], limit: number): RunStatus[] {
+  runs.sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? -1 : 1));
+  return runs.slice(0, Math.max(0, limit));
 }

@@ -74,6 +74,27 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     expect((err as Error).message).to.contain(`'${missing}'`);
   });
 
+  it("lists the runs of every process's shards from either process, newest first and filtered", async () => {
+    const [a, b, name] = await pair();
+    const owners = await holders(name);
+    const ids = Array.from({ length: 12 }, (_, i) => `listed-${String(i).padStart(2, "0")}`);
+    expect(new Set(ids.map((id) => owners[shardOf(id, SHARDS)]))).to.deep.equal(new Set(["A", "B"]));
+    // Started one after another, so start times order them; the even ones wait for a signal.
+    for (const [i, id] of ids.entries()) await a.send({ op: "start", id, input: { n: i, wait: i % 2 === 0, stepMs: 1 } });
+    await eventually("the odd runs to finish", async () => {
+      const done = await b.send<string[]>({ op: "list", filter: { status: "ok" }, limit: 100 });
+      return done.length === ids.length / 2;
+    }, 20_000);
+
+    for (const via of [a, b]) {
+      const all = await via.send<string[]>({ op: "list", filter: {}, limit: 100 });
+      expect(all.map((l) => l.split(" ")[0])).to.deep.equal([...ids].reverse());
+      const waiting = await via.send<string[]>({ op: "list", filter: { status: "suspended" }, limit: 100 });
+      expect(waiting).to.deep.equal(ids.filter((_, i) => i % 2 === 0).reverse().map((id) => `${id} suspended`));
+      expect(await via.send<string[]>({ op: "list", filter: {}, limit: 3 })).to.have.length(3);
+    }
+  });
+
   it("hands shards with waiting runs to a process that joins, and the runs complete there", async () => {
     const name = schema();
     const a = new ClusterWorker("A", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });

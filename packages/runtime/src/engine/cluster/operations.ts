@@ -2,7 +2,7 @@
  * The operations on a run that a process forwards to the owner of the run's shard, and how the
  * owner performs each through the engine's ordinary path.
  */
-import type { UpdateOptions, StartOptions } from "../../client/types.js";
+import type { ListFilter, UpdateOptions, StartOptions } from "../../client/types.js";
 import { RejectedError } from "../../core/errors.js";
 import type { Engine } from "../engine.js";
 import { parseCompletionToken } from "../../workflow/completion-token.js";
@@ -25,6 +25,7 @@ export interface ForwardedArgs {
   reset: [id: string, step: string];
   complete: [token: string, value: unknown];
   fail: [token: string, error: unknown];
+  listShard: [shard: number, filter: ListFilter, limit: number];
 }
 
 export type ForwardedKind = keyof ForwardedArgs;
@@ -89,6 +90,8 @@ export async function perform(engine: Engine, kind: string, args: unknown[], req
       return engine.query(...(a as ForwardedArgs["query"]));
     case "update":
       return engine.update(...(a as ForwardedArgs["update"]));
+    case "listShard":
+      return engine.listShard(...(a as ForwardedArgs["listShard"]));
     default:
       throw new RejectedError(`a forwarded request has the unknown kind '${kind}'`);
   }
