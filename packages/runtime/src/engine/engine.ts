@@ -21,6 +21,7 @@ import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateOptions } fr
 import type { Log, LogEntry } from "../storage/log.js";
 import type { PostgresLog } from "../storage/postgres/index.js";
 import type { ClusterNode } from "./cluster/node.js";
+import { ChildResults } from "./child-results.js";
 import type { ForwardedArgs, ForwardedKind, RequestOperations } from "./cluster/operations.js";
 import { MemoryLog } from "../storage/memory-log.js";
 import { definitionOf, type WorkflowClass, type WorkflowDefinition } from "../workflow/registry.js";
@@ -108,6 +109,7 @@ export class Engine implements RunOperations {
   private resumeQueue: RunEntry[] = [];
   private resuming = 0;
   private readonly flow: FlowControl;
+  private readonly childResults: ChildResults;
   /** Set when this process shares a PostgreSQL schema with others (`Config.postgres(url, { cluster: true })`). */
   private cluster: ClusterNode | undefined;
 
@@ -133,6 +135,16 @@ export class Engine implements RunOperations {
       failed: (e) => this.storageFailed(e),
     });
     for (const [name, spec] of Object.entries(options.limits ?? {})) this.flow.limits.declare(name, spec);
+    this.childResults = new ChildResults({
+      runs: this.runs,
+      remote: (id) => this.remote(id),
+      closed: () => this.closed,
+      now: () => this.time.now(),
+      append: (entry, record) => this.append(entry, record),
+      finishRecordOf: (entry) => this.finishRecordOf(entry),
+      awaitResult: (id) => this.awaitResult(id),
+      storageFailed: (e, shard) => this.storageFailed(e, shard),
+    });
   }
 
   /** Opens (or creates) the engine's storage, rebuilds its index and resumes every unfinished run. */
@@ -512,6 +524,14 @@ export class Engine implements RunOperations {
       reset: (id, step) => this.resetRun(id, step, request),
       complete: (token, value) => this.answer(token, { ok: true, value }, request),
       fail: (token, error) => this.answer(token, { ok: false, error: error instanceof Error ? error : new FuseeError(String(error)) }, request),
+      startChild: async (type, id, input, parent) => {
+        this.assertOpen();
+        const def = this.resolveType(type);
+        checkId(id, "child workflow ID");
+        this.assertHeld(id);
+        await this.begin(def, id, input, {}, undefined, { parent, request });
+        return (this.runs.get(id) as RunEntry).runId;
+      },
     };
   }
 
@@ -900,18 +920,7 @@ export class Engine implements RunOperations {
   private finishRun(entry: RunEntry, record: FinishRecord): void {
     this.evict(entry);
     this.results.resolve(entry.id, record);
-    const parent = entry.parent && this.runs.get(entry.parent.id);
-    if (entry.parent && parent && parent.runId === entry.parent.runId && parent.finished === undefined) {
-      const { status, value, error } = record;
-      void this.append(parent, {
-        kind: "child-result",
-        seq: entry.parent.seq,
-        childId: entry.id,
-        status,
-        ...(status === "ok" ? { value } : { error: error ?? new FuseeError(`child ${entry.id} ended ${status}`) }),
-        at: this.time.now(),
-      }).catch((e: unknown) => this.storageFailed(e, parent.shard));
-    }
+    this.childResults.finished(entry, record);
     for (const childId of [...(entry.children?.keys() ?? [])]) {
       void this.closeChildRun(entry, childId, `parent '${entry.id}' ended (${record.status})`);
     }
@@ -925,35 +934,38 @@ export class Engine implements RunOperations {
     try {
       const def = this.resolveType(request.type);
       checkId(request.id, "child workflow ID");
-      const childShard = shardOf(request.id, this.log.shardCount);
-      if (this.cluster !== undefined && childShard !== parent.shard) {
-        // A child's result is journaled in its parent, which must live in the same process as the child.
-        throw new RejectedError(
-          `child workflow ID '${request.id}' falls in shard ${childShard}, but its parent '${parent.id}' is in shard ${parent.shard}; ` +
-            "an engine in cluster mode runs a child only in its parent's shard",
-        );
+      const link = { id: parent.id, runId, seq: request.seq };
+      const away = this.remote(request.id);
+      let childRunId: number;
+      if (away !== undefined) {
+        childRunId = (await this.cluster!.forward(away, "startChild", [def.name, request.id, request.input, link])) as number;
+      } else {
+        await this.begin(def, request.id, request.input, {}, undefined, { parent: link });
+        childRunId = (this.runs.get(request.id) as RunEntry).runId;
       }
-      await this.begin(def, request.id, request.input, {}, undefined, { parent: { id: parent.id, runId, seq: request.seq } });
-      const child = this.runs.get(request.id) as RunEntry;
-      outcome = { ...base, ok: true, childRunId: child.runId, close: request.close, at: this.time.now() };
+      outcome = { ...base, ok: true, childRunId, close: request.close, at: this.time.now() };
     } catch (e) {
       outcome = { ...base, ok: false, error: e instanceof Error ? e : new FuseeError(String(e)), at: this.time.now() };
     }
     if (parent.runId !== runId || parent.finished !== undefined || this.closed) return;
     await this.append(parent, outcome).catch((e: unknown) => this.storageFailed(e, parent.shard));
+    if (outcome.ok && this.remote(request.id) !== undefined && this.runs.get(parent.id) === parent) this.childResults.watch(parent, request.id, request.seq);
   }
 
   /** Applies a child's close policy: terminate it, ask it to cancel, or leave it running. */
   private async closeChildRun(parent: RunEntry, childId: string, reason: string): Promise<void> {
     const link = parent.children?.get(childId);
     parent.children?.delete(childId);
+    if (link === undefined || this.closed) return;
+    // A child another process holds is closed there; one that ended meanwhile refuses (RejectedError).
+    const remote = this.remote(childId) !== undefined;
     const child = this.runs.get(childId);
-    if (link === undefined || child === undefined || child.runId !== link.runId || child.finished !== undefined || this.closed) return;
+    if (!remote && (child === undefined || child.runId !== link.runId || child.finished !== undefined)) return;
     try {
       if (link.close === "terminate") await this.terminate(childId, reason);
       else if (link.close === "request-cancel") await this.cancel(childId, reason);
     } catch (e) {
-      if (!(e instanceof RejectedError)) this.storageFailed(e, child.shard);
+      if (!(e instanceof RejectedError)) this.storageFailed(e, child?.shard ?? shardOf(childId, this.log.shardCount));
     }
   }
 
@@ -1127,6 +1139,7 @@ export class Engine implements RunOperations {
     } finally {
       this.timers.release();
     }
+    await this.childResults.reconcile(undefined);
   }
 
   private async scanShards(): Promise<void> {
@@ -1145,6 +1158,7 @@ export class Engine implements RunOperations {
     } finally {
       this.timers.release();
     }
+    await this.childResults.reconcile(shard);
     this.resumeAll();
   }
 

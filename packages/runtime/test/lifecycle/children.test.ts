@@ -1,4 +1,11 @@
 import { expect } from "chai";
+import path from "node:path";
+import { encodeRecord } from "../../src/core/record-codec.js";
+import { Config } from "../../src/engine/config.js";
+import { Engine } from "../../src/engine/engine.js";
+import { createPayloadCodec } from "../../src/engine/payloads.js";
+import { openLocalLog } from "../../src/storage/index.js";
+import { useTempDir } from "../storage/support/temp-dir.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { TerminatedError, TimeoutError, WorkflowFailedError, AlreadyExistsError } from "../../src/core/errors.js";
@@ -84,5 +91,47 @@ onEachEngine("child workflows", (kind) => {
     });
     expect(["suspended", "parked", "running"]).to.include((await engine.status("kid-abandon"))?.status);
     await engine.shutdown();
+  });
+});
+
+@Workflow("awaits-kid")
+class AwaitsKid {
+  constructor(private readonly ctx: Ctx) {}
+  async run(): Promise<string> {
+    return `parent got ${await this.ctx.executeChild<string>(Kid, "kid-late", "wait")}`;
+  }
+}
+
+describe("child workflows across a crash (local engine)", () => {
+  const tmp = useTempDir("children-crash");
+
+  it("delivers the result of a child that finished just before a crash to its parent after the restart", async () => {
+    const dir = path.join(tmp(), "data");
+    const config = Config.local(dir).shards(1);
+    let engine = await Engine.open(config, { workflows: [Kid, AwaitsKid] });
+    const run = await engine.start(AwaitsKid, "parent-late", undefined);
+    await eventually("the parent to hold its child record", async () => (await run.describe()).journal.some((r) => r.kind === "child"));
+    await eventually("the child to wait", async () => (await engine.status("kid-late"))?.status === "suspended");
+    await engine.shutdown();
+
+    // The child's finish became durable, and the process died before the parent's child-result did.
+    const log = await openLocalLog({ dir, shards: 1 });
+    const position = (await log.read(0, "kid-late#1")).length;
+    const finish = encodeRecord({ kind: "finish", status: "ok", value: "late result", at: Date.now() }, createPayloadCodec(undefined), {
+      workflowId: "kid-late",
+      runId: 1,
+      position,
+    });
+    await log.append(0, { stream: "kid-late#1", body: finish });
+    await log.close();
+
+    engine = await Engine.open(config, { workflows: [Kid, AwaitsKid] });
+    try {
+      expect(await engine.run("parent-late").result()).to.equal("parent got late result");
+      const kinds = (await engine.describe("parent-late"))!.journal.map((r) => r.kind);
+      expect(kinds.filter((k) => k === "child-result")).to.have.length(1);
+    } finally {
+      await engine.shutdown();
+    }
   });
 });

@@ -95,6 +95,43 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     }
   });
 
+  it("runs a child in another process's shard, returns its result to the parent and applies the parent's close policy to it", async () => {
+    const [a, b, name] = await pair();
+    const owners = await holders(name);
+    const onA = (prefix: string): string => Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "A") as string;
+    const onB = (prefix: string): string => Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "B") as string;
+
+    const parent = onA("parent");
+    const child = onB("child");
+    await a.send({ op: "startType", type: "cluster-parent", id: parent, input: child });
+    expect(await a.send<string>({ op: "result", id: parent })).to.equal("parent got 11");
+    expect(steps().filter((l) => l.startsWith(`exec ${child} `)).every((l) => l.endsWith(" B")), "the child ran on B").to.equal(true);
+    const journal = await a.send<{ runId: number; kinds: string[] }>({ op: "journal", id: parent });
+    expect(journal.kinds.filter((k) => k === "child-result")).to.have.length(1);
+
+    const holder = onA("holder");
+    const held = onB("held");
+    await a.send({ op: "startType", type: "cluster-holder", id: holder, input: held });
+    await eventually("the child to wait on B", async () => (await b.send<{ status: string } | null>({ op: "status", id: held }))?.status === "suspended");
+    await a.send({ op: "terminate", id: holder });
+    await eventually("B to terminate the child", async () => (await b.send<{ status: string } | null>({ op: "status", id: held }))?.status === "terminated");
+  });
+
+  it("gets a child's result to its parent when the child's process dies and the parent's process takes the child over", async () => {
+    const [a, b, name] = await pair();
+    const owners = await holders(name);
+    const parent = Array.from({ length: 64 }, (_, i) => `holder-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "A") as string;
+    const child = Array.from({ length: 64 }, (_, i) => `held-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "B") as string;
+    await a.send({ op: "startType", type: "cluster-parent-of-waiter", id: parent, input: child });
+    await eventually("the child to wait on B", async () => (await b.send<{ status: string } | null>({ op: "status", id: child }))?.status === "suspended");
+    await b.kill();
+    await eventually("A to hold every shard", async () => (await holders(name)).every((o) => o === "A"), 10_000);
+    await a.send({ op: "signal", id: child, by: "A" });
+    expect(await a.send<string>({ op: "result", id: parent })).to.equal("parent got 11 by A");
+    const journal = await a.send<{ runId: number; kinds: string[] }>({ op: "journal", id: parent });
+    expect(journal.kinds.filter((k) => k === "child-result")).to.have.length(1);
+  });
+
   it("hands shards with waiting runs to a process that joins, and the runs complete there", async () => {
     const name = schema();
     const a = new ClusterWorker("A", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });

@@ -26,6 +26,7 @@ export interface ForwardedArgs {
   complete: [token: string, value: unknown];
   fail: [token: string, error: unknown];
   listShard: [shard: number, filter: ListFilter, limit: number];
+  startChild: [type: string, id: string, input: unknown, parent: { id: string; runId: number; seq: number }];
 }
 
 export type ForwardedKind = keyof ForwardedArgs;
@@ -39,6 +40,8 @@ export interface RequestOperations {
   reset(...args: ForwardedArgs["reset"]): Promise<void>;
   complete(...args: ForwardedArgs["complete"]): Promise<void>;
   fail(...args: ForwardedArgs["fail"]): Promise<void>;
+  /** Resolves with the child's run number. */
+  startChild(...args: ForwardedArgs["startChild"]): Promise<number>;
 }
 
 /** A forwarded request as its performer sees it. */
@@ -54,19 +57,23 @@ export interface RequestInfo {
 
 /** The workflow ID a run-changing request is about. */
 function targetOf(kind: keyof RequestOperations, args: unknown[]): string {
-  return kind === "complete" || kind === "fail" ? parseCompletionToken(args[0] as string).workflowId : (kind === "start" ? args[1] : args[0]) as string;
+  if (kind === "complete" || kind === "fail") return parseCompletionToken(args[0] as string).workflowId;
+  return (kind === "start" || kind === "startChild" ? args[1] : args[0]) as string;
 }
 
-const CHANGES = new Set<string>(["start", "signal", "terminate", "cancel", "reset", "complete", "fail"]);
+const CHANGES = new Set<string>(["start", "signal", "terminate", "cancel", "reset", "complete", "fail", "startChild"]);
 
 /** Performs a forwarded operation on this process's engine; the answer is what the caller returns. */
 export async function perform(engine: Engine, kind: string, args: unknown[], request: RequestInfo): Promise<unknown> {
   if (CHANGES.has(kind)) {
     const change = kind as keyof RequestOperations;
-    if (request.suspect && (await engine.performedRequest(targetOf(change, args), request.id))) return undefined;
-    const operation = engine.asRequest(request.id)[change] as (...a: unknown[]) => Promise<void>;
-    await operation(...args);
-    return undefined;
+    const target = targetOf(change, args);
+    if (request.suspect && (await engine.performedRequest(target, request.id))) {
+      return change === "startChild" ? (await engine.status(target))?.runId : undefined;
+    }
+    const operation = engine.asRequest(request.id)[change] as (...a: unknown[]) => Promise<unknown>;
+    const answer = await operation(...args);
+    return change === "startChild" ? answer : undefined;
   }
   const a = args as never;
   switch (kind as ForwardedKind) {
