@@ -63,6 +63,10 @@ export class Batcher {
     this.windows.open();
   }
 
+  forget(shard: number): void {
+    this.windows.forget(shard);
+  }
+
   close(): void {
     this.windows.close();
   }

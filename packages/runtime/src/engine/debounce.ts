@@ -64,6 +64,10 @@ export class Debouncer {
     this.windows.open();
   }
 
+  forget(shard: number): void {
+    this.windows.forget(shard);
+  }
+
   close(): void {
     this.windows.close();
   }

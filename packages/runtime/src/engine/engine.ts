@@ -38,7 +38,7 @@ import { Waiters } from "./waiters.js";
 import { FlowControl } from "./flow-control.js";
 import type { Batch, Debounce, EventOptions } from "./flow-rules.js";
 import type { LimitSpec } from "./limits.js";
-import { Schedule } from "./schedule-handle.js";
+import { Schedule, type ScheduleOp } from "./schedule-handle.js";
 import { checkScheduleSpec, type ScheduleSpec } from "./schedule-spec.js";
 import { checkFlowName, isSystemStream } from "./system-streams.js";
 
@@ -369,11 +369,34 @@ export class Engine implements RunOperations {
    */
   async schedule(name: string, spec: ScheduleSpec): Promise<Schedule> {
     this.assertOpen();
-    this.assertNotClustered("schedules");
     checkFlowName(name, "schedule name");
     const settings = checkScheduleSpec(name, spec, (w) => this.resolveType(w).name);
-    await this.flow.schedules.schedule(name, settings, spec.paused === true);
-    return new Schedule(this.flow.schedules, name);
+    const away = this.flowRemote("schedule", name);
+    if (away !== undefined) await this.cluster!.forward(away, "schedule", [name, { ...spec, workflow: settings.workflow }]);
+    else await this.flow.schedules.schedule(name, settings, spec.paused === true);
+    return new Schedule(this, name);
+  }
+
+  /** @internal A schedule handle's operation, done by the process that holds the schedule's shard. */
+  async scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown> {
+    this.assertOpen();
+    const away = this.flowRemote("schedule", name);
+    if (away !== undefined) return this.cluster!.forward(away, "scheduleOp", [name, op, args]);
+    const schedules = this.flow.schedules;
+    switch (op) {
+      case "describe":
+        return schedules.get(name).describe();
+      case "pause":
+        return schedules.get(name).pause();
+      case "resume":
+        return schedules.get(name).resume();
+      case "trigger":
+        return schedules.get(name).trigger();
+      case "backfill":
+        return schedules.get(name).backfill(args[0] as number, args[1] as number);
+      case "delete":
+        return schedules.delete(name);
+    }
   }
 
   /**
@@ -390,8 +413,13 @@ export class Engine implements RunOperations {
   async debounce<R = unknown>(type: string, key: string, input: unknown, rule: Debounce, options?: EventOptions): Promise<RunHandle<R>>;
   async debounce(type: WorkflowClass | string, key: string, input: unknown, rule: Debounce, options: EventOptions = {}): Promise<RunHandle<unknown>> {
     this.assertOpen();
-    this.assertNotClustered("debounced starts");
-    return this.flow.debouncer.debounce(this.resolveType(type).name, key, input, rule, options.eventId);
+    const typeName = this.resolveType(type).name;
+    const away = this.flowRemote("debounce", key);
+    if (away !== undefined) {
+      const { delayMs, maxWaitMs } = rule.resolve();
+      return new RunHandle(this, (await this.cluster!.forward(away, "debounce", [typeName, key, input, { delayMs, maxWaitMs }, options.eventId])) as string);
+    }
+    return this.flow.debouncer.debounce(typeName, key, input, rule, options.eventId);
   }
 
   /**
@@ -406,8 +434,13 @@ export class Engine implements RunOperations {
   async batch<R = unknown>(type: string, key: string, event: unknown, rule: Batch, options?: EventOptions): Promise<RunHandle<R>>;
   async batch(type: WorkflowClass | string, key: string, event: unknown, rule: Batch, options: EventOptions = {}): Promise<RunHandle<unknown>> {
     this.assertOpen();
-    this.assertNotClustered("batched events");
-    return this.flow.batcher.batch(this.resolveType(type).name, key, event, rule, options.eventId);
+    const typeName = this.resolveType(type).name;
+    const away = this.flowRemote("batch", key);
+    if (away !== undefined) {
+      const { size, timeoutMs } = rule.resolve();
+      return new RunHandle(this, (await this.cluster!.forward(away, "batch", [typeName, key, event, { size, timeoutMs }, options.eventId])) as string);
+    }
+    return this.flow.batcher.batch(typeName, key, event, rule, options.eventId);
   }
 
   /** Stops timers and new work, waits until every acknowledged record is on disk, closes the storage. */
@@ -747,11 +780,11 @@ export class Engine implements RunOperations {
     if (away !== undefined) throw new ShardMovedError(`shard ${away} is no longer held by this process; its next owner performs the request`);
   }
 
-  /** Refuses a feature whose state is not yet handed between the processes of a cluster. */
-  private assertNotClustered(feature: string): void {
-    if (this.cluster !== undefined) {
-      throw new ConfigError(`${feature} are not available to an engine in cluster mode (Config.postgres with cluster: true); use an engine that holds every shard`);
-    }
+  /** The shard of a schedule's or a debounce or batch key's streams when another process of a cluster holds it. */
+  private flowRemote(family: "schedule" | "debounce" | "batch", name: string): number | undefined {
+    if (this.cluster === undefined) return undefined;
+    const shard = this.flow.shardOf(family, name);
+    return this.cluster.owns(shard) ? undefined : shard;
   }
 
   private assertOpen(): void {
@@ -1159,6 +1192,7 @@ export class Engine implements RunOperations {
       this.timers.release();
     }
     await this.childResults.reconcile(shard);
+    this.flow.open();
     this.resumeAll();
   }
 
@@ -1178,6 +1212,7 @@ export class Engine implements RunOperations {
       this.updates.rejectWhere((key) => key.startsWith(`${entry.id}\0`), moved);
     }
     this.resumeQueue = this.resumeQueue.filter((entry) => entry.shard !== shard);
+    this.flow.forget(shard);
   }
 
   private async scanShard(shard: number): Promise<void> {
@@ -1251,8 +1286,8 @@ export class Engine implements RunOperations {
   /** Makes the engine fatal on a storage failure, except one of a shard this process of a cluster no longer holds. */
   private storageFailed(e: unknown, shard?: number): void {
     if (this.closed) return;
-    // The shard's next owner resumes its runs from what is durable.
-    if (shard !== undefined && this.cluster !== undefined && !this.cluster.owns(shard)) return;
+    // The shard's next owner resumes its runs (and its schedules and windows) from what is durable.
+    if (this.cluster !== undefined && ((shard !== undefined && !this.cluster.owns(shard)) || e instanceof ShardMovedError)) return;
     const error = e instanceof StorageError ? e : new StorageError(`storage failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
     this.fatal ??= error;
     this.results.rejectAll(error);

@@ -71,6 +71,8 @@ interface KeyState<Rule> {
  */
 export class EventWindows<Rule> {
   private readonly keys = new Map<string, KeyState<Rule>>();
+  /** Keys read by recovery since the last `open`. */
+  private readonly recovered = new Set<string>();
   private closed = false;
 
   constructor(
@@ -121,6 +123,7 @@ export class EventWindows<Rule> {
   recover(name: StreamName, record: SystemRecord): void {
     const state = this.keys.get(name.name) ?? { lastN: 0, windows: [] };
     this.keys.set(name.name, state);
+    this.recovered.add(name.name);
     state.lastN = Math.max(state.lastN, name.n);
     let w = state.windows.find((x) => x.n === name.n);
     if (record.kind === this.policy.firedKind) {
@@ -141,7 +144,11 @@ export class EventWindows<Rule> {
 
   /** After recovery: forgets superseded fired windows, fires what is due and arms the rest. */
   open(): void {
-    for (const [key, state] of this.keys) {
+    const keys = [...this.recovered];
+    this.recovered.clear();
+    for (const key of keys) {
+      const state = this.keys.get(key);
+      if (state === undefined) continue;
       state.windows.sort((a, b) => a.n - b.n);
       const lastFired = state.windows.filter((w) => w.fired).pop();
       const stale = state.windows.filter((w) => w.fired && w !== lastFired);
@@ -152,6 +159,16 @@ export class EventWindows<Rule> {
         if (i < unfired.length - 1 || this.policy.full(w)) void this.fire(w);
         else this.arm(w);
       });
+    }
+  }
+
+  /** Forgets the windows of a shard this process of a cluster no longer holds; its next owner fires them. */
+  forget(shard: number): void {
+    for (const [key, state] of [...this.keys]) {
+      if (this.sys.shardOf(this.policy.family, key) !== shard) continue;
+      for (const w of state.windows) w.timer?.cancel();
+      this.keys.delete(key);
+      this.recovered.delete(key);
     }
   }
 
@@ -213,9 +230,10 @@ export class EventWindows<Rule> {
       w.timer = this.clock.schedule(retryDelay(w.failures), () => void this.fire(w));
       return;
     }
-    if (this.closed) return;
+    const state = this.keys.get(w.key);
+    // A window of a shard this process lost meanwhile is its next owner's to record.
+    if (this.closed || state === undefined || !state.windows.includes(w)) return;
     w.fired = true;
-    const state = this.keys.get(w.key) as KeyState<Rule>;
     const stale = state.windows.filter((x) => x.fired && x.n < w.n);
     state.windows = state.windows.filter((x) => !stale.includes(x));
     try {

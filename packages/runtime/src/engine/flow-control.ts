@@ -49,11 +49,27 @@ export class FlowControl {
     else this.batcher.recover(name, record);
   }
 
-  /** After recovery: arms timers, resumes backfills, catches up missed instants, fires due windows. */
+  /**
+   * After recovery (of every shard, or of one a process of a cluster took): arms timers, resumes
+   * backfills, catches up missed instants and fires due windows of what was recovered since.
+   */
   open(): void {
     this.schedules.open();
     this.debouncer.open();
     this.batcher.open();
+  }
+
+  /** The shard holding the engine streams of a schedule, or of a debounce or batch key. */
+  shardOf(family: "schedule" | "debounce" | "batch", name: string): number {
+    return this.sys.shardOf(family, name);
+  }
+
+  /** Stops and forgets the schedules and windows of a shard this process of a cluster no longer holds. */
+  forget(shard: number): void {
+    this.schedules.forget(shard);
+    this.debouncer.forget(shard);
+    this.batcher.forget(shard);
+    this.sys.forget(shard);
   }
 
   /** Stops every timer and forgets waiting steps; nothing fires after this. */

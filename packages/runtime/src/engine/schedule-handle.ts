@@ -1,6 +1,13 @@
 import { RejectedError } from "../core/errors.js";
 import { scheduleRunId, type ScheduleDescription } from "./schedule-runtime.js";
-import type { Schedules } from "./schedules.js";
+
+/** What a schedule handle asks of its engine: the operation done where the schedule's shard is held. */
+export interface ScheduleOperations {
+  scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown>;
+}
+
+/** The operations of a schedule handle. */
+export type ScheduleOp = "describe" | "pause" | "resume" | "trigger" | "backfill" | "delete";
 
 /**
  * A handle on a schedule, from `engine.schedule(name, spec)`. Calls on a deleted schedule reject
@@ -14,7 +21,7 @@ import type { Schedules } from "./schedules.js";
 export class Schedule {
   /** @internal Handles come from `engine.schedule`. */
   constructor(
-    private readonly schedules: Schedules,
+    private readonly ops: ScheduleOperations,
     /** The schedule's name. */
     readonly name: string,
   ) {}
@@ -26,22 +33,22 @@ export class Schedule {
 
   /** Its spec, counts (`started`, `skipped`), next instants, recent and running runs, backfills under way. */
   async describe(): Promise<ScheduleDescription> {
-    return this.schedules.get(this.name).describe();
+    return (await this.ops.scheduleOp(this.name, "describe", [])) as ScheduleDescription;
   }
 
   /** Stops starting runs at the schedule's instants until `resume`; backfills and `trigger` still work. */
   pause(): Promise<void> {
-    return this.call((s) => s.pause());
+    return this.call("pause");
   }
 
   /** Starts runs again from the next instant on; the instants that passed while paused are not caught up. */
   resume(): Promise<void> {
-    return this.call((s) => s.resume());
+    return this.call("resume");
   }
 
   /** Starts a run for the present instant now, as if it were one of the schedule's instants. */
   trigger(): Promise<void> {
-    return this.call((s) => s.trigger());
+    return this.call("trigger");
   }
 
   /**
@@ -54,15 +61,15 @@ export class Schedule {
     if (!Number.isSafeInteger(fromMs) || !Number.isSafeInteger(toMs) || fromMs > toMs) {
       return Promise.reject(new RejectedError(`backfill of schedule '${this.name}' needs whole ms from ≤ to; got ${fromMs} to ${toMs}`));
     }
-    return this.call((s) => s.backfill(fromMs, toMs));
+    return this.call("backfill", [fromMs, toMs]);
   }
 
   /** Deletes the schedule and its state; runs it started go on. */
   delete(): Promise<void> {
-    return this.call(() => this.schedules.delete(this.name));
+    return this.call("delete");
   }
 
-  private async call(op: (s: ReturnType<Schedules["get"]>) => Promise<void>): Promise<void> {
-    await op(this.schedules.get(this.name));
+  private async call(op: ScheduleOp, args: readonly number[] = []): Promise<void> {
+    await this.ops.scheduleOp(this.name, op, args);
   }
 }

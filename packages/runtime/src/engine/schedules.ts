@@ -64,17 +64,29 @@ export class Schedules {
     r.records.push(record);
   }
 
-  /** Rebuilds recovered schedules and starts every schedule's work. */
+  /** Rebuilds the schedules recovered since the last call and starts their work. */
   open(): void {
+    const rebuilt: ScheduleRuntime[] = [];
     for (const [name, r] of this.recovered) {
       if (r.state === undefined) continue;
       const s = new ScheduleRuntime(name, r.state, r.gen, this.deps);
       for (const record of r.records) s.apply(record);
       this.schedules.set(name, s);
+      rebuilt.push(s);
       this.deps.sys.drop("schedule", name, r.stale).catch((e: unknown) => this.deps.failed(e));
     }
     this.recovered.clear();
-    for (const s of this.schedules.values()) s.open();
+    for (const s of rebuilt) s.open();
+  }
+
+  /** Stops and forgets the schedules of a shard this process of a cluster no longer holds. */
+  forget(shard: number): void {
+    for (const [name, s] of [...this.schedules]) {
+      if (this.deps.sys.shardOf("schedule", name) !== shard) continue;
+      s.close();
+      this.schedules.delete(name);
+    }
+    for (const name of [...this.recovered.keys()]) if (this.deps.sys.shardOf("schedule", name) === shard) this.recovered.delete(name);
   }
 
   close(): void {

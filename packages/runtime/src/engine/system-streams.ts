@@ -89,7 +89,16 @@ export class SystemLog {
     return decodeSystemRecord(body, this.codec, { workflowId: stream, runId: 0, position });
   }
 
-  private shardOf(family: StreamFamily, name: string): number {
+  /** The shard holding every stream of a schedule, or of a debounce or batch key. */
+  shardOf(family: StreamFamily, name: string): number {
     return shardOf(`${SYSTEM_STREAM_PREFIX}${family}/${name}`, this.log.shardCount);
+  }
+
+  /** Forgets the streams of a shard this process no longer holds; recovering it again counts them anew. */
+  forget(shard: number): void {
+    for (const stream of [...this.positions.keys()]) {
+      const name = parseStreamName(stream);
+      if (name !== undefined && this.shardOf(name.family, name.name) === shard) this.positions.delete(stream);
+    }
   }
 }

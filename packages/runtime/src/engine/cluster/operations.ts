@@ -5,6 +5,9 @@
 import type { ListFilter, UpdateOptions, StartOptions } from "../../client/types.js";
 import { RejectedError } from "../../core/errors.js";
 import type { Engine } from "../engine.js";
+import { Batch, Debounce } from "../flow-rules.js";
+import type { ScheduleOp } from "../schedule-handle.js";
+import type { ScheduleSpec } from "../schedule-spec.js";
 import { parseCompletionToken } from "../../workflow/completion-token.js";
 
 /** Arguments of each forwarded operation, as sent. */
@@ -27,6 +30,10 @@ export interface ForwardedArgs {
   fail: [token: string, error: unknown];
   listShard: [shard: number, filter: ListFilter, limit: number];
   startChild: [type: string, id: string, input: unknown, parent: { id: string; runId: number; seq: number }];
+  schedule: [name: string, spec: ScheduleSpec];
+  scheduleOp: [name: string, op: ScheduleOp, args: readonly number[]];
+  debounce: [type: string, key: string, input: unknown, rule: { delayMs: number; maxWaitMs: number | undefined }, eventId: string | undefined];
+  batch: [type: string, key: string, event: unknown, rule: { size: number; timeoutMs: number }, eventId: string | undefined];
 }
 
 export type ForwardedKind = keyof ForwardedArgs;
@@ -99,6 +106,22 @@ export async function perform(engine: Engine, kind: string, args: unknown[], req
       return engine.update(...(a as ForwardedArgs["update"]));
     case "listShard":
       return engine.listShard(...(a as ForwardedArgs["listShard"]));
+    case "schedule": {
+      const [name, spec] = a as ForwardedArgs["schedule"];
+      await engine.schedule(name, spec);
+      return undefined;
+    }
+    case "scheduleOp":
+      return engine.scheduleOp(...(a as ForwardedArgs["scheduleOp"]));
+    case "debounce": {
+      const [type, key, input, rule, eventId] = a as ForwardedArgs["debounce"];
+      const debounce = rule.maxWaitMs === undefined ? Debounce.of(rule.delayMs) : Debounce.of(rule.delayMs).maxWait(rule.maxWaitMs);
+      return (await engine.debounce(type, key, input, debounce, eventId === undefined ? {} : { eventId })).id;
+    }
+    case "batch": {
+      const [type, key, event, rule, eventId] = a as ForwardedArgs["batch"];
+      return (await engine.batch(type, key, event, Batch.of(rule.size, rule.timeoutMs), eventId === undefined ? {} : { eventId })).id;
+    }
     default:
       throw new RejectedError(`a forwarded request has the unknown kind '${kind}'`);
   }

@@ -14,7 +14,7 @@
  * a failed statement is never retried, since its commit may or may not have happened.
  */
 import type pg from "pg";
-import { StorageError } from "../../core/errors.js";
+import { ShardMovedError, StorageError } from "../../core/errors.js";
 import type { LogEntry } from "../log.js";
 import type { StreamCounts } from "./stream-counts.js";
 import type { Tables } from "./schema.js";
@@ -318,7 +318,7 @@ export class ShardWriter {
     } catch {
       // The message says the lease row could not be read; the shard stops all the same.
     }
-    const error = new StorageError(
+    const error = new ShardMovedError(
       `shard ${this.o.shard}: owner "${this.o.owner}" no longer holds the lease at epoch ${this.o.epoch} (${where}); ` +
         `the batch of ${b.streams.length} entries was not stored and nothing appended to this shard by this process will be`,
     );

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import pg from "pg";
-import { ConfigError, FuseeError, StorageError } from "../../core/errors.js";
+import { ConfigError, FuseeError, ShardMovedError, StorageError } from "../../core/errors.js";
 import type { Log, LogEntry, LogStats } from "../log.js";
 import { candidateOrder, fairShare } from "./fair-share.js";
 import { ShardWriter, type StopReason } from "./group-insert.js";
@@ -271,12 +271,12 @@ export class PostgresLog implements Log {
 
   append(shard: number, entry: LogEntry): Promise<void> {
     const w = this.writer(shard);
-    return typeof w === "string" ? reject(w) : w.append(entry);
+    return w instanceof StorageError ? Promise.reject(w) : w.append(entry);
   }
 
   appendAll(shard: number, entries: readonly LogEntry[]): Promise<void> {
     const w = this.writer(shard);
-    return typeof w === "string" ? reject(w) : w.appendAll(entries);
+    return w instanceof StorageError ? Promise.reject(w) : w.appendAll(entries);
   }
 
   async *scan(shard: number): AsyncIterable<LogEntry> {
@@ -314,13 +314,13 @@ export class PostgresLog implements Log {
 
   streams(shard: number): string[] {
     const h = this.holding(shard);
-    if (typeof h === "string") throw new StorageError(h);
+    if (h instanceof StorageError) throw h;
     return h.counts.keys();
   }
 
   drop(shard: number, streams: readonly string[]): Promise<void> {
     const w = this.writer(shard);
-    return typeof w === "string" ? reject(w) : w.drop(streams);
+    return w instanceof StorageError ? Promise.reject(w) : w.drop(streams);
   }
 
   /**
@@ -330,7 +330,7 @@ export class PostgresLog implements Log {
    */
   async compact(shard: number): Promise<number> {
     const h = this.holding(shard);
-    if (typeof h === "string") throw new StorageError(h);
+    if (h instanceof StorageError) throw h;
     await h.writer.idle();
     return h.counts.takeFreed();
   }
@@ -419,7 +419,7 @@ export class PostgresLog implements Log {
     for (const h of gone) {
       const row = rows.find((r) => r.shard === h.writer.shard);
       const reason: StopReason = row !== undefined && row.owner === this.owner && row.epoch === h.writer.epoch ? "expired" : "taken";
-      const error = new StorageError(
+      const error = new ShardMovedError(
         `shard ${h.writer.shard}: owner "${this.owner}" lost its lease at epoch ${h.writer.epoch} ` +
           `(${describeLease(row, this.p.tables.leases)}); nothing appended to this shard by this process will be stored`,
       );
@@ -504,7 +504,7 @@ export class PostgresLog implements Log {
   private async release(shard: number): Promise<void> {
     const h = this.held[shard];
     if (h === undefined || !h.writer.healthy) return;
-    const error = new StorageError(
+    const error = new ShardMovedError(
       `shard ${shard} was released by owner "${this.owner}" (epoch ${h.writer.epoch}) so that another process can take it; ` +
         "append to a shard this process holds (see ownedShards)",
     );
@@ -544,20 +544,20 @@ export class PostgresLog implements Log {
     for (const shard of this.ownedShards()) emit(this.notifyListeners, (l) => l(shard, undefined));
   }
 
-  private writer(shard: number): ShardWriter | string {
+  private writer(shard: number): ShardWriter | StorageError {
     const h = this.holding(shard, true);
-    return typeof h === "string" ? h : h.writer;
+    return h instanceof StorageError ? h : h.writer;
   }
 
-  /** The shard's lease state, or why it cannot be used. A stopped writer answers for itself when `stopped` is set. */
-  private holding(shard: number, stopped = false): Held | string {
+  /** The shard's lease state, or why it cannot be used (`ShardMovedError` when another process may hold it). A stopped writer answers for itself when `stopped` is set. */
+  private holding(shard: number, stopped = false): Held | StorageError {
     if (!Number.isInteger(shard) || shard < 0 || shard >= this.shardCount) {
-      return `shard ${shard} does not exist (the PostgreSQL log at ${this.p.where} has ${this.shardCount} shards)`;
+      return new StorageError(`shard ${shard} does not exist (the PostgreSQL log at ${this.p.where} has ${this.shardCount} shards)`);
     }
-    if (this.closed) return `the PostgreSQL log at ${this.p.where} is closed`;
+    if (this.closed) return new StorageError(`the PostgreSQL log at ${this.p.where} is closed`);
     const h = this.held[shard];
     if (h !== undefined && (h.writer.healthy || stopped)) return h;
-    return `shard ${shard} is not held by owner "${this.owner}" (table ${this.p.tables.leases}); it holds ${this.ownedShards().join(", ") || "no shard"}`;
+    return new ShardMovedError(`shard ${shard} is not held by owner "${this.owner}" (table ${this.p.tables.leases}); it holds ${this.ownedShards().join(", ") || "no shard"}`);
   }
 
   private checkShard(shard: number): void {
@@ -586,10 +586,6 @@ function emit<L>(listeners: ReadonlySet<L>, call: (listener: L) => void): void {
       process.emitWarning(`a PostgreSQL log listener threw: ${(err as Error)?.stack ?? String(err)}`, "FuseeListenerWarning");
     }
   }
-}
-
-function reject<T>(message: string): Promise<T> {
-  return Promise.reject(new StorageError(message));
 }
 
 function sleep(ms: number): Promise<void> {
