@@ -175,7 +175,10 @@ export class Engine implements RunOperations {
       for (const cls of options.workflows ?? []) engine.registerOne(cls);
       if (s.storage.kind === "postgres" && s.storage.cluster === true) {
         const { ClusterNode } = await import("./cluster/node.js");
-        engine.cluster = await ClusterNode.join(engine, log as PostgresLog, { url: s.storage.url, schema: s.storage.schema });
+        // Limits are shared before any run resumes, so no step takes a permit of this process alone.
+        engine.cluster = await ClusterNode.join(engine, log as PostgresLog, { url: s.storage.url, schema: s.storage.schema }, (permits) =>
+          engine.flow.limits.share(permits),
+        );
       } else await engine.recover();
     } catch (e) {
       await engine.cluster?.close();

@@ -24,6 +24,18 @@ export interface LimitSpec {
 /** Releases a permit; calling it again does nothing. */
 export type Release = () => void;
 
+/** Permits held in a store the processes of a cluster share, so a limit bounds them all together. */
+export interface SharedPermits {
+  /**
+   * Takes a permit of the limit for one attempt: its release, or how long to wait before asking
+   * again (`retryInMs` < 0: the limit is full, ask again soon; otherwise the rate's next slot).
+   */
+  take(name: string, concurrent: number, perSecond: number): Promise<Release | { retryInMs: number }>;
+}
+
+// How soon a process asks again for a permit of a full shared limit.
+const FULL_RETRY_MS = 20;
+
 interface Waiter {
   readonly resolve: (release: Release) => void;
 }
@@ -36,6 +48,8 @@ class Limit {
   refilledAt = 0;
   readonly queue = new PermitQueue<Waiter>();
   timer: ClockTimer | undefined;
+  /** A shared permit is being asked for. */
+  taking = false;
 
   constructor(readonly name: string) {}
 }
@@ -43,7 +57,9 @@ class Limit {
 /**
  * The engine's limits. Permits are in-memory state: a process that dies holds none after a
  * restart, and a step that was running under a permit takes a new one when it re-runs. A waiting
- * step costs its queue entry only.
+ * step costs its queue entry only. In a cluster the permits themselves are shared (see
+ * {@link SharedPermits}): each process serves its own waiting steps in order (priority, then
+ * fairness) and takes a shared permit for the next of them.
  *
  * A step naming a limit that was never declared fails without running (a `RejectedError` recorded
  * as the step's failure, not retried). Limits used by runs that resume on open are best declared
@@ -52,8 +68,14 @@ class Limit {
 export class Limits {
   private readonly limits = new Map<string, Limit>();
   private closed = false;
+  private shared: SharedPermits | undefined;
 
   constructor(private readonly clock: Clock) {}
+
+  /** Takes every permit from now on from a store shared with the other processes of a cluster. */
+  share(permits: SharedPermits): void {
+    this.shared = permits;
+  }
 
   /** Declares a limit, or changes the spec of a declared one (waiting steps are served under the new spec). */
   declare(name: string, spec: LimitSpec): void {
@@ -96,7 +118,7 @@ export class Limits {
     if (typeof priority !== "number" || !Number.isFinite(priority)) {
       return Promise.reject(new RejectedError(`the step's priority for limit '${name}' must be a finite number; got ${String(priority)}`));
     }
-    if (limit.queue.size === 0 && limit.inUse < limit.concurrent && this.takeToken(limit)) {
+    if (this.shared === undefined && limit.queue.size === 0 && limit.inUse < limit.concurrent && this.takeToken(limit)) {
       return Promise.resolve(this.grant(limit));
     }
     return new Promise<Release>((resolve) => {
@@ -132,19 +154,26 @@ export class Limits {
     return limit;
   }
 
-  private grant(limit: Limit): Release {
+  private grant(limit: Limit, shared?: Release): Release {
     limit.inUse++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       limit.inUse--;
+      shared?.();
+      if (shared !== undefined) {
+        // A permit freed here goes to the next waiting step at once, not after the retry delay.
+        limit.timer?.cancel();
+        limit.timer = undefined;
+      }
       this.pump(limit);
     };
   }
 
   /** Hands free permits to waiting steps in serving order. */
   private pump(limit: Limit): void {
+    if (this.shared !== undefined) return this.pumpShared(limit, this.shared);
     while (!this.closed && limit.queue.size > 0 && limit.inUse < limit.concurrent) {
       if (!this.takeToken(limit)) {
         this.armRefill(limit);
@@ -152,6 +181,34 @@ export class Limits {
       }
       (limit.queue.shift() as Waiter).resolve(this.grant(limit));
     }
+  }
+
+  /** Takes a shared permit for the next waiting step, one request at a time per limit. */
+  private pumpShared(limit: Limit, shared: SharedPermits): void {
+    if (this.closed || limit.taking || limit.timer !== undefined || limit.queue.size === 0 || limit.inUse >= limit.concurrent) return;
+    limit.taking = true;
+    const retry = (ms: number): void => {
+      if (this.closed) return;
+      limit.timer = this.clock.schedule(ms, () => {
+        limit.timer = undefined;
+        this.pump(limit);
+      });
+    };
+    shared.take(limit.name, limit.concurrent, limit.perSecond).then(
+      (got) => {
+        limit.taking = false;
+        if (typeof got !== "function") return retry(got.retryInMs < 0 ? FULL_RETRY_MS : got.retryInMs);
+        const waiter = limit.queue.shift();
+        if (this.closed || waiter === undefined) return got();
+        waiter.resolve(this.grant(limit, got));
+        this.pump(limit);
+      },
+      // The store could not be reached: the waiting steps keep waiting and it is asked again.
+      () => {
+        limit.taking = false;
+        retry(FULL_RETRY_MS * 10);
+      },
+    );
   }
 
   private takeToken(limit: Limit): boolean {

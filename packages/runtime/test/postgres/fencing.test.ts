@@ -47,7 +47,7 @@ describe("PostgreSQL fencing of a paused process (real processes)", () => {
     const { code, stderr } = await child.exited;
     child = undefined;
     expect(code, "the paused process stands down").to.not.equal(0);
-    expect(stderr).to.contain("StorageError");
+    expect(stderr, "it learns the shard moved").to.contain("ShardMovedError");
 
     const after = await storedBodies(survivor);
     expect(after.filter((b) => !before.includes(b)), "writes accepted from the paused process").to.deep.equal([]);

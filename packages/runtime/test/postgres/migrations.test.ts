@@ -24,7 +24,7 @@ describe("PostgreSQL migrations", () => {
       "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
       [t.schema],
     );
-    expect(tables.map((r) => r.table_name)).to.deep.equal(["entries", "leases", "migrations", "owners", "replies", "requests", "settings"]);
+    expect(tables.map((r) => r.table_name)).to.deep.equal(["entries", "leases", "migrations", "owners", "permits", "rates", "replies", "requests", "settings"]);
   });
 
   it("does nothing when run again on a schema that is up to date", async () => {

@@ -10,6 +10,8 @@ import { tablesOf } from "../../storage/postgres/schema.js";
 import type { Engine } from "../engine.js";
 import { type ForwardedArgs, type ForwardedKind, perform } from "./operations.js";
 import { type Reply, RequestTable } from "./requests.js";
+import { ClusterPermits } from "./permits.js";
+import type { SharedPermits } from "../limits.js";
 import { decodeError, decodeValue, encodeError, encodeValue } from "./wire.js";
 
 /** What a cluster process needs of its engine. */
@@ -54,14 +56,18 @@ export class ClusterNode {
     private readonly engine: Engine & ClusterHost,
     private readonly log: PostgresLog,
     private readonly requests: RequestTable,
+    private readonly permits: ClusterPermits,
   ) {}
 
   /**
-   * Joins the cluster: recovers the shards the log already holds, follows later acquisitions and
-   * losses, and answers requests. Resolves once the shards held at the call are recovered.
+   * Joins the cluster: hands `sharePermits` the limit permits shared with the other processes,
+   * recovers the shards the log already holds, follows later acquisitions and losses, and answers
+   * requests. Resolves once the shards held at the call are recovered.
    */
-  static async join(engine: Engine & ClusterHost, log: PostgresLog, options: ClusterOptions): Promise<ClusterNode> {
-    const node = new ClusterNode(engine, log, new RequestTable(options.url, tablesOf(options.schema)));
+  static async join(engine: Engine & ClusterHost, log: PostgresLog, options: ClusterOptions, sharePermits: (permits: SharedPermits) => void): Promise<ClusterNode> {
+    const tables = tablesOf(options.schema);
+    const node = new ClusterNode(engine, log, new RequestTable(options.url, tables), new ClusterPermits(options.url, tables, log.owner, log.leaseMs));
+    sharePermits(node.permits);
     node.unsubscribe.push(log.onAcquired((shard) => node.acquired(shard)));
     node.unsubscribe.push(log.onLost((shard) => node.lost(shard)));
     try {
@@ -115,6 +121,7 @@ export class ClusterNode {
     await this.chain;
     await Promise.allSettled([...this.draining.values()]);
     await this.requests.close();
+    await this.permits.close();
   }
 
   private acquired(shard: number): void {

@@ -30,7 +30,7 @@ export class LeaseTable {
     private readonly pool: pg.Pool,
     private readonly t: Tables,
     readonly owner: string,
-    private readonly leaseMs: number,
+    readonly leaseMs: number,
   ) {}
 
   /** Makes sure every shard has its lease row. */

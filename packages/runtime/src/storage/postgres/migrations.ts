@@ -76,6 +76,56 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: "permits of limits shared by cluster processes",
+    sql: (t) => `
+      -- A permit held for one attempt of a step. It expires like a lease unless its holder renews
+      -- it, so the permits of a process that died come back.
+      CREATE TABLE ${t.permits} (
+        token uuid PRIMARY KEY,
+        name text NOT NULL,
+        holder text NOT NULL,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX permits_by_name ON ${t.permits} (name, expires_at);
+      CREATE INDEX permits_by_holder ON ${t.permits} (holder);
+      CREATE TABLE ${t.rates} (
+        name text PRIMARY KEY,
+        last_at timestamptz NOT NULL
+      );
+      -- Takes a permit of limit p_name: 0 when taken, -1 when p_max live permits are held, else the
+      -- milliseconds until the rate lets the next attempt start. The advisory lock serializes the
+      -- takers of one limit; each statement of this volatile function after it sees what they
+      -- committed.
+      CREATE FUNCTION ${t.takePermit}(p_name text, p_token uuid, p_holder text, p_lease_ms integer, p_max integer, p_interval_ms double precision)
+      RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        v_last timestamptz;
+        v_wait double precision;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtext('${t.permits} ' || p_name));
+        IF p_max > 0 AND (SELECT count(*) FROM ${t.permits} WHERE name = p_name AND expires_at > clock_timestamp()) >= p_max THEN
+          RETURN -1;
+        END IF;
+        IF p_interval_ms > 0 THEN
+          SELECT last_at INTO v_last FROM ${t.rates} WHERE name = p_name;
+          IF v_last IS NOT NULL THEN
+            v_wait := p_interval_ms - extract(epoch FROM clock_timestamp() - v_last) * 1000;
+            IF v_wait > 0 THEN
+              RETURN greatest(1, ceil(v_wait))::integer;
+            END IF;
+          END IF;
+          INSERT INTO ${t.rates} (name, last_at) VALUES (p_name, clock_timestamp())
+            ON CONFLICT (name) DO UPDATE SET last_at = excluded.last_at;
+        END IF;
+        INSERT INTO ${t.permits} (token, name, holder, expires_at)
+          VALUES (p_token, p_name, p_holder, clock_timestamp() + p_lease_ms * interval '1 millisecond');
+        RETURN 0;
+      END
+      $$;
+    `,
+  },
 ];
 
 /** The newest migration this code knows. */

@@ -187,6 +187,11 @@ export class PostgresLog implements Log {
     return this.p.leases.owner;
   }
 
+  /** How long a lease of this process lasts without renewal. */
+  get leaseMs(): number {
+    return this.p.leases.leaseMs;
+  }
+
   /** The schema the log lives in. */
   get schema(): string {
     return this.p.tables.schema;

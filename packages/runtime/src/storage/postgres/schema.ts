@@ -24,6 +24,12 @@ export interface Tables {
   readonly requests: string;
   /** The owners' answers to `requests`, read by the asking process. */
   readonly replies: string;
+  /** Permits of the limits the processes of a cluster share, one row per permit held. */
+  readonly permits: string;
+  /** When each rate-limited limit last let an attempt start. */
+  readonly rates: string;
+  /** The function that takes a permit (see migration 3). */
+  readonly takePermit: string;
   /** The LISTEN/NOTIFY channel of this schema (a plain string for `pg_notify`). */
   readonly channel: string;
 }
@@ -50,6 +56,9 @@ export function tablesOf(schema: string = DEFAULT_SCHEMA): Tables {
     owners: `${q}.owners`,
     requests: `${q}.requests`,
     replies: `${q}.replies`,
+    permits: `${q}.permits`,
+    rates: `${q}.rates`,
+    takePermit: `${q}.take_permit`,
     channel: `${schema}_wake`,
   };
 }
