@@ -12,16 +12,18 @@ import {
   StorageError,
 } from "../core/errors.js";
 import { checkId, shardOf } from "../core/ids.js";
-import { decodeRecord, encodeRecord, readRecordHeader, readRecordKind, type PayloadCodec, type RecordHeader } from "../core/record-codec.js";
-import type { ChildRecord, FinishRecord, JournalRecord, RecordKind, StartRecord, UpdateResultRecord } from "../core/records.js";
+import { decodeRecord, encodeRecord, readRecordHeader, type PayloadCodec } from "../core/record-codec.js";
+import type { ChildRecord, FinishRecord, JournalRecord, StartRecord, UpdateResultRecord } from "../core/records.js";
 import { isFinished, type RunStatusValue } from "../core/status.js";
 import { RunHandle } from "../client/run-handle.js";
 import type { RunOperations } from "../client/run-operations.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateOptions } from "../client/types.js";
-import type { Log, LogEntry } from "../storage/log.js";
+import type { Log } from "../storage/log.js";
 import type { PostgresLog } from "../storage/postgres/index.js";
 import type { ClusterNode } from "./cluster/node.js";
 import { ChildResults } from "./child-results.js";
+import { RetentionSweep } from "./retention.js";
+import { RunIndex } from "./run-index.js";
 import type { ForwardedArgs, ForwardedKind, RequestOperations } from "./cluster/operations.js";
 import { MemoryLog } from "../storage/memory-log.js";
 import { definitionOf, type WorkflowClass, type WorkflowDefinition } from "../workflow/registry.js";
@@ -32,7 +34,7 @@ import { checkFilter, compileFilter } from "./list-filter.js";
 import { reconcileCodec } from "./codec-manifest.js";
 import { SealBudget } from "./seal-budget.js";
 import { createPayloadCodec } from "./payloads.js";
-import { parseStream, RunEntry, streamOf } from "./run-entry.js";
+import { RunEntry, streamOf } from "./run-entry.js";
 import { TimerQueue } from "./timer-queue.js";
 import { Waiters } from "./waiters.js";
 import { FlowControl } from "./flow-control.js";
@@ -40,7 +42,7 @@ import type { Batch, Debounce, EventOptions } from "./flow-rules.js";
 import type { LimitSpec } from "./limits.js";
 import { Schedule, type ScheduleOp } from "./schedule-handle.js";
 import { checkScheduleSpec, type ScheduleSpec } from "./schedule-spec.js";
-import { checkFlowName, isSystemStream } from "./system-streams.js";
+import { checkFlowName } from "./system-streams.js";
 
 /** What {@link Engine.describeEngine} reports. */
 export interface EngineDescription {
@@ -89,7 +91,8 @@ const RESUME_CONCURRENCY = 64;
  */
 export class Engine implements RunOperations {
   private readonly types = new Map<string, WorkflowDefinition>();
-  private readonly runs = new Map<string, RunEntry>();
+  private readonly index: RunIndex;
+  private readonly runs: Map<string, RunEntry>;
   /** Runs with an executor in memory, least recently used first. */
   private readonly live = new Map<string, RunEntry>();
   private readonly results = new Waiters<string, FinishRecord>();
@@ -105,7 +108,7 @@ export class Engine implements RunOperations {
   private readonly maxRecordBytes: number;
   private closed = false;
   private fatal: Error | undefined;
-  private sweepTimer: { cancel(): void } | undefined;
+  private retention: RetentionSweep | undefined;
   private resumeQueue: RunEntry[] = [];
   private resuming = 0;
   private readonly flow: FlowControl;
@@ -126,6 +129,14 @@ export class Engine implements RunOperations {
     this.cacheSize = s.cache;
     this.maxRecordBytes = s.maxPayloadBytes;
     this.timers = new TimerQueue(this.time, (id, seq, at) => this.fireTimer(id, seq, at));
+    this.index = new RunIndex({
+      codec: this.codec,
+      armTimer: (until, id, seq) => {
+        if (!this.closed) this.timers.add(until, id, seq);
+      },
+      recoverSystem: (shard, stream, body) => this.flow.recover(shard, stream, body),
+    });
+    this.runs = this.index.runs;
     this.flow = new FlowControl({
       log,
       codec: this.codec,
@@ -187,7 +198,18 @@ export class Engine implements RunOperations {
     }
     engine.resumeAll();
     engine.flow.open();
-    engine.scheduleSweep();
+    const retentionMs = s.retentionMs;
+    if (retentionMs !== undefined) {
+      engine.retention = new RetentionSweep({
+        log,
+        clock: engine.time,
+        runs: engine.runs,
+        retentionMs,
+        owns: (shard) => engine.cluster === undefined || engine.cluster.owns(shard),
+        failed: (e) => engine.storageFailed(e),
+      });
+      engine.retention.start();
+    }
     return engine;
   }
 
@@ -451,7 +473,7 @@ export class Engine implements RunOperations {
     if (this.closed) return;
     this.closed = true;
     this.timers.stop();
-    this.sweepTimer?.cancel();
+    this.retention?.stop();
     this.flow.close();
     const error = new FuseeError("the engine was shut down");
     this.results.rejectAll(error);
@@ -914,43 +936,12 @@ export class Engine implements RunOperations {
     entry.durable = position + 1;
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
     if (!readsBackUnchanged(record)) record = decodeRecord(body, this.codec, { workflowId: entry.id, runId, position });
-    this.indexRecord(entry, record);
+    this.index.apply(entry, record);
     if (entry.executor !== undefined) entry.executor.deliver(position, record);
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
     else if (entry.finished === undefined && wakes(record) && entry.durable === entry.appended) void this.load(entry).catch(() => undefined);
     if (record.kind === "finish") this.finishRun(entry, record);
     else if (record.kind === "update-result") this.updates.resolve(`${entry.id}\0${record.id}`, record);
-  }
-
-  /** Keeps the index in step with a record that just became durable (or was read on open). */
-  private indexRecord(entry: RunEntry, record: JournalRecord | { kind: string; [k: string]: unknown }): void {
-    switch (record.kind) {
-      case "timer": {
-        const { seq, until } = record as { seq: number; until: number };
-        (entry.timers ??= new Map()).set(seq, until);
-        if (!this.closed) this.timers.add(until, entry.id, seq);
-        return;
-      }
-      case "fired":
-        entry.timers?.delete((record as { seq: number }).seq);
-        return;
-      case "attributes":
-        entry.attributes = { ...entry.attributes, ...(record as { attributes: Record<string, unknown> }).attributes };
-        return;
-      case "finish":
-        entry.finished = (record as { status: FinishRecord["status"] }).status;
-        entry.endedAt = (record as { at: number }).at;
-        entry.timers = undefined;
-        return;
-      case "child": {
-        const r = record as Pick<ChildRecord, "ok" | "childId" | "seq" | "childRunId" | "close">;
-        if (r.ok) (entry.children ??= new Map()).set(r.childId, { seq: r.seq, runId: r.childRunId ?? 0, close: r.close ?? "terminate" });
-        return;
-      }
-      case "child-result":
-        entry.children?.delete((record as { childId: string }).childId);
-        return;
-    }
   }
 
   private finishRun(entry: RunEntry, record: FinishRecord): void {
@@ -1123,51 +1114,6 @@ export class Engine implements RunOperations {
     this.pumpResume();
   }
 
-  /** Checks for finished runs past retention at a tenth of the retention period (1 s to 1 min). */
-  private scheduleSweep(): void {
-    const retention = this.config.settings.retentionMs;
-    if (retention === undefined || this.closed) return;
-    const every = Math.min(60_000, Math.max(1, Math.min(1_000, retention), retention / 10));
-    this.sweepTimer = this.time.schedule(every, () => {
-      void this.sweepRetention()
-        .catch((e: unknown) => this.storageFailed(e))
-        .finally(() => this.scheduleSweep());
-    });
-  }
-
-  /**
-   * Forgets finished runs whose retention has passed: they leave the index, their journals (and any
-   * kept earlier runs of the same ID) are dropped, and compaction reclaims the space.
-   */
-  private async sweepRetention(): Promise<void> {
-    const retention = this.config.settings.retentionMs;
-    if (retention === undefined) return;
-    const cutoff = this.time.now() - retention;
-    const expired = new Set<string>();
-    for (const entry of this.runs.values()) {
-      if (entry.finished !== undefined && (entry.endedAt ?? 0) <= cutoff && entry.executor === undefined && entry.loading === undefined) {
-        expired.add(entry.id);
-        this.runs.delete(entry.id);
-      }
-    }
-    if (expired.size === 0) return;
-    for (let shard = 0; shard < this.log.shardCount; shard++) {
-      if (this.cluster !== undefined && !this.cluster.owns(shard)) continue;
-      const streams = this.log.streams(shard).filter((stream) => {
-        const run = parseStream(stream);
-        return run !== undefined && expired.has(run.id);
-      });
-      if (streams.length === 0) continue;
-      try {
-        await this.log.drop(shard, streams);
-        await this.log.compact(shard);
-      } catch (e) {
-        // A shard this process of a cluster lost meanwhile is swept by its new owner.
-        if (this.cluster === undefined || this.cluster.owns(shard)) throw e;
-      }
-    }
-  }
-
   private async recover(): Promise<void> {
     this.timers.hold();
     try {
@@ -1221,45 +1167,9 @@ export class Engine implements RunOperations {
   private async scanShard(shard: number): Promise<void> {
     const superseded = new Set<string>();
     for await (const batch of this.log.scanBatches(shard)) {
-      for (const item of batch) this.recoverEntry(shard, item, superseded);
+      for (const item of batch) this.index.recover(shard, item, superseded);
     }
     for (const stream of superseded) this.dropRun(shard, stream);
-  }
-
-  /** Adds one journal entry read on open to the index; streams of runs a later run replaced go to `superseded`. */
-  private recoverEntry(shard: number, item: LogEntry, superseded: Set<string>): void {
-    if (isSystemStream(item.stream)) {
-      this.flow.recover(shard, item.stream, item.body);
-      return;
-    }
-    const run = parseStream(item.stream);
-    if (run === undefined) return;
-    // Most records (steps, signals, updates) only count; only those the index keeps are parsed.
-    const kind = readRecordKind(item.body);
-    const header: RecordHeader = INDEXED_KINDS.has(kind) ? readRecordHeader(item.body) : { kind };
-    let entry = this.runs.get(run.id);
-    if (entry !== undefined && run.runId < entry.runId) {
-      superseded.add(item.stream);
-      return;
-    }
-    if (header.kind === "start") {
-      if (entry === undefined) {
-        entry = new RunEntry(run.id, shard);
-        this.runs.set(run.id, entry);
-      } else if (run.runId > entry.runId) superseded.add(entry.stream);
-      entry.reset(header.type as string, run.runId, header.at as number);
-      if (header.parent !== undefined) entry.parent = header.parent as RunEntry["parent"];
-    } else if (entry === undefined || run.runId !== entry.runId) {
-      throw new StorageError(`shard ${shard} holds a ${header.kind} record of run ${run.runId} of '${run.id}' before its start record`);
-    }
-    const position = entry.appended++;
-    if (header.kind === "attributes") {
-      const record = decodeRecord(item.body, this.codec, { workflowId: entry.id, runId: entry.runId, position });
-      this.indexRecord(entry, record);
-    } else if (INDEXED_KINDS.has(kind)) {
-      this.indexRecord(entry, header);
-    }
-    entry.durable = entry.appended;
   }
 
   /** Resumes unfinished runs whose types are registered, a bounded number at a time. */
@@ -1338,9 +1248,6 @@ function entryField(entry: RunEntry, name: string, status: () => RunStatusValue)
       return entry.attributes?.[name];
   }
 }
-
-/** Record kinds whose headers the index reads on open (see `indexRecord`); the rest are only counted. */
-const INDEXED_KINDS: ReadonlySet<RecordKind> = new Set<RecordKind>(["start", "timer", "fired", "finish", "attributes", "child", "child-result"]);
 
 function wakes(record: JournalRecord): boolean {
   return (

@@ -1,0 +1,71 @@
+import type { Clock } from "../core/clock.js";
+import type { Log } from "../storage/log.js";
+import { parseStream, type RunEntry } from "./run-entry.js";
+
+/** What the retention sweep needs of the engine. */
+export interface RetentionDeps {
+  readonly log: Log;
+  readonly clock: Clock;
+  readonly runs: Map<string, RunEntry>;
+  readonly retentionMs: number;
+  /** Whether this process holds the shard (always, outside a cluster). */
+  owns(shard: number): boolean;
+  /** A sweep failed on storage. */
+  failed(error: unknown): void;
+}
+
+/**
+ * Forgets finished runs whose retention has passed: they leave the index, their journals (and any
+ * kept earlier runs of the same ID) are dropped, and compaction reclaims the space. Checks at a
+ * tenth of the retention period (1 s to 1 min).
+ */
+export class RetentionSweep {
+  private timer: { cancel(): void } | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: RetentionDeps) {}
+
+  start(): void {
+    if (this.stopped) return;
+    const retention = this.deps.retentionMs;
+    const every = Math.min(60_000, Math.max(1, Math.min(1_000, retention), retention / 10));
+    this.timer = this.deps.clock.schedule(every, () => {
+      void this.sweep()
+        .catch((e: unknown) => this.deps.failed(e))
+        .finally(() => this.start());
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+  }
+
+  private async sweep(): Promise<void> {
+    const { log, runs } = this.deps;
+    const cutoff = this.deps.clock.now() - this.deps.retentionMs;
+    const expired = new Set<string>();
+    for (const entry of runs.values()) {
+      if (entry.finished !== undefined && (entry.endedAt ?? 0) <= cutoff && entry.executor === undefined && entry.loading === undefined) {
+        expired.add(entry.id);
+        runs.delete(entry.id);
+      }
+    }
+    if (expired.size === 0) return;
+    for (let shard = 0; shard < log.shardCount; shard++) {
+      if (!this.deps.owns(shard)) continue;
+      const streams = log.streams(shard).filter((stream) => {
+        const run = parseStream(stream);
+        return run !== undefined && expired.has(run.id);
+      });
+      if (streams.length === 0) continue;
+      try {
+        await log.drop(shard, streams);
+        await log.compact(shard);
+      } catch (e) {
+        // A shard this process of a cluster lost meanwhile is swept by its new owner.
+        if (this.deps.owns(shard)) throw e;
+      }
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import { StorageError } from "../core/errors.js";
+import { decodeRecord, readRecordHeader, readRecordKind, type PayloadCodec, type RecordHeader } from "../core/record-codec.js";
+import type { ChildRecord, FinishRecord, JournalRecord, RecordKind } from "../core/records.js";
+import type { LogEntry } from "../storage/log.js";
+import { isSystemStream } from "./system-streams.js";
+import { RunEntry, parseStream } from "./run-entry.js";
+
+/** What keeping the index needs of the engine. */
+export interface RunIndexDeps {
+  readonly codec: PayloadCodec;
+  /** Arms the durable timer set by call `seq` of run `id`. */
+  armTimer(until: number, id: string, seq: number): void;
+  /** Takes a record of one of the engine's own streams (schedules, windows) read on open. */
+  recoverSystem(shard: number, stream: string, body: Uint8Array): void;
+}
+
+/** Record kinds whose headers the index reads on open (see {@link RunIndex.apply}); the rest are only counted. */
+const INDEXED_KINDS: ReadonlySet<RecordKind> = new Set<RecordKind>(["start", "timer", "fired", "finish", "attributes", "child", "child-result"]);
+
+/**
+ * The engine's index of runs by workflow ID: what a parked run costs in memory, kept in step with
+ * every durable record and rebuilt from the journals on open.
+ */
+export class RunIndex {
+  readonly runs = new Map<string, RunEntry>();
+
+  constructor(private readonly deps: RunIndexDeps) {}
+
+  /** Keeps an entry in step with a record that just became durable (or was read on open). */
+  apply(entry: RunEntry, record: JournalRecord | { kind: string; [k: string]: unknown }): void {
+    switch (record.kind) {
+      case "timer": {
+        const { seq, until } = record as { seq: number; until: number };
+        (entry.timers ??= new Map()).set(seq, until);
+        this.deps.armTimer(until, entry.id, seq);
+        return;
+      }
+      case "fired":
+        entry.timers?.delete((record as { seq: number }).seq);
+        return;
+      case "attributes":
+        entry.attributes = { ...entry.attributes, ...(record as { attributes: Record<string, unknown> }).attributes };
+        return;
+      case "finish":
+        entry.finished = (record as { status: FinishRecord["status"] }).status;
+        entry.endedAt = (record as { at: number }).at;
+        entry.timers = undefined;
+        return;
+      case "child": {
+        const r = record as Pick<ChildRecord, "ok" | "childId" | "seq" | "childRunId" | "close">;
+        if (r.ok) (entry.children ??= new Map()).set(r.childId, { seq: r.seq, runId: r.childRunId ?? 0, close: r.close ?? "terminate" });
+        return;
+      }
+      case "child-result":
+        entry.children?.delete((record as { childId: string }).childId);
+        return;
+    }
+  }
+
+  /**
+   * Adds one journal entry of `shard` read on open; the streams of runs a later run of the same ID
+   * replaced go to `superseded`.
+   *
+   * @throws StorageError when a run's record comes before its start record.
+   */
+  recover(shard: number, item: LogEntry, superseded: Set<string>): void {
+    if (isSystemStream(item.stream)) {
+      this.deps.recoverSystem(shard, item.stream, item.body);
+      return;
+    }
+    const run = parseStream(item.stream);
+    if (run === undefined) return;
+    // Most records (steps, signals, updates) only count; only those the index keeps are parsed.
+    const kind = readRecordKind(item.body);
+    const header: RecordHeader = INDEXED_KINDS.has(kind) ? readRecordHeader(item.body) : { kind };
+    let entry = this.runs.get(run.id);
+    if (entry !== undefined && run.runId < entry.runId) {
+      superseded.add(item.stream);
+      return;
+    }
+    if (header.kind === "start") {
+      if (entry === undefined) {
+        entry = new RunEntry(run.id, shard);
+        this.runs.set(run.id, entry);
+      } else if (run.runId > entry.runId) superseded.add(entry.stream);
+      entry.reset(header.type as string, run.runId, header.at as number);
+      if (header.parent !== undefined) entry.parent = header.parent as RunEntry["parent"];
+    } else if (entry === undefined || run.runId !== entry.runId) {
+      throw new StorageError(`shard ${shard} holds a ${header.kind} record of run ${run.runId} of '${run.id}' before its start record`);
+    }
+    const position = entry.appended++;
+    if (header.kind === "attributes") {
+      this.apply(entry, decodeRecord(item.body, this.deps.codec, { workflowId: entry.id, runId: entry.runId, position }));
+    } else if (INDEXED_KINDS.has(kind)) {
+      this.apply(entry, header);
+    }
+    entry.durable = entry.appended;
+  }
+}
