@@ -8,7 +8,7 @@ import { Ctx, type ChildHandle, type ChildOptions, type CtxBackend } from "./ctx
 import { unknownHandler, type WorkflowDefinition } from "./registry.js";
 import { bindInstance, stepScope, type StepHost } from "./run-binding.js";
 import { makeCompletionToken } from "./completion-token.js";
-import { runStep } from "./step-runner.js";
+import { runStep, type StepEnvironment } from "./step-runner.js";
 import type { StepOptions } from "./step-options.js";
 
 /** What an executor needs from the engine that hosts its run. */
@@ -101,7 +101,7 @@ function settle(): Promise<void> {
  * replaying, each call is answered from (and checked against) the record with its number, and calls
  * the journal does not answer yet are held until the replay is done, then executed.
  */
-export class RunExecutor implements CtxBackend, StepHost {
+export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   private instance: Record<string, any> | undefined;
   private random_: DeterministicRandom | undefined;
   private lastAt = 0;
@@ -109,32 +109,36 @@ export class RunExecutor implements CtxBackend, StepHost {
   private applied = 0;
   private replayEnd = 0;
   private held: Array<() => void> | null = null;
-  private replayCalls = new Map<number, { record: CallRecord; position: number }>();
+  /** While replaying: the journal's call records by call number. */
+  private replayCalls: Map<number, { record: CallRecord; position: number }> | undefined;
   private replayHasFinish = false;
-  private replayUpdateResults = new Set<string>();
-  private readonly requested = new Set<number>();
+  private replayUpdateResults: Set<string> | undefined;
   private readonly arrived = new Map<number, JournalRecord>();
   private readonly pending = new Map<number, Pending>();
-  private readonly mailbox = new Map<string, unknown[]>();
-  private readonly waiters = new Map<string, Waiter[]>();
-  private readonly conditions = new Set<Condition>();
-  private readonly updateResults = new Map<string, UpdateOutcome>();
-  private readonly acceptedUpdates = new Set<string>();
-  private readonly idleWaiters: Array<() => void> = [];
-  private readonly progress = new Map<number, unknown>();
-  private readonly waits = new Set<Interruptible>();
+  private mailbox: Map<string, unknown[]> | undefined;
+  private waiters: Map<string, Waiter[]> | undefined;
+  private conditions: Set<Condition> | undefined;
+  private updateResults: Map<string, UpdateOutcome> | undefined;
+  private acceptedUpdates: Set<string> | undefined;
+  private idleWaiters: Array<() => void> | undefined;
+  /** Heartbeat progress by step call, once a step sent one. */
+  private progress: Map<number, unknown> | undefined;
+  private waits: Set<Interruptible> | undefined;
   private cancelPending: CancelledError | undefined;
-  private readonly issuedTokens = new Set<string>();
-  private readonly completions = new Map<string, CompletionRecord>();
-  private readonly completionWaiters = new Map<string, (r: CompletionRecord) => void>();
-  private readonly childResults = new Map<number, ChildResultRecord>();
-  private readonly childWaiters = new Map<number, Array<(r: ChildResultRecord | Error) => void>>();
-  private readonly childTimeouts = new Map<number, number>();
+  private issuedTokens: Set<string> | undefined;
+  private completions: Map<string, CompletionRecord> | undefined;
+  private completionWaiters: Map<string, (r: CompletionRecord) => void> | undefined;
+  private childResults: Map<number, ChildResultRecord> | undefined;
+  private childWaiters: Map<number, Array<(r: ChildResultRecord | Error) => void>> | undefined;
+  private childTimeouts: Map<number, number> | undefined;
   private continued = false;
   private driving = false;
   private inFlight = 0;
   private bodyDone = false;
-  private lastCall = "nothing yet";
+  /** The latest call of the code, for determinism errors. */
+  private lastKind: CallRecord["kind"] | undefined;
+  private lastName: string | undefined;
+  private lastSeq = 0;
   /** Set when the code and the journal disagree, or the workflow cannot be instantiated. */
   broken: Error | undefined;
   finished: FinishedStatus | undefined;
@@ -158,9 +162,9 @@ export class RunExecutor implements CtxBackend, StepHost {
     this.replayEnd = records.length;
     if (records.length > 0) this.held = [];
     records.forEach((record, position) => {
-      if (isCallRecord(record)) this.replayCalls.set(record.seq, { record, position });
+      if (isCallRecord(record)) (this.replayCalls ??= new Map()).set(record.seq, { record, position });
       if (record.kind === "finish") this.replayHasFinish = true;
-      if (record.kind === "update-result") this.replayUpdateResults.add(record.id);
+      if (record.kind === "update-result") (this.replayUpdateResults ??= new Set()).add(record.id);
       this.arrived.set(position, record);
     });
     void this.drive();
@@ -183,7 +187,7 @@ export class RunExecutor implements CtxBackend, StepHost {
   /** Resolves once every record delivered so far has been applied and the code has settled. */
   whenIdle(): Promise<void> {
     if (!this.driving && this.arrived.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
   }
 
   /** Answers a query from the run's current state. */
@@ -210,17 +214,17 @@ export class RunExecutor implements CtxBackend, StepHost {
 
   /** The recorded outcome of update `id`, once its result record has been applied. */
   updateOutcome(id: string): UpdateOutcome | undefined {
-    return this.updateResults.get(id);
+    return this.updateResults?.get(id);
   }
 
   /** True when update `id` was accepted (journaled, or being journaled) by this run. */
   knowsUpdate(id: string): boolean {
-    return this.acceptedUpdates.has(id);
+    return this.acceptedUpdates?.has(id) === true;
   }
 
   /** Reserves update `id` before its record is appended, so a concurrent retry waits for it instead. */
   claimUpdate(id: string): void {
-    this.acceptedUpdates.add(id);
+    (this.acceptedUpdates ??= new Set()).add(id);
   }
 
   // ---- CtxBackend ----
@@ -249,7 +253,7 @@ export class RunExecutor implements CtxBackend, StepHost {
     const seq = this.call("step", name);
     return new Promise((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
-      if (!this.replayCalls.has(seq)) this.whenLive(() => this.execute(seq, name, fn, options));
+      if (!this.replayCalls?.has(seq)) this.whenLive(() => this.execute(seq, name, fn, options));
     });
   }
 
@@ -261,15 +265,15 @@ export class RunExecutor implements CtxBackend, StepHost {
   }
 
   waitFor(name: string, timeoutMs: number | undefined): Promise<unknown> {
-    const buffered = this.mailbox.get(name);
+    const buffered = this.mailbox?.get(name);
     if (buffered !== undefined && buffered.length > 0) return Promise.resolve(buffered.shift());
     return this.interruptible((resolve, onCancel) => {
       const waiter: Waiter = { resolve };
-      const list = this.waiters.get(name) ?? [];
+      const list = this.waiters?.get(name) ?? [];
       list.push(waiter);
-      this.waiters.set(name, list);
+      (this.waiters ??= new Map()).set(name, list);
       const remove = (): void => {
-        const l = this.waiters.get(name);
+        const l = this.waiters?.get(name);
         const i = l?.indexOf(waiter) ?? -1;
         if (i >= 0) l?.splice(i, 1);
       };
@@ -290,15 +294,15 @@ export class RunExecutor implements CtxBackend, StepHost {
     if (pred()) return Promise.resolve(true);
     return this.interruptible<boolean>((resolve, onCancel) => {
       const c: Condition = { pred, resolve };
-      this.conditions.add(c);
+      (this.conditions ??= new Set()).add(c);
       if (timeoutMs !== undefined) {
         c.timerSeq = this.timer(this.lastAt + timeoutMs, () => {
-          this.conditions.delete(c);
+          this.conditions?.delete(c);
           resolve(false);
         });
       }
       onCancel(() => {
-        this.conditions.delete(c);
+        this.conditions?.delete(c);
         this.cancelTimer(c.timerSeq);
       });
     });
@@ -316,13 +320,13 @@ export class RunExecutor implements CtxBackend, StepHost {
         },
         options,
       )) as string;
-      this.issuedTokens.add(token);
-      const done = this.completions.get(token);
+      (this.issuedTokens ??= new Set()).add(token);
+      const done = this.completions?.get(token);
       const record =
         done ??
         (await this.interruptible<CompletionRecord>((resolve, onCancel) => {
-          this.completionWaiters.set(token, resolve);
-          onCancel(() => this.completionWaiters.delete(token));
+          (this.completionWaiters ??= new Map()).set(token, resolve);
+          onCancel(() => this.completionWaiters?.delete(token));
         }));
       if (record.ok) return record.value;
       throw record.error;
@@ -334,11 +338,11 @@ export class RunExecutor implements CtxBackend, StepHost {
     const close = options.close ?? "terminate";
     if (options.timeoutMs !== undefined) {
       const timerSeq = this.timer(this.lastAt + options.timeoutMs, () => this.childTimedOut(seq, id, options.timeoutMs as number));
-      this.childTimeouts.set(seq, timerSeq);
+      (this.childTimeouts ??= new Map()).set(seq, timerSeq);
     }
     return new Promise((resolve, reject) => {
       this.pending.set(seq, { resolve: () => resolve(this.childHandle(seq, id)), reject });
-      if (!this.replayCalls.has(seq)) this.whenLive(() => this.host.startChild({ seq, type, id, input, close }));
+      if (!this.replayCalls?.has(seq)) this.whenLive(() => this.host.startChild({ seq, type, id, input, close }));
     });
   }
 
@@ -355,14 +359,14 @@ export class RunExecutor implements CtxBackend, StepHost {
 
   /** Whether `token` may complete: `open` once issued and unanswered. */
   completionState(token: string): "open" | "used" | "unknown" {
-    if (this.completions.has(token)) return "used";
-    return this.issuedTokens.has(token) ? "open" : "unknown";
+    if (this.completions?.has(token)) return "used";
+    return this.issuedTokens?.has(token) ? "open" : "unknown";
   }
 
   /** Reserves `token` before its completion is appended, so a concurrent second answer is refused. */
   claimCompletion(token: string): void {
-    this.issuedTokens.delete(token);
-    this.completions.set(token, { kind: "completion", token, ok: true, at: this.lastAt });
+    this.issuedTokens?.delete(token);
+    (this.completions ??= new Map()).set(token, { kind: "completion", token, ok: true, at: this.lastAt });
   }
 
   patched(id: string, deprecated: boolean): boolean {
@@ -370,10 +374,9 @@ export class RunExecutor implements CtxBackend, StepHost {
     if (declared !== undefined && !declared.includes(id)) {
       throw new RejectedError(`patch '${id}' is not declared by workflow ${this.definition.name}; declare it in @Workflow({ patches: [...] })`);
     }
-    const next = this.replayCalls.get(this.seq + 1);
+    const next = this.replayCalls?.get(this.seq + 1);
     if (next?.record.kind === "patch" && next.record.id === id) {
       this.seq++;
-      this.requested.add(this.seq);
       return true;
     }
     if (deprecated || this.applied < this.replayEnd) return false;
@@ -384,9 +387,36 @@ export class RunExecutor implements CtxBackend, StepHost {
 
   setAttributes(attributes: Record<string, unknown>): void {
     const seq = this.call("attributes", undefined);
-    if (!this.replayCalls.has(seq)) {
+    if (!this.replayCalls?.has(seq)) {
       this.whenLive(() => this.record({ kind: "attributes", seq, attributes: { ...attributes }, at: this.host.clock.now() }));
     }
+  }
+
+  // ---- StepEnvironment ----
+
+  get clock(): Clock {
+    return this.host.clock;
+  }
+
+  stepKey(seq: number): string {
+    return `${this.workflowId}:${this.host.runId}:${seq}`;
+  }
+
+  stepProgress(seq: number): unknown {
+    return this.progress?.get(seq);
+  }
+
+  onHeartbeat(seq: number, progress: unknown): void {
+    (this.progress ??= new Map()).set(seq, progress);
+    if (!this.host.closed() && !this.broken) this.host.append({ kind: "heartbeat", seq, progress, at: this.host.clock.now() });
+  }
+
+  abandoned(): boolean {
+    return this.host.closed();
+  }
+
+  acquire(options: StepOptions): Promise<() => void> | undefined {
+    return this.host.acquire?.(options);
   }
 
   // ---- internals ----
@@ -402,14 +432,14 @@ export class RunExecutor implements CtxBackend, StepHost {
       }
       let undo: () => void = () => undefined;
       const interrupt: Interruptible = (error) => {
-        this.waits.delete(interrupt);
+        this.waits?.delete(interrupt);
         undo();
         reject(error);
       };
-      this.waits.add(interrupt);
+      (this.waits ??= new Set()).add(interrupt);
       body(
         (v) => {
-          this.waits.delete(interrupt);
+          this.waits?.delete(interrupt);
           resolve(v);
         },
         (u) => {
@@ -429,22 +459,22 @@ export class RunExecutor implements CtxBackend, StepHost {
             else if (r.status === "ok") resolve(r.value);
             else reject(r.error);
           };
-          const done = this.childResults.get(seq);
+          const done = this.childResults?.get(seq);
           if (done) return settle(done);
-          const list = this.childWaiters.get(seq) ?? [];
+          const list = this.childWaiters?.get(seq) ?? [];
           list.push(settle);
-          this.childWaiters.set(seq, list);
+          (this.childWaiters ??= new Map()).set(seq, list);
         }),
     };
   }
 
   private childTimedOut(seq: number, id: string, ms: number): void {
-    this.childTimeouts.delete(seq);
-    if (this.childResults.has(seq)) return;
+    this.childTimeouts?.delete(seq);
+    if (this.childResults?.has(seq)) return;
     const error = new TimeoutError(`child '${id}' of ${this.workflowId} did not finish within ${ms}ms`);
-    this.childResults.set(seq, { kind: "child-result", seq, childId: id, status: "failed", error, at: this.lastAt });
-    for (const w of this.childWaiters.get(seq) ?? []) w(error);
-    this.childWaiters.delete(seq);
+    (this.childResults ??= new Map()).set(seq, { kind: "child-result", seq, childId: id, status: "failed", error, at: this.lastAt });
+    for (const w of this.childWaiters?.get(seq) ?? []) w(error);
+    this.childWaiters?.delete(seq);
     if (this.held === null && !this.host.closed()) this.host.closeChild(id, `timed out after ${ms}ms`);
   }
 
@@ -456,21 +486,28 @@ export class RunExecutor implements CtxBackend, StepHost {
   /** Numbers a call of the workflow code and, while replaying, checks it against the journal. */
   private call(kind: CallRecord["kind"], name: string | undefined): number {
     const seq = ++this.seq;
-    const asked = kind === "attributes" || kind === "timer" ? `${kind} (call #${seq})` : `${kind} '${name}' (call #${seq})`;
-    this.lastCall = asked;
-    this.requested.add(seq);
-    const recorded = this.replayCalls.get(seq);
+    this.lastKind = kind;
+    this.lastName = name;
+    this.lastSeq = seq;
+    const recorded = this.replayCalls?.get(seq);
     if (recorded !== undefined) {
       const r = recorded.record;
       const recordedName = r.kind === "step" ? r.name : r.kind === "patch" ? r.id : r.kind === "child" ? r.childId : undefined;
       const same = r.kind === kind && recordedName === name;
       if (!same) {
-        const error = this.nonDeterminism(recorded.position, describeRecord(r), asked);
+        const error = this.nonDeterminism(recorded.position, describeRecord(r), this.lastCall());
         this.breakWith(error);
         throw error;
       }
     }
     return seq;
+  }
+
+  /** The code's latest call as determinism errors name it. */
+  private lastCall(): string {
+    const kind = this.lastKind;
+    if (kind === undefined) return "nothing yet";
+    return kind === "attributes" || kind === "timer" ? `${kind} (call #${this.lastSeq})` : `${kind} '${this.lastName}' (call #${this.lastSeq})`;
   }
 
   private nonDeterminism(position: number, holds: string, asked: string): NonDeterminismError {
@@ -483,7 +520,7 @@ export class RunExecutor implements CtxBackend, StepHost {
   private timer(until: number, onFire: () => void): number {
     const seq = this.call("timer", undefined);
     this.pending.set(seq, { resolve: onFire, reject: () => undefined });
-    if (!this.replayCalls.has(seq)) {
+    if (!this.replayCalls?.has(seq)) {
       this.whenLive(() => this.record({ kind: "timer", seq, until, at: this.host.clock.now() }));
     }
     return seq;
@@ -521,18 +558,7 @@ export class RunExecutor implements CtxBackend, StepHost {
   private execute(seq: number, name: string, fn: () => unknown, options: StepOptions): void {
     if (this.host.skipStep !== undefined) return this.host.skipStep(seq, name);
     this.inFlight++;
-    const key = `${this.workflowId}:${this.host.runId}:${seq}`;
-    void runStep(fn, options, {
-      clock: this.host.clock,
-      key,
-      progress: this.progress.get(seq),
-      onHeartbeat: (p) => {
-        this.progress.set(seq, p);
-        if (!this.host.closed() && !this.broken) this.host.append({ kind: "heartbeat", seq, progress: p, at: this.host.clock.now() });
-      },
-      abandoned: () => this.host.closed(),
-      acquire: () => this.host.acquire?.(options),
-    }).then((outcome) => {
+    void runStep(fn, options, this, seq).then((outcome) => {
       if (this.host.closed() || this.broken) return;
       const at = this.host.clock.now();
       const base = { kind: "step" as const, seq, name, attempts: outcome.attempts, at };
@@ -564,7 +590,7 @@ export class RunExecutor implements CtxBackend, StepHost {
     } finally {
       this.driving = false;
       if (this.arrived.size === 0 || this.broken) {
-        for (const w of this.idleWaiters.splice(0)) w();
+        for (const w of this.idleWaiters?.splice(0) ?? []) w();
       }
       this.host.changed();
     }
@@ -573,13 +599,14 @@ export class RunExecutor implements CtxBackend, StepHost {
   private endReplay(): void {
     const held = this.held ?? [];
     this.held = null;
-    this.replayCalls = new Map();
+    this.replayCalls = undefined;
     for (const action of held) action();
   }
 
   private apply(record: JournalRecord, position: number, replayed: boolean): void {
-    if (replayed && isCallRecord(record) && !this.requested.has(record.seq)) {
-      this.breakWith(this.nonDeterminism(position, describeRecord(record), `${this.lastCall} and is now waiting`));
+    // Calls are numbered from 1 as the code makes them, so the code has made call `seq` iff seq <= this.seq.
+    if (replayed && isCallRecord(record) && record.seq > this.seq) {
+      this.breakWith(this.nonDeterminism(position, describeRecord(record), `${this.lastCall()} and is now waiting`));
       return;
     }
     switch (record.kind) {
@@ -605,23 +632,23 @@ export class RunExecutor implements CtxBackend, StepHost {
         return;
       case "update-result": {
         const outcome: UpdateOutcome = record.ok ? { ok: true, value: record.value } : { ok: false, error: record.error };
-        this.updateResults.set(record.id, outcome);
+        (this.updateResults ??= new Map()).set(record.id, outcome);
         return;
       }
       case "finish":
         if (replayed && record.status !== "terminated" && record.status !== "cancelled" && !this.bodyDone) {
-          this.breakWith(this.nonDeterminism(position, describeRecord(record), `${this.lastCall} and has not finished`));
+          this.breakWith(this.nonDeterminism(position, describeRecord(record), `${this.lastCall()} and has not finished`));
           return;
         }
         this.finished = record.status;
         return;
       case "heartbeat":
-        this.progress.set(record.seq, record.progress);
+        (this.progress ??= new Map()).set(record.seq, record.progress);
         return;
       case "completion": {
-        this.completions.set(record.token, record);
-        const waiter = this.completionWaiters.get(record.token);
-        this.completionWaiters.delete(record.token);
+        (this.completions ??= new Map()).set(record.token, record);
+        const waiter = this.completionWaiters?.get(record.token);
+        this.completionWaiters?.delete(record.token);
         waiter?.(record);
         return;
       }
@@ -632,19 +659,19 @@ export class RunExecutor implements CtxBackend, StepHost {
         return;
       }
       case "child-result": {
-        if (this.childResults.has(record.seq)) return;
-        const timerSeq = this.childTimeouts.get(record.seq);
-        this.childTimeouts.delete(record.seq);
+        if (this.childResults?.has(record.seq)) return;
+        const timerSeq = this.childTimeouts?.get(record.seq);
+        this.childTimeouts?.delete(record.seq);
         this.cancelTimer(timerSeq);
-        this.childResults.set(record.seq, record);
-        for (const w of this.childWaiters.get(record.seq) ?? []) w(record);
-        this.childWaiters.delete(record.seq);
+        (this.childResults ??= new Map()).set(record.seq, record);
+        for (const w of this.childWaiters?.get(record.seq) ?? []) w(record);
+        this.childWaiters?.delete(record.seq);
         return;
       }
       case "cancel": {
         const error = new CancelledError(`run ${this.host.runId} of ${this.workflowId} was cancelled: ${record.reason}`);
-        if (this.waits.size === 0) this.cancelPending = error;
-        for (const interrupt of [...this.waits]) interrupt(error);
+        if ((this.waits?.size ?? 0) === 0) this.cancelPending = error;
+        for (const interrupt of [...(this.waits ?? [])]) interrupt(error);
         return;
       }
       case "timer":
@@ -711,20 +738,20 @@ export class RunExecutor implements CtxBackend, StepHost {
       }
       return;
     }
-    const waiting = this.waiters.get(name);
+    const waiting = this.waiters?.get(name);
     const first = waiting?.shift();
     if (first !== undefined) {
       this.cancelTimer(first.timerSeq);
       first.resolve(value);
       return;
     }
-    const box = this.mailbox.get(name) ?? [];
+    const box = this.mailbox?.get(name) ?? [];
     box.push(value);
-    this.mailbox.set(name, box);
+    (this.mailbox ??= new Map()).set(name, box);
   }
 
   private runUpdate(id: string, name: string, arg: unknown): void {
-    this.acceptedUpdates.add(id);
+    (this.acceptedUpdates ??= new Set()).add(id);
     const update = this.definition.updates.get(name);
     let result: Promise<unknown>;
     if (update === undefined || !this.instance) {
@@ -737,7 +764,7 @@ export class RunExecutor implements CtxBackend, StepHost {
       }
     }
     const done = (outcome: { ok: true; value: unknown } | { ok: false; error: Error }): void => {
-      if (this.replayUpdateResults.has(id)) return;
+      if (this.replayUpdateResults?.has(id)) return;
       this.whenLive(() => {
         const at = this.host.clock.now();
         try {
@@ -754,18 +781,19 @@ export class RunExecutor implements CtxBackend, StepHost {
   }
 
   private checkConditions(): boolean {
+    if (this.conditions === undefined || this.conditions.size === 0) return false;
     let any = false;
     for (const c of [...this.conditions]) {
       let holds = false;
       try {
         holds = c.pred();
       } catch (e) {
-        this.conditions.delete(c);
+        this.conditions?.delete(c);
         this.bodyFinished({ status: "failed", error: asError(e) });
         continue;
       }
       if (holds) {
-        this.conditions.delete(c);
+        this.conditions?.delete(c);
         this.cancelTimer(c.timerSeq);
         c.resolve(true);
         any = true;
@@ -782,7 +810,7 @@ export class RunExecutor implements CtxBackend, StepHost {
   private breakWith(error: Error): void {
     if (this.broken) return;
     this.broken = error;
-    for (const w of this.idleWaiters.splice(0)) w();
+    for (const w of this.idleWaiters?.splice(0) ?? []) w();
     this.host.changed();
   }
 }

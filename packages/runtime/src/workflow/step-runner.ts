@@ -10,20 +10,24 @@ export type StepOutcome =
   | { readonly ok: true; readonly value: unknown; readonly attempts: number }
   | { readonly ok: false; readonly error: unknown; readonly attempts: number };
 
+/**
+ * What a step's attempts need from the run that calls the step (call `seq`). One environment
+ * serves every step of a run, so starting a step allocates no closures for it.
+ */
 export interface StepEnvironment {
   readonly clock: Clock;
-  /** The idempotency key: the same for every attempt of this call. */
-  readonly key: string;
+  /** The idempotency key of call `seq`: the same for every attempt of the call. */
+  stepKey(seq: number): string;
   /** Progress left by an earlier attempt's heartbeat. */
-  readonly progress: unknown;
-  onHeartbeat(progress: unknown): void;
+  stepProgress(seq: number): unknown;
+  onHeartbeat(seq: number, progress: unknown): void;
   /** True once nothing the step does can be recorded any more (the engine shut down). */
   abandoned(): boolean;
   /**
    * Waits for a permit of the step's limit before each attempt and returns its release; `undefined`
    * when the step has no limit. The permit is released when the attempt ends, before any backoff.
    */
-  acquire?(): Promise<() => void> | undefined;
+  acquire(options: StepOptions): Promise<() => void> | undefined;
 }
 
 /**
@@ -31,15 +35,15 @@ export interface StepEnvironment {
  * `ctx.heartbeat()`), bounded by its timeouts, retried by its policy. Delays and timeouts use the
  * engine's clock, so a virtual clock drives them in tests.
  */
-export async function runStep(fn: () => unknown, options: StepOptions, env: StepEnvironment): Promise<StepOutcome> {
+export async function runStep(fn: () => unknown, options: StepOptions, env: StepEnvironment, seq: number): Promise<StepOutcome> {
   const retry = options.retry ?? DEFAULT_RETRY;
   const timeoutMs = options.timeout === undefined ? undefined : toMillis(options.timeout);
   const heartbeatMs = options.heartbeatTimeout === undefined ? undefined : toMillis(options.heartbeatTimeout);
-  let progress = env.progress;
+  let progress = env.stepProgress(seq);
   for (let attempt = 1; ; attempt++) {
     let release: (() => void) | undefined;
     try {
-      const permit = env.acquire?.();
+      const permit = env.acquire(options);
       if (permit !== undefined) release = await permit;
     } catch (error) {
       // No permit can be had (the limit was never declared): the attempt does not run, nor retry.
@@ -50,7 +54,7 @@ export async function runStep(fn: () => unknown, options: StepOptions, env: Step
       return { ok: false, error: new FuseeError("the step was abandoned while it waited for a permit"), attempts: attempt - 1 };
     }
     try {
-      const value = await attemptOnce(fn, attempt, progress, timeoutMs, heartbeatMs, env, (p) => {
+      const value = await attemptOnce(fn, seq, attempt, progress, timeoutMs, heartbeatMs, env, (p) => {
         progress = p;
       });
       release?.();
@@ -67,6 +71,7 @@ export async function runStep(fn: () => unknown, options: StepOptions, env: Step
 
 function attemptOnce(
   fn: () => unknown,
+  seq: number,
   attempt: number,
   progress: unknown,
   timeoutMs: number | undefined,
@@ -75,18 +80,20 @@ function attemptOnce(
   keepProgress: (p: unknown) => void,
 ): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const timers: ClockTimer[] = [];
+    let timers: ClockTimer[] | undefined;
     let settled = false;
-    let lastBeat = env.clock.now();
+    let lastBeat = heartbeatMs === undefined ? 0 : env.clock.now();
     const finish = (ok: boolean, v: unknown): void => {
       if (settled) return;
       settled = true;
-      for (const t of timers) t.cancel();
+      if (timers !== undefined) for (const t of timers) t.cancel();
       if (ok) resolve(v);
       else reject(v);
     };
     const scope: StepScope = {
-      key: env.key,
+      get key() {
+        return env.stepKey(seq);
+      },
       attempt,
       get progress() {
         return progress;
@@ -96,15 +103,15 @@ function attemptOnce(
         progress = p;
         lastBeat = env.clock.now();
         keepProgress(p);
-        env.onHeartbeat(p);
+        env.onHeartbeat(seq, p);
       },
     };
     if (timeoutMs !== undefined) {
-      timers.push(env.clock.schedule(timeoutMs, () => finish(false, new TimeoutError(`step attempt ${attempt} ran past its timeout of ${timeoutMs}ms`))));
+      (timers ??= []).push(env.clock.schedule(timeoutMs, () => finish(false, new TimeoutError(`step attempt ${attempt} ran past its timeout of ${timeoutMs}ms`))));
     }
     if (heartbeatMs !== undefined) {
       const watch = (delay: number): void => {
-        timers.push(
+        (timers ??= []).push(
           env.clock.schedule(delay, () => {
             const quiet = env.clock.now() - lastBeat;
             if (quiet >= heartbeatMs) {
