@@ -32,9 +32,16 @@ interface ThroughputRow {
 
 /**
  * `npm run bench -- steps [--json]`: durable steps on the local engine against the disk's floor,
- * measured in one run so their ratio holds on a noisy machine.
+ * measured in one run so their ratio holds on a noisy machine. `--engine postgres` runs the
+ * PostgreSQL cluster benchmark instead.
  */
 export async function runStepsBench(args: readonly string[]): Promise<void> {
+  const at = args.indexOf("--engine");
+  const engine = at < 0 ? "local" : args[at + 1];
+  if (engine !== "local") {
+    if (engine !== "postgres") throw new Error(`--engine must be local or postgres; got ${engine ?? "nothing"}`);
+    return (await import("./pg-steps-bench.js")).runPgStepsBench(args);
+  }
   const json = args.includes("--json");
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "fusee-steps-"));
   const say = (line: string): void => {
