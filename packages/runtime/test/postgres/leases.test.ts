@@ -154,6 +154,26 @@ describe("PostgreSQL shard leases", () => {
     expect([row?.owner, row?.epoch, row?.live]).to.deep.equal(["a", 1, true]);
   });
 
+  it("warns, naming the delay, when the event loop blocks its lease renewal for a third of the lease", async () => {
+    const name = schema();
+    const a = await open({ schema: name, shards: 1, owner: "blocked", leaseMs: 900, background: true, claim: "all" });
+    const warnings: Error[] = [];
+    const listen = (w: Error): void => void warnings.push(w);
+    process.on("warning", listen);
+    try {
+      // Blocks the loop across the next renewal (due within 300 ms) for about 450 ms.
+      const until = Date.now() + 750;
+      while (Date.now() < until);
+      await sleep(100);
+    } finally {
+      process.off("warning", listen);
+    }
+    const late = warnings.find((w) => (w as NodeJS.ErrnoException).code === "FUSEE_LEASE_RENEWAL_LATE");
+    expect(late?.name).to.equal("FuseeLeaseWarning");
+    expect(late?.message).to.match(/owner "blocked" renewed its shard leases \d+ ms late/).and.contain("leaseMs 900");
+    await a.append(0, entry("s", "kept"));
+  });
+
   it("spreads shards over the live owners and takes them back when an owner leaves", async () => {
     const name = schema();
     const a = await open({ schema: name, shards: 4, owner: "a", leaseMs: 5_000 });

@@ -400,12 +400,29 @@ export class PostgresLog implements Log {
 
   private scheduleTick(): void {
     if (this.closed) return;
+    const interval = this.p.leaseMs / 3;
+    const due = performance.now() + interval;
     this.tickTimer = setTimeout(() => {
+      this.warnIfLate(performance.now() - due);
       this.rebalance()
         .catch(() => undefined)
         .finally(() => this.scheduleTick());
-    }, this.p.leaseMs / 3);
+    }, interval);
     this.tickTimer.unref();
+  }
+
+  /**
+   * Leases are renewed on the event loop: a renewal a third of the lease late means the loop was
+   * blocked that long, and a little more would have cost this process its shards.
+   */
+  private warnIfLate(lateMs: number): void {
+    if (lateMs < this.p.leaseMs / 3) return;
+    process.emitWarning(
+      `owner "${this.owner}" renewed its shard leases ${Math.round(lateMs)} ms late: the event loop was blocked that long, ` +
+        `and a block longer than ${Math.round((this.p.leaseMs * 2) / 3)} ms loses the leases (leaseMs ${this.p.leaseMs}). ` +
+        "Keep long synchronous work off the engine's process or raise leaseMs.",
+      { type: "FuseeLeaseWarning", code: "FUSEE_LEASE_RENEWAL_LATE" },
+    );
   }
 
   /** Runs lease work one piece at a time, so a renewal never races a takeover of this process. */
