@@ -9,7 +9,7 @@ import type { PostgresLog } from "../../storage/postgres/index.js";
 import { tablesOf } from "../../storage/postgres/schema.js";
 import type { Engine } from "../engine.js";
 import { type ForwardedArgs, type ForwardedKind, perform } from "./operations.js";
-import { type Reply, RequestTable } from "./requests.js";
+import { type PendingRequest, type Reply, RequestTable } from "./requests.js";
 import { ClusterPermits } from "./permits.js";
 import type { SharedPermits } from "../limits.js";
 import { decodeError, decodeValue, encodeError, encodeValue } from "./wire.js";
@@ -44,7 +44,9 @@ export class ClusterNode {
   /** Requests an earlier owner of their shard may have performed; see {@link RequestInfo.suspect}. */
   private readonly suspects = new Set<string>();
   /** Replies performed here that could not be stored: stored again, never performed again. */
-  private readonly unanswered = new Map<string, { readonly shard: number; readonly reply: Reply }>();
+  private readonly unanswered = new Map<string, { readonly shard: number; readonly reply: Reply; readonly asker: string | null }>();
+  /** Forwarded requests of this process waiting for their replies. */
+  private readonly replyWaiters = new Set<() => void>();
   private readonly draining = new Map<number, Promise<void>>();
   private readonly redrain = new Set<number>();
   private chain: Promise<void> = Promise.resolve();
@@ -72,6 +74,8 @@ export class ClusterNode {
     node.unsubscribe.push(log.onLost((shard) => node.lost(shard)));
     try {
       node.unsubscribe.push(await log.onNotify((shard) => node.drain(shard)));
+      // Any reply for this process may be there: every waiting request looks for its own.
+      node.unsubscribe.push(await log.onOwnerWake(() => [...node.replyWaiters].forEach((w) => w())));
       node.sweep = setInterval(() => void node.requests.sweepReplies().catch(() => undefined), REPLY_SWEEP_MS);
       node.sweep.unref();
       for (const shard of log.ownedShards()) node.acquired(shard);
@@ -99,7 +103,7 @@ export class ClusterNode {
     const failed = (e: unknown): never => {
       throw new StorageError(`forwarding ${kind} request ${id} to the owner of shard ${shard} failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
     };
-    await this.requests.ask(id, shard, kind, encodeValue(args)).catch(failed);
+    await this.requests.ask(id, shard, kind, encodeValue(args), this.log.owner).catch(failed);
     let wait = REPLY_POLL_FIRST_MS;
     for (;;) {
       this.assertOpen();
@@ -108,9 +112,22 @@ export class ClusterNode {
         if (reply.outcome === "ok") return decodeValue(reply.payload);
         throw decodeError(reply.payload);
       }
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      await this.replyOrTimeout(wait);
       wait = Math.min(REPLY_POLL_LAST_MS, wait * 2);
     }
+  }
+
+  /** Resolves when the owner of a request of this process says a reply is there, or after `ms`. */
+  private replyOrTimeout(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.replyWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.replyWaiters.add(done);
+    });
   }
 
   async close(): Promise<void> {
@@ -167,7 +184,7 @@ export class ClusterNode {
           if (takenOver) this.suspects.add(request.id);
           if (this.inFlight.has(request.id)) continue;
           this.inFlight.add(request.id);
-          void this.answer(shard, request.id, request.kind, request.payload).finally(() => this.inFlight.delete(request.id));
+          void this.answer(shard, request).finally(() => this.inFlight.delete(request.id));
         }
       } catch {
         // The next wake-up or poll drains again.
@@ -179,7 +196,7 @@ export class ClusterNode {
     this.draining.set(shard, run);
   }
 
-  private async answer(shard: number, id: string, kind: string, payload: Buffer): Promise<void> {
+  private async answer(shard: number, { id, kind, payload, asker }: PendingRequest): Promise<void> {
     let reply = this.unanswered.get(id)?.reply;
     if (reply === undefined) {
       try {
@@ -193,12 +210,12 @@ export class ClusterNode {
       ClusterNode.afterPerform?.(kind);
     }
     try {
-      await this.requests.answer(id, reply);
+      await this.requests.answer(id, reply, asker);
       this.unanswered.delete(id);
       this.suspects.delete(id);
     } catch {
       // The request stays waiting; the next drain stores this reply instead of performing it again.
-      this.unanswered.set(id, { shard, reply });
+      this.unanswered.set(id, { shard, reply, asker });
     }
   }
 

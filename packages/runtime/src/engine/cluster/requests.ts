@@ -1,12 +1,13 @@
 /*
- * The request and reply tables of a cluster (migration 2). A process asking the owner of a shard
- * to perform an operation inserts a request and NOTIFYs the shard in one statement; the owner
- * performs it, then deletes the request and inserts the reply in one statement; the asking process
- * takes the reply. A request stays until it is answered, so the next owner of a shard answers what
- * the previous one did not.
+ * The request and reply tables of a cluster (migrations 2 and 4). A process asking the owner of a
+ * shard to perform an operation inserts a request and NOTIFYs the shard in one statement; the owner
+ * performs it, then deletes the request, inserts the reply and NOTIFYs the asking process by its
+ * owner name in one statement; the asking process takes the reply. A request stays until it is
+ * answered, so the next owner of a shard answers what the previous one did not.
  */
 import pg from "pg";
 import { encodeWake } from "../../storage/postgres/notify.js";
+import { OWNER_WAKE_SHARD } from "../../storage/postgres/pg-log.js";
 import type { Tables } from "../../storage/postgres/schema.js";
 
 /** A request waiting for the owner of its shard. */
@@ -14,6 +15,8 @@ export interface PendingRequest {
   readonly id: string;
   readonly kind: string;
   readonly payload: Buffer;
+  /** The owner name of the process that asked, to wake with the reply. */
+  readonly asker: string | null;
 }
 
 /** A reply: `ok` with the value's bytes, or `error` with the error's. */
@@ -32,34 +35,35 @@ export class RequestTable {
     url: string,
     private readonly t: Tables,
   ) {
-    this.pool = new pg.Pool({ connectionString: url, max: 4, idleTimeoutMillis: 30_000, application_name: "fusee cluster" });
+    this.pool = new pg.Pool({ connectionString: url, max: 8, idleTimeoutMillis: 30_000, application_name: "fusee cluster" });
     this.pool.on("error", () => undefined);
   }
 
   /** Stores a request for the owner of `shard` and wakes that owner once it is committed. */
-  async ask(id: string, shard: number, kind: string, payload: Buffer): Promise<void> {
+  async ask(id: string, shard: number, kind: string, payload: Buffer, asker: string): Promise<void> {
     await this.pool.query(
-      `WITH r AS (INSERT INTO ${this.t.requests} (id, shard, kind, payload) VALUES ($1, $2, $3, $4))
+      `WITH r AS (INSERT INTO ${this.t.requests} (id, shard, kind, payload, asker) VALUES ($1, $2, $3, $4, $7))
        SELECT pg_notify($5, $6)`,
-      [id, shard, kind, payload, this.t.channel, encodeWake(shard, REQUEST_WAKE)],
+      [id, shard, kind, payload, this.t.channel, encodeWake(shard, REQUEST_WAKE), asker],
     );
   }
 
   /** The requests waiting for the owner of `shard`, oldest first. */
   async pending(shard: number): Promise<PendingRequest[]> {
     const result = await this.pool.query<PendingRequest>(
-      `SELECT id::text AS id, kind, payload FROM ${this.t.requests} WHERE shard = $1 ORDER BY created_at`,
+      `SELECT id::text AS id, kind, payload, asker FROM ${this.t.requests} WHERE shard = $1 ORDER BY created_at`,
       [shard],
     );
     return result.rows;
   }
 
-  /** Answers a request: deletes it and stores the reply in one statement. */
-  async answer(id: string, reply: Reply): Promise<void> {
+  /** Answers a request: deletes it, stores the reply and wakes the asking process, in one statement. */
+  async answer(id: string, reply: Reply, asker: string | null): Promise<void> {
     await this.pool.query(
-      `WITH d AS (DELETE FROM ${this.t.requests} WHERE id = $1)
-       INSERT INTO ${this.t.replies} (id, outcome, payload) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`,
-      [id, reply.outcome, reply.payload],
+      `WITH d AS (DELETE FROM ${this.t.requests} WHERE id = $1),
+            r AS (INSERT INTO ${this.t.replies} (id, outcome, payload) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING)
+       SELECT pg_notify($4, $5) WHERE $5::text IS NOT NULL`,
+      [id, reply.outcome, reply.payload, this.t.channel, asker === null ? null : encodeWake(OWNER_WAKE_SHARD, asker)],
     );
   }
 

@@ -126,6 +126,14 @@ export const MIGRATIONS: readonly Migration[] = [
       $$;
     `,
   },
+  {
+    version: 4,
+    name: "the process asking a cluster request",
+    sql: (t) => `
+      -- The owner name of the process that asked, so the answering process wakes it.
+      ALTER TABLE ${t.requests} ADD COLUMN asker text;
+    `,
+  },
 ];
 
 /** The newest migration this code knows. */

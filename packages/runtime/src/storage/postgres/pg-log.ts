@@ -46,6 +46,9 @@ export type LostListener = (shard: number, reason: StopReason, error: StorageErr
 /** Called for a wake-up of an owned shard; `payload` is undefined for a poll (look for missed work). */
 export type NotifyListener = (shard: number, payload: string | undefined) => void;
 
+/** The shard number of wake-ups addressed to a process by its owner name rather than to a shard. */
+export const OWNER_WAKE_SHARD = -1;
+
 const DEFAULT_LEASE_MS = 10_000;
 const MIN_LEASE_MS = 100;
 const DEFAULT_POLL_MS = 5_000;
@@ -166,6 +169,7 @@ export class PostgresLog implements Log {
   private readonly acquiredListeners = new Set<AcquiredListener>();
   private readonly lostListeners = new Set<LostListener>();
   private readonly notifyListeners = new Set<NotifyListener>();
+  private readonly ownerWakeListeners = new Set<() => void>();
   private listener: WakeListener | undefined;
   private listening: Promise<void> | undefined;
   private tickTimer: NodeJS.Timeout | undefined;
@@ -244,6 +248,25 @@ export class PostgresLog implements Log {
       throw err;
     }
     return () => this.notifyListeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` when another process wakes this one by its owner name (a wake of shard
+   * {@link OWNER_WAKE_SHARD} whose payload is the name). Resolves, with the unsubscribe function,
+   * once this process is listening.
+   */
+  async onOwnerWake(listener: () => void): Promise<() => void> {
+    this.assertOpen();
+    this.ownerWakeListeners.add(listener);
+    this.listening ??= this.listen();
+    try {
+      await this.listening;
+    } catch (err) {
+      this.ownerWakeListeners.delete(listener);
+      this.listening = undefined;
+      throw err;
+    }
+    return () => this.ownerWakeListeners.delete(listener);
   }
 
   /** Wakes the holder of `shard` (whichever process it is) with `payload`; delivered after this resolves. */
@@ -548,7 +571,9 @@ export class PostgresLog implements Log {
   private async listen(): Promise<void> {
     const listener = new WakeListener(this.p.connection, this.p.tables.channel, {
       message: (shard, payload) => {
-        if (this.held[shard]?.writer.healthy) emit(this.notifyListeners, (l) => l(shard, payload));
+        if (shard === OWNER_WAKE_SHARD) {
+          if (payload === this.owner) emit(this.ownerWakeListeners, (l) => l());
+        } else if (this.held[shard]?.writer.healthy) emit(this.notifyListeners, (l) => l(shard, payload));
       },
       reconnected: () => this.poll(),
     });
