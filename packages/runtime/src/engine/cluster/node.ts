@@ -178,7 +178,7 @@ export class ClusterNode {
     const run = (async () => {
       try {
         const takenOver = this.takenOver.has(shard);
-        const pending = await this.requests.pending(shard);
+        const pending = await this.requests.pending(shard, this.inFlight);
         this.takenOver.delete(shard);
         for (const request of pending) {
           if (takenOver) this.suspects.add(request.id);

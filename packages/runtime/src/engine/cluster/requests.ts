@@ -48,11 +48,18 @@ export class RequestTable {
     );
   }
 
-  /** The requests waiting for the owner of `shard`, oldest first. */
-  async pending(shard: number): Promise<PendingRequest[]> {
+  /**
+   * The requests waiting for the owner of `shard`, oldest first, less those in `skip` (being
+   * performed already). Only IDs are read for all of them: requests that wait long (a forwarded
+   * wait for a run's result) would otherwise be read in full at every wake-up.
+   */
+  async pending(shard: number, skip: ReadonlySet<string>): Promise<PendingRequest[]> {
+    const ids = await this.pool.query<{ id: string }>(`SELECT id::text AS id FROM ${this.t.requests} WHERE shard = $1 ORDER BY created_at`, [shard]);
+    const fresh = ids.rows.map((r) => r.id).filter((id) => !skip.has(id));
+    if (fresh.length === 0) return [];
     const result = await this.pool.query<PendingRequest>(
-      `SELECT id::text AS id, kind, payload, asker FROM ${this.t.requests} WHERE shard = $1 ORDER BY created_at`,
-      [shard],
+      `SELECT id::text AS id, kind, payload, asker FROM ${this.t.requests} WHERE id = ANY($1::uuid[]) ORDER BY created_at`,
+      [fresh],
     );
     return result.rows;
   }
