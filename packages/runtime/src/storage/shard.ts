@@ -183,22 +183,13 @@ export class Shard implements CommitTarget {
   /** Yields the live entries in log order; a segment being read is never swapped by compaction. */
   async *scan(): AsyncGenerator<LogEntry> {
     const view = new FrameView();
-    let lastSeq = 0;
-    for (;;) {
-      const seg = this.segments.find((s) => s.seq > lastSeq);
-      if (seg === undefined) return;
-      lastSeq = seg.seq;
-      seg.acquire();
-      try {
-        const reader = new FrameReader(this.layer, this.shard, seg, 0, seg.end);
-        while (reader.next(view)) {
-          if (view.kind !== FrameKind.Entry) continue;
-          const key = view.key(reader.buf);
-          if (!this.index.isLive(key, position(seg.seq, reader.base + view.start))) continue;
-          yield { stream: key, body: new Uint8Array(reader.buf.subarray(view.payloadStart, view.end)) };
-        }
-      } finally {
-        seg.release(this.layer);
+    for (const seg of this.heldSegments()) {
+      const reader = new FrameReader(this.layer, this.shard, seg, 0, seg.end);
+      while (reader.next(view)) {
+        if (view.kind !== FrameKind.Entry) continue;
+        const key = view.key(reader.buf);
+        if (!this.index.isLive(key, position(seg.seq, reader.base + view.start))) continue;
+        yield { stream: key, body: new Uint8Array(reader.buf.subarray(view.payloadStart, view.end)) };
       }
     }
   }
@@ -210,6 +201,30 @@ export class Shard implements CommitTarget {
    */
   async *scanBatches(): AsyncGenerator<LogEntry[]> {
     const view = new FrameView();
+    for (const seg of this.heldSegments()) {
+      const reader = new FrameReader(this.layer, this.shard, seg, 0, seg.end, { freshWindows: true });
+      let window = reader.buf;
+      let batch: LogEntry[] = [];
+      while (reader.next(view)) {
+        const buf = reader.buf;
+        if (buf !== window) {
+          window = buf;
+          if (batch.length > 0) {
+            yield batch;
+            batch = [];
+          }
+        }
+        if (view.kind !== FrameKind.Entry) continue;
+        const key = view.key(buf);
+        if (this.index.hasDrops && !this.index.isLive(key, position(seg.seq, reader.base + view.start))) continue;
+        batch.push({ stream: key, body: buf.subarray(view.payloadStart, view.end) });
+      }
+      if (batch.length > 0) yield batch;
+    }
+  }
+
+  /** The segments in log order, each held while the caller reads it, so compaction waits to replace it. */
+  private *heldSegments(): Generator<Segment> {
     let lastSeq = 0;
     for (;;) {
       const seg = this.segments.find((s) => s.seq > lastSeq);
@@ -217,24 +232,7 @@ export class Shard implements CommitTarget {
       lastSeq = seg.seq;
       seg.acquire();
       try {
-        const reader = new FrameReader(this.layer, this.shard, seg, 0, seg.end, { freshWindows: true });
-        let window = reader.buf;
-        let batch: LogEntry[] = [];
-        while (reader.next(view)) {
-          const buf = reader.buf;
-          if (buf !== window) {
-            window = buf;
-            if (batch.length > 0) {
-              yield batch;
-              batch = [];
-            }
-          }
-          if (view.kind !== FrameKind.Entry) continue;
-          const key = view.key(buf);
-          if (this.index.hasDrops && !this.index.isLive(key, position(seg.seq, reader.base + view.start))) continue;
-          batch.push({ stream: key, body: buf.subarray(view.payloadStart, view.end) });
-        }
-        if (batch.length > 0) yield batch;
+        yield seg;
       } finally {
         seg.release(this.layer);
       }

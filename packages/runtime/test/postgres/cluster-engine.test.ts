@@ -1,11 +1,7 @@
 import { expect } from "chai";
-import { existsSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { shardOf } from "../../src/core/ids.js";
-import { ClusterWorker, holders, rerunsAfterAck } from "./support/cluster.js";
-import { PG_URL, useSchemas } from "./support/database.js";
+import { type ClusterWorker, holders, rerunsAfterAck, useClusterPair } from "./support/cluster.js";
+import { useSchemas } from "./support/database.js";
 import { eventually, sleep } from "./support/wait.js";
 
 const SHARDS = 8;
@@ -14,38 +10,12 @@ const LEASE_MS = 1_000;
 describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", function () {
   this.timeout(60_000);
   const schema = useSchemas();
-  let workers: ClusterWorker[] = [];
-  let stepLog = "";
+  const cluster = useClusterPair(schema, { shards: SHARDS, leaseMs: LEASE_MS });
 
-  beforeEach(() => {
-    stepLog = join(tmpdir(), `fusee-cluster-${randomBytes(4).toString("hex")}.log`);
-  });
-  afterEach(async () => {
-    for (const w of workers) await w.kill();
-    workers = [];
-    if (existsSync(stepLog)) rmSync(stepLog);
-  });
-
-  /** Starts processes `A` and `B` on a fresh schema and waits until each holds half the shards. */
-  async function pair(envOfB: Record<string, string> = {}): Promise<[ClusterWorker, ClusterWorker, string]> {
-    const name = schema();
-    const a = new ClusterWorker("A", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
-    workers.push(a);
-    await a.ready;
-    const b = new ClusterWorker("B", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog, env: envOfB });
-    workers.push(b);
-    await b.ready;
-    await eventually("the shards to split evenly", async () => {
-      const h = await holders(name);
-      return h.filter((o) => o === "A").length === SHARDS / 2 && h.filter((o) => o === "B").length === SHARDS / 2;
-    }, 15_000);
-    return [a, b, name];
-  }
-
-  const steps = (): string[] => readFileSync(stepLog, "utf8").split("\n").filter(Boolean);
+  const steps = cluster.steps;
 
   it("completes runs started from either process and delivers a signal sent to the process that does not own the run", async () => {
-    const [a, b, name] = await pair();
+    const [a, b, name] = await cluster.start();
     const owners = await holders(name);
     const ids = Array.from({ length: 16 }, (_, i) => `job-${i}`);
     const ownerOf = (id: string): string => owners[shardOf(id, SHARDS)] as string;
@@ -75,7 +45,7 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
   });
 
   it("lists the runs of every process's shards from either process, newest first and filtered", async () => {
-    const [a, b, name] = await pair();
+    const [a, b, name] = await cluster.start();
     const owners = await holders(name);
     const ids = Array.from({ length: 12 }, (_, i) => `listed-${String(i).padStart(2, "0")}`);
     expect(new Set(ids.map((id) => owners[shardOf(id, SHARDS)]))).to.deep.equal(new Set(["A", "B"]));
@@ -96,7 +66,7 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
   });
 
   it("runs a child in another process's shard, returns its result to the parent and applies the parent's close policy to it", async () => {
-    const [a, b, name] = await pair();
+    const [a, b, name] = await cluster.start();
     const owners = await holders(name);
     const onA = (prefix: string): string => Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "A") as string;
     const onB = (prefix: string): string => Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "B") as string;
@@ -118,7 +88,7 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
   });
 
   it("gets a child's result to its parent when the child's process dies and the parent's process takes the child over", async () => {
-    const [a, b, name] = await pair();
+    const [a, b, name] = await cluster.start();
     const owners = await holders(name);
     const parent = Array.from({ length: 64 }, (_, i) => `holder-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "A") as string;
     const child = Array.from({ length: 64 }, (_, i) => `held-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "B") as string;
@@ -134,9 +104,7 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
 
   it("hands shards with waiting runs to a process that joins, and the runs complete there", async () => {
     const name = schema();
-    const a = new ClusterWorker("A", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
-    workers.push(a);
-    await a.ready;
+    const a = await cluster.spawn("A", name);
     const ids = Array.from({ length: 16 }, (_, i) => `moved-${i}`);
     await Promise.all(ids.map((id, i) => a.send({ op: "start", id, input: { n: i, wait: true, stepMs: 5 } })));
     await eventually("every run to wait for its signal", async () => {
@@ -146,9 +114,7 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     // A waits for the results and for updates while the shards of half of the runs move to B.
     const results = Promise.all(ids.map((id) => a.send<string>({ op: "result", id })));
     const updates = Promise.all(ids.map((id) => a.send<string>({ op: "update", id, tag: `u-${id}` })));
-    const b = new ClusterWorker("B", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
-    workers.push(b);
-    await b.ready;
+    const b = await cluster.spawn("B", name);
     await eventually("the shards to split evenly", async () => (await holders(name)).filter((o) => o === "B").length === SHARDS / 2, 15_000);
     const owners = await holders(name);
     await Promise.all(ids.map((id) => b.send({ op: "signal", id, by: "B" })));
@@ -164,7 +130,7 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
   });
 
   it("takes over the shards of a SIGKILLed process within the lease time and completes every run without re-running an acknowledged step", async () => {
-    const [a, b, name] = await pair();
+    const [a, b, name] = await cluster.start();
     const before = await holders(name);
     const ids = Array.from({ length: 24 }, (_, i) => `run-${i}`);
     await Promise.all(ids.map((id, i) => (i % 2 === 0 ? a : b).send({ op: "start", id, input: { n: i, wait: false, stepMs: 150 } })));
@@ -197,7 +163,7 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     }
 
     it("delivers a signal once: the next owner finds it in the journal and answers it", async () => {
-      const [a, b, name] = await pair({ FUSEE_TEST_CRASH_AFTER_PERFORM: "signal" });
+      const [a, b, name] = await cluster.start({ FUSEE_TEST_CRASH_AFTER_PERFORM: "signal" });
       const id = await idOfB(name);
       await b.send({ op: "start", id, input: { n: 1, wait: true, stepMs: 5 } });
       await eventually("the run to wait for its signal", async () => (await b.send<{ status: string } | null>({ op: "status", id }))?.status === "suspended");
@@ -210,7 +176,7 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     });
 
     it("starts a run once: the caller gets its answer, not an AlreadyExistsError, and the ID has one run", async () => {
-      const [a, b, name] = await pair({ FUSEE_TEST_CRASH_AFTER_PERFORM: "start" });
+      const [a, b, name] = await cluster.start({ FUSEE_TEST_CRASH_AFTER_PERFORM: "start" });
       const id = await idOfB(name);
       await a.send({ op: "start", id, input: { n: 5, wait: false, stepMs: 5 } });
       expect(b.process.signalCode, "B killed itself after performing the start").to.equal("SIGKILL");
@@ -221,7 +187,7 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     });
 
     it("cancels a run once: the caller gets its answer, not a RejectedError for a run that already ended", async () => {
-      const [a, b, name] = await pair({ FUSEE_TEST_CRASH_AFTER_PERFORM: "cancel" });
+      const [a, b, name] = await cluster.start({ FUSEE_TEST_CRASH_AFTER_PERFORM: "cancel" });
       const id = await idOfB(name);
       await b.send({ op: "start", id, input: { n: 1, wait: true, stepMs: 5 } });
       await eventually("the run to wait for its signal", async () => (await b.send<{ status: string } | null>({ op: "status", id }))?.status === "suspended");

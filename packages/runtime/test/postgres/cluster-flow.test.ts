@@ -1,12 +1,8 @@
 import { expect } from "chai";
-import { existsSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { SYSTEM_STREAM_PREFIX, shardOf } from "../../src/core/ids.js";
 import type { ScheduleDescription } from "../../src/engine/schedule-runtime.js";
-import { ClusterWorker, holders } from "./support/cluster.js";
-import { PG_URL, useSchemas } from "./support/database.js";
+import { type ClusterWorker, holders, useClusterPair } from "./support/cluster.js";
+import { useSchemas } from "./support/database.js";
 import { eventually } from "./support/wait.js";
 
 const SHARDS = 8;
@@ -15,30 +11,7 @@ const LEASE_MS = 1_000;
 describe("Schedules, debounce and batches on a cluster (real processes)", function () {
   this.timeout(60_000);
   const schema = useSchemas();
-  let workers: ClusterWorker[] = [];
-  let stepLog = "";
-
-  beforeEach(() => {
-    stepLog = join(tmpdir(), `fusee-cluster-flow-${randomBytes(4).toString("hex")}.log`);
-  });
-  afterEach(async () => {
-    for (const w of workers) await w.kill();
-    workers = [];
-    if (existsSync(stepLog)) rmSync(stepLog);
-  });
-
-  /** Starts processes `A` and `B` on a fresh schema and waits until each holds half the shards. */
-  async function pair(): Promise<[ClusterWorker, ClusterWorker, string]> {
-    const name = schema();
-    const a = new ClusterWorker("A", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
-    workers.push(a);
-    await a.ready;
-    const b = new ClusterWorker("B", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
-    workers.push(b);
-    await b.ready;
-    await eventually("the shards to split evenly", async () => (await holders(name)).filter((o) => o === "B").length === SHARDS / 2, 15_000);
-    return [a, b, name];
-  }
+  const cluster = useClusterPair(schema, { shards: SHARDS, leaseMs: LEASE_MS });
 
   /** A name whose engine streams of `family` fall in a shard `owner` holds. */
   async function nameOn(schemaName: string, owner: string, family: string, prefix: string): Promise<string> {
@@ -49,7 +22,7 @@ describe("Schedules, debounce and batches on a cluster (real processes)", functi
   }
 
   it("runs a schedule kept in another process's shard, controls it from either process and carries it on after that process dies", async () => {
-    const [a, b, name] = await pair();
+    const [a, b, name] = await cluster.start();
     const schedule = await nameOn(name, "B", "schedule", "every");
     const spec = { workflow: "cluster-job", every: "200ms", input: { n: 0, wait: false, stepMs: 1 } };
     const describe = (via: ClusterWorker): Promise<ScheduleDescription> => via.send({ op: "schedule", name: schedule, spec, then: "describe" });
@@ -72,7 +45,7 @@ describe("Schedules, debounce and batches on a cluster (real processes)", functi
   });
 
   it("debounces and batches events whose keys fall in another process's shard", async () => {
-    const [a, , name] = await pair();
+    const [a, , name] = await cluster.start();
     const key = await nameOn(name, "B", "debounce", "doc");
     const ids = [];
     for (let rev = 1; rev <= 3; rev++) ids.push(await a.send<string>({ op: "debounce", key, input: { rev }, delay: "150ms", eventId: `e-${rev}` }));

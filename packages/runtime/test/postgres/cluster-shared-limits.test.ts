@@ -1,11 +1,7 @@
 import { expect } from "chai";
-import { existsSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { shardOf } from "../../src/core/ids.js";
-import { ClusterWorker, holders } from "./support/cluster.js";
-import { PG_URL, useSchemas } from "./support/database.js";
+import { holders, useClusterPair } from "./support/cluster.js";
+import { useSchemas } from "./support/database.js";
 import { eventually, sleep } from "./support/wait.js";
 
 const SHARDS = 8;
@@ -21,29 +17,7 @@ interface Visit {
 describe("Limits shared by the processes of a cluster (real processes)", function () {
   this.timeout(60_000);
   const schema = useSchemas();
-  let workers: ClusterWorker[] = [];
-  let stepLog = "";
-
-  beforeEach(() => {
-    stepLog = join(tmpdir(), `fusee-cluster-limits-${randomBytes(4).toString("hex")}.log`);
-  });
-  afterEach(async () => {
-    for (const w of workers) await w.kill();
-    workers = [];
-    if (existsSync(stepLog)) rmSync(stepLog);
-  });
-
-  async function pair(): Promise<[ClusterWorker, ClusterWorker, string]> {
-    const name = schema();
-    const a = new ClusterWorker("A", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
-    workers.push(a);
-    await a.ready;
-    const b = new ClusterWorker("B", { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog });
-    workers.push(b);
-    await b.ready;
-    await eventually("the shards to split evenly", async () => (await holders(name)).filter((o) => o === "B").length === SHARDS / 2, 15_000);
-    return [a, b, name];
-  }
+  const cluster = useClusterPair(schema, { shards: SHARDS, leaseMs: LEASE_MS });
 
   /** IDs whose runs the given process owns. */
   async function idsOf(schemaName: string, owner: string, prefix: string, count: number): Promise<string[]> {
@@ -53,7 +27,7 @@ describe("Limits shared by the processes of a cluster (real processes)", functio
 
   function visits(): Visit[] {
     const byId = new Map<string, Visit>();
-    for (const l of readFileSync(stepLog, "utf8").split("\n").filter(Boolean)) {
+    for (const l of cluster.steps()) {
       const [what, id, owner, at] = l.split(" ") as [string, string, string, string];
       if (what === "enter") byId.set(id, { id, owner, enter: Number(at), leave: undefined });
       else if (what === "leave") byId.set(id, { ...(byId.get(id) as Visit), leave: Number(at) });
@@ -62,7 +36,7 @@ describe("Limits shared by the processes of a cluster (real processes)", functio
   }
 
   it("lets one step at a time hold a permit of a limit of one, whichever process runs it", async () => {
-    const [a, b, name] = await pair();
+    const [a, b, name] = await cluster.start();
     const ofA = await idsOf(name, "A", "one", 3);
     const ofB = await idsOf(name, "B", "one", 3);
     const starts = [...ofA.map((id) => a.send({ op: "startType", type: "cluster-limited", id, input: { limit: "one", ms: 80 } })),
@@ -80,7 +54,7 @@ describe("Limits shared by the processes of a cluster (real processes)", functio
   });
 
   it("spaces the attempts of a rate limit across processes", async () => {
-    const [a, b, name] = await pair();
+    const [a, b, name] = await cluster.start();
     const ofA = await idsOf(name, "A", "paced", 3);
     const ofB = await idsOf(name, "B", "paced", 3);
     await Promise.all([...ofA.map((id) => a.send({ op: "startType", type: "cluster-limited", id, input: { limit: "paced", ms: 1 } })),
@@ -93,7 +67,7 @@ describe("Limits shared by the processes of a cluster (real processes)", functio
   });
 
   it("frees the permits of a process that dies holding them within the lease time", async () => {
-    const [a, b, name] = await pair();
+    const [a, b, name] = await cluster.start();
     const [held] = await idsOf(name, "B", "held", 1);
     const [waiting] = await idsOf(name, "A", "waiting", 1);
     await b.send({ op: "startType", type: "cluster-limited", id: held, input: { limit: "one", ms: 30_000 } });

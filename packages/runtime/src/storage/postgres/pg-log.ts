@@ -236,18 +236,8 @@ export class PostgresLog implements Log {
    * @example
    * const stop = await log.onNotify((shard, payload) => void drainInbox(shard));
    */
-  async onNotify(listener: NotifyListener): Promise<() => void> {
-    this.assertOpen();
-    this.notifyListeners.add(listener);
-    this.listening ??= this.listen();
-    try {
-      await this.listening;
-    } catch (err) {
-      this.notifyListeners.delete(listener);
-      this.listening = undefined;
-      throw err;
-    }
-    return () => this.notifyListeners.delete(listener);
+  onNotify(listener: NotifyListener): Promise<() => void> {
+    return this.subscribe(this.notifyListeners, listener);
   }
 
   /**
@@ -255,18 +245,23 @@ export class PostgresLog implements Log {
    * {@link OWNER_WAKE_SHARD} whose payload is the name). Resolves, with the unsubscribe function,
    * once this process is listening.
    */
-  async onOwnerWake(listener: () => void): Promise<() => void> {
+  onOwnerWake(listener: () => void): Promise<() => void> {
+    return this.subscribe(this.ownerWakeListeners, listener);
+  }
+
+  /** Adds a listener of wake-ups once this process listens on the schema's channel. */
+  private async subscribe<L>(listeners: Set<L>, listener: L): Promise<() => void> {
     this.assertOpen();
-    this.ownerWakeListeners.add(listener);
+    listeners.add(listener);
     this.listening ??= this.listen();
     try {
       await this.listening;
     } catch (err) {
-      this.ownerWakeListeners.delete(listener);
+      listeners.delete(listener);
       this.listening = undefined;
       throw err;
     }
-    return () => this.ownerWakeListeners.delete(listener);
+    return () => listeners.delete(listener);
   }
 
   /** Wakes the holder of `shard` (whichever process it is) with `payload`; delivered after this resolves. */

@@ -1,6 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { sql } from "./database.js";
+import { PG_URL, sql } from "./database.js";
+import { eventually } from "./wait.js";
 
 const WORKER = new URL("../fixtures/cluster-worker.js", import.meta.url);
 
@@ -77,4 +82,51 @@ export function rerunsAfterAck(lines: readonly string[]): string[] {
     else if (kind === "exec" && acked.has(key)) violations.push(l);
   }
   return violations;
+}
+
+/** Two engine processes `A` and `B` on a fresh schema, and the step log they share. */
+export interface ClusterPair {
+  /** Starts an engine process on `schema` writing to the shared step log; killed after the test. */
+  spawn(owner: string, schema: string, env?: Record<string, string>): Promise<ClusterWorker>;
+  /** Starts `A`, then `B` (with `envOfB`), and waits until each holds half of the `shards`. */
+  start(envOfB?: Record<string, string>): Promise<[ClusterWorker, ClusterWorker, string]>;
+  /** The lines the processes wrote to the shared step log so far. */
+  steps(): string[];
+}
+
+/**
+ * For a mocha suite of two-process clusters: a fresh step log per test, and every process killed
+ * after it. `schema` hands out a fresh schema (see `useSchemas`).
+ */
+export function useClusterPair(schema: () => string, options: { readonly shards: number; readonly leaseMs: number }): ClusterPair {
+  let workers: ClusterWorker[] = [];
+  let stepLog = "";
+  beforeEach(() => {
+    stepLog = join(tmpdir(), `fusee-cluster-${randomBytes(4).toString("hex")}.log`);
+  });
+  afterEach(async () => {
+    for (const w of workers) await w.kill();
+    workers = [];
+    if (existsSync(stepLog)) rmSync(stepLog);
+  });
+  const spawn = async (owner: string, name: string, env: Record<string, string> = {}): Promise<ClusterWorker> => {
+    const worker = new ClusterWorker(owner, { url: PG_URL, schema: name, leaseMs: options.leaseMs, stepLog, env });
+    workers.push(worker);
+    await worker.ready;
+    return worker;
+  };
+  return {
+    spawn,
+    async start(envOfB = {}) {
+      const name = schema();
+      const a = await spawn("A", name);
+      const b = await spawn("B", name, envOfB);
+      await eventually("the shards to split evenly", async () => {
+        const h = await holders(name);
+        return h.filter((o) => o === "A").length === options.shards / 2 && h.filter((o) => o === "B").length === options.shards / 2;
+      }, 15_000);
+      return [a, b, name];
+    },
+    steps: () => (existsSync(stepLog) ? readFileSync(stepLog, "utf8").split("\n").filter(Boolean) : []),
+  };
 }
