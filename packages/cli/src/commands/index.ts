@@ -1,9 +1,11 @@
 import type { Command } from "commander";
 import type { Io } from "../io.js";
+import { benchCommand } from "./bench.js";
 import { describeCommand } from "./describe.js";
 import { exportCommand } from "./export.js";
 import { genCommand } from "./gen.js";
 import { listCommand } from "./list.js";
+import { patchesCommand } from "./patches.js";
 import { replayCommand } from "./replay.js";
 
 /** What a command module gets: the program to add itself to, and the output. */
@@ -17,4 +19,4 @@ export interface CommandContext {
 export type CommandModule = (program: Command, context: CommandContext) => void;
 
 /** Every command, in the order `fusee --help` lists them. */
-export const commands: readonly CommandModule[] = [genCommand, listCommand, describeCommand, exportCommand, replayCommand];
+export const commands: readonly CommandModule[] = [genCommand, listCommand, describeCommand, exportCommand, replayCommand, patchesCommand, benchCommand];

@@ -30,6 +30,13 @@ export interface DataDirRun extends RunStatus {
   readonly attributesError?: string;
 }
 
+/** A patch record of a run's journal: `ctx.patched(id)` took the new code path at `at`. */
+export interface DataDirPatch {
+  readonly id: string;
+  /** When the record was written, in ms since the epoch. */
+  readonly at: number;
+}
+
 interface Entry {
   readonly id: string;
   readonly shard: number;
@@ -42,6 +49,7 @@ interface Entry {
   records: number;
   attributes: Record<string, unknown>;
   attributesError: string | undefined;
+  patches: DataDirPatch[];
 }
 
 // A segment named by the directory listing may be compacted away before it is opened.
@@ -119,6 +127,18 @@ export class DataDirReader {
   }
 
   /**
+   * The patch records of the latest run of a workflow ID, in journal order, or `undefined` when the
+   * directory has none. They come from record headers, so no cipher is needed even when payloads
+   * are encrypted.
+   *
+   * @example
+   * const taken = reader.patches("pay-1")?.map((p) => p.id); // ["add-fee"]
+   */
+  patches(id: string): readonly DataDirPatch[] | undefined {
+    return this.runs.get(id)?.patches;
+  }
+
+  /**
    * The export of the latest run of a workflow ID, or `undefined` when the directory has none.
    *
    * @throws CodecError when a payload is encrypted and no cipher (or not its key) was given.
@@ -162,7 +182,7 @@ export class DataDirReader {
             entry = {
               id: run.id, shard, stream: item.stream, type: String(header["type"]), runId: run.runId,
               startedAt: Number(header.at), finished: undefined, endedAt: undefined, records: 0,
-              attributes: {}, attributesError: undefined,
+              attributes: {}, attributesError: undefined, patches: [],
             };
             this.runs.set(run.id, entry);
           }
@@ -175,6 +195,8 @@ export class DataDirReader {
           entry.endedAt = Number(header.at);
         } else if (header.kind === "attributes") {
           this.indexAttributes(entry, item.body, position);
+        } else if (header.kind === "patch") {
+          entry.patches.push({ id: String(header["id"]), at: Number(header.at) });
         }
       }
     }

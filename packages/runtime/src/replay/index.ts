@@ -3,6 +3,6 @@ export { EXPORT_FORMAT, type ExportedJournal, type ExportedRecord } from "./expo
 export type { ExportedValue, JsonValue } from "./exported-value.js";
 export { exportJournal, importJournal, type ExportJournalOptions } from "./export-journal.js";
 export { exportFileName, readExport, writeExport, EXPORT_FILE_SUFFIX } from "./export-file.js";
-export { DataDirReader, type DataDirOptions, type DataDirRun } from "./data-dir-reader.js";
+export { DataDirReader, type DataDirOptions, type DataDirPatch, type DataDirRun } from "./data-dir-reader.js";
 export { exportFromDir, type ExportFromDirOptions } from "./export-from-dir.js";
 export { Replayer, type ReplayResult, type ReplayerOptions } from "./replayer.js";

@@ -2,6 +2,7 @@ import "reflect-metadata";
 import { expect } from "chai";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { aesGcm } from "../../src/codec/aes-gcm.js";
 import { RejectedError, StorageError } from "../../src/core/errors.js";
 import type { Engine } from "../../src/engine/engine.js";
 import { DataDirReader } from "../../src/replay/data-dir-reader.js";
@@ -42,6 +43,17 @@ class Tagged {
   async run(input: { region: string; amount: number }): Promise<void> {
     this.ctx.setAttributes(input);
     await this.ctx.waitFor("go");
+  }
+}
+
+@Workflow({ patches: ["v2", "v3"] })
+class Patched {
+  constructor(private readonly ctx: Ctx) {}
+  async run(n: number): Promise<number> {
+    const a = this.ctx.patched("v2") ? await this.ctx.step("a", async () => n) : n;
+    this.ctx.patched("v3");
+    await this.ctx.waitFor("go");
+    return a;
   }
 }
 
@@ -177,6 +189,22 @@ describe("exportFromDir", () => {
         expect(w).to.include({ status: "ok", records: 4 });
         expect(w?.endedAt).to.be.a("number");
         expect(() => reader.list({ amount: { near: 3 } })).to.throw(RejectedError, "near");
+      } finally {
+        await reader.close();
+      }
+    });
+
+    it("gives a run's patch records in journal order, without a cipher for sealed payloads", async () => {
+      engine = await openLocal(tmp.dir, { workflows: [Patched] }, (c) => c.codec(aesGcm({ k1: new Uint8Array(32).fill(3) })));
+      await engine.start(Patched, "p-1", 7);
+      await eventually("the run waiting", async () => (await engine!.run("p-1").status()).status === "suspended");
+
+      const reader = await DataDirReader.open(tmp.dir);
+      try {
+        const patches = reader.patches("p-1");
+        expect(patches?.map((p) => p.id)).to.deep.equal(["v2", "v3"]);
+        expect(patches?.[0]?.at).to.be.a("number").within(reader.status("p-1")!.startedAt, Date.now());
+        expect(reader.patches("nobody")).to.equal(undefined);
       } finally {
         await reader.close();
       }
