@@ -7,6 +7,7 @@ import { genCommand } from "./gen.js";
 import { listCommand } from "./list.js";
 import { patchesCommand } from "./patches.js";
 import { replayCommand } from "./replay.js";
+import { uiCommand } from "./ui.js";
 
 /** What a command module gets: the program to add itself to, and the output. */
 export interface CommandContext {
@@ -19,4 +20,4 @@ export interface CommandContext {
 export type CommandModule = (program: Command, context: CommandContext) => void;
 
 /** Every command, in the order `fusee --help` lists them. */
-export const commands: readonly CommandModule[] = [genCommand, listCommand, describeCommand, exportCommand, replayCommand, patchesCommand, benchCommand];
+export const commands: readonly CommandModule[] = [genCommand, listCommand, describeCommand, exportCommand, replayCommand, patchesCommand, uiCommand, benchCommand];

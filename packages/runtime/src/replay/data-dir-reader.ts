@@ -9,10 +9,12 @@ import { checkFilter, matches } from "../engine/list-filter.js";
 import { parseStream } from "../engine/run-entry.js";
 import type { Log } from "../storage/log.js";
 import { openLocalLog } from "../storage/local-log.js";
+import type { ScheduleDescription } from "../engine/schedule-runtime.js";
 import { payloadTypes } from "../workflow/payload-types.js";
 import { EXPORT_FORMAT, type ExportedJournal, type ExportedRecord } from "./export-format.js";
 import { exportedRecordOf } from "./export-journal.js";
 import { importValue } from "./exported-value.js";
+import { RecordedSchedules } from "./recorded-schedules.js";
 
 /** Options of {@link DataDirReader.open} and `exportFromDir`. */
 export interface DataDirOptions {
@@ -59,26 +61,30 @@ const OPEN_ATTEMPTS = 5;
  * Reads a data directory beside the engine that may be running on it: opens the log read-only (no
  * lock, nothing written), so it sees a consistent snapshot of the moment it was opened, made of
  * complete frames only (a frame the engine is still writing is left out). It indexes the runs from
- * record headers and reads journals on demand.
+ * record headers and the schedules from their streams, and reads journals on demand.
  *
  * @example
  * const reader = await DataDirReader.open("./data");
  * try {
  *   for (const run of reader.list({ status: "failed" }, 20)) console.log(run.id, run.type);
  *   const journal = await reader.export("pay-1");
+ *   for (const s of reader.schedules()) console.log(s.name, s.paused, s.nextTimes);
  * } finally {
  *   await reader.close();
  * }
  */
 export class DataDirReader {
   private readonly runs = new Map<string, Entry>();
+  private readonly recordedSchedules: RecordedSchedules;
 
   private constructor(
     /** The data directory. */
     readonly dir: string,
     private readonly log: Log,
     private readonly options: DataDirOptions,
-  ) {}
+  ) {
+    this.recordedSchedules = new RecordedSchedules(log);
+  }
 
   /**
    * Opens a data directory for reading and indexes its runs.
@@ -162,6 +168,20 @@ export class DataDirReader {
     };
   }
 
+  /**
+   * The schedules of the directory, sorted by name, as `schedule.describe()` would show them at
+   * `now` (the next instants are counted from it). `running` lists the runs the schedule last
+   * recorded as unfinished; `lastError` is never set, as start failures are not recorded. Inputs
+   * are not read, so no cipher is needed.
+   *
+   * @throws CodecError when a schedule record cannot be decoded (written by a newer fusee).
+   * @example
+   * for (const s of reader.schedules()) console.log(s.name, s.workflow, s.paused ? "paused" : s.nextTimes[0]);
+   */
+  schedules(now: number = Date.now()): ScheduleDescription[] {
+    return this.recordedSchedules.describe(now);
+  }
+
   /** Releases the directory's files. */
   async close(): Promise<void> {
     await this.log.close();
@@ -171,7 +191,10 @@ export class DataDirReader {
     for (let shard = 0; shard < this.log.shardCount; shard++) {
       for await (const batch of this.log.scanBatches(shard)) for (const item of batch) {
         // The engine's own streams (schedules, debounce windows, batches) hold no run journals.
-        if (item.stream.startsWith(SYSTEM_STREAM_PREFIX)) continue;
+        if (item.stream.startsWith(SYSTEM_STREAM_PREFIX)) {
+          this.recordedSchedules.add(item.stream, item.body);
+          continue;
+        }
         const run = parseStream(item.stream);
         if (run === undefined) continue;
         const header = readRecordHeader(item.body);

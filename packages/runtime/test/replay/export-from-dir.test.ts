@@ -221,5 +221,28 @@ describe("exportFromDir", () => {
       expect(journal).to.include({ runId: 2, status: "running" });
       expect(journal?.records[1]?.payload).to.deep.equal({ plain: 2 });
     });
+    it("describes the schedules as the engine does, from their streams, without a cipher", async () => {
+      // Sealed inputs: the reader leaves schedule inputs unread, so it needs no keys.
+      engine = await openLocal(tmp.dir, { workflows: [W] }, (c) => c.codec(aesGcm({ k1: Buffer.alloc(32, 3) })));
+      const hourly = await engine.schedule("hourly", { workflow: W, every: "1h", input: 7 });
+      await hourly.trigger();
+      await hourly.pause();
+      const daily = await engine.schedule("daily", { workflow: "w", cron: "30 4 * * *", timezone: "Europe/Paris" });
+      await engine.schedule("gone", { workflow: W, every: "1m", paused: true });
+      await (await engine.schedule("gone", { workflow: W, every: "1m" })).delete();
+      const expected = [await daily.describe(), await hourly.describe()];
+
+      const reader = await DataDirReader.open(tmp.dir);
+      try {
+        const schedules = reader.schedules();
+        expect(schedules.map((s) => s.name)).to.deep.equal(["daily", "hourly"]);
+        expect(schedules[1]).to.deep.include({ workflow: "w", every: 3_600_000, paused: true, started: 1, nextTimes: [] });
+        expect(schedules[1]?.recentRuns).to.have.length(1).and.to.deep.equal(expected[1]?.recentRuns);
+        expect(schedules[0]).to.deep.include({ cron: "30 4 * * *", timezone: "Europe/Paris", paused: false, started: 0 });
+        expect(schedules[0]?.nextTimes).to.deep.equal(expected[0]?.nextTimes);
+      } finally {
+        await reader.close();
+      }
+    });
   });
 });

@@ -1,0 +1,115 @@
+import { FuseeError, NotFoundError, type DataDirReader } from "@fusee/runtime";
+import { toJson } from "../data-dir.js";
+import { BadRequestError } from "./bad-request-error.js";
+import { errorPage, runPage, runsPage, schedulesPage } from "./pages.js";
+import { filterOf, parseRunQuery } from "./run-query.js";
+
+/** What the server sends back for a request. */
+export interface UiResponse {
+  readonly status: number;
+  readonly type: "html" | "json";
+  readonly body: string;
+}
+
+/**
+ * Opens a fresh reader of the data directory. Each request gets its own, so it sees what the engine
+ * running on the directory has written up to that moment.
+ */
+export type ReaderSource = () => Promise<DataDirReader>;
+
+/**
+ * Answers a GET request of the UI: `/`, `/runs/<id>`, `/schedules` as pages, and `/api/runs`,
+ * `/api/runs/<id>`, `/api/schedules` as JSON. Errors come back as a page, or as
+ * `{ ok: false, error: { code, message } }` under `/api/`: 400 for a bad query, 404 for an unknown
+ * run or path, 500 when the directory cannot be read.
+ *
+ * @example
+ * const response = await route("/api/runs?status=failed", () => DataDirReader.open("./data"));
+ */
+export async function route(target: string, open: ReaderSource): Promise<UiResponse> {
+  const api = target.startsWith("/api/");
+  try {
+    // Split by hand rather than through URL, which would resolve dot segments of encoded IDs.
+    const mark = target.indexOf("?");
+    const path = mark < 0 ? target : target.slice(0, mark);
+    const params = new URLSearchParams(mark < 0 ? "" : target.slice(mark + 1));
+    if (path === "/" || path === "/api/runs") {
+      const query = parseRunQuery(params);
+      return await withReader(open, (reader) => {
+        const runs = reader.list(filterOf(query), query.limit);
+        return api ? json(200, runs) : page(200, runsPage(runs, query, reader.dir));
+      });
+    }
+    if (path === "/schedules" || path === "/api/schedules") {
+      noQuery(params);
+      return await withReader(open, (reader) => {
+        const schedules = reader.schedules();
+        return api ? json(200, schedules) : page(200, schedulesPage(schedules));
+      });
+    }
+    const runPrefix = api ? "/api/runs/" : "/runs/";
+    if (path.startsWith(runPrefix) && path.length > runPrefix.length) {
+      noQuery(params);
+      return await runResponse(decodeId(path.slice(runPrefix.length)), api, open);
+    }
+    throw new NotFoundError(`nothing is at ${path}; the pages are /, /runs/<id> and /schedules, the JSON is under /api/runs and /api/schedules`);
+  } catch (e) {
+    return failure(e, api);
+  }
+}
+
+async function runResponse(id: string, api: boolean, open: ReaderSource): Promise<UiResponse> {
+  return withReader(open, async (reader) => {
+    const run = reader.status(id);
+    if (run === undefined) throw new NotFoundError(`no run has the workflow ID '${id}' in ${reader.dir}`);
+    if (api) {
+      const journal = await reader.export(id);
+      return json(200, { ...run, records: journal?.records ?? [] });
+    }
+    // The status shows even when the journal needs keys the server was not given.
+    try {
+      return page(200, runPage(run, await reader.export(id), undefined));
+    } catch (e) {
+      if (!(e instanceof FuseeError)) throw e;
+      return page(200, runPage(run, undefined, e.message));
+    }
+  });
+}
+
+async function withReader(open: ReaderSource, use: (reader: DataDirReader) => UiResponse | Promise<UiResponse>): Promise<UiResponse> {
+  const reader = await open();
+  try {
+    return await use(reader);
+  } finally {
+    await reader.close();
+  }
+}
+
+function decodeId(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    throw new BadRequestError(`the workflow ID in the path is not valid percent-encoding: ${encoded}`);
+  }
+}
+
+function noQuery(params: URLSearchParams): void {
+  const key = params.keys().next();
+  if (key.done !== true) throw new BadRequestError(`unknown query parameter '${key.value}'; this page takes none`);
+}
+
+function failure(e: unknown, api: boolean): UiResponse {
+  const status = e instanceof BadRequestError ? 400 : e instanceof NotFoundError ? 404 : 500;
+  const message = e instanceof Error ? e.message : String(e);
+  const code = e instanceof FuseeError ? e.code : "FUSEE_INTERNAL";
+  if (api) return { status, type: "json", body: `${JSON.stringify({ ok: false, error: { code, message } })}\n` };
+  return page(status, errorPage(status, message));
+}
+
+function json(status: number, value: unknown): UiResponse {
+  return { status, type: "json", body: `${toJson(value, 2)}\n` };
+}
+
+function page(status: number, body: string): UiResponse {
+  return { status, type: "html", body };
+}

@@ -1,0 +1,277 @@
+import "reflect-metadata";
+import { expect } from "chai";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Config, Engine } from "@fusee/runtime";
+import { runCli } from "../src/cli.js";
+import type { Io } from "../src/io.js";
+import { Order } from "./fixtures/ui-workflows.js";
+
+const main = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "main.js");
+const HOSTILE_ID = "<script>alert(1)</script>";
+
+/** `fusee ui` started in this process, stopped as Ctrl-C would stop it. */
+interface RunningUi {
+  readonly url: string;
+  readonly output: () => string;
+  stop(): Promise<number>;
+}
+
+async function startUi(...args: string[]): Promise<RunningUi> {
+  let stdout = "";
+  let interrupt = (): void => undefined;
+  const interrupted = new Promise<void>((resolve) => (interrupt = resolve));
+  const io: Io = {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stdout += text) },
+    color: false,
+    cwd: process.cwd(),
+    interrupted: () => interrupted,
+  };
+  const exit = runCli(["ui", ...args], io);
+  let settled: number | undefined;
+  void exit.then((code) => (settled = code));
+  for (;;) {
+    const url = /http:\/\/127\.0\.0\.1:\d+\//.exec(stdout)?.[0];
+    if (url !== undefined) {
+      return {
+        url,
+        output: () => stdout,
+        stop: () => {
+          interrupt();
+          return exit;
+        },
+      };
+    }
+    if (settled !== undefined) throw new Error(`fusee ui exited with ${settled}: ${stdout}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+async function get(url: string): Promise<{ status: number; type: string; body: string }> {
+  const response = await fetch(url);
+  return { status: response.status, type: response.headers.get("content-type") ?? "", body: await response.text() };
+}
+
+/** A GET with a Host header of our choosing, which fetch does not allow setting. */
+function getAs(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { host }, agent: false }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    req.on("error", reject).end();
+  });
+}
+
+function tcpHandles(): string[] {
+  return process.getActiveResourcesInfo().filter((r) => r.startsWith("TCP"));
+}
+
+async function settle(cond: () => boolean): Promise<boolean> {
+  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+  return cond();
+}
+
+describe("fusee ui", function () {
+  this.timeout(30_000);
+  let tmp: string;
+  let data: string;
+  let engine: Engine;
+  let ui: RunningUi;
+
+  async function waiting(id: string): Promise<void> {
+    while ((await engine.run(id).status())?.status !== "suspended") await new Promise((r) => setTimeout(r, 5));
+  }
+
+  before(async () => {
+    tmp = mkdtempSync(join(tmpdir(), "fusee-ui-"));
+    data = join(tmp, "data");
+    // The engine keeps running while the server reads its directory.
+    engine = await Engine.open(Config.local(data).shards(2).keepHistory(true), { workflows: [Order] });
+    await engine.start(Order, "order-done", { note: "done" });
+    await waiting("order-done");
+    await engine.run("order-done").signal("go");
+    await engine.run("order-done").result();
+    await engine.start(Order, "order-failed", { note: "bad", fail: true });
+    await engine.run("order-failed").result().catch(() => undefined);
+    await engine.start(Order, "order/waiting", { note: "<b>bold</b>" });
+    await waiting("order/waiting");
+    await engine.start(Order, HOSTILE_ID, { note: "x" });
+    await waiting(HOSTILE_ID);
+    await engine.schedule("nightly", { workflow: Order, every: "1d", input: { note: "nightly" } });
+    await engine.schedule("reports", { workflow: "Order", cron: "0 2 * * *", timezone: "Europe/Paris", paused: true });
+    ui = await startUi("--data", data, "--port", "0");
+  });
+
+  after(async () => {
+    await ui?.stop();
+    await engine.shutdown();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  describe("pages", () => {
+    it("prints the URL it serves on 127.0.0.1", () => {
+      expect(ui.output()).to.match(/^fusee ui: http:\/\/127\.0\.0\.1:\d+\/ /);
+    });
+
+    it("lists the runs newest first with their status, escaping every ID", async () => {
+      const r = await get(ui.url);
+      expect(r.status).to.equal(200);
+      expect(r.type).to.contain("text/html");
+      const ids = [...r.body.matchAll(/<a href="\/runs\/([^"]+)">/g)].map((m) => decodeURIComponent(m[1]!));
+      expect(ids).to.deep.equal([HOSTILE_ID, "order/waiting", "order-failed", "order-done"]);
+      expect(r.body).to.contain('<a href="/runs/order%2Fwaiting">order/waiting</a>');
+      expect(r.body).to.contain("&lt;script&gt;alert(1)&lt;/script&gt;").and.not.contain("<script>");
+      expect(r.body).to.match(/order-failed.*?<td class="status-failed">failed<\/td>/s);
+      expect(r.body).to.match(/order-done.*?<td class="status-ok">ok<\/td>/s);
+      expect(r.body).to.contain("{&quot;note&quot;:&quot;&lt;b&gt;bold&lt;/b&gt;&quot;}");
+    });
+
+    it("filters the runs by status and type from the query string", async () => {
+      const failed = await get(`${ui.url}?status=failed`);
+      expect(failed.status).to.equal(200);
+      expect(failed.body).to.contain("order-failed").and.not.contain("order-done");
+      const none = await get(`${ui.url}?type=Nothing&status=`);
+      expect(none.body).to.contain("no runs");
+    });
+
+    it("shows one run with its journal records by kind, payloads escaped", async () => {
+      const r = await get(`${ui.url}runs/${encodeURIComponent("order/waiting")}`);
+      expect(r.status).to.equal(200);
+      expect(r.body).to.contain("<h1>order/waiting</h1>").and.contain('<td class="status-running">running</td>');
+      expect(r.body).to.contain("<code>start</code> 1, <code>step</code> 1, <code>attributes</code> 1");
+      expect(r.body).to.contain("name=label").and.contain("&quot;label:&lt;b&gt;bold&lt;/b&gt;&quot;");
+      expect(r.body).to.not.contain("<b>bold</b>");
+    });
+
+    it("escapes an ID holding markup on its own page", async () => {
+      const r = await get(`${ui.url}runs/${encodeURIComponent(HOSTILE_ID)}`);
+      expect(r.status).to.equal(200);
+      expect(r.body).to.contain("<h1>&lt;script&gt;alert(1)&lt;/script&gt;</h1>").and.not.contain("<script>");
+    });
+
+    it("shows the schedules: workflow, when, state, counts and next instants", async () => {
+      const r = await get(`${ui.url}schedules`);
+      expect(r.status).to.equal(200);
+      expect(r.body).to.match(/nightly<\/td><td>Order<\/td><td class="mono">every 1d<\/td><td>skip<\/td><td>active<\/td>\s*<td>0<\/td><td>0<\/td><td>\d{4}-\d\d-\d\dT00:00:00\.000Z<br>/);
+      expect(r.body).to.match(/reports<\/td><td>Order<\/td><td class="mono">cron 0 2 \* \* \* \(Europe\/Paris\)<\/td><td>skip<\/td><td>paused<\/td>/);
+    });
+
+    it("answers an unknown run or path with a 404 page and a bad query with a 400 page", async () => {
+      const unknown = await get(`${ui.url}runs/nobody`);
+      expect(unknown.status).to.equal(404);
+      expect(unknown.body).to.contain("no run has the workflow ID &#39;nobody&#39;");
+      expect((await get(`${ui.url}nowhere`)).status).to.equal(404);
+      const bad = await get(`${ui.url}?status=sleeping`);
+      expect(bad.status).to.equal(400);
+      expect(bad.body).to.contain("unknown status &#39;sleeping&#39;");
+      expect((await get(`${ui.url}?colour=red`)).status).to.equal(400);
+      expect((await get(`${ui.url}?limit=-1`)).status).to.equal(400);
+    });
+  });
+
+  describe("JSON", () => {
+    it("serves the runs at /api/runs, filtered like the page", async () => {
+      const r = await get(`${ui.url}api/runs?type=Order&limit=3`);
+      expect(r.status).to.equal(200);
+      expect(r.type).to.contain("application/json");
+      const runs = JSON.parse(r.body) as Array<{ id: string; status: string }>;
+      expect(runs.map((x) => x.id)).to.deep.equal([HOSTILE_ID, "order/waiting", "order-failed"]);
+      const failed = JSON.parse((await get(`${ui.url}api/runs?status=failed`)).body) as Array<{ id: string; status: string }>;
+      expect(failed).to.have.length(1).and.to.have.nested.property("[0].id", "order-failed");
+    });
+
+    it("serves one run and its records at /api/runs/<id>", async () => {
+      const r = await get(`${ui.url}api/runs/order-done`);
+      expect(r.status).to.equal(200);
+      const run = JSON.parse(r.body) as { id: string; status: string; records: Array<{ kind: string; payload?: unknown }> };
+      expect(run).to.include({ id: "order-done", status: "ok" });
+      expect(run.records.map((x) => x.kind)).to.deep.equal(["start", "step", "attributes", "signal", "finish"]);
+      expect(run.records.at(-1)?.payload).to.deep.equal({ plain: "label:done" });
+      const hostile = JSON.parse((await get(`${ui.url}api/runs/${encodeURIComponent(HOSTILE_ID)}`)).body) as { id: string };
+      expect(hostile.id).to.equal(HOSTILE_ID);
+    });
+
+    it("serves the schedules at /api/schedules", async () => {
+      const r = await get(`${ui.url}api/schedules`);
+      expect(r.status).to.equal(200);
+      const schedules = JSON.parse(r.body) as Array<{ name: string; workflow: string; every?: number; cron?: string; paused: boolean; started: number; nextTimes: number[] }>;
+      expect(schedules.map((s) => s.name)).to.deep.equal(["nightly", "reports"]);
+      expect(schedules[0]).to.include({ workflow: "Order", every: 86_400_000, paused: false, started: 0 });
+      expect(schedules[0]!.nextTimes).to.have.length(3);
+      expect(schedules[0]!.nextTimes[0]! % 86_400_000).to.equal(0);
+      expect(schedules[1]).to.include({ cron: "0 2 * * *", paused: true });
+      expect(schedules[1]!.nextTimes).to.deep.equal([]);
+    });
+
+    it("answers an unknown run with 404 and a bad query with 400, as JSON errors", async () => {
+      const unknown = await get(`${ui.url}api/runs/nobody`);
+      expect(unknown.status).to.equal(404);
+      expect(JSON.parse(unknown.body)).to.deep.include({ ok: false }).and.have.nested.property("error.code", "FUSEE_NOT_FOUND");
+      const bad = await get(`${ui.url}api/runs?status=sleeping`);
+      expect(bad.status).to.equal(400);
+      expect(JSON.parse(bad.body)).to.have.nested.property("error.code", "FUSEE_BAD_REQUEST");
+    });
+
+    it("sees runs started after the server started", async () => {
+      await engine.start(Order, "order-late", { note: "late" });
+      await waiting("order-late");
+      const runs = JSON.parse((await get(`${ui.url}api/runs?limit=1`)).body) as Array<{ id: string }>;
+      expect(runs.map((x) => x.id)).to.deep.equal(["order-late"]);
+    });
+  });
+
+  describe("serving", () => {
+    it("refuses writes and requests addressed to another host", async () => {
+      expect((await fetch(ui.url, { method: "POST" })).status).to.equal(405);
+      expect(await getAs(ui.url, "evil.example")).to.equal(421);
+      expect(await getAs(ui.url, `localhost:${new URL(ui.url).port}`)).to.equal(200);
+    });
+
+    it("exits 2 on a bad port and 1 on a folder that is not a data directory", async () => {
+      let stderr = "";
+      const io: Io = { stdout: { write: () => true }, stderr: { write: (t: string) => (stderr += t) }, color: false, cwd: process.cwd(), interrupted: () => new Promise(() => undefined) };
+      expect(await runCli(["ui", "--data", data, "--port", "http"], io)).to.equal(2);
+      expect(stderr).to.contain("--port");
+      expect(await runCli(["ui", "--data", tmp], io)).to.equal(1);
+      expect(stderr).to.contain("manifest");
+    });
+
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      it(`serves as a process until ${signal}, then exits 0`, async () => {
+        const child = spawn(process.execPath, [main, "ui", "--data", data], { env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+        const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+        let stdout = "";
+        const url = await new Promise<string>((resolve, reject) => {
+          child.stdout.on("data", (chunk: Buffer) => {
+            stdout += chunk.toString();
+            const found = /http:\/\/127\.0\.0\.1:\d+\//.exec(stdout)?.[0];
+            if (found !== undefined) resolve(found);
+          });
+          child.on("exit", (code) => reject(new Error(`fusee ui exited with ${code} before serving: ${stdout}`)));
+        });
+        expect((await get(`${url}api/runs/order-done`)).status).to.equal(200);
+        child.kill(signal);
+        expect(await exited).to.equal(0);
+      });
+    }
+
+    it("stops on an interrupt, exits 0 and leaves no socket open", async () => {
+      const own = await startUi("--data", data);
+      expect((await get(`${own.url}api/schedules`)).status).to.equal(200);
+      expect(await own.stop()).to.equal(0);
+      const stopped = await fetch(own.url).then(
+        () => "answered",
+        () => "refused",
+      );
+      expect(stopped).to.equal("refused");
+      await ui.stop();
+      expect(await settle(() => tcpHandles().length === 0), tcpHandles().join(", ")).to.equal(true);
+    });
+  });
+});
