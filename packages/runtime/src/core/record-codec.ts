@@ -30,6 +30,7 @@ const KIND_CODES: Record<RecordKind, number> = {
   cancel: 15,
 };
 const KINDS_BY_CODE = new Map<number, RecordKind>(Object.entries(KIND_CODES).map(([k, v]) => [v, k as RecordKind]));
+const KINDS_BY_BYTE: readonly (RecordKind | undefined)[] = Array.from({ length: 256 }, (_, code) => KINDS_BY_CODE.get(code));
 
 /** Identifies the record a payload belongs to; ciphers bind payloads to it. */
 export interface PayloadContext {
@@ -77,7 +78,9 @@ export function readRecordHeader(body: Uint8Array): RecordHeader {
 
 /** The kind of an encoded record, read from its second byte without parsing anything. */
 export function readRecordKind(body: Uint8Array): RecordKind {
-  return frame(body).kind;
+  // Recovery asks this of every record: the common case allocates nothing; the rest throws as `frame` does.
+  const kind = body.length >= 6 && body[0] === RECORD_FORMAT ? KINDS_BY_BYTE[body[1] as number] : undefined;
+  return kind ?? frame(body).kind;
 }
 
 /** The payload of an encoded record as stored: sealed when a cipher is configured, empty for some kinds. */

@@ -887,7 +887,7 @@ export class Engine implements RunOperations {
         void this.append(entry, record).catch((e: unknown) => this.storageFailed(e, entry.shard));
       },
       cancelTimer: (seq) => {
-        if (entry.runId === runId) entry.timers?.delete(seq);
+        if (entry.runId === runId) entry.clearTimer(seq);
       },
       closed: () => this.closed || entry.executor !== executor,
       changed: () => this.executorChanged(entry, executor),
@@ -1004,8 +1004,8 @@ export class Engine implements RunOperations {
 
   private fireTimer(id: string, seq: number, at: number): void {
     const entry = this.runs.get(id);
-    if (entry === undefined || entry.finished !== undefined || entry.timers?.get(seq) !== at || this.closed) return;
-    entry.timers.delete(seq);
+    if (entry === undefined || entry.finished !== undefined || entry.timerDue(seq) !== at || this.closed) return;
+    entry.clearTimer(seq);
     void this.append(entry, { kind: "fired", seq, at: this.time.now() }).catch((e: unknown) => this.storageFailed(e, entry.shard));
   }
 
@@ -1156,7 +1156,7 @@ export class Engine implements RunOperations {
       this.runs.delete(entry.id);
       this.live.delete(entry.id);
       entry.executor = undefined;
-      entry.timers = undefined;
+      entry.clearTimers();
       this.results.reject(entry.id, moved);
       this.updates.rejectWhere((key) => key.startsWith(`${entry.id}\0`), moved);
     }

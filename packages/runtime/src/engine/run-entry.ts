@@ -16,8 +16,11 @@ export class RunEntry {
   appended = 0;
   /** Records known durable: positions below this are in the log. */
   durable = 0;
-  /** Pending durable timers: call number → due time. */
-  timers: Map<number, number> | undefined = undefined;
+  // Pending durable timers (call number → due time). Most runs wait on one timer at a time, so the
+  // first is held inline and a map is made only for more: a parked run costs its index entry only.
+  private timerSeq = 0;
+  private timerUntil = 0;
+  private moreTimers: Map<number, number> | undefined = undefined;
   /** For a child run: the parent run and its call that started it. */
   parent: { readonly id: string; readonly runId: number; readonly seq: number } | undefined = undefined;
   /** Unfinished children of this run and what to do with them when it ends. */
@@ -36,6 +39,31 @@ export class RunEntry {
     return streamOf(this.id, this.runId);
   }
 
+  /** Records that call `seq` set a durable timer due at `until`. */
+  setTimer(seq: number, until: number): void {
+    if (this.timerSeq === 0 || this.timerSeq === seq) {
+      this.timerSeq = seq;
+      this.timerUntil = until;
+    } else (this.moreTimers ??= new Map()).set(seq, until);
+  }
+
+  /** When the timer of call `seq` is due, or `undefined` when it is not pending. */
+  timerDue(seq: number): number | undefined {
+    return seq === this.timerSeq ? this.timerUntil : this.moreTimers?.get(seq);
+  }
+
+  /** The timer of call `seq` fired or is no longer needed. */
+  clearTimer(seq: number): void {
+    if (seq === this.timerSeq) this.timerSeq = 0;
+    else this.moreTimers?.delete(seq);
+  }
+
+  /** The run ended: none of its timers is pending any more. */
+  clearTimers(): void {
+    this.timerSeq = 0;
+    this.moreTimers = undefined;
+  }
+
   /** Forgets the previous run of this ID before a new one starts. */
   reset(type: string, runId: number, startedAt: number): void {
     this.parent = undefined;
@@ -48,7 +76,7 @@ export class RunEntry {
     this.attributes = undefined;
     this.appended = 0;
     this.durable = 0;
-    this.timers = undefined;
+    this.clearTimers();
     this.executor = undefined;
     this.loading = undefined;
   }

@@ -31,12 +31,12 @@ export class RunIndex {
     switch (record.kind) {
       case "timer": {
         const { seq, until } = record as { seq: number; until: number };
-        (entry.timers ??= new Map()).set(seq, until);
+        entry.setTimer(seq, until);
         this.deps.armTimer(until, entry.id, seq);
         return;
       }
       case "fired":
-        entry.timers?.delete((record as { seq: number }).seq);
+        entry.clearTimer((record as { seq: number }).seq);
         return;
       case "attributes":
         entry.attributes = { ...entry.attributes, ...(record as { attributes: Record<string, unknown> }).attributes };
@@ -44,7 +44,7 @@ export class RunIndex {
       case "finish":
         entry.finished = (record as { status: FinishRecord["status"] }).status;
         entry.endedAt = (record as { at: number }).at;
-        entry.timers = undefined;
+        entry.clearTimers();
         return;
       case "child": {
         const r = record as Pick<ChildRecord, "ok" | "childId" | "seq" | "childRunId" | "close">;

@@ -113,6 +113,54 @@ describe("timers across a restart (local)", () => {
   });
 });
 
+/** Three timers pending at once in one run: two sleeps and a wait's timeout. */
+@Workflow()
+class ThreeTimers {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<string[]> {
+    const order: string[] = [];
+    const nap = async (ms: number, name: string): Promise<void> => {
+      await this.ctx.sleep(ms);
+      order.push(name);
+    };
+    const wait = async (): Promise<void> => {
+      order.push(`wait ${String(await this.ctx.waitFor("never", { timeout: "200ms" }))}`);
+    };
+    await Promise.all([nap(300, "long"), nap(100, "short"), wait()]);
+    return order;
+  }
+}
+
+describe("several timers of one run", () => {
+  it("fires each of three timers pending at once, in due order, on the virtual clock", async () => {
+    const engine = await TestEngine.create({ workflows: [ThreeTimers] });
+    const run = await engine.start(ThreeTimers, "three", undefined);
+    await engine.clock.advance("150ms");
+    expect((await run.describe()).journal.filter((r) => r.kind === "fired")).to.have.length(1);
+    await engine.clock.advance("200ms");
+    expect(await run.result()).to.deep.equal(["short", "wait undefined", "long"]);
+    await engine.shutdown();
+  });
+
+  it("keeps all three pending across a restart and fires each once after it", async () => {
+    const local = localKind();
+    try {
+      const first = await local.open({ workflows: [ThreeTimers] });
+      await first.start(ThreeTimers, "three-down", undefined);
+      await eventually("three timer records", async () => (await first.describe("three-down"))!.journal.filter((r) => r.kind === "timer").length === 3);
+      await first.shutdown();
+      const engine = await local.reopen({ workflows: [ThreeTimers] });
+      expect(await engine.run<string[]>("three-down").result()).to.deep.equal(["short", "wait undefined", "long"]);
+      const kinds = (await engine.describe("three-down"))!.journal.map((r) => r.kind);
+      expect(kinds.filter((k) => k === "fired")).to.have.length(3);
+      await engine.shutdown();
+    } finally {
+      local.cleanup();
+    }
+  });
+});
+
 describe("TestEngine", () => {
   it("runs a three-day workflow in milliseconds on its virtual clock", async () => {
     const engine = await TestEngine.create({ workflows: [Reminder] });
