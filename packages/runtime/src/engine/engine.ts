@@ -373,12 +373,12 @@ export class Engine implements RunOperations {
     this.flow.limits.declare(name, spec);
   }
 
-  /** Permits of the limit held right now; `RejectedError` when no limit has that name. */
+  /** Permits of the limit held right now (in a cluster, by this process's steps); `RejectedError` when no limit has that name. */
   limitInUse(name: string): number {
     return this.flow.limits.inUse(name);
   }
 
-  /** Steps waiting for a permit of the limit; `RejectedError` when no limit has that name. */
+  /** Steps waiting for a permit of the limit (in a cluster, this process's); `RejectedError` when no limit has that name. */
   limitWaiting(name: string): number {
     return this.flow.limits.waiting(name);
   }

@@ -118,7 +118,9 @@ export class Limits {
     if (typeof priority !== "number" || !Number.isFinite(priority)) {
       return Promise.reject(new RejectedError(`the step's priority for limit '${name}' must be a finite number; got ${String(priority)}`));
     }
-    if (this.shared === undefined && limit.queue.size === 0 && limit.inUse < limit.concurrent && this.takeToken(limit)) {
+    // A limit that bounds nothing needs no shared permit either.
+    const local = this.shared === undefined || (limit.concurrent === Infinity && limit.perSecond === 0);
+    if (local && limit.queue.size === 0 && limit.inUse < limit.concurrent && this.takeToken(limit)) {
       return Promise.resolve(this.grant(limit));
     }
     return new Promise<Release>((resolve) => {
