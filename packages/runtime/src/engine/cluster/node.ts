@@ -3,13 +3,13 @@
  * is recovered, a shard lost is forgotten), answers the requests other processes send to the
  * shards it holds, and forwards operations on runs of shards it does not hold to their owner.
  */
-import { randomUUID } from "node:crypto";
 import { FuseeError, StorageError } from "../../core/errors.js";
 import type { PostgresLog } from "../../storage/postgres/index.js";
 import { tablesOf } from "../../storage/postgres/schema.js";
 import type { Engine } from "../engine.js";
 import { type ForwardedArgs, type ForwardedKind, perform } from "./operations.js";
 import { type PendingRequest, type Reply, RequestTable } from "./requests.js";
+import { RequestClient } from "./request-client.js";
 import { ClusterPermits } from "./permits.js";
 import type { SharedPermits } from "../limits.js";
 import { decodeError, decodeValue, encodeError, encodeValue } from "./wire.js";
@@ -28,9 +28,6 @@ export interface ClusterOptions {
   readonly schema: string | undefined;
 }
 
-// How often a process waiting for a reply looks for it: from the first to the last interval, doubling.
-const REPLY_POLL_FIRST_MS = 5;
-const REPLY_POLL_LAST_MS = 200;
 // How often replies no process took (its asker died) are deleted.
 const REPLY_SWEEP_MS = 60_000;
 
@@ -45,8 +42,8 @@ export class ClusterNode {
   private readonly suspects = new Set<string>();
   /** Replies performed here that could not be stored: stored again, never performed again. */
   private readonly unanswered = new Map<string, { readonly shard: number; readonly reply: Reply; readonly asker: string | null }>();
-  /** Forwarded requests of this process waiting for their replies. */
-  private readonly replyWaiters = new Set<() => void>();
+  /** Sends this process's requests and takes their replies. */
+  private readonly client: RequestClient;
   private readonly draining = new Map<number, Promise<void>>();
   private readonly redrain = new Set<number>();
   private chain: Promise<void> = Promise.resolve();
@@ -59,7 +56,9 @@ export class ClusterNode {
     private readonly log: PostgresLog,
     private readonly requests: RequestTable,
     private readonly permits: ClusterPermits,
-  ) {}
+  ) {
+    this.client = new RequestClient(requests, log.owner);
+  }
 
   /**
    * Joins the cluster: hands `sharePermits` the limit permits shared with the other processes,
@@ -75,7 +74,7 @@ export class ClusterNode {
     try {
       node.unsubscribe.push(await log.onNotify((shard) => node.drain(shard)));
       // Any reply for this process may be there: every waiting request looks for its own.
-      node.unsubscribe.push(await log.onOwnerWake(() => [...node.replyWaiters].forEach((w) => w())));
+      node.unsubscribe.push(await log.onOwnerWake(() => node.client.woken()));
       node.sweep = setInterval(() => void node.requests.sweepReplies().catch(() => undefined), REPLY_SWEEP_MS);
       node.sweep.unref();
       for (const shard of log.ownedShards()) node.acquired(shard);
@@ -99,35 +98,9 @@ export class ClusterNode {
    */
   async forward<K extends ForwardedKind>(shard: number, kind: K, args: ForwardedArgs[K]): Promise<unknown> {
     this.assertOpen();
-    const id = randomUUID();
-    const failed = (e: unknown): never => {
-      throw new StorageError(`forwarding ${kind} request ${id} to the owner of shard ${shard} failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
-    };
-    await this.requests.ask(id, shard, kind, encodeValue(args), this.log.owner).catch(failed);
-    let wait = REPLY_POLL_FIRST_MS;
-    for (;;) {
-      this.assertOpen();
-      const reply = await this.requests.take(id).catch(failed);
-      if (reply !== undefined) {
-        if (reply.outcome === "ok") return decodeValue(reply.payload);
-        throw decodeError(reply.payload);
-      }
-      await this.replyOrTimeout(wait);
-      wait = Math.min(REPLY_POLL_LAST_MS, wait * 2);
-    }
-  }
-
-  /** Resolves when the owner of a request of this process says a reply is there, or after `ms`. */
-  private replyOrTimeout(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.replyWaiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.replyWaiters.add(done);
-    });
+    const reply = await this.client.request(shard, kind, encodeValue(args));
+    if (reply.outcome === "ok") return decodeValue(reply.payload);
+    throw decodeError(reply.payload);
   }
 
   async close(): Promise<void> {
@@ -137,6 +110,7 @@ export class ClusterNode {
     for (const u of this.unsubscribe) u();
     await this.chain;
     await Promise.allSettled([...this.draining.values()]);
+    this.client.close();
     await this.requests.close();
     await this.permits.close();
   }

@@ -10,6 +10,14 @@ import { encodeWake } from "../../storage/postgres/notify.js";
 import { OWNER_WAKE_SHARD } from "../../storage/postgres/pg-log.js";
 import type { Tables } from "../../storage/postgres/schema.js";
 
+/** A request to store for the owner of `shard`. */
+export interface NewRequest {
+  readonly id: string;
+  readonly shard: number;
+  readonly kind: string;
+  readonly payload: Buffer;
+}
+
 /** A request waiting for the owner of its shard. */
 export interface PendingRequest {
   readonly id: string;
@@ -39,12 +47,24 @@ export class RequestTable {
     this.pool.on("error", () => undefined);
   }
 
-  /** Stores a request for the owner of `shard` and wakes that owner once it is committed. */
-  async ask(id: string, shard: number, kind: string, payload: Buffer, asker: string): Promise<void> {
+  /** Stores requests for the owners of their shards and wakes those owners once they are committed, in one statement. */
+  async ask(requests: readonly NewRequest[], asker: string): Promise<void> {
+    const shards = [...new Set(requests.map((r) => r.shard))];
     await this.pool.query(
-      `WITH r AS (INSERT INTO ${this.t.requests} (id, shard, kind, payload, asker) VALUES ($1, $2, $3, $4, $7))
-       SELECT pg_notify($5, $6)`,
-      [id, shard, kind, payload, this.t.channel, encodeWake(shard, REQUEST_WAKE), asker],
+      `WITH r AS (
+         INSERT INTO ${this.t.requests} (id, shard, kind, payload, asker)
+         SELECT id, shard, kind, payload, $5 FROM unnest($1::uuid[], $2::integer[], $3::text[], $4::bytea[]) AS u(id, shard, kind, payload)
+       )
+       SELECT pg_notify($6, w) FROM unnest($7::text[]) AS w`,
+      [
+        requests.map((r) => r.id),
+        requests.map((r) => r.shard),
+        requests.map((r) => r.kind),
+        requests.map((r) => r.payload),
+        asker,
+        this.t.channel,
+        shards.map((shard) => encodeWake(shard, REQUEST_WAKE)),
+      ],
     );
   }
 
@@ -74,10 +94,13 @@ export class RequestTable {
     );
   }
 
-  /** Takes the reply to a request (deleting it), or undefined while there is none. */
-  async take(id: string): Promise<Reply | undefined> {
-    const result = await this.pool.query<Reply>(`DELETE FROM ${this.t.replies} WHERE id = $1 RETURNING outcome, payload`, [id]);
-    return result.rows[0];
+  /** Takes the replies there are to some requests (deleting them), by request ID. */
+  async take(ids: readonly string[]): Promise<Map<string, Reply>> {
+    const result = await this.pool.query<Reply & { id: string }>(
+      `DELETE FROM ${this.t.replies} WHERE id = ANY($1::uuid[]) RETURNING id::text AS id, outcome, payload`,
+      [ids],
+    );
+    return new Map(result.rows.map((r) => [r.id, { outcome: r.outcome, payload: r.payload }]));
   }
 
   /** Deletes replies older than an hour: their askers stopped before taking them. */

@@ -1,0 +1,134 @@
+import { randomUUID } from "node:crypto";
+import { FuseeError, StorageError } from "../../core/errors.js";
+import type { NewRequest, Reply, RequestTable } from "./requests.js";
+
+// How often the replies of waiting requests are looked for when no owner says one is there: from the
+// first to the last interval, doubling, and back to the first whenever a reply arrives.
+const POLL_FIRST_MS = 5;
+const POLL_LAST_MS = 200;
+
+interface QueuedAsk extends NewRequest {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+interface Waiting {
+  readonly describe: string;
+  resolve(reply: Reply): void;
+  reject(error: Error): void;
+}
+
+/**
+ * The asking side of cluster requests. Requests asked while an insert is in flight go out together
+ * in the next one (one commit for many), and one loop takes the replies of every waiting request in
+ * one statement, right after an owner says it answered one of this process's requests, or at the
+ * next poll.
+ */
+export class RequestClient {
+  private queued: QueuedAsk[] = [];
+  private asking = false;
+  private readonly waiting = new Map<string, Waiting>();
+  private polling = false;
+  /** Wake-ups since the loop last took replies: one arriving during a take must not be slept through. */
+  private wakes = 0;
+  private wake: (() => void) | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly table: RequestTable,
+    /** This process's owner name: the answering owner wakes it by this name. */
+    private readonly asker: string,
+  ) {}
+
+  /**
+   * Stores a request for the owner of `shard` and resolves with the owner's reply.
+   *
+   * @throws StorageError when the request or its reply cannot be read or written.
+   */
+  async request(shard: number, kind: string, payload: Buffer): Promise<Reply> {
+    const id = randomUUID();
+    const describe = `${kind} request ${id} to the owner of shard ${shard}`;
+    const reply = new Promise<Reply>((resolve, reject) => this.waiting.set(id, { describe, resolve, reject }));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.queued.push({ id, shard, kind, payload, resolve, reject });
+        if (!this.asking) void this.flushAsks();
+      });
+    } catch (e) {
+      this.waiting.delete(id);
+      throw failure(describe, e);
+    }
+    this.poll();
+    return reply;
+  }
+
+  /** An owner answered a request of this process: its reply can be taken now. */
+  woken(): void {
+    this.wakes++;
+    this.wake?.();
+  }
+
+  /** Fails every waiting request: the engine is shutting down. */
+  close(): void {
+    this.closed = true;
+    const error = new FuseeError("the engine is shut down");
+    for (const w of this.waiting.values()) w.reject(error);
+    this.waiting.clear();
+    this.wake?.();
+  }
+
+  private async flushAsks(): Promise<void> {
+    this.asking = true;
+    while (this.queued.length > 0) {
+      const batch = this.queued;
+      this.queued = [];
+      try {
+        await this.table.ask(batch, this.asker);
+        for (const q of batch) q.resolve();
+      } catch (e) {
+        for (const q of batch) q.reject(e as Error);
+      }
+    }
+    this.asking = false;
+  }
+
+  /** Takes replies while any request waits for one; one loop serves every waiting request. */
+  private poll(): void {
+    if (this.polling || this.closed) return;
+    this.polling = true;
+    void (async () => {
+      let wait = POLL_FIRST_MS;
+      while (!this.closed && this.waiting.size > 0) {
+        const wakesBefore = this.wakes;
+        let replies: Map<string, Reply>;
+        try {
+          replies = await this.table.take([...this.waiting.keys()]);
+        } catch (e) {
+          for (const w of this.waiting.values()) w.reject(failure(w.describe, e));
+          this.waiting.clear();
+          break;
+        }
+        for (const [id, reply] of replies) {
+          this.waiting.get(id)?.resolve(reply);
+          this.waiting.delete(id);
+        }
+        if (replies.size > 0) wait = POLL_FIRST_MS;
+        if (this.waiting.size === 0 || this.wakes !== wakesBefore) continue;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => this.wake?.(), wait);
+          this.wake = () => {
+            clearTimeout(timer);
+            this.wake = undefined;
+            resolve();
+          };
+        });
+        wait = Math.min(POLL_LAST_MS, wait * 2);
+      }
+      this.polling = false;
+    })();
+  }
+}
+
+function failure(describe: string, e: unknown): StorageError {
+  return new StorageError(`forwarding ${describe} failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+}
