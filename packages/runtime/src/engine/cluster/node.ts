@@ -8,7 +8,8 @@ import type { PostgresLog } from "../../storage/postgres/index.js";
 import { tablesOf } from "../../storage/postgres/schema.js";
 import type { Engine } from "../engine.js";
 import { type ForwardedArgs, type ForwardedKind, perform } from "./operations.js";
-import { type PendingRequest, type Reply, RequestTable } from "./requests.js";
+import { type Answer, type PendingRequest, type Reply, RequestTable } from "./requests.js";
+import { BatchQueue } from "./batch-queue.js";
 import { RequestClient } from "./request-client.js";
 import { ClusterPermits } from "./permits.js";
 import type { SharedPermits } from "../limits.js";
@@ -44,6 +45,8 @@ export class ClusterNode {
   private readonly unanswered = new Map<string, { readonly shard: number; readonly reply: Reply; readonly asker: string | null }>();
   /** Sends this process's requests and takes their replies. */
   private readonly client: RequestClient;
+  /** Replies to other processes' requests, stored a batch at a time. */
+  private readonly answers: BatchQueue<Answer>;
   private readonly draining = new Map<number, Promise<void>>();
   private readonly redrain = new Set<number>();
   private chain: Promise<void> = Promise.resolve();
@@ -58,6 +61,7 @@ export class ClusterNode {
     private readonly permits: ClusterPermits,
   ) {
     this.client = new RequestClient(requests, log.owner);
+    this.answers = new BatchQueue((answers) => requests.answer(answers));
   }
 
   /**
@@ -184,7 +188,7 @@ export class ClusterNode {
       ClusterNode.afterPerform?.(kind);
     }
     try {
-      await this.requests.answer(id, reply, asker);
+      await this.answers.push({ id, reply, asker });
       this.unanswered.delete(id);
       this.suspects.delete(id);
     } catch {

@@ -1,16 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { FuseeError, StorageError } from "../../core/errors.js";
+import { BatchQueue } from "./batch-queue.js";
 import type { NewRequest, Reply, RequestTable } from "./requests.js";
 
 // How often the replies of waiting requests are looked for when no owner says one is there: from the
 // first to the last interval, doubling, and back to the first whenever a reply arrives.
 const POLL_FIRST_MS = 5;
 const POLL_LAST_MS = 200;
-
-interface QueuedAsk extends NewRequest {
-  resolve(): void;
-  reject(error: Error): void;
-}
 
 interface Waiting {
   readonly describe: string;
@@ -25,8 +21,7 @@ interface Waiting {
  * next poll.
  */
 export class RequestClient {
-  private queued: QueuedAsk[] = [];
-  private asking = false;
+  private readonly asks: BatchQueue<NewRequest>;
   private readonly waiting = new Map<string, Waiting>();
   private polling = false;
   /** Wake-ups since the loop last took replies: one arriving during a take must not be slept through. */
@@ -38,7 +33,9 @@ export class RequestClient {
     private readonly table: RequestTable,
     /** This process's owner name: the answering owner wakes it by this name. */
     private readonly asker: string,
-  ) {}
+  ) {
+    this.asks = new BatchQueue((requests) => this.table.ask(requests, this.asker));
+  }
 
   /**
    * Stores a request for the owner of `shard` and resolves with the owner's reply.
@@ -50,10 +47,7 @@ export class RequestClient {
     const describe = `${kind} request ${id} to the owner of shard ${shard}`;
     const reply = new Promise<Reply>((resolve, reject) => this.waiting.set(id, { describe, resolve, reject }));
     try {
-      await new Promise<void>((resolve, reject) => {
-        this.queued.push({ id, shard, kind, payload, resolve, reject });
-        if (!this.asking) void this.flushAsks();
-      });
+      await this.asks.push({ id, shard, kind, payload });
     } catch (e) {
       this.waiting.delete(id);
       throw failure(describe, e);
@@ -75,21 +69,6 @@ export class RequestClient {
     for (const w of this.waiting.values()) w.reject(error);
     this.waiting.clear();
     this.wake?.();
-  }
-
-  private async flushAsks(): Promise<void> {
-    this.asking = true;
-    while (this.queued.length > 0) {
-      const batch = this.queued;
-      this.queued = [];
-      try {
-        await this.table.ask(batch, this.asker);
-        for (const q of batch) q.resolve();
-      } catch (e) {
-        for (const q of batch) q.reject(e as Error);
-      }
-    }
-    this.asking = false;
   }
 
   /** Takes replies while any request waits for one; one loop serves every waiting request. */

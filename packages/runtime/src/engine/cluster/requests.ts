@@ -18,6 +18,13 @@ export interface NewRequest {
   readonly payload: Buffer;
 }
 
+/** The reply to a request, for the process that asked. */
+export interface Answer {
+  readonly id: string;
+  readonly reply: Reply;
+  readonly asker: string | null;
+}
+
 /** A request waiting for the owner of its shard. */
 export interface PendingRequest {
   readonly id: string;
@@ -84,13 +91,23 @@ export class RequestTable {
     return result.rows;
   }
 
-  /** Answers a request: deletes it, stores the reply and wakes the asking process, in one statement. */
-  async answer(id: string, reply: Reply, asker: string | null): Promise<void> {
+  /** Answers requests: deletes them, stores their replies and wakes the asking processes, in one statement. */
+  async answer(answers: readonly Answer[]): Promise<void> {
+    const askers = [...new Set(answers.flatMap((a) => (a.asker === null ? [] : [a.asker])))];
     await this.pool.query(
-      `WITH d AS (DELETE FROM ${this.t.requests} WHERE id = $1),
-            r AS (INSERT INTO ${this.t.replies} (id, outcome, payload) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING)
-       SELECT pg_notify($4, $5) WHERE $5::text IS NOT NULL`,
-      [id, reply.outcome, reply.payload, this.t.channel, asker === null ? null : encodeWake(OWNER_WAKE_SHARD, asker)],
+      `WITH d AS (DELETE FROM ${this.t.requests} WHERE id = ANY($1::uuid[])),
+            r AS (
+              INSERT INTO ${this.t.replies} (id, outcome, payload)
+              SELECT * FROM unnest($1::uuid[], $2::text[], $3::bytea[]) ON CONFLICT (id) DO NOTHING
+            )
+       SELECT pg_notify($4, w) FROM unnest($5::text[]) AS w`,
+      [
+        answers.map((a) => a.id),
+        answers.map((a) => a.reply.outcome),
+        answers.map((a) => a.reply.payload),
+        this.t.channel,
+        askers.map((asker) => encodeWake(OWNER_WAKE_SHARD, asker)),
+      ],
     );
   }
 
