@@ -59,12 +59,12 @@ export class ChildResults {
   }
 
   /**
-   * After the runs of `shard` (or of every shard) were loaded: delivers the results of finished
+   * After the runs of `shards` (or of every shard) were loaded: delivers the results of finished
    * children their parents still wait for, and watches the children other processes hold.
    */
-  async reconcile(shard: number | undefined): Promise<void> {
+  async reconcile(shards: ReadonlySet<number> | undefined): Promise<void> {
     for (const entry of this.host.runs.values()) {
-      if (shard !== undefined && entry.shard !== shard) continue;
+      if (shards !== undefined && !shards.has(entry.shard)) continue;
       if (entry.finished === undefined) {
         for (const [childId, link] of entry.children ?? []) {
           if (this.host.remote(childId) !== undefined) this.watch(entry, childId, link.seq);

@@ -1129,18 +1129,19 @@ export class Engine implements RunOperations {
   }
 
   /**
-   * @internal Loads the runs of one shard this process of a cluster just took into the index and
+   * @internal Loads the runs of shards this process of a cluster just took into the index and
    * resumes them.
    */
-  async recoverShard(shard: number): Promise<void> {
+  async recoverShards(shards: readonly number[]): Promise<void> {
     this.assertOpen();
     this.timers.hold();
     try {
-      await this.scanShard(shard);
+      // Each shard's records are applied in its own order; shards are independent, so their reads overlap.
+      await Promise.all(shards.map((shard) => this.scanShard(shard)));
     } finally {
       this.timers.release();
     }
-    await this.childResults.reconcile(shard);
+    await this.childResults.reconcile(new Set(shards));
     this.flow.open();
     this.resumeAll();
   }

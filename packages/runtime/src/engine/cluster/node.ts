@@ -17,8 +17,8 @@ import { decodeError, decodeValue, encodeError, encodeValue } from "./wire.js";
 
 /** What a cluster process needs of its engine. */
 export interface ClusterHost {
-  /** Loads the shard's runs into the index and resumes them. */
-  recoverShard(shard: number): Promise<void>;
+  /** Loads the runs of the shards into the index and resumes them. */
+  recoverShards(shards: readonly number[]): Promise<void>;
   /** Drops the shard's runs from the index: their executors, timers and waiters. */
   forgetShard(shard: number): void;
 }
@@ -35,6 +35,8 @@ const REPLY_SWEEP_MS = 60_000;
 export class ClusterNode {
   /** Shards held and recovered: operations on their runs are performed here. */
   private readonly ready = new Set<number>();
+  /** Shards taken and waiting for their recovery. */
+  private readonly acquiring = new Set<number>();
   /** Requests being performed here, so a wake-up during one does not start it again. */
   private readonly inFlight = new Set<string>();
   /** Shards taken over since their last drain: their waiting requests may have been performed by the previous owner. */
@@ -120,13 +122,19 @@ export class ClusterNode {
   }
 
   private acquired(shard: number): void {
+    this.acquiring.add(shard);
     this.serial(async () => {
-      if (this.ready.has(shard) || this.log.epochOf(shard) === undefined) return;
-      await this.engine.recoverShard(shard);
-      this.ready.add(shard);
-      this.takenOver.add(shard);
-      this.drain(shard);
-    }, `recovering shard ${shard}`);
+      // Shards taken together (a dead process's share) are recovered together, their reads overlapping.
+      const shards = [...this.acquiring].filter((s) => !this.ready.has(s) && this.log.epochOf(s) !== undefined);
+      this.acquiring.clear();
+      if (shards.length === 0) return;
+      await this.engine.recoverShards(shards);
+      for (const s of shards) {
+        this.ready.add(s);
+        this.takenOver.add(s);
+        this.drain(s);
+      }
+    }, `recovering the shards it took (${shard} among them)`);
   }
 
   private lost(shard: number): void {
