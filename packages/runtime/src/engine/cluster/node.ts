@@ -41,7 +41,7 @@ export class ClusterNode {
   private readonly inFlight = new Set<string>();
   /** Shards taken over since their last drain: their waiting requests may have been performed by the previous owner. */
   private readonly takenOver = new Set<number>();
-  /** Requests an earlier owner of their shard may have performed; see {@link RequestInfo.suspect}. */
+  /** Requests an earlier owner of their shard may have performed (`RequestInfo.suspect` in operations.ts). */
   private readonly suspects = new Set<string>();
   /** Replies performed here that could not be stored: stored again, never performed again. */
   private readonly unanswered = new Map<string, { readonly shard: number; readonly reply: Reply; readonly asker: string | null }>();

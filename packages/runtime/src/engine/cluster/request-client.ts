@@ -46,6 +46,8 @@ export class RequestClient {
     const id = randomUUID();
     const describe = `${kind} request ${id} to the owner of shard ${shard}`;
     const reply = new Promise<Reply>((resolve, reject) => this.waiting.set(id, { describe, resolve, reject }));
+    // It may fail (shutdown, a failed poll) before this call gets to await it.
+    reply.catch(() => undefined);
     try {
       await this.asks.push({ id, shard, kind, payload });
     } catch (e) {
