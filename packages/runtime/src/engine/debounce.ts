@@ -68,6 +68,11 @@ export class Debouncer {
     this.windows.forget(shard);
   }
 
+  /** Forgets keys whose windows all fired at or before `cutoff` (see {@link EventWindows.sweep}). */
+  sweep(cutoff: number): Promise<void> {
+    return this.windows.sweep(cutoff);
+  }
+
   close(): void {
     this.windows.close();
   }

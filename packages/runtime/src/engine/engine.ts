@@ -207,6 +207,7 @@ export class Engine implements RunOperations {
         retentionMs,
         owns: (shard) => engine.cluster === undefined || engine.cluster.owns(shard),
         failed: (e) => engine.storageFailed(e),
+        sweepEngineState: (cutoff) => engine.flow.sweep(cutoff),
       });
       engine.retention.start();
     }

@@ -31,6 +31,8 @@ export interface Window<Rule> {
   closed: boolean;
   /** The run was started (or found started) and that is durable. */
   fired: boolean;
+  /** When it fired (its fired record's time); 0 before. */
+  firedAt: number;
   timer: ClockTimer | undefined;
   /** The latest append of an event: a window fires only after all its events are durable. */
   lastAppend: Promise<void>;
@@ -130,6 +132,7 @@ export class EventWindows<Rule> {
       if (w !== undefined) {
         w.fired = true;
         w.closed = true;
+        w.firedAt = record.at;
       }
       return;
     }
@@ -172,6 +175,24 @@ export class EventWindows<Rule> {
     }
   }
 
+  /**
+   * Forgets the keys whose every window fired at or before `cutoff`: their streams are dropped (the
+   * runs they started stay), so a key used once does not stay in memory and in the log for good.
+   * A retried event ID of a forgotten window opens a new window.
+   */
+  async sweep(cutoff: number): Promise<void> {
+    for (const [key, state] of [...this.keys]) {
+      if (state.windows.length === 0 || !state.windows.every((w) => w.fired && w.firedAt <= cutoff)) continue;
+      this.keys.delete(key);
+      await this.sys.drop(this.policy.family, key, state.windows.map((w) => w.n));
+    }
+  }
+
+  /** Keys with windows in memory, for diagnostics and tests. */
+  keyCount(): number {
+    return this.keys.size;
+  }
+
   /** Windows waiting to fire (open or firing), for diagnostics. */
   pending(): number {
     let n = 0;
@@ -194,6 +215,7 @@ export class EventWindows<Rule> {
       eventIds: new Set(),
       closed: false,
       fired: false,
+      firedAt: 0,
       timer: undefined,
       lastAppend: Promise.resolve(),
       failures: 0,
@@ -234,6 +256,7 @@ export class EventWindows<Rule> {
     // A window of a shard this process lost meanwhile is its next owner's to record.
     if (this.closed || state === undefined || !state.windows.includes(w)) return;
     w.fired = true;
+    w.firedAt = this.clock.now();
     const stale = state.windows.filter((x) => x.fired && x.n < w.n);
     state.windows = state.windows.filter((x) => !stale.includes(x));
     try {

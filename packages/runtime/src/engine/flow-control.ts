@@ -72,6 +72,12 @@ export class FlowControl {
     this.sys.forget(shard);
   }
 
+  /** Forgets the debounce and batch keys whose windows all fired at or before `cutoff`. */
+  async sweep(cutoff: number): Promise<void> {
+    await this.debouncer.sweep(cutoff);
+    await this.batcher.sweep(cutoff);
+  }
+
   /** Stops every timer and forgets waiting steps; nothing fires after this. */
   close(): void {
     this.limits.close();

@@ -12,12 +12,15 @@ export interface RetentionDeps {
   owns(shard: number): boolean;
   /** A sweep failed on storage. */
   failed(error: unknown): void;
+  /** Forgets the engine's own state that ended at or before `cutoff` (fired debounce and batch windows). */
+  sweepEngineState(cutoff: number): Promise<void>;
 }
 
 /**
  * Forgets finished runs whose retention has passed: they leave the index, their journals (and any
- * kept earlier runs of the same ID) are dropped, and compaction reclaims the space. Checks at a
- * tenth of the retention period (1 s to 1 min).
+ * kept earlier runs of the same ID) are dropped, and compaction reclaims the space. Debounce and
+ * batch keys whose windows all fired before the same cutoff go too. Checks at a tenth of the
+ * retention period (1 s to 1 min).
  */
 export class RetentionSweep {
   private timer: { cancel(): void } | undefined;
@@ -44,6 +47,7 @@ export class RetentionSweep {
   private async sweep(): Promise<void> {
     const { log, runs } = this.deps;
     const cutoff = this.deps.clock.now() - this.deps.retentionMs;
+    await this.deps.sweepEngineState(cutoff);
     const expired = new Set<string>();
     for (const entry of runs.values()) {
       if (entry.finished !== undefined && (entry.endedAt ?? 0) <= cutoff && entry.executor === undefined && entry.loading === undefined) {

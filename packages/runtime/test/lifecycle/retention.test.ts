@@ -6,12 +6,20 @@ import { onEachEngine, tempDir } from "../runtime/harness.js";
 import { rmSync } from "node:fs";
 import { Config } from "../../src/engine/config.js";
 import { Engine } from "../../src/engine/engine.js";
+import { Batch, Debounce } from "../../src/engine/flow-rules.js";
 
 @Workflow("report")
 class Report {
   constructor(private readonly ctx: Ctx) {}
   async run(n: number): Promise<string> {
     return this.ctx.step("render", async () => "x".repeat(n));
+  }
+}
+
+@Workflow("tally")
+class Tally {
+  async run(events: number[]): Promise<number> {
+    return events.length;
   }
 }
 
@@ -35,6 +43,33 @@ onEachEngine("retention", (kind) => {
     }
     expect(await engine.list(10)).to.deep.equal([]);
     expect(clock.now() - start, "not before its retention passed").to.be.at.least(90 * 60_000);
+    await engine.shutdown();
+  });
+
+  it("forgets debounce and batch keys whose windows fired before the retention cutoff", async () => {
+    const clock = new VirtualClock();
+    const engine = await kind().open({ workflows: [Report, Tally] }, (c) => c.clock(clock).retention("1h"));
+    const rule = Debounce.of("1m");
+    const first = await engine.debounce(Report, "doc", 3, rule, { eventId: "e-1" });
+    const batch = await engine.batch(Tally, "tenant", 1, Batch.of(2, "1d"), { eventId: "b-1" });
+    await engine.batch(Tally, "tenant", 2, Batch.of(2, "1d"), { eventId: "b-2" });
+    await clock.advance("2m");
+    expect(await first.result()).to.equal("xxx");
+    expect(await batch.result()).to.equal(2);
+    // Within the retention, a retried event ID still answers with its fired window's run.
+    await clock.advance("30m");
+    expect((await engine.debounce(Report, "doc", 3, rule, { eventId: "e-1" })).id).to.equal(first.id);
+    expect((await engine.batch(Tally, "tenant", 1, Batch.of(2, "1d"), { eventId: "b-1" })).id).to.equal(batch.id);
+
+    // Past it, the keys are forgotten: the same event IDs open new windows, under new run IDs.
+    let again = first.id;
+    for (let i = 0; i < 60 && again === first.id; i++) {
+      await clock.advance("1m");
+      await new Promise((r) => setTimeout(r, 10));
+      again = (await engine.debounce(Report, "doc", 3, rule, { eventId: "e-1" })).id;
+    }
+    expect(again).to.not.equal(first.id);
+    expect((await engine.batch(Tally, "tenant", 1, Batch.of(2, "1d"), { eventId: "b-1" })).id).to.not.equal(batch.id);
     await engine.shutdown();
   });
 });
