@@ -1,16 +1,5 @@
 import { relative, resolve } from "node:path";
-import {
-  BreakingChangeError,
-  GenConfigError,
-  type GenerateOptions,
-  type GenerateResult,
-  GenError,
-  generate,
-  LockFileError,
-  SourceError,
-  watch,
-  type Watcher,
-} from "@fusee/compiler";
+import type { GenerateOptions, GenerateResult, Watcher } from "@fusee/compiler";
 import { type Command, Option } from "commander";
 import { ExitCode } from "../exit-codes.js";
 import { type Io, paint } from "../io.js";
@@ -50,17 +39,21 @@ Exit codes: 0 ok; 1 check failed, breaking change or source problem; 2 usage or 
     });
 }
 
+/** The compiler, loaded by `gen` alone: it brings TypeScript, which no other command needs. */
+type Compiler = typeof import("@fusee/compiler");
+
 async function runGen(flags: GenFlags, io: Io): Promise<number> {
+  const compiler = await import("@fusee/compiler");
   const options: GenerateOptions = {
     project: resolvePath(io, flags.project),
     ...(flags.out === undefined ? {} : { out: resolvePath(io, flags.out) }),
     check: flags.check === true,
     acceptBreaking: flags.acceptBreaking === true,
   };
-  const report = new Reporter(io, flags.json === true);
-  if (flags.watch === true) return runWatch(options, io, report);
+  const report = new Reporter(io, flags.json === true, compiler);
+  if (flags.watch === true) return runWatch(compiler, options, io, report);
   try {
-    const result = await generate(options);
+    const result = await compiler.generate(options);
     report.result(result);
     return result.ok ? ExitCode.Ok : ExitCode.Failed;
   } catch (e) {
@@ -68,12 +61,12 @@ async function runGen(flags: GenFlags, io: Io): Promise<number> {
   }
 }
 
-async function runWatch(options: GenerateOptions, io: Io, report: Reporter): Promise<number> {
+async function runWatch(compiler: Compiler, options: GenerateOptions, io: Io, report: Reporter): Promise<number> {
   // Listen for Ctrl-C before anything is printed, so an interrupt right after the first line is not lost.
   const interrupted = io.interrupted();
   let watcher: Watcher;
   try {
-    watcher = await watch(options, {
+    watcher = await compiler.watch(options, {
       onResult: (result, changed) => report.result(result, changed),
       onError: (error, changed) => void report.error(error, changed),
     });
@@ -93,6 +86,7 @@ class Reporter {
   constructor(
     private readonly io: Io,
     private readonly json: boolean,
+    private readonly compiler: Compiler,
   ) {
     this.colors = paint(io.color);
   }
@@ -128,7 +122,8 @@ class Reporter {
 
   /** Prints an error and returns the exit code it stands for. */
   error(error: unknown, changed?: readonly string[]): number {
-    const code = exitCodeOf(error);
+    const { BreakingChangeError, GenError, SourceError } = this.compiler;
+    const code = exitCodeOf(error, this.compiler);
     if (this.json) {
       const body =
         error instanceof GenError
@@ -165,7 +160,7 @@ class Reporter {
   }
 }
 
-function exitCodeOf(error: unknown): number {
+function exitCodeOf(error: unknown, { GenConfigError, GenError, LockFileError }: Compiler): number {
   if (error instanceof GenConfigError || error instanceof LockFileError) return ExitCode.Usage;
   if (error instanceof GenError) return ExitCode.Failed;
   return ExitCode.Internal;
