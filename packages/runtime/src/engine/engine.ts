@@ -403,6 +403,20 @@ export class Engine implements RunOperations {
     return new Schedule(this, name);
   }
 
+  /**
+   * A handle on the schedule of that name, without its spec (to pause, trigger or describe a schedule
+   * another part of the application created). Nothing is read here: the handle's calls reject with
+   * `NotFoundError` when no schedule has the name.
+   *
+   * @example
+   * await engine.getSchedule("nightly").trigger();
+   */
+  getSchedule(name: string): Schedule {
+    this.assertOpen();
+    checkFlowName(name, "schedule name");
+    return new Schedule(this, name);
+  }
+
   /** @internal A schedule handle's operation, done by the process that holds the schedule's shard. */
   async scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown> {
     this.assertOpen();

@@ -80,8 +80,12 @@ describe("schedules", () => {
 
       const again = await engine.schedule("nightly", spec);
       expect((await again.describe()).started, "calling schedule again keeps one schedule").to.equal(ids.length);
+      const byName = engine.getSchedule("nightly");
+      expect((await byName.describe()).started, "a handle by name sees the same schedule").to.equal(ids.length);
       await s.delete();
       expect(await rejection(again.describe())).to.be.instanceOf(NotFoundError);
+      expect(await rejection(byName.pause())).to.be.instanceOf(NotFoundError);
+      expect(await rejection(engine.getSchedule("never-created").describe())).to.be.instanceOf(NotFoundError);
       await engine.shutdown();
     });
 
