@@ -34,7 +34,7 @@ export class ClusterPermits implements SharedPermits {
       name,
       token,
       this.holder,
-      this.leaseMs,
+      Math.ceil(this.leaseMs),
       Number.isFinite(concurrent) ? concurrent : 0,
       intervalMs,
     ]);
