@@ -1,29 +1,8 @@
 import { expect } from "chai";
 import { execFile } from "node:child_process";
-import { runCli } from "../src/cli.js";
 import { BENCHMARKS, benchMain } from "../src/commands/bench.js";
-import type { Io } from "../src/io.js";
+import { fusee } from "./support/in-process.js";
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `fusee ...args` in this process. */
-async function fusee(...args: string[]): Promise<Outcome> {
-  let stdout = "";
-  let stderr = "";
-  const io: Io = {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-    color: false,
-    cwd: process.cwd(),
-    interrupted: () => new Promise<void>(() => undefined),
-  };
-  const code = await runCli(args, io);
-  return { code, stdout, stderr };
-}
 
 describe("fusee bench", () => {
   it("lists the benchmarks and exits 2 without a name", async () => {

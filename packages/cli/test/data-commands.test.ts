@@ -6,20 +6,13 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { aesGcm, Config, Engine, readExport } from "@fusee/runtime";
-import { runCli } from "../src/cli.js";
-import type { Io } from "../src/io.js";
 import { Pay } from "./fixtures/pay-workflows.js";
+import { fusee, inProcess, type Outcome } from "./support/in-process.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const main = join(here, "..", "src", "main.js");
 const workflows = join(here, "fixtures", "pay-workflows.js");
 const changed = join(here, "fixtures", "pay-changed.js");
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** Runs `fusee ...args` as a separate process, as a user would. */
 function spawnFusee(...args: string[]): Promise<Outcome> {
@@ -31,24 +24,6 @@ function spawnFusee(...args: string[]): Promise<Outcome> {
   });
 }
 
-/** Runs `fusee ...args` in this process; `terminal` makes standard error a terminal of 100 columns. */
-async function fusee(...args: string[]): Promise<Outcome> {
-  return inProcess(args, false);
-}
-
-async function inProcess(args: string[], terminal: boolean): Promise<Outcome> {
-  let stdout = "";
-  let stderr = "";
-  const io: Io = {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: Object.assign({ write: (text: string) => (stderr += text) }, terminal ? { isTTY: true, columns: 100 } : {}),
-    color: false,
-    cwd: process.cwd(),
-    interrupted: () => new Promise<void>(() => undefined),
-  };
-  const code = await runCli(args, io);
-  return { code, stdout, stderr };
-}
 
 describe("fusee list, describe, export and replay", function () {
   this.timeout(30_000);

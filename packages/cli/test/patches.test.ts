@@ -4,32 +4,11 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Config, Engine } from "@fusee/runtime";
-import { runCli } from "../src/cli.js";
-import type { Io } from "../src/io.js";
 import type { TypePatches } from "../src/patch-report.js";
 import { FeeAfter, FeeBefore } from "./fixtures/fee-workflows.js";
 import { Pay } from "./fixtures/pay-workflows.js";
+import { fusee } from "./support/in-process.js";
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `fusee ...args` in this process. */
-async function fusee(...args: string[]): Promise<Outcome> {
-  let stdout = "";
-  let stderr = "";
-  const io: Io = {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-    color: false,
-    cwd: process.cwd(),
-    interrupted: () => new Promise<void>(() => undefined),
-  };
-  const code = await runCli(args, io);
-  return { code, stdout, stderr };
-}
 
 async function suspended(engine: Engine, id: string): Promise<void> {
   while ((await engine.run(id).status()).status !== "suspended") await new Promise((r) => setTimeout(r, 5));

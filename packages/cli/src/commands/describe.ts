@@ -1,7 +1,7 @@
-import type { ExportedRecord } from "@fusee/runtime";
 import type { Command } from "commander";
 import { clip, dataDirOptions, instant, openDataDir, reportError, table, toJson, type DataDirFlags } from "../data-dir.js";
 import { ExitCode } from "../exit-codes.js";
+import { recordFields, recordPayload } from "../record-text.js";
 import { type Io, paint } from "../io.js";
 import type { CommandContext } from "./index.js";
 
@@ -19,8 +19,6 @@ export function describeCommand(program: Command, context: CommandContext): void
     });
 }
 
-// Record fields shown in their own columns, not among the rest.
-const SHOWN = new Set(["kind", "at", "payload"]);
 
 async function runDescribe(id: string, flags: DataDirFlags, io: Io): Promise<number> {
   const json = flags.json === true;
@@ -48,7 +46,7 @@ async function runDescribe(id: string, flags: DataDirFlags, io: Io): Promise<num
       if (run.attributesError !== undefined) lines.push(c.yellow(`attributes unreadable: ${run.attributesError}`));
       lines.push("");
       const rows = [["#", "AT", "KIND", "FIELDS", "PAYLOAD"]];
-      journal.records.forEach((record, position) => rows.push([String(position), instant(record.at), record.kind, fields(record), payload(record)]));
+      journal.records.forEach((record, position) => rows.push([String(position), instant(record.at), record.kind, recordFields(record), recordPayload(record, 80)]));
       lines.push(table(rows));
       io.stdout.write(`${lines.join("\n")}\n`);
       return ExitCode.Ok;
@@ -60,15 +58,3 @@ async function runDescribe(id: string, flags: DataDirFlags, io: Io): Promise<num
   }
 }
 
-function fields(record: ExportedRecord): string {
-  return Object.entries(record)
-    .filter(([key]) => !SHOWN.has(key))
-    .map(([key, value]) => `${key}=${typeof value === "string" ? value : toJson(value)}`)
-    .join(" ");
-}
-
-function payload(record: ExportedRecord): string {
-  const p = record.payload;
-  if (p === undefined) return "";
-  return clip(toJson("plain" in p ? p.plain : p.tagged), 80);
-}

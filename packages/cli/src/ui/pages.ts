@@ -1,5 +1,6 @@
 import type { DataDirRun, ExportedJournal, ExportedRecord, ScheduleDescription } from "@fusee/runtime";
 import { clip, instant, toJson } from "../data-dir.js";
+import { recordFields, recordPayload } from "../record-text.js";
 import { html, layout, raw, runPath, type Html } from "./html.js";
 import { RUN_STATUSES, type RunQuery } from "./run-query.js";
 
@@ -37,7 +38,7 @@ export function runPage(run: DataDirRun, journal: ExportedJournal | undefined, j
   for (const r of journal.records) counts.set(r.kind, (counts.get(r.kind) ?? 0) + 1);
   const byKind = html`<p>${[...counts].map(([kind, n], i) => html`${i > 0 ? ", " : ""}<code>${kind}</code> ${n}`)}</p>`;
   const rows = journal.records.map(
-    (r, position) => html`<tr><td>${position}</td><td>${instant(r.at)}</td><td><code>${r.kind}</code></td><td class="mono">${fields(r)}</td><td><pre>${payload(r)}</pre></td></tr>`,
+    (r, position) => html`<tr><td>${position}</td><td>${instant(r.at)}</td><td><code>${r.kind}</code></td><td class="mono">${recordFields(r)}</td><td><pre>${recordPayload(r, 2000, 2)}</pre></td></tr>`,
   );
   return layout(
     run.id,
@@ -75,21 +76,6 @@ function attributes(run: DataDirRun): string {
   return Object.keys(run.attributes).length === 0 ? "" : clip(toJson(run.attributes), 120);
 }
 
-// Record fields shown in their own columns, not among the rest.
-const SHOWN = new Set(["kind", "at", "payload"]);
-
-function fields(record: ExportedRecord): string {
-  return Object.entries(record)
-    .filter(([key]) => !SHOWN.has(key))
-    .map(([key, value]) => `${key}=${typeof value === "string" ? value : toJson(value)}`)
-    .join(" ");
-}
-
-function payload(record: ExportedRecord): string {
-  const p = record.payload;
-  if (p === undefined) return "";
-  return clip(toJson("plain" in p ? p.plain : p.tagged, 2), 2000);
-}
 
 /** When a schedule fires: its interval or its cron expression and time zone. */
 function when(s: ScheduleDescription): string {
