@@ -214,6 +214,18 @@ export class Engine implements RunOperations {
     return engine;
   }
 
+  /**
+   * Whether this process performs the calls on workflow ID `id` itself: always, unless the engine
+   * shares its schema with a cluster and another process holds the ID's shard (calls are then
+   * forwarded to it, which costs a round trip through the database). Lets a router send calls to
+   * the process that holds the run.
+   */
+  holdsRun(id: string): boolean {
+    this.assertOpen();
+    checkId(id);
+    return this.remote(id) === undefined;
+  }
+
   /** Registers workflow classes; runs of their types that were waiting for them resume. */
   register(...classes: WorkflowClass[]): this {
     for (const cls of classes) this.registerOne(cls);

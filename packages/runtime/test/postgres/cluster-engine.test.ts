@@ -20,6 +20,7 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     const ids = Array.from({ length: 16 }, (_, i) => `job-${i}`);
     const ownerOf = (id: string): string => owners[shardOf(id, SHARDS)] as string;
     expect(new Set(ids.map(ownerOf))).to.deep.equal(new Set(["A", "B"]));
+    for (const id of ids) expect(await a.send<boolean>({ op: "holds", id }), id).to.equal(ownerOf(id) === "A");
     // Each run is started and signalled through the process that does not own it.
     const via = (id: string): ClusterWorker => (ownerOf(id) === "A" ? b : a);
     await Promise.all(ids.map((id, i) => via(id).send({ op: "start", id, input: { n: i * 10, wait: true, stepMs: 5 } })));
