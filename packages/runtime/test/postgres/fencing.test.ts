@@ -1,10 +1,10 @@
 import { expect } from "chai";
 import { openPostgresLog, type PostgresLog } from "../../src/storage/postgres/pg-log.js";
-import { type Child, killHard, startChild } from "../storage/support/child.js";
+import { type Child, killHard } from "../storage/support/child.js";
 import { PG_URL, useSchemas } from "./support/database.js";
+import { startLeaseHolder } from "./support/lease-holder.js";
 import { eventually } from "./support/wait.js";
 
-const HOLDER = new URL("./fixtures/lease-holder.js", import.meta.url);
 const LEASE_MS = 1_000;
 
 async function storedBodies(log: PostgresLog): Promise<string[]> {
@@ -28,11 +28,9 @@ describe("PostgreSQL fencing of a paused process (real processes)", () => {
 
   it("accepts none of the writes of a process paused past its lease, which then stands down", async () => {
     const name = schema();
-    child = startChild(HOLDER, [PG_URL, name, String(LEASE_MS)]);
-    await child.ready;
-    let out = "";
-    child.process.stdout!.on("data", (chunk: string) => (out += chunk));
-    await eventually("a few acknowledged appends", () => (out.match(/acked/g) ?? []).length >= 50);
+    const holder = startLeaseHolder(name, LEASE_MS);
+    child = holder.child;
+    await holder.untilAcked(50);
 
     child.process.kill("SIGSTOP");
     survivor = await openPostgresLog({ url: PG_URL, schema: name, owner: "survivor", leaseMs: LEASE_MS });
@@ -40,7 +38,7 @@ describe("PostgreSQL fencing of a paused process (real processes)", () => {
     survivor.onAcquired((shard) => taken.add(shard));
     await eventually("every shard taken over", () => taken.size === 2, LEASE_MS * 5);
     const before = await storedBodies(survivor);
-    const ackedBeforePause = [...out.matchAll(/acked (\d+)/g)].map((m) => m[1]!);
+    const ackedBeforePause = holder.acked();
     expect(ackedBeforePause.filter((n) => !before.includes(n)), "acknowledged appends kept").to.deep.equal([]);
 
     child.process.kill("SIGCONT");
@@ -51,7 +49,7 @@ describe("PostgreSQL fencing of a paused process (real processes)", () => {
 
     const after = await storedBodies(survivor);
     expect(after.filter((b) => !before.includes(b)), "writes accepted from the paused process").to.deep.equal([]);
-    const ackedAfter = [...out.matchAll(/acked (\d+)/g)].map((m) => m[1]!);
+    const ackedAfter = holder.acked();
     expect(ackedAfter.filter((n) => !before.includes(n)), "appends acknowledged to the paused process").to.deep.equal([]);
     await survivor.append(0, { stream: "after", body: new Uint8Array([1]) });
   });

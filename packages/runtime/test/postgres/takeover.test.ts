@@ -1,10 +1,10 @@
 import { expect } from "chai";
 import { openPostgresLog, type PostgresLog } from "../../src/storage/postgres/pg-log.js";
-import { type Child, killHard, startChild } from "../storage/support/child.js";
+import { type Child, killHard } from "../storage/support/child.js";
 import { PG_URL, useSchemas } from "./support/database.js";
+import { startLeaseHolder } from "./support/lease-holder.js";
 import { eventually } from "./support/wait.js";
 
-const HOLDER = new URL("./fixtures/lease-holder.js", import.meta.url);
 const LEASE_MS = 1_000;
 /** The survivor looks every third of a lease, plus time for a few queries on a loaded machine. */
 const MARGIN_MS = LEASE_MS / 3 + 1_000;
@@ -21,11 +21,9 @@ describe("PostgreSQL takeover after a crash", () => {
 
   it("lets a live process take the shards of one that was SIGKILLed within the lease time plus a margin", async () => {
     const name = schema();
-    child = startChild(HOLDER, [PG_URL, name, String(LEASE_MS)]);
-    await child.ready;
-    let out = "";
-    child.process.stdout!.on("data", (chunk: string) => (out += chunk));
-    await eventually("a few acknowledged appends", () => (out.match(/acked/g) ?? []).length >= 50);
+    const holder = startLeaseHolder(name, LEASE_MS);
+    child = holder.child;
+    await holder.untilAcked(50);
 
     survivor = await openPostgresLog({ url: PG_URL, schema: name, owner: "survivor", leaseMs: LEASE_MS });
     expect(survivor.ownedShards(), "the holder is alive and holds everything").to.deep.equal([]);
@@ -40,7 +38,7 @@ describe("PostgreSQL takeover after a crash", () => {
     expect(survivor.ownedShards()).to.deep.equal([0, 1]);
     expect(survivor.epochOf(0)).to.equal(2);
 
-    const acked = [...out.matchAll(/acked (\d+)/g)].map((m) => m[1]!);
+    const acked = holder.acked();
     const stored = new Set<string>();
     for (const shard of [0, 1]) for await (const e of survivor.scan(shard)) stored.add(Buffer.from(e.body).toString());
     expect(acked.filter((n) => !stored.has(n)), "acknowledged appends missing after the crash").to.deep.equal([]);
