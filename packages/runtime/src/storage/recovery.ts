@@ -1,7 +1,8 @@
 import path from "node:path";
 import { StorageError } from "../core/errors.js";
 import { type FileLayer, readFully, writeFully } from "./file-layer.js";
-import { type FrameFault, FrameKind, FrameView, HEADER_BYTES, frameLength, readFrame, sealedFrameCount } from "./frame.js";
+import { type FrameFault, FrameKind, FrameView, readFrame, sealedFrameCount } from "./frame.js";
+import { SegmentWindow, isZero } from "./segment-window.js";
 import { COMPACT_SUFFIX, FILE_MODE, PREPARED_NAME, Segment, parseSegmentName, segmentName } from "./segment.js";
 import { type StreamIndex, position } from "./stream-index.js";
 
@@ -83,7 +84,7 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
       }
       const size = layer.size(fd);
       segments.push(new Segment(seq, file, fd, 0, 0, false, size));
-      const win = new SegmentWindow(layer, fd, size);
+      const win = new SegmentWindow(layer, fd, size, { windowBytes: WINDOW });
 
       let off = 0;
       let frames = 0;
@@ -184,70 +185,7 @@ function sizeOf(layer: FileLayer, file: string): number {
 /** Bytes recovery reads at a time: whole segments (64 MiB of mostly preallocated zeros) cost more to map than to scan. */
 const WINDOW = 4 * 1024 * 1024;
 
-/** A read window sliding forward over one segment file. */
-class SegmentWindow {
-  buf: Buffer = Buffer.allocUnsafe(WINDOW);
-  /** File offset of `buf[0]`. */
-  base = 0;
-  private filled = 0;
-
-  constructor(
-    private readonly layer: FileLayer,
-    private readonly fd: number,
-    private readonly size: number,
-  ) {}
-
-  /**
-   * Decodes the frame at file offset `at` into `view` (offsets relative to `buf`), reading further
-   * when the frame runs past the window; false with `view.fault` set as {@link readFrame} gives it.
-   */
-  frameAt(at: number, view: FrameView): boolean {
-    let rel = this.load(at, HEADER_BYTES);
-    if (readFrame(this.buf, rel, this.filled, view)) return true;
-    if (view.fault !== "short" || this.filled - rel < HEADER_BYTES || this.base + this.filled >= this.size) return false;
-    rel = this.load(at, frameLength(this.buf, rel));
-    return readFrame(this.buf, rel, this.filled, view);
-  }
-
-  /** Whether every byte from `at` to the end of the file is zero. */
-  zeroFrom(at: number): boolean {
-    while (at < this.size) {
-      const rel = this.load(at, Math.min(WINDOW, this.size - at));
-      const n = this.filled - rel;
-      if (n <= 0) return true;
-      if (!isZero(this.buf, rel, rel + n)) return false;
-      at += n;
-    }
-    return true;
-  }
-
-  /** The bytes from `at` to the end of the file, in a buffer of their own. */
-  rest(at: number): Buffer {
-    const out = Buffer.allocUnsafe(Math.max(0, this.size - at));
-    return out.subarray(0, readFully(this.layer, this.fd, out, 0, out.length, at));
-  }
-
-  /** Makes `[at, at + bytes)` readable (as far as the file goes) and returns `at`'s offset in `buf`. */
-  private load(at: number, bytes: number): number {
-    if (at >= this.base && at + bytes <= this.base + this.filled) return at - this.base;
-    const want = Math.min(Math.max(WINDOW, bytes), this.size - at);
-    if (this.buf.length < want) this.buf = Buffer.allocUnsafe(want);
-    this.base = at;
-    this.filled = readFully(this.layer, this.fd, this.buf, 0, Math.max(0, want), at);
-    return 0;
-  }
-}
-
 const BLOCK = 4096;
-const ZERO_BLOCK = Buffer.alloc(BLOCK);
-
-export function isZero(buf: Buffer, start: number, end: number): boolean {
-  for (let at = start; at < end; at += BLOCK) {
-    const n = Math.min(BLOCK, end - at);
-    if (ZERO_BLOCK.compare(buf, at, at + n, 0, n) !== 0) return false;
-  }
-  return true;
-}
 
 /** Offset after the last non-zero byte in `[start, end)`, or `start` when all are zero. */
 function lastNonZero(buf: Buffer, start: number, end: number): number {
