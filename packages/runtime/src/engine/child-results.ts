@@ -80,13 +80,8 @@ export class ChildResults {
   private async deliverIfFinished(parent: RunEntry, childId: string, seq: number): Promise<void> {
     const child = this.host.runs.get(childId);
     const link = parent.children?.get(childId);
-    if (child === undefined || link === undefined || child.finished === undefined || !this.waitsFor(parent, parent.runId, child)) return;
-    if (child.runId !== link.runId) return;
+    if (parent.finished !== undefined || child?.finished === undefined || link === undefined || child.runId !== link.runId) return;
     await this.deliver(parent, childId, seq, outcomeOf(await this.host.finishRecordOf(child)));
-  }
-
-  private waitsFor(parent: RunEntry, runId: number, child: RunEntry): boolean {
-    return parent.runId === runId && parent.finished === undefined && parent.children?.has(child.id) === true;
   }
 
   private async deliver(parent: RunEntry, childId: string, seq: number, outcome: Outcome): Promise<void> {

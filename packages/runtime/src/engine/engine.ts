@@ -822,14 +822,14 @@ export class Engine implements RunOperations {
    * itself a forwarded request is refused instead (its shard moved), for the next owner to perform.
    */
   private forwardUnlessRequest<K extends ForwardedKind>(shard: number, request: string | undefined, kind: K, args: ForwardedArgs[K]): Promise<unknown> {
-    if (request !== undefined) throw new ShardMovedError(`shard ${shard} is no longer held by this process; its next owner performs the request`);
+    if (request !== undefined) throw requestShardMoved(shard);
     return this.cluster!.forward(shard, kind, args);
   }
 
   /** Refuses an operation forwarded to this process for a shard it no longer holds; its next owner performs it. */
   private assertHeld(id: string): void {
     const away = this.remote(id);
-    if (away !== undefined) throw new ShardMovedError(`shard ${away} is no longer held by this process; its next owner performs the request`);
+    if (away !== undefined) throw requestShardMoved(away);
   }
 
   /** The shard of a schedule's or a debounce or batch key's streams when another process of a cluster holds it. */
@@ -1312,4 +1312,9 @@ function requestField(request: string | undefined): { request?: string } {
 function newestFirst(runs: RunStatus[], limit: number): RunStatus[] {
   runs.sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? -1 : 1));
   return runs.slice(0, Math.max(0, limit));
+}
+
+/** Refuses a forwarded request on a shard this process no longer holds; the shard's next owner performs it. */
+function requestShardMoved(shard: number): ShardMovedError {
+  return new ShardMovedError(`shard ${shard} is no longer held by this process; its next owner performs the request`);
 }
