@@ -1,5 +1,6 @@
 import { Buffer } from "node:buffer";
 import { CodecError } from "./errors.js";
+import { parseHeaderJson } from "./header-json.js";
 import type { JournalRecord, RecordKind } from "./records.js";
 
 /**
@@ -51,7 +52,6 @@ export interface PayloadCodec {
 export type RecordHeader = { readonly kind: RecordKind } & Readonly<Record<string, unknown>>;
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 const EMPTY = new Uint8Array(0);
 
 export function encodeRecord(record: JournalRecord, codec: PayloadCodec, context: PayloadContext): Uint8Array {
@@ -71,7 +71,7 @@ export function encodeRecord(record: JournalRecord, codec: PayloadCodec, context
 /** Reads the kind and header of an encoded record; payloads stay untouched (and encrypted). */
 export function readRecordHeader(body: Uint8Array): RecordHeader {
   const { kind, headerEnd } = frame(body);
-  const header = JSON.parse(utf8(body, 6, headerEnd)) as Record<string, unknown>;
+  const header = parseHeaderJson(body, 6, headerEnd);
   header.kind = kind;
   return header as RecordHeader;
 }
@@ -118,7 +118,7 @@ export function payloadAssociatedData(context: PayloadContext): Uint8Array {
 
 export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: PayloadContext): JournalRecord {
   const { kind, headerEnd } = frame(body);
-  const h = JSON.parse(utf8(body, 6, headerEnd)) as Record<string, any>;
+  const h = parseHeaderJson(body, 6, headerEnd) as Record<string, any>;
   const payload = body.subarray(headerEnd);
   const value = (): unknown => codec.decodeValue(payload, context);
   const outcome = (): { value?: unknown; error?: Error } =>
@@ -171,11 +171,6 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
     case "finish":
       return { kind, at: h.at, status: h.status, ...(h.status === "ok" ? { value: value() } : { error: codec.decodeError(payload, context) }), ...request(h) };
   }
-}
-
-/** Recovery reads headers by the hundred thousand; a Buffer's own decoder skips TextDecoder's per-call cost. */
-function utf8(bytes: Uint8Array, start: number, end: number): string {
-  return Buffer.isBuffer(bytes) ? bytes.toString("utf8", start, end) : decoder.decode(bytes.subarray(start, end));
 }
 
 function frame(body: Uint8Array): { kind: RecordKind; headerEnd: number } {

@@ -1,3 +1,4 @@
+import { utf8Text } from "../core/buffer-text.js";
 import { crc32c } from "./crc32c.js";
 
 /*
@@ -76,7 +77,7 @@ export class FrameView {
   fault: FrameFault | undefined = undefined;
 
   key(buf: Buffer): string {
-    return buf.toString("utf8", this.keyStart, this.keyEnd);
+    return utf8Text(buf, this.keyStart, this.keyEnd);
   }
 }
 
