@@ -34,7 +34,7 @@ import { checkFilter, compileFilter } from "./list-filter.js";
 import { reconcileCodec } from "./codec-manifest.js";
 import { SealBudget } from "./seal-budget.js";
 import { createPayloadCodec } from "./payloads.js";
-import { RunEntry, streamOf } from "./run-entry.js";
+import { RunEntry } from "./run-entry.js";
 import { TimerQueue } from "./timer-queue.js";
 import { Waiters } from "./waiters.js";
 import { FlowControl } from "./flow-control.js";
@@ -958,7 +958,7 @@ export class Engine implements RunOperations {
     this.assertOpen();
     const position = entry.appended++;
     const runId = entry.runId;
-    await this.log.append(entry.shard, { stream: streamOf(entry.id, runId), body });
+    await this.log.append(entry.shard, { stream: entry.stream, body });
     if (entry.runId !== runId) return;
     entry.durable = position + 1;
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.

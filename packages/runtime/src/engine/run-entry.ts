@@ -34,10 +34,11 @@ export class RunEntry {
     readonly shard: number,
   ) {}
 
-  /** The log stream of the current run: each run of an ID has its own, so old runs drop whole. */
-  get stream(): string {
-    return streamOf(this.id, this.runId);
-  }
+  /**
+   * The log stream of the current run: each run of an ID has its own, so old runs drop whole. Kept
+   * rather than rebuilt, so every append hands the log the same string and its hash is computed once.
+   */
+  stream = "";
 
   /** Records that call `seq` set a durable timer due at `until`. */
   setTimer(seq: number, until: number): void {
@@ -64,8 +65,9 @@ export class RunEntry {
     this.moreTimers = undefined;
   }
 
-  /** Forgets the previous run of this ID before a new one starts. */
-  reset(type: string, runId: number, startedAt: number): void {
+  /** Forgets the previous run of this ID before a new one starts (`stream`: the run's stream name, when at hand). */
+  reset(type: string, runId: number, startedAt: number, stream = streamOf(this.id, runId)): void {
+    this.stream = stream;
     this.parent = undefined;
     this.children = undefined;
     this.type = type;

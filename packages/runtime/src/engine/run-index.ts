@@ -83,7 +83,7 @@ export class RunIndex {
         entry = new RunEntry(run.id, shard);
         this.runs.set(run.id, entry);
       } else if (run.runId > entry.runId) superseded.add(entry.stream);
-      entry.reset(header.type as string, run.runId, header.at as number);
+      entry.reset(header.type as string, run.runId, header.at as number, item.stream);
       if (header.parent !== undefined) entry.parent = header.parent as RunEntry["parent"];
     } else if (entry === undefined || run.runId !== entry.runId) {
       throw new StorageError(`shard ${shard} holds a ${header.kind} record of run ${run.runId} of '${run.id}' before its start record`);

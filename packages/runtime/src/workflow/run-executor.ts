@@ -76,20 +76,35 @@ type Interruptible = (error: CancelledError) => void;
 
 type UpdateOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-let nextTurn: Promise<void> | undefined;
+/** Runs whose code is settling after a record; each goes on once every microtask of this turn ran. */
+let settling: RunExecutor[] = [];
+let turnArmed = false;
 
 /**
- * Lets every microtask of the workflow code run before the next record applies. All runs waiting in
- * one turn of the event loop share one `setImmediate`.
+ * Lets every microtask of the workflow code run before the executor's next record applies. All runs
+ * waiting in one turn of the event loop share one `setImmediate`, and none holds a promise for it.
  */
-function settle(): Promise<void> {
-  nextTurn ??= new Promise((resolve) =>
-    setImmediate(() => {
-      nextTurn = undefined;
-      resolve();
-    }),
-  );
-  return nextTurn;
+function afterTurn(executor: RunExecutor): void {
+  settling.push(executor);
+  if (turnArmed) return;
+  turnArmed = true;
+  setImmediate(nextTurn);
+}
+
+function nextTurn(): void {
+  turnArmed = false;
+  const ready = settling;
+  settling = [];
+  for (const executor of ready) {
+    try {
+      executor.settled();
+    } catch (e) {
+      // One run's failure must not hold up the others; it still surfaces as an uncaught error.
+      queueMicrotask(() => {
+        throw e;
+      });
+    }
+  }
 }
 
 /**
@@ -167,14 +182,14 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
       if (record.kind === "update-result") (this.replayUpdateResults ??= new Set()).add(record.id);
       this.arrived.set(position, record);
     });
-    void this.drive();
+    this.drive();
   }
 
   /** Hands over a record that just became durable at `position` of the journal. */
   deliver(position: number, record: JournalRecord): void {
     if (position < this.applied) return;
     this.arrived.set(position, record);
-    if (!this.driving) void this.drive();
+    if (!this.driving) this.drive();
   }
 
   /** `running` while anything is being applied or executed, `suspended` while only waiting. */
@@ -253,7 +268,10 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     const seq = this.call("step", name);
     return new Promise((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
-      if (!this.replayCalls?.has(seq)) this.whenLive(() => this.execute(seq, name, fn, options));
+      if (this.replayCalls?.has(seq)) return;
+      // Most steps run live: only a replay holds them, so only then is a closure made.
+      if (this.held !== null) this.held.push(() => this.execute(seq, name, fn, options));
+      else this.execute(seq, name, fn, options);
     });
   }
 
@@ -419,6 +437,19 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     return this.host.acquire?.(options);
   }
 
+  stepSettled(seq: number, name: string, ok: boolean, outcome: unknown, attempts: number): void {
+    if (this.host.closed() || this.broken) return;
+    const at = this.host.clock.now();
+    try {
+      this.host.append(
+        ok ? { kind: "step", seq, name, attempts, at, ok: true, value: outcome } : { kind: "step", seq, name, attempts, at, ok: false, error: asError(outcome) },
+      );
+    } catch (encodeError) {
+      // A result that cannot be journaled fails the step rather than the engine.
+      this.recordOrBreak({ kind: "step", seq, name, attempts, at, ok: false, error: asError(encodeError) });
+    }
+  }
+
   // ---- internals ----
 
   /** A wait that a cancellation rejects with `CancelledError` (at once, when one is pending). */
@@ -558,42 +589,53 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   private execute(seq: number, name: string, fn: () => unknown, options: StepOptions): void {
     if (this.host.skipStep !== undefined) return this.host.skipStep(seq, name);
     this.inFlight++;
-    void runStep(fn, options, this, seq).then((outcome) => {
-      if (this.host.closed() || this.broken) return;
-      const at = this.host.clock.now();
-      const base = { kind: "step" as const, seq, name, attempts: outcome.attempts, at };
-      try {
-        this.host.append(outcome.ok ? { ...base, ok: true, value: outcome.value } : { ...base, ok: false, error: asError(outcome.error) });
-      } catch (encodeError) {
-        // A result that cannot be journaled fails the step rather than the engine.
-        this.recordOrBreak({ ...base, ok: false, error: asError(encodeError) });
-      }
-    });
+    runStep(fn, options, this, seq, name);
   }
 
-  private async drive(): Promise<void> {
+  private drive(): void {
     if (this.driving) return;
     this.driving = true;
+    this.applyNext();
+  }
+
+  /** Applies the next arrived record and waits a turn for the code to settle, or stops driving. */
+  private applyNext(): void {
+    let waiting = false;
     try {
-      for (;;) {
-        const record = this.arrived.get(this.applied);
-        if (record === undefined || this.broken) break;
-        this.arrived.delete(this.applied);
-        const position = this.applied++;
-        const replayed = position < this.replayEnd;
-        this.lastAt = record.at;
-        this.apply(record, position, replayed);
-        if (this.held !== null && this.applied >= this.replayEnd) this.endReplay();
-        await settle();
-        while (this.checkConditions()) await settle();
-      }
+      const record = this.arrived.get(this.applied);
+      if (record === undefined || this.broken) return;
+      this.arrived.delete(this.applied);
+      const position = this.applied++;
+      const replayed = position < this.replayEnd;
+      this.lastAt = record.at;
+      this.apply(record, position, replayed);
+      if (this.held !== null && this.applied >= this.replayEnd) this.endReplay();
+      afterTurn(this);
+      waiting = true;
     } finally {
-      this.driving = false;
-      if (this.arrived.size === 0 || this.broken) {
-        for (const w of this.idleWaiters?.splice(0) ?? []) w();
-      }
-      this.host.changed();
+      if (!waiting) this.stopDriving();
     }
+  }
+
+  /** @internal The code settled after the last record: conditions are checked, then the next record applies. */
+  settled(): void {
+    let again: boolean;
+    try {
+      again = this.checkConditions();
+    } catch (e) {
+      this.stopDriving();
+      throw e;
+    }
+    if (again) afterTurn(this);
+    else this.applyNext();
+  }
+
+  private stopDriving(): void {
+    this.driving = false;
+    if (this.arrived.size === 0 || this.broken) {
+      for (const w of this.idleWaiters?.splice(0) ?? []) w();
+    }
+    this.host.changed();
   }
 
   private endReplay(): void {
