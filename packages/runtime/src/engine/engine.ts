@@ -34,6 +34,7 @@ import { checkFilter, compileFilter } from "./list-filter.js";
 import { reconcileCodec } from "./codec-manifest.js";
 import { SealBudget } from "./seal-budget.js";
 import { createPayloadCodec } from "./payloads.js";
+import { type DurableSink, RecordWaiter } from "./record-waiter.js";
 import { RunEntry } from "./run-entry.js";
 import { TimerQueue } from "./timer-queue.js";
 import { Waiters } from "./waiters.js";
@@ -92,6 +93,8 @@ const RESUME_CONCURRENCY = 64;
 export class Engine implements RunOperations {
   private readonly types = new Map<string, WorkflowDefinition>();
   private readonly index: RunIndex;
+  /** Where appended run records go once durable (or failed). */
+  private readonly sink: DurableSink;
   private readonly runs: Map<string, RunEntry>;
   /** Runs with an executor in memory, least recently used first. */
   private readonly live = new Map<string, RunEntry>();
@@ -137,6 +140,10 @@ export class Engine implements RunOperations {
       recoverSystem: (shard, stream, body) => this.flow.recover(shard, stream, body),
     });
     this.runs = this.index.runs;
+    this.sink = {
+      durable: (entry, runId, position, record, body) => this.durable(entry, runId, position, record, body),
+      failed: (e, shard) => this.storageFailed(e, shard),
+    };
     this.flow = new FlowControl({
       log,
       codec: this.codec,
@@ -911,7 +918,7 @@ export class Engine implements RunOperations {
       clock: this.time,
       append: (record) => {
         if (entry.runId !== runId || entry.executor !== executor) return;
-        void this.append(entry, record).catch((e: unknown) => this.storageFailed(e, entry.shard));
+        this.appendFromRun(entry, record);
       },
       cancelTimer: (seq) => {
         if (entry.runId === runId) entry.clearTimer(seq);
@@ -953,12 +960,45 @@ export class Engine implements RunOperations {
     return this.appendEncoded(entry, record, this.encode(entry.id, entry.runId, entry.appended, record));
   }
 
+  /**
+   * Appends a record the run's code made (a step's outcome, a timer): an encoding error goes back to
+   * the code, a storage failure makes the engine fatal. The hot path of every step, so it takes one
+   * reaction on the batch's shared promise and nothing else.
+   */
+  private appendFromRun(entry: RunEntry, record: JournalRecord): void {
+    const body = this.encode(entry.id, entry.runId, entry.appended, record);
+    // A closed or failed engine journals nothing more; the failure has been reported already.
+    if (this.fatal !== undefined || this.closed) return;
+    this.enqueueRecord(entry, record, body, undefined, undefined);
+  }
+
   /** Queues an encoded record at the next position of the entry's journal; resolves once durable. */
-  private async appendEncoded(entry: RunEntry, record: JournalRecord, body: Uint8Array): Promise<void> {
-    this.assertOpen();
-    const position = entry.appended++;
-    const runId = entry.runId;
-    await this.log.append(entry.shard, { stream: entry.stream, body });
+  private appendEncoded(entry: RunEntry, record: JournalRecord, body: Uint8Array): Promise<void> {
+    try {
+      this.assertOpen();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return new Promise((resolve, reject) => this.enqueueRecord(entry, record, body, resolve, reject));
+  }
+
+  /**
+   * Every record of a run goes through here, so that the records of one run reach `durable` in
+   * journal order whichever way they were appended.
+   */
+  private enqueueRecord(entry: RunEntry, record: JournalRecord, body: Uint8Array, resolve?: () => void, reject?: (e: unknown) => void): void {
+    const waiter = new RecordWaiter(this.sink, entry, entry.runId, entry.appended++, record, body, resolve, reject);
+    if (this.log.appendThen !== undefined) this.log.appendThen(entry.shard, entry.stream, body, waiter);
+    else {
+      this.log.append(entry.shard, { stream: entry.stream, body }).then(
+        () => waiter.appended(),
+        (e: unknown) => waiter.failed(e),
+      );
+    }
+  }
+
+  /** Applies a record of `entry`'s run `runId` that just became durable at `position`. */
+  private durable(entry: RunEntry, runId: number, position: number, record: JournalRecord, body: Uint8Array): void {
     if (entry.runId !== runId) return;
     entry.durable = position + 1;
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.

@@ -38,7 +38,7 @@ import {
   encodeFrame,
   maxFrameBytes,
 } from "./frame.js";
-import type { LogEntry } from "./log.js";
+import type { AppendWaiter, LogEntry } from "./log.js";
 import type { Segment } from "./segment.js";
 import { type StreamIndex, position } from "./stream-index.js";
 
@@ -82,6 +82,11 @@ class Batch {
   /** Start of each frame in `buf`; a drop frame is stored as the bitwise NOT of its start. */
   readonly offs: number[] = [];
   entries = 0;
+  /** Callers told through `appendThen`, in append order; the array keeps its capacity between batches. */
+  readonly waiters: AppendWaiter[] = [];
+  /** Set once the scheduler was asked to flush this batch. */
+  wanted = false;
+  /** Made only when a caller awaits the batch (`append`, `idle`). */
   promise: Promise<void> | undefined;
   resolve: () => void = noop;
   reject: (err: Error) => void = noop;
@@ -95,6 +100,8 @@ class Batch {
     this.len = 0;
     this.count = 0;
     this.entries = 0;
+    this.waiters.length = 0;
+    this.wanted = false;
     this.promise = undefined;
     this.resolve = noop;
     this.reject = noop;
@@ -152,6 +159,19 @@ export class ShardCommitter {
     return this.promiseOf(b);
   }
 
+  appendThen(stream: string, body: Uint8Array, waiter: AppendWaiter): void {
+    const problem = this.fatal ?? this.check(stream, body.length);
+    if (problem !== undefined) {
+      queueMicrotask(() => waiter.failed(problem));
+      return;
+    }
+    const b = this.open;
+    this.encode(b, FrameKind.Entry, stream, body);
+    b.entries += 1;
+    b.waiters.push(waiter);
+    this.enlist(b);
+  }
+
   appendAll(entries: readonly LogEntry[]): Promise<void> {
     if (this.fatal !== undefined) return Promise.reject(this.fatal);
     for (const e of entries) {
@@ -180,9 +200,9 @@ export class ShardCommitter {
   /** Resolves once nothing is pending or in flight (failures included). */
   async idle(): Promise<void> {
     for (;;) {
-      const p = this.flying?.promise ?? this.open.promise;
-      if (p === undefined) return;
-      await p.catch(noop);
+      const b = this.flying ?? (this.open.count > 0 ? this.open : undefined);
+      if (b === undefined) return;
+      await this.promiseOf(b).catch(noop);
     }
   }
 
@@ -303,9 +323,16 @@ export class ShardCommitter {
         b.resolve = resolve;
         b.reject = reject;
       });
-      this.scheduler.want(this);
     }
+    this.enlist(b);
     return b.promise;
+  }
+
+  /** Asks the scheduler to flush the open batch (once per batch; the batch in flight needs no asking). */
+  private enlist(b: Batch): void {
+    if (b.wanted || b === this.flying) return;
+    b.wanted = true;
+    this.scheduler.want(this);
   }
 
   private take(): Batch {
@@ -354,6 +381,8 @@ export class ShardCommitter {
     this.appended += b.entries;
     this.flying = undefined;
     const resolve = b.resolve;
+    // Waiters run before the batch is reused: nothing flushes until a later scheduler tick.
+    tell(b.waiters, undefined);
     b.reset();
     this.spare = b;
     resolve();
@@ -377,8 +406,30 @@ export class ShardCommitter {
     const open = this.open;
     this.flying = undefined;
     this.open = new Batch();
-    flying?.reject(this.fatal);
+    if (flying !== undefined) {
+      flying.reject(this.fatal);
+      tell(flying.waiters, this.fatal);
+    }
     open.reject(this.fatal);
+    tell(open.waiters, this.fatal);
+  }
+}
+
+/**
+ * Tells each waiter the batch's outcome. A waiter that throws does not keep the others from
+ * hearing; its error surfaces as an uncaught exception, as a throwing promise reaction's would.
+ */
+function tell(waiters: readonly AppendWaiter[], error: StorageError | undefined): void {
+  for (let i = 0; i < waiters.length; i++) {
+    const w = waiters[i]!;
+    try {
+      if (error === undefined) w.appended();
+      else w.failed(error);
+    } catch (e) {
+      queueMicrotask(() => {
+        throw e;
+      });
+    }
   }
 }
 

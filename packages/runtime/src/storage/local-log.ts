@@ -4,7 +4,7 @@ import { compactShard } from "./compaction.js";
 import { type DirLock, lockDirectory } from "./dir-lock.js";
 import { type FileLayer, nodeFileLayer } from "./file-layer.js";
 import { CommitScheduler, SyncKind } from "./group-commit.js";
-import type { FlushMethod, Log, LogEntry, LogStats } from "./log.js";
+import type { AppendWaiter, FlushMethod, Log, LogEntry, LogStats } from "./log.js";
 import { FORMAT_VERSION, type Manifest, readManifest, writeManifest } from "./manifest.js";
 import type { RecoveryEvent } from "./recovery.js";
 import { DIR_MODE, shardDirName } from "./segment.js";
@@ -156,6 +156,12 @@ export class LocalLog implements Log {
   append(shard: number, entry: LogEntry): Promise<void> {
     const s = this.writable(shard);
     return typeof s === "string" ? reject(s) : s.committer!.append(entry);
+  }
+
+  appendThen(shard: number, stream: string, body: Uint8Array, waiter: AppendWaiter): void {
+    const s = this.writable(shard);
+    if (typeof s === "string") queueMicrotask(() => waiter.failed(new StorageError(s)));
+    else s.committer!.appendThen(stream, body, waiter);
   }
 
   appendAll(shard: number, entries: readonly LogEntry[]): Promise<void> {

@@ -10,6 +10,16 @@ export interface LogEntry {
   readonly body: Uint8Array;
 }
 
+/**
+ * Told the outcome of an append made with {@link Log.appendThen}: `appended` once the entry is
+ * durable, or `failed` with the `StorageError` that stopped it. Exactly one of them is called, never
+ * during the `appendThen` call itself.
+ */
+export interface AppendWaiter {
+  appended(): void;
+  failed(error: Error): void;
+}
+
 /** How appended data reaches the disk. `"none"` is for tests only: nothing is durable. */
 export type FlushMethod = "fdatasync" | "fsync" | "dsync" | "none";
 
@@ -43,6 +53,13 @@ export interface Log {
 
   /** Appends one entry to a shard; resolves when it is durable. */
   append(shard: number, entry: LogEntry): Promise<void>;
+
+  /**
+   * `append` for callers that make an entry per step and cannot afford a promise reaction each:
+   * the waiter is told when the entry is durable, in the order the entries were appended. Logs
+   * without it are used through `append`.
+   */
+  appendThen?(shard: number, stream: string, body: Uint8Array, waiter: AppendWaiter): void;
 
   /** Appends entries to a shard in order; resolves when all of them are durable. */
   appendAll(shard: number, entries: readonly LogEntry[]): Promise<void>;

@@ -2,6 +2,7 @@ import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
 import { DeterministicRandom } from "../core/deterministic-random.js";
 import { CancelledError, ConfigError, FuseeError, NonDeterminismError, RejectedError, TimeoutError } from "../core/errors.js";
+import { InlineFirstMap } from "../core/inline-first-map.js";
 import { describeRecord, isCallRecord, type CallRecord, type ChildResultRecord, type CompletionRecord, type JournalRecord } from "../core/records.js";
 import type { FinishedStatus } from "../core/status.js";
 import { Ctx, type ChildHandle, type ChildOptions, type CtxBackend } from "./ctx.js";
@@ -128,8 +129,8 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   private replayCalls: Map<number, { record: CallRecord; position: number }> | undefined;
   private replayHasFinish = false;
   private replayUpdateResults: Set<string> | undefined;
-  private readonly arrived = new Map<number, JournalRecord>();
-  private readonly pending = new Map<number, Pending>();
+  private readonly arrived = new InlineFirstMap<JournalRecord>();
+  private readonly pending = new InlineFirstMap<Pending>();
   private mailbox: Map<string, unknown[]> | undefined;
   private waiters: Map<string, Waiter[]> | undefined;
   private conditions: Set<Condition> | undefined;
@@ -559,7 +560,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
 
   private cancelTimer(seq: number | undefined): void {
     if (seq === undefined) return;
-    this.pending.delete(seq);
+    this.pending.take(seq);
     this.host.cancelTimer(seq);
   }
 
@@ -604,7 +605,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     try {
       const record = this.arrived.get(this.applied);
       if (record === undefined || this.broken) return;
-      this.arrived.delete(this.applied);
+      this.arrived.take(this.applied);
       const position = this.applied++;
       const replayed = position < this.replayEnd;
       this.lastAt = record.at;
@@ -724,9 +725,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   }
 
   private take(seq: number): Pending | undefined {
-    const p = this.pending.get(seq);
-    this.pending.delete(seq);
-    return p;
+    return this.pending.take(seq);
   }
 
   private begin(seed: number, input: unknown): void {

@@ -102,6 +102,8 @@ export class MemoryFileLayer implements FileLayer {
   failNextWrite = false;
   /** Syncs attempted after a failed sync, to check that none is retried. */
   syncsAfterFailure = 0;
+  /** Syncs that made data durable. */
+  syncCount = 0;
   /** Limit each write to a random shorter length, as `pwrite` may. */
   shortWrites: Random | undefined;
   private failed = false;
@@ -229,6 +231,7 @@ export class MemoryFileLayer implements FileLayer {
       throw errno("EIO", "input/output error (injected)");
     }
     this.persist(h.inode);
+    this.syncCount += 1;
   }
 
   syncAsync(fd: number, _dataOnly: boolean, done: (err: Error | null) => void): void {
