@@ -38,6 +38,7 @@ import {
   encodeFrame,
   maxFrameBytes,
 } from "./frame.js";
+import { tellWaiters } from "./append-waiters.js";
 import type { AppendWaiter, LogEntry } from "./log.js";
 import type { Segment } from "./segment.js";
 import { type StreamIndex, position } from "./stream-index.js";
@@ -382,7 +383,7 @@ export class ShardCommitter {
     this.flying = undefined;
     const resolve = b.resolve;
     // Waiters run before the batch is reused: nothing flushes until a later scheduler tick.
-    tell(b.waiters, undefined);
+    tellWaiters(b.waiters, undefined);
     b.reset();
     this.spare = b;
     resolve();
@@ -408,28 +409,10 @@ export class ShardCommitter {
     this.open = new Batch();
     if (flying !== undefined) {
       flying.reject(this.fatal);
-      tell(flying.waiters, this.fatal);
+      tellWaiters(flying.waiters, this.fatal);
     }
     open.reject(this.fatal);
-    tell(open.waiters, this.fatal);
-  }
-}
-
-/**
- * Tells each waiter the batch's outcome. A waiter that throws does not keep the others from
- * hearing; its error surfaces as an uncaught exception, as a throwing promise reaction's would.
- */
-function tell(waiters: readonly AppendWaiter[], error: StorageError | undefined): void {
-  for (let i = 0; i < waiters.length; i++) {
-    const w = waiters[i]!;
-    try {
-      if (error === undefined) w.appended();
-      else w.failed(error);
-    } catch (e) {
-      queueMicrotask(() => {
-        throw e;
-      });
-    }
+    tellWaiters(open.waiters, this.fatal);
   }
 }
 

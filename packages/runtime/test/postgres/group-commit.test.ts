@@ -19,6 +19,20 @@ describe("PostgreSQL group commit", () => {
     expect(rows.map((r) => r.body.toString())).to.deep.equal(Array.from({ length: 500 }, (_, i) => String(i)));
   });
 
+  it("tells appendThen waiters after the commit, in append order, alongside awaited appends", async () => {
+    log = await openPostgresLog({ url: PG_URL, schema: schema(), shards: 1 });
+    const told: string[] = [];
+    const waiter = (name: string) => ({ appended: () => told.push(name), failed: (e: Error) => told.push(`${name}: ${e.message}`) });
+    log.appendThen(0, "a", body("1"), waiter("a-1"));
+    const awaited = log.append(0, { stream: "b", body: body("2") });
+    log.appendThen(0, "a", body("3"), waiter("a-3"));
+    expect(told).to.deep.equal([]);
+    await awaited;
+    expect(told).to.deep.equal(["a-1", "a-3"]);
+    const rows = await sql<{ body: Buffer }>(`SELECT body FROM "${log.schema}".entries WHERE shard = 0 ORDER BY seq`);
+    expect(rows.map((r) => r.body.toString())).to.deep.equal(["1", "2", "3"]);
+  });
+
   it("gathers appends made while a batch is in flight into the next batch", async () => {
     log = await openPostgresLog({ url: PG_URL, schema: schema(), shards: 1 });
     await log.append(0, { stream: "warm", body: body("up") });

@@ -54,6 +54,10 @@ describe("PostgreSQL shard leases", () => {
     expect(lost).to.deep.equal([[0, "taken"]]);
     const again = await a.append(0, entry("s", "a-later")).catch((e: unknown) => e);
     expect(again).to.equal(err);
+    const told = await new Promise<string>((resolve) =>
+      a.appendThen(0, "s", new TextEncoder().encode("a-waiter"), { appended: () => resolve("durable"), failed: (e) => resolve(e.message) }),
+    );
+    expect(told, "a waiter is fenced like an append").to.equal((err as Error).message);
 
     await b.append(0, entry("s", "b"));
     expect(await bodies(name, 0)).to.deep.equal(["a-before", "b"]);

@@ -15,7 +15,8 @@
  */
 import type pg from "pg";
 import { ShardMovedError, StorageError } from "../../core/errors.js";
-import type { LogEntry } from "../log.js";
+import { tellWaiters } from "../append-waiters.js";
+import type { AppendWaiter, LogEntry } from "../log.js";
 import type { StreamCounts } from "./stream-counts.js";
 import type { Tables } from "./schema.js";
 
@@ -55,6 +56,9 @@ class Batch {
   readonly lens: number[] = [];
   /** Drops in the batch: each applies to the entries before `at`. Rare, so a plain list. */
   readonly drops: { at: number; streams: readonly string[] }[] = [];
+  /** Callers told through `appendThen`, in append order. */
+  readonly waiters: AppendWaiter[] = [];
+  /** Made only when a caller awaits the batch. */
   promise: Promise<void> | undefined;
   resolve: () => void = noop;
   reject: (err: Error) => void = noop;
@@ -82,6 +86,7 @@ class Batch {
     this.offs.length = 0;
     this.lens.length = 0;
     this.drops.length = 0;
+    this.waiters.length = 0;
     this.promise = undefined;
     this.resolve = noop;
     this.reject = noop;
@@ -161,6 +166,18 @@ export class ShardWriter {
     return this.promiseOf(b);
   }
 
+  appendThen(stream: string, body: Uint8Array, waiter: AppendWaiter): void {
+    const refused = this.refusal() ?? this.check({ stream, body });
+    if (refused !== undefined) {
+      queueMicrotask(() => waiter.failed(refused));
+      return;
+    }
+    const b = this.openBatch(body.length);
+    b.add(stream, body);
+    b.waiters.push(waiter);
+    this.schedule();
+  }
+
   appendAll(entries: readonly LogEntry[]): Promise<void> {
     const refused = this.refusal();
     if (refused !== undefined) return Promise.reject(refused);
@@ -204,7 +221,10 @@ export class ShardWriter {
     if (this.fatal !== undefined) return;
     this.fatal = error;
     const queued = this.queue.splice(0);
-    for (const b of queued) b.reject(error);
+    for (const b of queued) {
+      b.reject(error);
+      tellWaiters(b.waiters, error);
+    }
     this.settleIdle();
   }
 
@@ -244,11 +264,16 @@ export class ShardWriter {
       b.resolve = resolve;
       b.reject = reject;
     });
+    this.schedule();
+    return b.promise;
+  }
+
+  /** Sends the next batch on a microtask unless one is in flight (its commit sends the next). */
+  private schedule(): void {
     if (this.flying === undefined && !this.scheduled) {
       this.scheduled = true;
       queueMicrotask(this.flush);
     }
-    return b.promise;
   }
 
   private readonly flush = (): void => {
@@ -291,6 +316,7 @@ export class ShardWriter {
     this.o.committed(b.streams.length);
     this.flying = undefined;
     const resolve = b.resolve;
+    tellWaiters(b.waiters, undefined);
     b.reset();
     this.spare = b;
     resolve();
@@ -339,6 +365,7 @@ export class ShardWriter {
   private stop(b: Batch, error: StorageError, reason: StopReason): void {
     this.flying = undefined;
     b.reject(error);
+    tellWaiters(b.waiters, error);
     if (this.fatal === undefined) {
       this.halt(error);
       this.o.stopped(error, reason);

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import pg from "pg";
 import { ConfigError, FuseeError, ShardMovedError, StorageError } from "../../core/errors.js";
-import type { Log, LogEntry, LogStats } from "../log.js";
+import type { AppendWaiter, Log, LogEntry, LogStats } from "../log.js";
 import { candidateOrder, fairShare } from "./fair-share.js";
 import { ShardWriter, type StopReason } from "./group-insert.js";
 import { type LeaseGrant, type LeaseRow, LeaseTable, describeLease } from "./leases.js";
@@ -295,6 +295,12 @@ export class PostgresLog implements Log {
   append(shard: number, entry: LogEntry): Promise<void> {
     const w = this.writer(shard);
     return w instanceof StorageError ? Promise.reject(w) : w.append(entry);
+  }
+
+  appendThen(shard: number, stream: string, body: Uint8Array, waiter: AppendWaiter): void {
+    const w = this.writer(shard);
+    if (w instanceof StorageError) queueMicrotask(() => waiter.failed(w));
+    else w.appendThen(stream, body, waiter);
   }
 
   appendAll(shard: number, entries: readonly LogEntry[]): Promise<void> {
