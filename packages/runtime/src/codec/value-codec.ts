@@ -61,17 +61,25 @@ export function encodeValue(value: unknown, registry: TypeRegistry, options?: En
   });
 }
 
+/**
+ * {@link encodeValue} for a caller that copies the bytes at once (into a journal record): they may
+ * be a view into Node's shared buffer pool, which spares every step result an ArrayBuffer of its own.
+ */
+export function encodeValueTransient(value: unknown, registry: TypeRegistry): Uint8Array {
+  return encodeWith(value, { registry, label: "value", lenient: false }, true);
+}
+
 /** Encodes with explicit settings; the error codec uses it in lenient mode. */
-export function encodeWith(value: unknown, settings: EncodeSettings): Uint8Array {
+export function encodeWith(value: unknown, settings: EncodeSettings, transient = false): Uint8Array {
   let plain = false;
   try {
     plain = isPlainJson(value);
   } catch {
     // A throwing getter or a very deep value: the tagged encoder reports it with its path.
   }
-  if (plain) return frame(BODY_PLAIN, JSON.stringify(value));
+  if (plain) return frame(BODY_PLAIN, JSON.stringify(value), transient);
   try {
-    return frame(BODY_TAGGED, JSON.stringify(new ValueEncoder(settings).encode(value)));
+    return frame(BODY_TAGGED, JSON.stringify(new ValueEncoder(settings).encode(value)), transient);
   } catch (e) {
     if (isStackOverflow(e)) throw new CodecError(`${settings.label} is nested too deeply to be journaled`);
     throw e;
@@ -129,8 +137,16 @@ function applyHint(value: unknown, type: SerializableClass, label: string): unkn
   }
 }
 
-function frame(body: number, json: string): Uint8Array {
+function frame(body: number, json: string, transient: boolean): Uint8Array {
   const length = Buffer.byteLength(json, "utf8");
+  if (transient) {
+    const pooled = Buffer.allocUnsafe(length + 2);
+    pooled[0] = VALUE_FORMAT;
+    pooled[1] = body;
+    pooled.write(json, 2, length, "utf8");
+    return pooled;
+  }
+  // Bytes handed to a caller that keeps them own their memory, so they never expose a shared pool.
   const out = new Uint8Array(length + 2);
   out[0] = VALUE_FORMAT;
   out[1] = body;

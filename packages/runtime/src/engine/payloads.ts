@@ -1,6 +1,7 @@
 import type { PayloadCipher } from "../codec/cipher.js";
 import { sealedKeyId } from "../codec/aes-gcm.js";
 import { decodeError, decodeValue, encodeError, encodeValue } from "../codec/index.js";
+import { encodeValueTransient } from "../codec/value-codec.js";
 import { CodecError } from "../core/errors.js";
 import { payloadAssociatedData as associatedData, type PayloadCodec, type PayloadContext } from "../core/record-codec.js";
 import { payloadTypes } from "../workflow/payload-types.js";
@@ -9,7 +10,8 @@ import { payloadTypes } from "../workflow/payload-types.js";
 export function createPayloadCodec(cipher: PayloadCipher | undefined): PayloadCodec {
   if (cipher === undefined) {
     return {
-      encodeValue: (value) => encodeValue(value, payloadTypes),
+      // The record encoder copies the payload into the record at once.
+      encodeValue: (value) => encodeValueTransient(value, payloadTypes),
       decodeValue: (bytes, c) => unsealed(bytes, c, () => decodeValue(bytes, payloadTypes)),
       encodeError: (error) => encodeError(error, payloadTypes),
       decodeError: (bytes, c) => unsealed(bytes, c, () => decodeError(bytes, payloadTypes)),
