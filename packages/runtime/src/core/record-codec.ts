@@ -56,7 +56,7 @@ const EMPTY = new Uint8Array(0);
 
 export function encodeRecord(record: JournalRecord, codec: PayloadCodec, context: PayloadContext): Uint8Array {
   const { header, payload } = split(record, codec, context);
-  const json = JSON.stringify(header);
+  const json = typeof header === "string" ? header : JSON.stringify(header);
   const headerLength = Buffer.byteLength(json, "utf8");
   // Small records come from Node's buffer pool: one allocation, no zero-fill, written in place.
   const out = Buffer.allocUnsafe(6 + headerLength + payload.length);
@@ -186,7 +186,25 @@ function frame(body: Uint8Array): { kind: RecordKind; headerEnd: number } {
   return { kind, headerEnd };
 }
 
-function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { header: object; payload: Uint8Array } {
+/** JSON text of each step name seen, so a step's header is built from strings alone. */
+const quotedNames = new Map<string, string>();
+const MAX_QUOTED_NAMES = 1024;
+
+/** Exactly `JSON.stringify({ at, seq, name, ok, attempts })` of a step record. */
+function stepHeaderJson(r: Extract<JournalRecord, { kind: "step" }>): string {
+  if (!Number.isFinite(r.at) || !Number.isFinite(r.seq) || !Number.isFinite(r.attempts)) {
+    return JSON.stringify({ at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts });
+  }
+  let name = quotedNames.get(r.name);
+  if (name === undefined) {
+    name = JSON.stringify(r.name);
+    if (quotedNames.size < MAX_QUOTED_NAMES) quotedNames.set(r.name, name);
+  }
+  return `{"at":${r.at},"seq":${r.seq},"name":${name},"ok":${r.ok},"attempts":${r.attempts}}`;
+}
+
+/** A record's header (as an object for `JSON.stringify`, or as its JSON text) and its payload. */
+function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { header: object | string; payload: Uint8Array } {
   switch (r.kind) {
     case "start":
       return {
@@ -219,8 +237,9 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
     case "cancel":
       return { header: { at: r.at, ...request(r) }, payload: codec.encodeValue(r.reason, ctx) };
     case "step":
+      // A record per step: its header is written as text, without an object for JSON.stringify.
       return {
-        header: { at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts },
+        header: stepHeaderJson(r),
         payload: r.ok ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
       };
     case "signal":

@@ -61,6 +61,8 @@ interface Pending {
   reject(error: unknown): void;
 }
 
+function noop(): void {}
+
 interface Condition {
   readonly pred: () => boolean;
   readonly resolve: (ok: boolean) => void;
@@ -267,14 +269,26 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
 
   step(name: string, fn: () => unknown, options: StepOptions): Promise<unknown> {
     const seq = this.call("step", name);
-    return new Promise((resolve, reject) => {
-      this.pending.set(seq, { resolve, reject });
-      if (this.replayCalls?.has(seq)) return;
+    // One executor function per run hands the resolvers over, so a step makes no closure for them.
+    const promise = new Promise<unknown>(this.keepResolvers);
+    const pending: Pending = { resolve: this.kept.resolve, reject: this.kept.reject };
+    this.pending.set(seq, pending);
+    if (this.replayCalls?.has(seq)) return promise;
+    try {
       // Most steps run live: only a replay holds them, so only then is a closure made.
       if (this.held !== null) this.held.push(() => this.execute(seq, name, fn, options));
       else this.execute(seq, name, fn, options);
-    });
+    } catch (e) {
+      pending.reject(e);
+    }
+    return promise;
   }
+
+  private readonly kept: Pending = { resolve: noop, reject: noop };
+  private readonly keepResolvers = (resolve: (value: unknown) => void, reject: (error: unknown) => void): void => {
+    this.kept.resolve = resolve;
+    this.kept.reject = reject;
+  };
 
   sleepUntil(until: number): Promise<void> {
     return this.interruptible<void>((resolve, onCancel) => {
