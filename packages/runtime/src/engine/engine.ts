@@ -962,8 +962,8 @@ export class Engine implements RunOperations {
 
   /**
    * Appends a record the run's code made (a step's outcome, a timer): an encoding error goes back to
-   * the code, a storage failure makes the engine fatal. The hot path of every step, so it takes one
-   * reaction on the batch's shared promise and nothing else.
+   * the code, a storage failure makes the engine fatal. The hot path of every step, so it allocates
+   * the record's waiter and nothing else (no promise).
    */
   private appendFromRun(entry: RunEntry, record: JournalRecord): void {
     const body = this.encode(entry.id, entry.runId, entry.appended, record);

@@ -133,6 +133,12 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   private replayUpdateResults: Set<string> | undefined;
   private readonly arrived = new InlineFirstMap<JournalRecord>();
   private readonly pending = new InlineFirstMap<Pending>();
+  /** Where `keepResolvers` leaves the resolvers of the promise just made (see `step`). */
+  private readonly kept: Pending = { resolve: noop, reject: noop };
+  private readonly keepResolvers = (resolve: (value: unknown) => void, reject: (error: unknown) => void): void => {
+    this.kept.resolve = resolve;
+    this.kept.reject = reject;
+  };
   private mailbox: Map<string, unknown[]> | undefined;
   private waiters: Map<string, Waiter[]> | undefined;
   private conditions: Set<Condition> | undefined;
@@ -283,12 +289,6 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     }
     return promise;
   }
-
-  private readonly kept: Pending = { resolve: noop, reject: noop };
-  private readonly keepResolvers = (resolve: (value: unknown) => void, reject: (error: unknown) => void): void => {
-    this.kept.resolve = resolve;
-    this.kept.reject = reject;
-  };
 
   sleepUntil(until: number): Promise<void> {
     return this.interruptible<void>((resolve, onCancel) => {
