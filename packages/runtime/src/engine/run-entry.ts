@@ -11,20 +11,20 @@ export class RunEntry {
   finished: FinishedStatus | undefined = undefined;
   startedAt = 0;
   endedAt: number | undefined = undefined;
-  attributes: Record<string, unknown> | undefined = undefined;
   /** Records appended to the current run's journal (the next record's position). */
   appended = 0;
   /** Records known durable: positions below this are in the log. */
   durable = 0;
   // Pending durable timers (call number → due time). Most runs wait on one timer at a time, so the
-  // first is held inline and a map is made only for more: a parked run costs its index entry only.
+  // first is held inline and more go to `rare`: a parked run costs its index entry only.
   private timerSeq = 0;
   private timerUntil = 0;
-  private moreTimers: Map<number, number> | undefined = undefined;
-  /** For a child run: the parent run and its call that started it. */
-  parent: { readonly id: string; readonly runId: number; readonly seq: number } | undefined = undefined;
-  /** Unfinished children of this run and what to do with them when it ends. */
-  children: Map<string, { seq: number; runId: number; close: "terminate" | "request-cancel" | "abandon" }> | undefined = undefined;
+  /**
+   * What few runs have (attributes, a parent, children, a second timer), kept apart so that the
+   * entry of every other run is four fields smaller: it is what a parked run costs, and what
+   * recovery builds a hundred thousand of.
+   */
+  private rare: RareFields | undefined = undefined;
   /** The run's executor while it is in memory. */
   executor: RunExecutor | undefined = undefined;
   loading: Promise<RunExecutor> | undefined = undefined;
@@ -33,6 +33,33 @@ export class RunEntry {
     readonly id: string,
     readonly shard: number,
   ) {}
+
+  /** The run's search attributes, once it set any. */
+  get attributes(): Record<string, unknown> | undefined {
+    return this.rare?.attributes;
+  }
+
+  set attributes(value: Record<string, unknown> | undefined) {
+    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).attributes = value;
+  }
+
+  /** For a child run: the parent run and its call that started it. */
+  get parent(): ParentLink | undefined {
+    return this.rare?.parent;
+  }
+
+  set parent(value: ParentLink | undefined) {
+    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).parent = value;
+  }
+
+  /** Unfinished children of this run and what to do with them when it ends. */
+  get children(): Map<string, ChildLink> | undefined {
+    return this.rare?.children;
+  }
+
+  set children(value: Map<string, ChildLink> | undefined) {
+    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).children = value;
+  }
 
   /**
    * The log stream of the current run: each run of an ID has its own, so old runs drop whole. Kept
@@ -45,43 +72,62 @@ export class RunEntry {
     if (this.timerSeq === 0 || this.timerSeq === seq) {
       this.timerSeq = seq;
       this.timerUntil = until;
-    } else (this.moreTimers ??= new Map()).set(seq, until);
+    } else ((this.rare ??= {}).moreTimers ??= new Map()).set(seq, until);
   }
 
   /** When the timer of call `seq` is due, or `undefined` when it is not pending. */
   timerDue(seq: number): number | undefined {
-    return seq === this.timerSeq ? this.timerUntil : this.moreTimers?.get(seq);
+    return seq === this.timerSeq ? this.timerUntil : this.rare?.moreTimers?.get(seq);
   }
 
   /** The timer of call `seq` fired or is no longer needed. */
   clearTimer(seq: number): void {
     if (seq === this.timerSeq) this.timerSeq = 0;
-    else this.moreTimers?.delete(seq);
+    else this.rare?.moreTimers?.delete(seq);
   }
 
   /** The run ended: none of its timers is pending any more. */
   clearTimers(): void {
     this.timerSeq = 0;
-    this.moreTimers = undefined;
+    if (this.rare !== undefined) this.rare.moreTimers = undefined;
   }
 
   /** Forgets the previous run of this ID before a new one starts (`stream`: the run's stream name, when at hand). */
   reset(type: string, runId: number, startedAt: number, stream = streamOf(this.id, runId)): void {
     this.stream = stream;
-    this.parent = undefined;
-    this.children = undefined;
+    this.rare = undefined;
     this.type = type;
     this.runId = runId;
     this.finished = undefined;
     this.startedAt = startedAt;
     this.endedAt = undefined;
-    this.attributes = undefined;
     this.appended = 0;
     this.durable = 0;
     this.clearTimers();
     this.executor = undefined;
     this.loading = undefined;
   }
+}
+
+/** For a child run: the parent run and the call of it that started the child. */
+export interface ParentLink {
+  readonly id: string;
+  readonly runId: number;
+  readonly seq: number;
+}
+
+/** An unfinished child of a run and what to do with it when the run ends. */
+export interface ChildLink {
+  seq: number;
+  runId: number;
+  close: "terminate" | "request-cancel" | "abandon";
+}
+
+interface RareFields {
+  attributes?: Record<string, unknown> | undefined;
+  parent?: ParentLink | undefined;
+  children?: Map<string, ChildLink> | undefined;
+  moreTimers?: Map<number, number> | undefined;
 }
 
 /** The log stream of run `runId` of workflow `id`. */
@@ -93,7 +139,15 @@ export function streamOf(id: string, runId: number): string {
 export function parseStream(stream: string): { id: string; runId: number } | undefined {
   const at = stream.lastIndexOf("#");
   if (at < 0) return undefined;
-  const runId = Number(stream.slice(at + 1));
-  if (!Number.isInteger(runId) || runId < 1) return undefined;
+  // Digits read in place: recovery parses a stream name per record. `streamOf` writes no sign, no
+  // leading zero and no more digits than a safe integer has.
+  const digits = stream.length - at - 1;
+  if (digits < 1 || digits > 15 || stream.charCodeAt(at + 1) === 0x30) return undefined;
+  let runId = 0;
+  for (let i = at + 1; i < stream.length; i++) {
+    const d = stream.charCodeAt(i) - 0x30;
+    if (d < 0 || d > 9) return undefined;
+    runId = runId * 10 + d;
+  }
   return { id: stream.slice(0, at), runId };
 }

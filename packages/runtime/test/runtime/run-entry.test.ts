@@ -1,0 +1,44 @@
+import { expect } from "chai";
+import { RunEntry, parseStream, streamOf } from "../../src/engine/run-entry.js";
+
+describe("run index entries", () => {
+  it("read back the workflow ID and run of every stream name they write", () => {
+    for (const id of ["order-1", "a#b", "#", "größe 👋", "x".repeat(1000)]) {
+      for (const runId of [1, 2, 10, 123_456_789_012_345]) {
+        expect(parseStream(streamOf(id, runId))).to.deep.equal({ id, runId });
+      }
+    }
+  });
+
+  it("take no other stream for a run's", () => {
+    for (const stream of ["order-1", "order-1#", "order-1#0", "order-1#01", "order-1# 1", "order-1#1e3", "order-1#-1", "order-1#1.5", "o#1234567890123456", "$schedule/s/1"]) {
+      expect(parseStream(stream), stream).to.equal(undefined);
+    }
+  });
+
+  it("keep attributes, parent, children and extra timers until the next run of the ID starts", () => {
+    const entry = new RunEntry("order-1", 0);
+    entry.reset("order", 1, 100);
+    expect([entry.attributes, entry.parent, entry.children]).to.deep.equal([undefined, undefined, undefined]);
+    entry.attributes = { region: "eu" };
+    entry.parent = { id: "batch-7", runId: 2, seq: 4 };
+    (entry.children ??= new Map()).set("line-1", { seq: 3, runId: 1, close: "terminate" });
+    entry.setTimer(5, 1_000);
+    entry.setTimer(6, 2_000);
+    expect(entry.attributes).to.deep.equal({ region: "eu" });
+    expect(entry.parent).to.deep.equal({ id: "batch-7", runId: 2, seq: 4 });
+    expect([...entry.children!.keys()]).to.deep.equal(["line-1"]);
+    expect([entry.timerDue(5), entry.timerDue(6)]).to.deep.equal([1_000, 2_000]);
+    entry.clearTimer(6);
+    expect([entry.timerDue(5), entry.timerDue(6), entry.attributes]).to.deep.equal([1_000, undefined, { region: "eu" }]);
+
+    entry.reset("order", 2, 200);
+    expect([entry.attributes, entry.parent, entry.children, entry.timerDue(5), entry.stream]).to.deep.equal([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      "order-1#2",
+    ]);
+  });
+});
