@@ -92,6 +92,8 @@ const RESUME_CONCURRENCY = 64;
  */
 export class Engine implements RunOperations {
   private readonly types = new Map<string, WorkflowDefinition>();
+  /** The registered definitions by class: a start by class looks its type up without reading metadata. */
+  private readonly typesByClass = new Map<WorkflowClass, WorkflowDefinition>();
   private readonly index: RunIndex;
   /** Where appended run records go once durable (or failed). */
   private readonly sink: DurableSink;
@@ -794,10 +796,13 @@ export class Engine implements RunOperations {
       throw new ConfigError(`two workflow classes are named '${def.name}' (${known.cls.name} and ${cls.name}); give one another name with @Workflow("...")`);
     }
     this.types.set(def.name, def);
+    this.typesByClass.set(cls, def);
   }
 
   private resolveType(type: WorkflowClass | string): WorkflowDefinition {
     if (typeof type === "function") {
+      const registered = this.typesByClass.get(type);
+      if (registered !== undefined) return registered;
       const def = definitionOf(type);
       const known = this.types.get(def.name);
       if (known === undefined) this.registerOne(type);
