@@ -1,18 +1,17 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
 
-interface Due {
-  readonly at: number;
-  readonly id: string;
-  readonly seq: number;
-}
-
 /**
  * The durable timers of all runs, earliest first, behind one clock timer. Entries are never
  * removed early: a popped entry is checked against its run before it fires, so cancelling a timer
  * costs nothing here.
  */
 export class TimerQueue {
-  private readonly heap: Due[] = [];
+  // A binary heap kept as three parallel arrays (due time, workflow ID, call number) rather than an
+  // object per timer: every parked run has a timer here, and recovery adds them by the hundred
+  // thousand.
+  private readonly ats: number[] = [];
+  private readonly ids: string[] = [];
+  private readonly seqs: number[] = [];
   private armed: { at: number; timer: ClockTimer } | undefined;
   private held = false;
 
@@ -22,19 +21,22 @@ export class TimerQueue {
   ) {}
 
   get size(): number {
-    return this.heap.length;
+    return this.ats.length;
   }
 
   add(at: number, id: string, seq: number): void {
-    const h = this.heap;
-    h.push({ at, id, seq });
-    let i = h.length - 1;
+    const { ats, ids, seqs } = this;
+    let i = ats.length;
+    ats.push(at);
+    ids.push(id);
+    seqs.push(seq);
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if ((h[parent] as Due).at <= at) break;
-      [h[i], h[parent]] = [h[parent] as Due, h[i] as Due];
+      if (ats[parent]! <= at) break;
+      this.move(parent, i);
       i = parent;
     }
+    this.place(i, at, id, seq);
     this.arm();
   }
 
@@ -54,42 +56,56 @@ export class TimerQueue {
   }
 
   private arm(): void {
-    const first = this.heap[0];
-    if (first === undefined || this.held) return;
-    if (this.armed !== undefined && this.armed.at <= first.at) return;
+    if (this.ats.length === 0 || this.held) return;
+    const at = this.ats[0]!;
+    if (this.armed !== undefined && this.armed.at <= at) return;
     this.armed?.timer.cancel();
-    const at = first.at;
     this.armed = { at, timer: this.clock.schedule(Math.max(0, at - this.clock.now()), () => this.run()) };
   }
 
   private run(): void {
     this.armed = undefined;
     const now = this.clock.now();
-    while (this.heap.length > 0 && (this.heap[0] as Due).at <= now) {
-      const due = this.pop();
-      this.fire(due.id, due.seq, due.at);
+    while (this.ats.length > 0 && this.ats[0]! <= now) {
+      const at = this.ats[0]!;
+      const id = this.ids[0]!;
+      const seq = this.seqs[0]!;
+      this.removeTop();
+      this.fire(id, seq, at);
     }
     this.arm();
   }
 
-  private pop(): Due {
-    const h = this.heap;
-    const top = h[0] as Due;
-    const last = h.pop() as Due;
-    if (h.length > 0) {
-      h[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && (h[l] as Due).at < (h[m] as Due).at) m = l;
-        if (r < h.length && (h[r] as Due).at < (h[m] as Due).at) m = r;
-        if (m === i) break;
-        [h[i], h[m]] = [h[m] as Due, h[i] as Due];
-        i = m;
-      }
+  private removeTop(): void {
+    const { ats, ids, seqs } = this;
+    const at = ats.pop()!;
+    const id = ids.pop()!;
+    const seq = seqs.pop()!;
+    const n = ats.length;
+    if (n === 0) return;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = l < n && ats[l]! < at ? l : -1;
+      if (r < n && ats[r]! < (m < 0 ? at : ats[m]!)) m = r;
+      if (m < 0) break;
+      this.move(m, i);
+      i = m;
     }
-    return top;
+    this.place(i, at, id, seq);
+  }
+
+  /** Copies the timer at heap slot `from` into slot `to`. */
+  private move(from: number, to: number): void {
+    this.ats[to] = this.ats[from]!;
+    this.ids[to] = this.ids[from]!;
+    this.seqs[to] = this.seqs[from]!;
+  }
+
+  private place(i: number, at: number, id: string, seq: number): void {
+    this.ats[i] = at;
+    this.ids[i] = id;
+    this.seqs[i] = seq;
   }
 }
