@@ -8,6 +8,11 @@ import type { RunExecutor } from "../workflow/run-executor.js";
 export class RunEntry {
   type = "";
   runId = 0;
+  /**
+   * The log stream of the current run: each run of an ID has its own, so old runs drop whole. Kept
+   * rather than rebuilt, so every append hands the log the same string and its hash is computed once.
+   */
+  stream = "";
   finished: FinishedStatus | undefined = undefined;
   startedAt = 0;
   endedAt: number | undefined = undefined;
@@ -60,12 +65,6 @@ export class RunEntry {
   set children(value: Map<string, ChildLink> | undefined) {
     if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).children = value;
   }
-
-  /**
-   * The log stream of the current run: each run of an ID has its own, so old runs drop whole. Kept
-   * rather than rebuilt, so every append hands the log the same string and its hash is computed once.
-   */
-  stream = "";
 
   /** Records that call `seq` set a durable timer due at `until`. */
   setTimer(seq: number, until: number): void {
