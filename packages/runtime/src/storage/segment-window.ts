@@ -10,6 +10,8 @@ export interface SegmentWindowOptions {
    * valid after the window moves on.
    */
   readonly freshWindows?: boolean;
+  /** A buffer to read into first (a caller's reused one); a frame larger than it gets a buffer of its own. */
+  readonly buffer?: Buffer;
 }
 
 /**
@@ -28,7 +30,7 @@ export class SegmentWindow {
     private readonly size: number,
     private readonly options: SegmentWindowOptions,
   ) {
-    this.buf = Buffer.allocUnsafe(options.windowBytes);
+    this.buf = options.buffer ?? Buffer.allocUnsafe(options.windowBytes);
   }
 
   /**

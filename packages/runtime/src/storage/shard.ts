@@ -1,8 +1,9 @@
 import path from "node:path";
 import { StorageError } from "../core/errors.js";
-import { type FileLayer, readFully, writeFully } from "./file-layer.js";
-import { FrameKind, FrameView, HEADER_BYTES, SEAL_FRAME_BYTES, encodeSeal, frameLength, readFrame } from "./frame.js";
+import { type FileLayer, writeFully } from "./file-layer.js";
+import { FrameKind, FrameView, SEAL_FRAME_BYTES, encodeSeal } from "./frame.js";
 import { FrameReader } from "./frame-reader.js";
+import { SegmentWindow } from "./segment-window.js";
 import { type CommitScheduler, type CommitTarget, ShardCommitter, SyncKind } from "./group-commit.js";
 import type { LogEntry } from "./log.js";
 import { Preallocator } from "./preallocator.js";
@@ -147,35 +148,24 @@ export class Shard implements CommitTarget {
     const positions = this.index.positions(stream);
     const out = new Array<LogEntry>(positions.length);
     const view = new FrameView();
-    let buf = this.window;
     let seg: Segment | undefined;
-    let winStart = 0;
-    let winLen = 0;
+    let win: SegmentWindow | undefined;
     for (let i = 0; i < positions.length; i++) {
       const p = positions[i]!;
       const off = positionOffset(p);
       const s = this.bySeq.get(positionSeq(p));
       if (s === undefined) throw new StorageError(`shard ${this.shard}: the index points at a missing segment`);
-      let rel = off - winStart;
-      if (s !== seg || rel < 0 || rel + HEADER_BYTES > winLen || rel + frameLength(buf, rel) > winLen) {
+      if (s !== seg || win === undefined) {
         seg = s;
-        buf = this.window;
-        winStart = off;
-        winLen = readFully(this.layer, s.fd, buf, 0, Math.min(buf.length, s.end - off), off);
-        rel = 0;
-        const need = winLen >= HEADER_BYTES ? frameLength(buf, 0) : HEADER_BYTES;
-        if (need > winLen) {
-          buf = Buffer.allocUnsafe(need);
-          winLen = readFully(this.layer, s.fd, buf, 0, need, off);
-        }
+        win = new SegmentWindow(this.layer, s.fd, s.end, { windowBytes: READ_WINDOW, buffer: this.window });
       }
-      if (!readFrame(buf, rel, winLen, view) || view.kind !== FrameKind.Entry) {
+      if (!win.frameAt(off, view) || view.kind !== FrameKind.Entry) {
         throw new StorageError(
           `shard ${this.shard}: segment ${s.path} is damaged at offset ${off} (${view.fault ?? "not an entry"}) ` +
             `while reading stream "${stream}"`,
         );
       }
-      out[i] = { stream, body: new Uint8Array(buf.subarray(view.payloadStart, view.end)) };
+      out[i] = { stream, body: new Uint8Array(win.buf.subarray(view.payloadStart, view.end)) };
     }
     return out;
   }

@@ -177,6 +177,11 @@ describe(LocalLog.name, () => {
       // Bodies of earlier batches stay intact after later windows were read.
       expect(kept.map((b) => (b.length === big.length ? "big" : text(b).split(":")[0]))).to.deep.equal(written);
       expect(Buffer.compare(Buffer.from(kept[1_500]!), big)).to.equal(0);
+      // A stream read by position crosses its read window too, the big frame included.
+      const s0 = await log.read(0, "s0");
+      expect(s0.map((e) => (e.body.length === big.length ? "big" : text(e.body).split(":")[0]))).to.deep.equal(
+        written.filter((_, i) => i % 5 === 0),
+      );
       await log.append(0, { stream: "s0", body: body("after") });
       await log.close();
     });
