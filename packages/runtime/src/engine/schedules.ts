@@ -1,21 +1,14 @@
 import { NotFoundError, RejectedError } from "../core/errors.js";
 import { ScheduleRuntime, type ScheduleDeps } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
-import type { ScheduleStateRecord, SystemRecord } from "./system-records.js";
+import { ScheduleGenerations } from "./schedule-generations.js";
+import type { SystemRecord } from "./system-records.js";
 import type { StreamName } from "./system-streams.js";
-
-interface Recovered {
-  gen: number;
-  state: ScheduleStateRecord | undefined;
-  records: SystemRecord[];
-  /** Generations superseded by a newer snapshot whose drop did not happen before the process stopped. */
-  stale: number[];
-}
 
 /** The engine's schedules, by name. */
 export class Schedules {
   private readonly schedules = new Map<string, ScheduleRuntime>();
-  private readonly recovered = new Map<string, Recovered>();
+  private readonly recovered = new Map<string, ScheduleGenerations>();
   /** Creations and updates in progress, so two calls for one name keep one schedule. */
   private readonly pending = new Map<string, Promise<void>>();
   private closed = false;
@@ -50,18 +43,8 @@ export class Schedules {
   /** Collects a record read on open; schedules are rebuilt from them by `open`. */
   recover(name: StreamName, record: SystemRecord): void {
     let r = this.recovered.get(name.name);
-    if (record.kind === "schedule-state" && (r === undefined || name.n > r.gen)) {
-      const stale = r === undefined ? [] : [...r.stale, r.gen];
-      r = { gen: name.n, state: record, records: [], stale };
-      this.recovered.set(name.name, r);
-      return;
-    }
-    if (r === undefined || name.n !== r.gen) {
-      // A record of a generation a newer snapshot already holds.
-      if (r !== undefined && !r.stale.includes(name.n)) r.stale.push(name.n);
-      return;
-    }
-    r.records.push(record);
+    if (r === undefined) this.recovered.set(name.name, (r = new ScheduleGenerations()));
+    r.add(name.n, record);
   }
 
   /** Rebuilds the schedules recovered since the last call and starts their work. */
@@ -69,7 +52,7 @@ export class Schedules {
     const rebuilt: ScheduleRuntime[] = [];
     for (const [name, r] of this.recovered) {
       if (r.state === undefined) continue;
-      const s = new ScheduleRuntime(name, r.state, r.gen, this.deps);
+      const s = new ScheduleRuntime(name, r.state, r.generation, this.deps);
       for (const record of r.records) s.apply(record);
       this.schedules.set(name, s);
       rebuilt.push(s);

@@ -3,7 +3,8 @@ import { StorageError } from "../core/errors.js";
 import type { PayloadCodec } from "../core/record-codec.js";
 import type { FlowRuns } from "../engine/flow-runs.js";
 import { ScheduleRuntime, type ScheduleDescription } from "../engine/schedule-runtime.js";
-import { decodeSystemRecord, type ScheduleStateRecord, type SystemRecord } from "../engine/system-records.js";
+import { ScheduleGenerations } from "../engine/schedule-generations.js";
+import { decodeSystemRecord } from "../engine/system-records.js";
 import { parseStreamName, SystemLog } from "../engine/system-streams.js";
 import type { Log } from "../storage/log.js";
 
@@ -52,8 +53,8 @@ export class RecordedSchedules {
     const deps = { sys: new SystemLog(this.log, UNREAD_PAYLOADS, 0), runs: NO_RUNS, clock: frozenClock(now), failed: () => undefined };
     const out: ScheduleDescription[] = [];
     for (const [name, raw] of this.recorded) {
-      const latest = latestGeneration(raw);
-      if (latest === undefined) continue;
+      const latest = generationsOf(raw);
+      if (latest.state === undefined) continue;
       const schedule = new ScheduleRuntime(name, latest.state, latest.generation, deps);
       for (const record of latest.records) schedule.apply(record);
       out.push(schedule.describe());
@@ -62,25 +63,16 @@ export class RecordedSchedules {
   }
 }
 
-/**
- * The newest generation holding a state record, as the engine picks it on recovery: each generation
- * starts with a snapshot of the whole state, so records of older ones, not dropped yet, are stale.
- */
-function latestGeneration(raw: readonly RawRecord[]): { generation: number; state: ScheduleStateRecord; records: SystemRecord[] } | undefined {
+/** A schedule's records sorted into generations, as the engine sorts them on recovery. */
+function generationsOf(raw: readonly RawRecord[]): ScheduleGenerations {
   const positions = new Map<string, number>();
-  let latest: { generation: number; state: ScheduleStateRecord; records: SystemRecord[] } | undefined;
+  const generations = new ScheduleGenerations();
   for (const { stream, generation, body } of raw) {
     const position = positions.get(stream) ?? 0;
     positions.set(stream, position + 1);
-    if (latest !== undefined && generation < latest.generation) continue;
-    const record = decodeSystemRecord(body, UNREAD_PAYLOADS, { workflowId: stream, runId: 0, position });
-    if (record.kind === "schedule-state" && (latest === undefined || generation > latest.generation)) {
-      latest = { generation, state: record, records: [] };
-    } else if (latest !== undefined && generation === latest.generation) {
-      latest.records.push(record);
-    }
+    generations.add(generation, decodeSystemRecord(body, UNREAD_PAYLOADS, { workflowId: stream, runId: 0, position }));
   }
-  return latest;
+  return generations;
 }
 
 function readOnly(): never {
