@@ -18,6 +18,7 @@ import { isFinished, type RunStatusValue } from "../core/status.js";
 import { RunHandle } from "../client/run-handle.js";
 import type { RunOperations } from "../client/run-operations.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateOptions } from "../client/types.js";
+import type { FileLayer } from "../storage/file-layer.js";
 import type { Log } from "../storage/log.js";
 import type { PostgresLog } from "../storage/postgres/index.js";
 import type { ClusterNode } from "./cluster/node.js";
@@ -72,6 +73,11 @@ export interface EngineOptions {
   container?: DependencyContainer;
   /** Limits declared before any run resumes, so resumed steps find them (more with `engine.limit`). */
   limits?: Readonly<Record<string, LimitSpec>>;
+  /**
+   * @internal The file layer a local engine's log reads and writes through, for tests that make a
+   * write or a sync fail under running workflows.
+   */
+  fileLayer?: FileLayer;
 }
 
 type Input<W> = W extends WorkflowClass<infer I, any> ? I : unknown;
@@ -186,6 +192,7 @@ export class Engine implements RunOperations {
         shards: s.shards,
         flush: s.flush,
         ...(s.segmentBytes !== undefined ? { segmentBytes: s.segmentBytes } : {}),
+        ...(options.fileLayer !== undefined ? { fileLayer: options.fileLayer } : {}),
       });
     }
     const engine = new Engine(config, log, options);

@@ -37,8 +37,9 @@ export class RecordWaiter implements AppendWaiter {
     this.resolve?.();
   }
 
+  /** The caller awaiting the append hears the error; the engine stops either way, as the shard has. */
   failed(error: unknown): void {
-    if (this.reject !== undefined) this.reject(error);
-    else this.sink.failed(error, this.entry.shard);
+    this.reject?.(error);
+    this.sink.failed(error, this.entry.shard);
   }
 }

@@ -1,0 +1,86 @@
+import "reflect-metadata";
+import { expect } from "chai";
+import { Config } from "../../src/engine/config.js";
+import { Engine } from "../../src/engine/engine.js";
+import { StorageError } from "../../src/core/errors.js";
+import { Ctx } from "../../src/workflow/ctx.js";
+import { Workflow } from "../../src/workflow/decorators.js";
+import { MemoryFileLayer } from "../storage/support/memory-file-layer.js";
+
+/** Steps without end, so a sync fails while steps are appending. */
+@Workflow("storage-failure-steps")
+class EndlessSteps {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<number> {
+    let n = 0;
+    for (;;) n = (await this.ctx.step("count", async () => n + 1)) as number;
+  }
+}
+
+/** One step, then a signal, then another step. */
+@Workflow("storage-failure-signal")
+class StepSignalStep {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<string> {
+    const a = (await this.ctx.step("a", async () => "a")) as string;
+    const go = (await this.ctx.waitFor("go")) as string;
+    return `${a}${go}${(await this.ctx.step("b", async () => "b")) as string}`;
+  }
+}
+
+function freshDisk(): MemoryFileLayer {
+  const disk = new MemoryFileLayer();
+  disk.mkdirDurable("/data");
+  return disk;
+}
+
+const open = (disk: MemoryFileLayer): Promise<Engine> =>
+  Engine.open(Config.local("/data").shards(1), { workflows: [EndlessSteps, StepSignalStep], fileLayer: disk });
+
+describe("a failed sync under running workflows", () => {
+  it("rejects the runs' results and every later call with the shard's StorageError, and retries no sync", async () => {
+    const disk = freshDisk();
+    const engine = await open(disk);
+    const run = await engine.start(EndlessSteps, "endless", undefined);
+    const outcome = run.result().then(
+      () => "finished",
+      (e: unknown) => e,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    disk.failNextSync = true;
+    const error = await outcome;
+    expect(error).to.be.instanceOf(StorageError);
+    expect((error as Error).message).to.contain("shard 0").and.contain("EIO");
+    const later = await engine.start(StepSignalStep, "later", undefined).catch((e: unknown) => e);
+    expect(later).to.be.instanceOf(StorageError);
+    expect(disk.syncsAfterFailure).to.equal(0);
+    await engine.shutdown().catch(() => undefined);
+  });
+
+  it("fails a signal whose record could not be made durable, stops the engine, and keeps what was acknowledged", async () => {
+    const disk = freshDisk();
+    let engine = await open(disk);
+    const run = await engine.start(StepSignalStep, "signalled", undefined);
+    for (let i = 0; i < 100 && (await engine.describe("signalled"))!.journal.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    const before = (await engine.describe("signalled"))!.journal.map((r) => r.kind);
+    expect(before).to.deep.equal(["start", "step"]);
+    const result = run.result().catch((e: unknown) => e);
+
+    disk.failNextSync = true;
+    const refused = await engine.signal("signalled", "go", "!").catch((e: unknown) => e);
+    expect(refused).to.be.instanceOf(StorageError);
+    expect(await result).to.equal(refused);
+    await engine.shutdown().catch(() => undefined);
+
+    // The refused signal's record may or may not have reached the disk (its sync failed, not its
+    // write); what was acknowledged is there, and the caller, told it failed, sends it again.
+    engine = await open(disk);
+    const after = (await engine.describe("signalled"))!.journal.map((r) => r.kind);
+    expect(after.slice(0, 2)).to.deep.equal(["start", "step"]);
+    await engine.signal("signalled", "go", "!");
+    expect(await engine.run("signalled").result()).to.equal("a!b");
+    await engine.shutdown();
+  });
+});
