@@ -1,7 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import { toMillis, type Duration } from "../core/duration.js";
 import { ConfigError } from "../core/errors.js";
-import type { FlushMethod } from "../storage/log.js";
+import { MAX_ENTRY_BYTES, type FlushMethod } from "../storage/log.js";
 import type { PayloadCipher } from "../codec/cipher.js";
 import { tablesOf } from "../storage/postgres/schema.js";
 
@@ -108,9 +108,12 @@ export class Config {
     return this.with({ cache: maxLiveRuns });
   }
 
-  /** The largest encoded record (input, result, signal...) accepted; 2 MiB by default. */
+  /** The largest encoded record (input, result, signal...) accepted: 2 MiB by default, at most 256 MiB. */
   maxPayloadBytes(bytes: number): Config {
-    if (!Number.isInteger(bytes) || bytes < 1024) throw new ConfigError(`maxPayloadBytes must be a whole number ≥ 1024; got ${bytes}`);
+    // Above the logs' own bound an oversized record would be refused by the shard, not by the call.
+    if (!Number.isInteger(bytes) || bytes < 1024 || bytes > MAX_ENTRY_BYTES) {
+      throw new ConfigError(`maxPayloadBytes must be a whole number from 1024 to ${MAX_ENTRY_BYTES} (256 MiB); got ${bytes}`);
+    }
     return this.with({ maxPayloadBytes: bytes });
   }
 

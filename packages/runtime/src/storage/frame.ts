@@ -1,5 +1,6 @@
 import { utf8Text } from "../core/buffer-text.js";
 import { crc32c } from "./crc32c.js";
+import { MAX_ENTRY_BYTES } from "./log.js";
 
 /*
  * A segment is a sequence of frames:
@@ -17,7 +18,7 @@ const BODY_PREFIX_BYTES = 3;
 /** The largest key, in UTF-8 bytes, that the u16 length field holds. */
 export const MAX_KEY_BYTES = 0xffff;
 /** The largest payload a frame accepts; also bounds what recovery takes for a plausible length. */
-export const MAX_PAYLOAD_BYTES = 256 * 1024 * 1024;
+export const MAX_PAYLOAD_BYTES = MAX_ENTRY_BYTES;
 
 export const FrameKind = {
   /** An entry of a stream. */

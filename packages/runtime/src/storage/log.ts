@@ -20,6 +20,9 @@ export interface AppendWaiter {
   failed(error: Error): void;
 }
 
+/** The largest entry body every log accepts (the local and PostgreSQL logs hold this much, no more). */
+export const MAX_ENTRY_BYTES = 256 * 1024 * 1024;
+
 /** How appended data reaches the disk. `"none"` is for tests only: nothing is durable. */
 export type FlushMethod = "fdatasync" | "fsync" | "dsync" | "none";
 

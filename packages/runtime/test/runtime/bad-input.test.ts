@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { Config } from "../../src/engine/config.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Step, Workflow } from "../../src/workflow/decorators.js";
 import { registerStep, registerWorkflow } from "../../src/workflow/registry.js";
@@ -57,6 +58,13 @@ onEachEngine("bad input", (kind) => {
     expect((long as Error).message).to.contain("1001").and.contain("1000");
     expect(await engine.start(Echo, "x".repeat(1000), 1).then((r) => r.result())).to.equal(1);
     await engine.shutdown();
+  });
+
+  it("refuses a payload limit the logs cannot hold", () => {
+    for (const bytes of [512, 256 * 1024 * 1024 + 1, 1024.5, Number.NaN]) {
+      expect(() => Config.memory().maxPayloadBytes(bytes), String(bytes)).to.throw(ConfigError, /maxPayloadBytes/);
+    }
+    expect(Config.memory().maxPayloadBytes(256 * 1024 * 1024).settings.maxPayloadBytes).to.equal(256 * 1024 * 1024);
   });
 
   it("rejects payloads over the configured limit", async () => {

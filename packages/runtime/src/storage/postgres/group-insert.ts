@@ -16,7 +16,7 @@
 import type pg from "pg";
 import { ShardMovedError, StorageError } from "../../core/errors.js";
 import { tellWaiters } from "../append-waiters.js";
-import type { AppendWaiter, LogEntry } from "../log.js";
+import { type AppendWaiter, type LogEntry, MAX_ENTRY_BYTES } from "../log.js";
 import type { StreamCounts } from "./stream-counts.js";
 import type { Tables } from "./schema.js";
 
@@ -29,7 +29,7 @@ const MAX_BATCH_BYTES = 8 * 1024 * 1024;
 /** Longest stream key accepted, in UTF-8 bytes. */
 export const MAX_STREAM_BYTES = 8192;
 /** Largest body accepted: a bytea value is at most 1 GiB, and a batch is sent as one. */
-export const MAX_BODY_BYTES = 256 * 1024 * 1024;
+export const MAX_BODY_BYTES = MAX_ENTRY_BYTES;
 
 export interface ShardWriterOptions {
   readonly pool: pg.Pool;
