@@ -28,7 +28,7 @@ import { RunIndex } from "./run-index.js";
 import type { ForwardedArgs, ForwardedKind, RequestOperations } from "./cluster/operations.js";
 import { MemoryLog } from "../storage/memory-log.js";
 import { definitionOf, type WorkflowClass, type WorkflowDefinition } from "../workflow/registry.js";
-import { RunExecutor, type ChildRequest, type RunHost } from "../workflow/run-executor.js";
+import { RunExecutor, type ChildRequest } from "../workflow/run-executor.js";
 import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { Config } from "./config.js";
 import { checkFilter, compileFilter } from "./list-filter.js";
@@ -36,6 +36,7 @@ import { reconcileCodec } from "./codec-manifest.js";
 import { SealBudget } from "./seal-budget.js";
 import { createPayloadCodec } from "./payloads.js";
 import { type DurableSink, RecordWaiter } from "./record-waiter.js";
+import { EngineRunHost, type RunHostEngine } from "./run-host.js";
 import { RunEntry } from "./run-entry.js";
 import { TimerQueue } from "./timer-queue.js";
 import { Waiters } from "./waiters.js";
@@ -103,6 +104,8 @@ export class Engine implements RunOperations {
   private readonly index: RunIndex;
   /** Where appended run records go once durable (or failed). */
   private readonly sink: DurableSink;
+  /** What every run's host asks of the engine. */
+  private readonly hostEngine: RunHostEngine;
   private readonly runs: Map<string, RunEntry>;
   /** Runs with an executor in memory, least recently used first. */
   private readonly live = new Map<string, RunEntry>();
@@ -151,6 +154,21 @@ export class Engine implements RunOperations {
     this.sink = {
       durable: (entry, runId, position, record, body) => this.durable(entry, runId, position, record, body),
       failed: (e, shard) => this.storageFailed(e, shard),
+    };
+    this.hostEngine = {
+      clock: this.time,
+      closed: () => this.closed,
+      append: (entry, record) => this.appendFromRun(entry, record),
+      changed: (entry, executor) => this.executorChanged(entry, executor),
+      acquire: (options) => this.flow.limits.acquire(options),
+      startChild: (entry, request) => void this.startChildRun(entry, request),
+      continueAsNew: (entry, runId, def, input) => {
+        this.begin(def, entry.id, input, {}, undefined, {
+          from: { runId, reason: "continue-as-new" },
+          ...(entry.parent ? { parent: entry.parent } : {}),
+        }).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
+      },
+      closeChild: (entry, childId, reason) => void this.closeChildRun(entry, childId, reason),
     };
     this.flow = new FlowControl({
       log,
@@ -922,37 +940,9 @@ export class Engine implements RunOperations {
   }
 
   private createExecutor(entry: RunEntry, def: WorkflowDefinition): RunExecutor {
-    const runId = entry.runId;
-    let executor: RunExecutor;
-    const host: RunHost = {
-      workflowId: entry.id,
-      runId,
-      clock: this.time,
-      append: (record) => {
-        if (entry.runId !== runId || entry.executor !== executor) return;
-        this.appendFromRun(entry, record);
-      },
-      cancelTimer: (seq) => {
-        if (entry.runId === runId) entry.clearTimer(seq);
-      },
-      closed: () => this.closed || entry.executor !== executor,
-      changed: () => this.executorChanged(entry, executor),
-      acquire: (options) => this.flow.limits.acquire(options),
-      startChild: (request) => {
-        if (entry.runId === runId && entry.executor === executor) void this.startChildRun(entry, request);
-      },
-      continueAsNew: (input) => {
-        if (entry.runId !== runId || entry.executor !== executor) return;
-        this.begin(def, entry.id, input, {}, undefined, {
-          from: { runId, reason: "continue-as-new" },
-          ...(entry.parent ? { parent: entry.parent } : {}),
-        }).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
-      },
-      closeChild: (childId, reason) => {
-        if (entry.runId === runId) void this.closeChildRun(entry, childId, reason);
-      },
-    };
-    executor = new RunExecutor(def, this.container, host);
+    const host = new EngineRunHost(this.hostEngine, entry, entry.runId, def);
+    const executor = new RunExecutor(def, this.container, host);
+    host.executor = executor;
     entry.executor = executor;
     this.touch(entry);
     return executor;
