@@ -55,6 +55,9 @@ const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(0);
 
 export function encodeRecord(record: JournalRecord, codec: PayloadCodec, context: PayloadContext): Uint8Array {
+  if (record.kind === "step" && isCount(record.at) && isCount(record.seq) && isCount(record.attempts)) {
+    return encodeStepRecord(record, codec, context);
+  }
   const { header, payload } = split(record, codec, context);
   const json = typeof header === "string" ? header : JSON.stringify(header);
   const headerLength = Buffer.byteLength(json, "utf8");
@@ -189,6 +192,76 @@ function frame(body: Uint8Array): { kind: RecordKind; headerEnd: number } {
 /** JSON text of each step name seen, so a step's header is built from strings alone. */
 const quotedNames = new Map<string, string>();
 const MAX_QUOTED_NAMES = 1024;
+/** The same names as UTF-8 bytes, for step records written byte by byte. */
+const quotedNameBytes = new Map<string, Buffer>();
+
+const STEP_AT = Buffer.from('{"at":');
+const STEP_SEQ = Buffer.from(',"seq":');
+const STEP_NAME = Buffer.from(',"name":');
+const STEP_OK = Buffer.from(',"ok":true,"attempts":');
+const STEP_FAILED = Buffer.from(',"ok":false,"attempts":');
+
+/** A whole number from 0 to 2^53 - 1, which `JSON.stringify` writes as plain digits. */
+function isCount(n: number): boolean {
+  return Number.isSafeInteger(n) && n >= 0;
+}
+
+/**
+ * A step record written straight into its buffer: the header's bytes are exactly those of
+ * `JSON.stringify({ at, seq, name, ok, attempts })`, without the strings that building that text
+ * would cost (the numbers' digits and their concatenation), for the record every step makes.
+ */
+function encodeStepRecord(r: Extract<JournalRecord, { kind: "step" }>, codec: PayloadCodec, context: PayloadContext): Uint8Array {
+  const payload = r.ok ? codec.encodeValue(r.value, context) : codec.encodeError(r.error, context);
+  let name = quotedNameBytes.get(r.name);
+  if (name === undefined) {
+    name = Buffer.from(JSON.stringify(r.name), "utf8");
+    if (quotedNameBytes.size < MAX_QUOTED_NAMES) quotedNameBytes.set(r.name, name);
+  }
+  const ok = r.ok ? STEP_OK : STEP_FAILED;
+  const atDigits = digitCount(r.at);
+  const seqDigits = digitCount(r.seq);
+  const attemptDigits = digitCount(r.attempts);
+  const headerLength =
+    STEP_AT.length + atDigits + STEP_SEQ.length + seqDigits + STEP_NAME.length + name.length + ok.length + attemptDigits + 1;
+  const out = Buffer.allocUnsafe(6 + headerLength + payload.length);
+  out[0] = RECORD_FORMAT;
+  out[1] = KIND_CODES.step;
+  out.writeUInt32LE(headerLength, 2);
+  let at = 6;
+  at = put(out, at, STEP_AT);
+  at = putDigits(out, at, r.at, atDigits);
+  at = put(out, at, STEP_SEQ);
+  at = putDigits(out, at, r.seq, seqDigits);
+  at = put(out, at, STEP_NAME);
+  at = put(out, at, name);
+  at = put(out, at, ok);
+  at = putDigits(out, at, r.attempts, attemptDigits);
+  out[at++] = 0x7d;
+  out.set(payload, at);
+  return out;
+}
+
+function digitCount(n: number): number {
+  let digits = 1;
+  for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+  return digits;
+}
+
+function put(out: Buffer, at: number, bytes: Uint8Array): number {
+  out.set(bytes, at);
+  return at + bytes.length;
+}
+
+/** Writes the `digits` decimal digits of `n` at `at`, most significant first. */
+function putDigits(out: Buffer, at: number, n: number, digits: number): number {
+  let rest = n;
+  for (let i = at + digits - 1; i >= at; i--) {
+    out[i] = 0x30 + (rest % 10);
+    rest = Math.floor(rest / 10);
+  }
+  return at + digits;
+}
 
 /** Exactly `JSON.stringify({ at, seq, name, ok, attempts })` of a step record. */
 function stepHeaderJson(r: Extract<JournalRecord, { kind: "step" }>): string {

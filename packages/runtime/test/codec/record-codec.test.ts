@@ -38,18 +38,26 @@ describe("journal record encoding", () => {
 
   it("writes a step's header as the JSON of { at, seq, name, ok, attempts }, whatever the name holds", () => {
     const names = ["add", 'quo"te', "back\\slash", "größe 👋", "line\nbreak", "\u0000nul", "add"];
-    const times = [at, 0, 1.5, -0, Number.NaN, Number.POSITIVE_INFINITY];
+    const times = [at, 0, 9, 10, Number.MAX_SAFE_INTEGER, 1.5, -0, -1, Number.NaN, Number.POSITIVE_INFINITY];
+    const counts: [number, number][] = [
+      [3, 2],
+      [10, 1],
+      [1_234_567, 99],
+    ];
     for (const name of names) {
       for (const t of times) {
-        for (const ok of [true, false]) {
-          const record: JournalRecord = ok
-            ? { kind: "step", at: t, seq: 3, name, ok, attempts: 2, value: 1 }
-            : { kind: "step", at: t, seq: 3, name, ok, attempts: 2, error: new Error("no") };
-          const body = encodeRecord(record, codec, context);
-          const length = body[2]! | (body[3]! << 8) | (body[4]! << 16) | (body[5]! << 24);
-          const text = Buffer.from(body.subarray(6, 6 + length)).toString("utf8");
-          expect(text).to.equal(JSON.stringify({ at: t, seq: 3, name, ok, attempts: 2 }));
-          expect(readRecordHeader(body)).to.deep.equal({ kind: "step", ...JSON.parse(text) });
+        for (const [seq, attempts] of counts) {
+          for (const ok of [true, false]) {
+            const record: JournalRecord = ok
+              ? { kind: "step", at: t, seq, name, ok, attempts, value: 1 }
+              : { kind: "step", at: t, seq, name, ok, attempts, error: new Error("no") };
+            const body = encodeRecord(record, codec, context);
+            const length = body[2]! | (body[3]! << 8) | (body[4]! << 16) | (body[5]! << 24);
+            const text = Buffer.from(body.subarray(6, 6 + length)).toString("utf8");
+            expect(text).to.equal(JSON.stringify({ at: t, seq, name, ok, attempts }));
+            expect(readRecordHeader(body)).to.deep.equal({ kind: "step", ...JSON.parse(text) });
+            expect(decodeRecord(body, codec, context)).to.deep.include({ kind: "step", seq, name, ok, attempts });
+          }
         }
       }
     }
