@@ -30,8 +30,10 @@ const KIND_CODES: Record<RecordKind, number> = {
   "child-result": 14,
   cancel: 15,
 };
-const KINDS_BY_CODE = new Map<number, RecordKind>(Object.entries(KIND_CODES).map(([k, v]) => [v, k as RecordKind]));
-const KINDS_BY_BYTE: readonly (RecordKind | undefined)[] = Array.from({ length: 256 }, (_, code) => KINDS_BY_CODE.get(code));
+/** Record kinds by their code, for every byte value (undefined where no kind has the code). */
+const KINDS_BY_BYTE: readonly (RecordKind | undefined)[] = Array.from({ length: 256 }, (_, code) =>
+  (Object.keys(KIND_CODES) as RecordKind[]).find((kind) => KIND_CODES[kind] === code),
+);
 
 /** Identifies the record a payload belongs to; ciphers bind payloads to it. */
 export interface PayloadContext {
@@ -59,7 +61,7 @@ export function encodeRecord(record: JournalRecord, codec: PayloadCodec, context
     return encodeStepRecord(record, codec, context);
   }
   const { header, payload } = split(record, codec, context);
-  const json = typeof header === "string" ? header : JSON.stringify(header);
+  const json = JSON.stringify(header);
   const headerLength = Buffer.byteLength(json, "utf8");
   // Small records come from Node's buffer pool: one allocation, no zero-fill, written in place.
   const out = Buffer.allocUnsafe(6 + headerLength + payload.length);
@@ -181,7 +183,7 @@ function frame(body: Uint8Array): { kind: RecordKind; headerEnd: number } {
   if (body[0] !== RECORD_FORMAT) {
     throw new CodecError(`journal record has format ${body[0]}; this version of fusee reads format ${RECORD_FORMAT}`);
   }
-  const kind = KINDS_BY_CODE.get(body[1] as number);
+  const kind = KINDS_BY_BYTE[body[1] as number];
   if (kind === undefined) throw new CodecError(`journal record has unknown kind code ${body[1]}`);
   const headerLength = ((body[2] as number) | ((body[3] as number) << 8) | ((body[4] as number) << 16) | ((body[5] as number) << 24)) >>> 0;
   const headerEnd = 6 + headerLength;
@@ -189,11 +191,9 @@ function frame(body: Uint8Array): { kind: RecordKind; headerEnd: number } {
   return { kind, headerEnd };
 }
 
-/** JSON text of each step name seen, so a step's header is built from strings alone. */
-const quotedNames = new Map<string, string>();
-const MAX_QUOTED_NAMES = 1024;
-/** The same names as UTF-8 bytes, for step records written byte by byte. */
+/** Each step name seen, as the UTF-8 bytes of its JSON text, for step records written byte by byte. */
 const quotedNameBytes = new Map<string, Buffer>();
+const MAX_QUOTED_NAMES = 1024;
 
 const STEP_AT = Buffer.from('{"at":');
 const STEP_SEQ = Buffer.from(',"seq":');
@@ -263,21 +263,7 @@ function putDigits(out: Buffer, at: number, n: number, digits: number): number {
   return at + digits;
 }
 
-/** Exactly `JSON.stringify({ at, seq, name, ok, attempts })` of a step record. */
-function stepHeaderJson(r: Extract<JournalRecord, { kind: "step" }>): string {
-  if (!Number.isFinite(r.at) || !Number.isFinite(r.seq) || !Number.isFinite(r.attempts)) {
-    return JSON.stringify({ at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts });
-  }
-  let name = quotedNames.get(r.name);
-  if (name === undefined) {
-    name = JSON.stringify(r.name);
-    if (quotedNames.size < MAX_QUOTED_NAMES) quotedNames.set(r.name, name);
-  }
-  return `{"at":${r.at},"seq":${r.seq},"name":${name},"ok":${r.ok},"attempts":${r.attempts}}`;
-}
-
-/** A record's header (as an object for `JSON.stringify`, or as its JSON text) and its payload. */
-function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { header: object | string; payload: Uint8Array } {
+function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { header: object; payload: Uint8Array } {
   switch (r.kind) {
     case "start":
       return {
@@ -310,9 +296,9 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
     case "cancel":
       return { header: { at: r.at, ...request(r) }, payload: codec.encodeValue(r.reason, ctx) };
     case "step":
-      // A record per step: its header is written as text, without an object for JSON.stringify.
+      // Written by `encodeStepRecord` instead whenever its times and counts are whole numbers.
       return {
-        header: stepHeaderJson(r),
+        header: { at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts },
         payload: r.ok ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
       };
     case "signal":
