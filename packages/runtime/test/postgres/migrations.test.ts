@@ -63,6 +63,35 @@ describe("PostgreSQL migrations", () => {
     expect(results.flatMap((r) => r.applied)).to.deep.equal(MIGRATIONS.map((m) => m.version));
   });
 
+  it("keeps a log written before streams were indexed by hash readable and droppable by stream", async () => {
+    const t = tablesOf(schema());
+    const before = MIGRATIONS.filter((m) => m.version <= 4);
+    expect(await migrate(pool, t, before)).to.deep.equal({ from: 0, applied: [1, 2, 3, 4] });
+    await sql(`INSERT INTO ${t.settings} (key, value) VALUES ('shards', '1')`);
+    const long = "k".repeat(5_000);
+    const streams = ["run-a", "run-b", long, "run-a", long];
+    for (const [i, stream] of streams.entries()) {
+      await sql(`INSERT INTO ${t.entries} (shard, seq, stream, body) VALUES (0, $1, $2, $3)`, [i + 1, stream, Buffer.from(`old-${i}`)]);
+    }
+
+    const log = await openPostgresLog({ url: PG_URL, schema: t.schema, claim: "all" });
+    try {
+      const indexes = await sql<{ indexname: string }>("SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'entries' ORDER BY 1", [t.schema]);
+      expect(indexes.map((r) => r.indexname)).to.deep.equal(["entries_by_stream_hash", "entries_pkey"]);
+      const text = (entries: { body: Uint8Array }[]): string[] => entries.map((e) => Buffer.from(e.body).toString());
+      expect(text(await log.read(0, "run-a"))).to.deep.equal(["old-0", "old-3"]);
+      expect(text(await log.read(0, long))).to.deep.equal(["old-2", "old-4"]);
+      await log.append(0, { stream: "run-a", body: Buffer.from("new") });
+      await log.drop(0, [long, "run-b"]);
+      expect(text(await log.read(0, "run-a"))).to.deep.equal(["old-0", "old-3", "new"]);
+      expect(await log.read(0, long)).to.deep.equal([]);
+      expect(log.streams(0)).to.deep.equal(["run-a"]);
+      expect(await sql(`SELECT seq FROM ${t.entries} ORDER BY seq`)).to.deep.equal([{ seq: "1" }, { seq: "4" }, { seq: "6" }]);
+    } finally {
+      await log.close();
+    }
+  });
+
   it("refuses a schema migrated by newer code with a ConfigError naming schema and versions", async () => {
     const t = tablesOf(schema());
     await migrate(pool, t);

@@ -133,7 +133,7 @@ export class ShardWriter {
         dropped AS (
           DELETE FROM ${t.entries} AS d USING lease
            WHERE d.shard = $1 AND d.seq <= $4
-             AND md5(d.stream) = ANY (ARRAY(SELECT md5(s) FROM unnest($9::text[]) AS s))
+             AND hashtextextended(d.stream, 0) = ANY (ARRAY(SELECT hashtextextended(s, 0) FROM unnest($9::text[]) AS s))
              AND d.stream = ANY ($9::text[])),
         inserted AS (${insert})
         SELECT count(*)::integer AS leased FROM lease`,

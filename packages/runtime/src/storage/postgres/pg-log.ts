@@ -335,7 +335,7 @@ export class PostgresLog implements Log {
     const t = this.p.tables;
     const result = await this.p.pool.query<{ body: Buffer }>({
       name: `fusee_read_${t.schema}`,
-      text: `SELECT body FROM ${t.entries} WHERE shard = $1 AND md5(stream) = md5($2) AND stream = $2 ORDER BY seq`,
+      text: `SELECT body FROM ${t.entries} WHERE shard = $1 AND hashtextextended(stream, 0) = hashtextextended($2, 0) AND stream = $2 ORDER BY seq`,
       values: [shard, stream],
     });
     return result.rows.map((r) => ({ stream, body: r.body }));
