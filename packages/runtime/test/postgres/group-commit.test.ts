@@ -60,6 +60,24 @@ describe("PostgreSQL group commit", () => {
     expect(syncs[0]! + syncs[1]!).to.be.at.most(6);
   });
 
+  it("stores stream keys that need quoting in SQL text, in batches with and without drops", async () => {
+    log = await openPostgresLog({ url: PG_URL, schema: schema(), shards: 1 });
+    const keys = ['say "hi"', "back\\slash", "{a,b}", "NULL", "日本語 🙂", "k".repeat(5_000)];
+    await Promise.all(keys.map((stream, i) => log.append(0, { stream, body: body(`v${i}`) })));
+    await Promise.all([
+      log.append(0, { stream: keys[0]!, body: body("dropped") }),
+      log.drop(0, [keys[0]!, keys[4]!]),
+      log.append(0, { stream: keys[4]!, body: body("after") }),
+    ]);
+    for (const [i, stream] of keys.entries()) {
+      const expected = i === 0 ? [] : i === 4 ? ["after"] : [`v${i}`];
+      expect((await log.read(0, stream)).map((e) => Buffer.from(e.body).toString()), stream.slice(0, 20)).to.deep.equal(expected);
+    }
+    const scanned: string[] = [];
+    for await (const e of log.scan(0)) scanned.push(e.stream);
+    expect(scanned).to.deep.equal([keys[1], keys[2], keys[3], keys[5], keys[4]]);
+  });
+
   it("applies a drop in its place among the appends of one batch", async () => {
     log = await openPostgresLog({ url: PG_URL, schema: schema(), shards: 1 });
     await log.appendAll(0, [

@@ -3,9 +3,10 @@
  *
  * Appends made while the shard has no batch in flight are sent on the next microtask; appends made
  * while a batch is in flight form the next batch. A batch is one statement in its own implicit
- * transaction: the bodies travel as one binary parameter cut apart by offsets, and the statement
- * inserts them only if the shard's lease row still names this owner at this epoch and has not
- * expired on the database clock, locking the row `FOR SHARE` so no takeover can commit in between.
+ * transaction: the bodies travel as one binary parameter cut apart by offsets, which come with the
+ * stream keys as binary arrays (see binary-array.ts), and the statement inserts them only if the
+ * shard's lease row still names this owner at this epoch and has not expired on the database
+ * clock, locking the row `FOR SHARE` so no takeover can commit in between.
  * The database answers after the commit, which is when the batch's promise resolves.
  *
  * Durability rules kept here: a shard has at most one batch in flight, so batches commit in order;
@@ -16,6 +17,7 @@
 import type pg from "pg";
 import { ShardMovedError, StorageError } from "../../core/errors.js";
 import { tellWaiters } from "../append-waiters.js";
+import { Int4ArrayWriter, TextArrayWriter } from "./binary-array.js";
 import { type AppendWaiter, type LogEntry, MAX_ENTRY_BYTES } from "../log.js";
 import type { StreamCounts } from "./stream-counts.js";
 import type { Tables } from "./schema.js";
@@ -51,9 +53,12 @@ class Batch {
   buf: Buffer = Buffer.allocUnsafe(16 * 1024);
   len = 0;
   readonly streams: string[] = [];
-  /** 1-based offset of each body in `buf` (SQL `substring` counts from 1). */
-  readonly offs: number[] = [];
   readonly lens: number[] = [];
+  /** The statement's array parameters, built as entries arrive: stream keys, body offsets, body lengths. */
+  readonly names = new TextArrayWriter();
+  /** 1-based offset of each body in `buf` (SQL `substring` counts from 1). */
+  readonly offs = new Int4ArrayWriter();
+  readonly sizes = new Int4ArrayWriter();
   /** Drops in the batch: each applies to the entries before `at`. Rare, so a plain list. */
   readonly drops: { at: number; streams: readonly string[] }[] = [];
   /** Callers told through `appendThen`, in append order. */
@@ -67,6 +72,10 @@ class Batch {
     return this.streams.length === 0 && this.drops.length === 0;
   }
 
+  get count(): number {
+    return this.streams.length;
+  }
+
   add(stream: string, body: Uint8Array): void {
     if (this.len + body.length > this.buf.length) {
       const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + body.length));
@@ -75,16 +84,20 @@ class Batch {
     }
     this.buf.set(body, this.len);
     this.streams.push(stream);
-    this.offs.push(this.len + 1);
     this.lens.push(body.length);
+    this.names.push(stream);
+    this.offs.push(this.len + 1);
+    this.sizes.push(body.length);
     this.len += body.length;
   }
 
   reset(): void {
     this.len = 0;
     this.streams.length = 0;
-    this.offs.length = 0;
     this.lens.length = 0;
+    this.names.clear();
+    this.offs.clear();
+    this.sizes.clear();
     this.drops.length = 0;
     this.waiters.length = 0;
     this.promise = undefined;
@@ -285,25 +298,25 @@ export class ShardWriter {
       return;
     }
     this.flying = b;
-    const kept = survivors(b);
     const first = this.lastSeq;
+    const withDrops = b.drops.length > 0;
+    const rows = withDrops ? survivingRows(b) : b;
     const values: unknown[] = [
       this.o.shard,
       this.o.owner,
       this.o.epoch,
       first,
       b.buf.subarray(0, b.len),
-      kept.map((i) => b.streams[i]!),
-      kept.map((i) => b.offs[i]!),
-      kept.map((i) => b.lens[i]!),
+      rows.names.bytes(),
+      rows.offs.bytes(),
+      rows.sizes.bytes(),
     ];
-    const withDrops = b.drops.length > 0;
     if (withDrops) values.push([...new Set(b.drops.flatMap((d) => d.streams))]);
     const query: pg.QueryConfig = { ...(withDrops ? this.insertAndDrop : this.insertOnly), values };
     this.o.pool.query<{ leased: number }>(query).then(
       (result) => {
-        const held = withDrops ? result.rows[0]?.leased === 1 : result.rowCount === kept.length;
-        if (held) this.committed(b, kept.length);
+        const held = withDrops ? result.rows[0]?.leased === 1 : result.rowCount === rows.count;
+        if (held) this.committed(b, rows.count);
         else void this.leaseGone(b);
       },
       (err: unknown) => this.failed(b, err),
@@ -386,11 +399,30 @@ export class ShardWriter {
   }
 }
 
-/** Indexes of the batch's entries that a later drop in the same batch does not cancel. */
-function survivors(b: Batch): number[] {
-  const all = Array.from({ length: b.streams.length }, (_, i) => i);
-  if (b.drops.length === 0) return all;
-  return all.filter((i) => !b.drops.some((d) => d.at > i && d.streams.includes(b.streams[i]!)));
+/** The array parameters of the rows a batch inserts, and how many there are. */
+interface Rows {
+  readonly names: TextArrayWriter;
+  readonly offs: Int4ArrayWriter;
+  readonly sizes: Int4ArrayWriter;
+  readonly count: number;
+}
+
+/** The rows of the batch's entries that no later drop in the same batch cancels. */
+function survivingRows(b: Batch): Rows {
+  const rows = { names: new TextArrayWriter(), offs: new Int4ArrayWriter(), sizes: new Int4ArrayWriter(), count: 0 };
+  let off = 1;
+  for (let i = 0; i < b.streams.length; i++) {
+    const stream = b.streams[i]!;
+    const len = b.lens[i]!;
+    if (!b.drops.some((d) => d.at > i && d.streams.includes(stream))) {
+      rows.names.push(stream);
+      rows.offs.push(off);
+      rows.sizes.push(len);
+      rows.count++;
+    }
+    off += len;
+  }
+  return rows;
 }
 
 /** Applies a committed batch to the in-memory counts, entries and drops in their order. */
