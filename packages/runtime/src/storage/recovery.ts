@@ -1,5 +1,6 @@
 import path from "node:path";
 import { StorageError } from "../core/errors.js";
+import { findCleanMark, removeCleanMarks } from "./clean-mark.js";
 import { type FileLayer, readFully, writeFully } from "./file-layer.js";
 import { type FrameFault, FrameKind, FrameView, readFrame, sealedFrameCount } from "./frame.js";
 import { SegmentWindow, isZero } from "./segment-window.js";
@@ -57,10 +58,12 @@ type Fault = FrameFault | "unsealed" | "seal-count";
 export function recoverShard(input: RecoveryInput): RecoveredShard {
   const { layer, dir, shard, readOnly, index } = input;
   const names = layer.readdir(dir) ?? [];
+  const clean = findCleanMark(names);
   if (!readOnly) {
     for (const name of names) {
       if (name === PREPARED_NAME || name.endsWith(COMPACT_SUFFIX)) layer.unlink(path.join(dir, name));
     }
+    removeCleanMarks(layer, dir, names);
   }
   const seqs = names
     .map(parseSegmentName)
@@ -107,7 +110,9 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
         frames += 1;
         off = win.base + view.end;
       }
-      if (fault === "zero" && win.zeroFrom(off)) fault = undefined;
+      // After a clean close nothing lies past its mark: the zeros there need no reading.
+      const cleanEnd = newest && clean?.segment === seq && clean.end === off;
+      if (fault === "zero" && (cleanEnd || win.zeroFrom(off))) fault = undefined;
       if (fault === undefined && !sealed && !newest) fault = "unsealed";
 
       const segment = segments.at(-1)!;

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { StorageError } from "../core/errors.js";
+import { writeCleanMark } from "./clean-mark.js";
 import { type FileLayer, writeFully } from "./file-layer.js";
 import { FrameKind, FrameView, SEAL_FRAME_BYTES, encodeSeal } from "./frame.js";
 import { FrameReader } from "./frame-reader.js";
@@ -255,6 +256,14 @@ export class Shard implements CommitTarget {
   async close(): Promise<void> {
     await this.committer?.idle();
     await this.preallocator?.settle();
+    const last = this.segments.at(-1);
+    if (this.committer !== undefined && this.committer.failure === undefined && last !== undefined && !last.sealed) {
+      try {
+        writeCleanMark(this.layer, this.options.dir, { segment: last.seq, end: last.end });
+      } catch {
+        // Without the mark the next open reads the segment's tail, as after a crash.
+      }
+    }
     this.closeFiles();
   }
 

@@ -32,6 +32,16 @@ async function openError(options: LocalLogOptions): Promise<Error> {
   );
 }
 
+const MIB = 1024 * 1024;
+
+/** The clean-close marks in a shard's folder. */
+function cleanMarks(shardDir: string): string[] {
+  return fs
+    .readdirSync(shardDir)
+    .filter((n) => n.startsWith("clean-"))
+    .map((n) => path.join(shardDir, n));
+}
+
 function flip(file: string, at: number, mask: number): void {
   const bytes = fs.readFileSync(file);
   bytes[at] = bytes[at]! ^ mask;
@@ -156,7 +166,6 @@ describe(LocalLog.name, () => {
 
   describe("recovery across read windows", () => {
     // Recovery reads segments 4 MiB at a time and the batched scan 1 MiB at a time.
-    const MIB = 1024 * 1024;
 
     it("reopens a segment whose frames straddle the read windows, a frame larger than a window among them", async () => {
       const options = { dir: dir(), shards: 1, segmentBytes: 64 * MIB };
@@ -186,16 +195,56 @@ describe(LocalLog.name, () => {
       await log.close();
     });
 
-    it("finds a stray byte far past the end of the data, beyond the first window, and zeroes it as a torn tail", async () => {
+    it("after a crash, finds a stray byte far past the end of the data, beyond the first window, and zeroes it as a torn tail", async () => {
       await fill({ dir: dir(), segmentBytes: 64 * MIB }, 10);
       const [file] = segmentFiles(dir());
       const end = framesOf(file!).at(-1)!.end;
       flip(file!, 40 * MIB + 3, 0x10);
+      // A process that never closed leaves no mark.
+      for (const mark of cleanMarks(path.dirname(file!))) fs.rmSync(mark);
 
       const log = await openLocalLog({ dir: dir(), segmentBytes: 64 * MIB });
       expect(log.recovery).to.have.length(1);
       expect(log.recovery[0]).to.include({ kind: "torn-tail", offset: end, discardedBytes: 40 * MIB + 4 - end });
       expect(await allEntries(log)).to.deep.equal(records(0, 10));
+      await log.close();
+      expect(fs.readFileSync(file!)[40 * MIB + 3]).to.equal(0);
+    });
+  });
+
+  describe("clean close", () => {
+    it("marks where the data ends, and the next open reads nothing past it", async () => {
+      await fill({ dir: dir(), segmentBytes: 64 * MIB }, 10);
+      const [file] = segmentFiles(dir());
+      const end = framesOf(file!).at(-1)!.end;
+      expect(cleanMarks(path.dirname(file!)).map((m) => path.basename(m))).to.deep.equal([`clean-000000000001-${end}`]);
+      // Past a clean close's end nothing was written, so a byte there is never taken for data.
+      flip(file!, 40 * MIB + 3, 0x10);
+
+      const log = await openLocalLog({ dir: dir(), segmentBytes: 64 * MIB });
+      expect(log.recovery).to.deep.equal([]);
+      expect(cleanMarks(path.dirname(file!)), "removed before the first append").to.deep.equal([]);
+      expect(await allEntries(log)).to.deep.equal(records(0, 10));
+      await log.append(0, { stream: "s0", body: Buffer.from("after") });
+      await log.close();
+      expect(fs.readFileSync(file!)[40 * MIB + 3]).to.equal(0x10);
+
+      const again = await openLocalLog({ dir: dir(), segmentBytes: 64 * MIB });
+      expect((await allEntries(again)).at(-1)).to.equal("after");
+      await again.close();
+    });
+
+    it("reads the whole tail when the mark does not match where the data ends", async () => {
+      await fill({ dir: dir(), segmentBytes: 64 * MIB }, 10);
+      const [file] = segmentFiles(dir());
+      const end = framesOf(file!).at(-1)!.end;
+      const [mark] = cleanMarks(path.dirname(file!));
+      fs.renameSync(mark!, path.join(path.dirname(file!), `clean-000000000001-${end - 1}`));
+      flip(file!, 40 * MIB + 3, 0x10);
+
+      const log = await openLocalLog({ dir: dir(), segmentBytes: 64 * MIB });
+      expect(log.recovery).to.have.length(1);
+      expect(log.recovery[0]).to.include({ kind: "torn-tail", offset: end });
       await log.close();
       expect(fs.readFileSync(file!)[40 * MIB + 3]).to.equal(0);
     });
