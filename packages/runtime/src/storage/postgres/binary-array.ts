@@ -15,24 +15,17 @@ const INT4_OID = 23;
 /** ndim, flags, element type, length, lower bound. */
 const HEADER_BYTES = 20;
 
-/** A `text[]` built element by element into a buffer it reuses. */
-export class TextArrayWriter {
-  private buf = Buffer.allocUnsafe(4096);
-  private len = HEADER_BYTES;
-  private count = 0;
+/** An array built element by element into a buffer it reuses. */
+abstract class ArrayWriter {
+  protected buf = Buffer.allocUnsafe(1024);
+  protected len = HEADER_BYTES;
+  protected count = 0;
 
-  push(value: string): void {
-    const most = this.len + 4 + value.length * 3;
-    if (most > this.buf.length) this.grow(most);
-    const bytes = this.buf.write(value, this.len + 4, "utf8");
-    this.buf.writeInt32BE(bytes, this.len);
-    this.len += 4 + bytes;
-    this.count++;
-  }
+  constructor(private readonly oid: number) {}
 
   /** The array's bytes, valid until the next `push` or `clear`. */
   bytes(): Buffer {
-    return finish(this.buf, this.len, this.count, TEXT_OID);
+    return finish(this.buf, this.len, this.count, this.oid);
   }
 
   clear(): void {
@@ -40,39 +33,42 @@ export class TextArrayWriter {
     this.count = 0;
   }
 
-  private grow(atLeast: number): void {
-    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, atLeast));
+  /** Makes room for `bytes` more bytes. */
+  protected room(bytes: number): void {
+    if (this.len + bytes <= this.buf.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + bytes));
     this.buf.copy(bigger, 0, 0, this.len);
     this.buf = bigger;
   }
 }
 
-/** An `integer[]` built element by element into a buffer it reuses. */
-export class Int4ArrayWriter {
-  private buf = Buffer.allocUnsafe(1024);
-  private len = HEADER_BYTES;
-  private count = 0;
+/** A `text[]`. */
+export class TextArrayWriter extends ArrayWriter {
+  constructor() {
+    super(TEXT_OID);
+  }
+
+  push(value: string): void {
+    this.room(4 + value.length * 3);
+    const bytes = this.buf.write(value, this.len + 4, "utf8");
+    this.buf.writeInt32BE(bytes, this.len);
+    this.len += 4 + bytes;
+    this.count++;
+  }
+}
+
+/** An `integer[]`. */
+export class Int4ArrayWriter extends ArrayWriter {
+  constructor() {
+    super(INT4_OID);
+  }
 
   push(value: number): void {
-    if (this.len + 8 > this.buf.length) {
-      const bigger = Buffer.allocUnsafe(this.buf.length * 2);
-      this.buf.copy(bigger, 0, 0, this.len);
-      this.buf = bigger;
-    }
+    this.room(8);
     this.buf.writeInt32BE(4, this.len);
     this.buf.writeInt32BE(value, this.len + 4);
     this.len += 8;
     this.count++;
-  }
-
-  /** The array's bytes, valid until the next `push` or `clear`. */
-  bytes(): Buffer {
-    return finish(this.buf, this.len, this.count, INT4_OID);
-  }
-
-  clear(): void {
-    this.len = HEADER_BYTES;
-    this.count = 0;
   }
 }
 
