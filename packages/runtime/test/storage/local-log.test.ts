@@ -248,6 +248,19 @@ describe(LocalLog.name, () => {
       await log.close();
       expect(fs.readFileSync(file!)[40 * MIB + 3]).to.equal(0);
     });
+    it("reads the whole tail when it finds more than one mark, and removes them all", async () => {
+      await fill({ dir: dir(), segmentBytes: 64 * MIB }, 10);
+      const [file] = segmentFiles(dir());
+      const end = framesOf(file!).at(-1)!.end;
+      fs.writeFileSync(path.join(path.dirname(file!), `clean-000000000001-${end + 100}`), "");
+      flip(file!, 40 * MIB + 3, 0x10);
+
+      const log = await openLocalLog({ dir: dir(), segmentBytes: 64 * MIB });
+      expect(log.recovery).to.have.length(1);
+      expect(log.recovery[0]).to.include({ kind: "torn-tail", offset: end });
+      expect(cleanMarks(path.dirname(file!))).to.deep.equal([]);
+      await log.close();
+    });
   });
 
   describe("segments", () => {
