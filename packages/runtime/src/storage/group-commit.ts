@@ -151,24 +151,16 @@ export class ShardCommitter {
   }
 
   append(entry: LogEntry): Promise<void> {
-    if (this.fatal !== undefined) return Promise.reject(this.fatal);
-    const problem = this.check(entry.stream, entry.body.length);
-    if (problem !== undefined) return Promise.reject(problem);
-    const b = this.open;
-    this.encode(b, FrameKind.Entry, entry.stream, entry.body);
-    b.entries += 1;
-    return this.promiseOf(b);
+    const b = this.admit(entry.stream, entry.body);
+    return b instanceof StorageError ? Promise.reject(b) : this.promiseOf(b);
   }
 
   appendThen(stream: string, body: Uint8Array, waiter: AppendWaiter): void {
-    const problem = this.fatal ?? this.check(stream, body.length);
-    if (problem !== undefined) {
-      queueMicrotask(() => waiter.failed(problem));
+    const b = this.admit(stream, body);
+    if (b instanceof StorageError) {
+      queueMicrotask(() => waiter.failed(b));
       return;
     }
-    const b = this.open;
-    this.encode(b, FrameKind.Entry, stream, body);
-    b.entries += 1;
     b.waiters.push(waiter);
     this.enlist(b);
   }
@@ -291,6 +283,16 @@ export class ShardCommitter {
       done();
     };
     step();
+  }
+
+  /** Encodes one entry into the open batch, or returns why the shard refuses it. */
+  private admit(stream: string, body: Uint8Array): Batch | StorageError {
+    const problem = this.fatal ?? this.check(stream, body.length);
+    if (problem !== undefined) return problem;
+    const b = this.open;
+    this.encode(b, FrameKind.Entry, stream, body);
+    b.entries += 1;
+    return b;
   }
 
   private check(key: string, payloadBytes: number): StorageError | undefined {

@@ -672,14 +672,14 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
         if (record.update) this.runUpdate(record.update.id, record.update.name, record.update.arg);
         return;
       case "step": {
-        const p = this.take(record.seq);
+        const p = this.pending.take(record.seq);
         if (!replayed) this.inFlight--;
         if (record.ok) p?.resolve(record.value);
         else p?.reject(record.error);
         return;
       }
       case "fired":
-        this.take(record.seq)?.resolve(undefined);
+        this.pending.take(record.seq)?.resolve(undefined);
         return;
       case "signal":
         this.applySignal(record.name, record.value);
@@ -710,7 +710,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
         return;
       }
       case "child": {
-        const p = this.take(record.seq);
+        const p = this.pending.take(record.seq);
         if (record.ok) p?.resolve(undefined);
         else p?.reject(record.error);
         return;
@@ -736,10 +736,6 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
       case "attributes":
         return;
     }
-  }
-
-  private take(seq: number): Pending | undefined {
-    return this.pending.take(seq);
   }
 
   private begin(seed: number, input: unknown): void {

@@ -17,8 +17,8 @@
 import type pg from "pg";
 import { ShardMovedError, StorageError } from "../../core/errors.js";
 import { tellWaiters } from "../append-waiters.js";
-import { Int4ArrayWriter, TextArrayWriter } from "./binary-array.js";
 import { type AppendWaiter, type LogEntry, MAX_ENTRY_BYTES } from "../log.js";
+import { Int4ArrayWriter, TextArrayWriter } from "./binary-array.js";
 import type { StreamCounts } from "./stream-counts.js";
 import type { Tables } from "./schema.js";
 
@@ -172,21 +172,16 @@ export class ShardWriter {
   }
 
   append(entry: LogEntry): Promise<void> {
-    const refused = this.refusal() ?? this.check(entry);
-    if (refused !== undefined) return Promise.reject(refused);
-    const b = this.openBatch(entry.body.length);
-    b.add(entry.stream, entry.body);
-    return this.promiseOf(b);
+    const b = this.admit(entry.stream, entry.body);
+    return b instanceof StorageError ? Promise.reject(b) : this.promiseOf(b);
   }
 
   appendThen(stream: string, body: Uint8Array, waiter: AppendWaiter): void {
-    const refused = this.refusal() ?? this.check({ stream, body });
-    if (refused !== undefined) {
-      queueMicrotask(() => waiter.failed(refused));
+    const b = this.admit(stream, body);
+    if (b instanceof StorageError) {
+      queueMicrotask(() => waiter.failed(b));
       return;
     }
-    const b = this.openBatch(body.length);
-    b.add(stream, body);
     b.waiters.push(waiter);
     this.schedule();
   }
@@ -195,7 +190,7 @@ export class ShardWriter {
     const refused = this.refusal();
     if (refused !== undefined) return Promise.reject(refused);
     for (const e of entries) {
-      const problem = this.check(e);
+      const problem = this.check(e.stream, e.body);
       if (problem !== undefined) return Promise.reject(problem);
     }
     if (entries.length === 0) return Promise.resolve();
@@ -245,18 +240,27 @@ export class ShardWriter {
     return this.fatal ?? this.sealed;
   }
 
-  private check(entry: LogEntry): StorageError | undefined {
-    if (entry.body.length > MAX_BODY_BYTES) {
+  /** Adds one entry to the batch new appends go to, or returns why the shard refuses it. */
+  private admit(stream: string, body: Uint8Array): Batch | StorageError {
+    const refused = this.refusal() ?? this.check(stream, body);
+    if (refused !== undefined) return refused;
+    const b = this.openBatch(body.length);
+    b.add(stream, body);
+    return b;
+  }
+
+  private check(stream: string, body: Uint8Array): StorageError | undefined {
+    if (body.length > MAX_BODY_BYTES) {
       return new StorageError(
-        `an entry of stream "${entry.stream.slice(0, 80)}" for shard ${this.o.shard} has ${entry.body.length} bytes; ` +
+        `an entry of stream "${stream.slice(0, 80)}" for shard ${this.o.shard} has ${body.length} bytes; ` +
           `the limit is ${MAX_BODY_BYTES}`,
       );
     }
-    if (entry.stream.length * 3 > MAX_STREAM_BYTES && Buffer.byteLength(entry.stream) > MAX_STREAM_BYTES) {
-      return new StorageError(`stream key "${entry.stream.slice(0, 80)}…" is longer than ${MAX_STREAM_BYTES} UTF-8 bytes`);
+    if (stream.length * 3 > MAX_STREAM_BYTES && Buffer.byteLength(stream) > MAX_STREAM_BYTES) {
+      return new StorageError(`stream key "${stream.slice(0, 80)}…" is longer than ${MAX_STREAM_BYTES} UTF-8 bytes`);
     }
-    if (entry.stream.includes("\0")) {
-      return new StorageError(`stream key "${entry.stream.slice(0, 80)}" contains a NUL character, which PostgreSQL text cannot hold`);
+    if (stream.includes("\0")) {
+      return new StorageError(`stream key "${stream.slice(0, 80)}" contains a NUL character, which PostgreSQL text cannot hold`);
     }
     return undefined;
   }
