@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { openPostgresLog, type PostgresLog } from "../../src/storage/postgres/pg-log.js";
-import { PG_URL, sql, useSchemas } from "./support/database.js";
+import { PG_URL, sql, storedEntries, useSchemas } from "./support/database.js";
 
 const body = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -15,8 +15,7 @@ describe("PostgreSQL group commit", () => {
     const { appended, syncs } = log.stats();
     expect(appended[0]).to.equal(500);
     expect(syncs[0]).to.be.at.most(2);
-    const rows = await sql<{ body: Buffer }>(`SELECT body FROM "${log.schema}".entries WHERE shard = 0 ORDER BY seq`);
-    expect(rows.map((r) => r.body.toString())).to.deep.equal(Array.from({ length: 500 }, (_, i) => String(i)));
+    expect((await storedEntries(log.schema, 0)).map((e) => e.body)).to.deep.equal(Array.from({ length: 500 }, (_, i) => String(i)));
   });
 
   it("tells appendThen waiters after the commit, in append order, alongside awaited appends", async () => {
@@ -29,8 +28,7 @@ describe("PostgreSQL group commit", () => {
     expect(told).to.deep.equal([]);
     await awaited;
     expect(told).to.deep.equal(["a-1", "a-3"]);
-    const rows = await sql<{ body: Buffer }>(`SELECT body FROM "${log.schema}".entries WHERE shard = 0 ORDER BY seq`);
-    expect(rows.map((r) => r.body.toString())).to.deep.equal(["1", "2", "3"]);
+    expect((await storedEntries(log.schema, 0)).map((e) => e.body)).to.deep.equal(["1", "2", "3"]);
   });
 
   it("gathers appends made while a batch is in flight into the next batch", async () => {
@@ -44,20 +42,27 @@ describe("PostgreSQL group commit", () => {
     expect(log.stats().syncs[0]! - before).to.equal(2);
   });
 
-  it("inserts each batch in one transaction, as the rows' xmin shows", async () => {
+  it("stores each batch as one row in a transaction of its own, as the rows' xmin shows", async () => {
     log = await openPostgresLog({ url: PG_URL, schema: schema(), shards: 2 });
     await Promise.all(Array.from({ length: 300 }, (_, i) => log.append(i % 2, { stream: `r${i}`, body: body("x") })));
     await Promise.all(Array.from({ length: 300 }, (_, i) => log.append(i % 2, { stream: `r${i}`, body: body("y") })));
-    const rows = await sql<{ shard: number; rows: number; transactions: number }>(
-      `SELECT shard, count(*)::integer AS rows, count(DISTINCT xmin::text)::integer AS transactions
-         FROM "${log.schema}".entries GROUP BY shard ORDER BY shard`,
+    const rows = await sql<{ shard: number; rows: number; entries: number; transactions: number }>(
+      `SELECT shard, count(*)::integer AS rows, sum(cardinality(streams))::integer AS entries, count(DISTINCT xmin::text)::integer AS transactions
+         FROM "${log.schema}".batches GROUP BY shard ORDER BY shard`,
     );
     const { syncs } = log.stats();
     expect(rows).to.deep.equal([
-      { shard: 0, rows: 300, transactions: syncs[0] },
-      { shard: 1, rows: 300, transactions: syncs[1] },
+      { shard: 0, rows: syncs[0], entries: 300, transactions: syncs[0] },
+      { shard: 1, rows: syncs[1], entries: 300, transactions: syncs[1] },
     ]);
     expect(syncs[0]! + syncs[1]!).to.be.at.most(6);
+    const entries = await storedEntries(log.schema);
+    expect(entries.map((e) => [e.shard, e.stream, e.body])).to.deep.equal([
+      ...Array.from({ length: 150 }, (_, i) => [0, `r${i * 2}`, "x"]),
+      ...Array.from({ length: 150 }, (_, i) => [0, `r${i * 2}`, "y"]),
+      ...Array.from({ length: 150 }, (_, i) => [1, `r${i * 2 + 1}`, "x"]),
+      ...Array.from({ length: 150 }, (_, i) => [1, `r${i * 2 + 1}`, "y"]),
+    ]);
   });
 
   it("stores stream keys that need quoting in SQL text, in batches with and without drops", async () => {

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { StorageError } from "../../src/core/errors.js";
 import type { LogEntry } from "../../src/storage/log.js";
 import { openPostgresLog, type PostgresLog, type PostgresLogOptions } from "../../src/storage/postgres/pg-log.js";
-import { PG_URL, sql, useSchemas } from "./support/database.js";
+import { PG_URL, sql, storedEntries, useSchemas } from "./support/database.js";
 import { sleep } from "./support/wait.js";
 
 const entry = (stream: string, body: string): LogEntry => ({ stream, body: new TextEncoder().encode(body) });
@@ -20,9 +20,7 @@ describe("PostgreSQL shard leases", () => {
     logs = [];
   });
   const bodies = async (name: string, shard: number): Promise<string[]> =>
-    (await sql<{ body: Buffer }>(`SELECT body FROM "${name}".entries WHERE shard = $1 ORDER BY seq`, [shard])).map((r) =>
-      r.body.toString(),
-    );
+    (await storedEntries(name, shard)).map((e) => e.body);
 
   it("gives a single process every shard, at epoch 1", async () => {
     const log = await open({ schema: schema(), shards: 3, owner: "solo" });

@@ -4,7 +4,7 @@ import { ConfigError, StorageError } from "../../src/core/errors.js";
 import { LATEST_VERSION, MIGRATIONS, migrate } from "../../src/storage/postgres/migrations.js";
 import { openPostgresLog } from "../../src/storage/postgres/pg-log.js";
 import { tablesOf } from "../../src/storage/postgres/schema.js";
-import { PG_URL, sql, useSchemas } from "./support/database.js";
+import { PG_URL, sql, storedEntries, useSchemas } from "./support/database.js";
 
 describe("PostgreSQL migrations", () => {
   const schema = useSchemas();
@@ -24,7 +24,7 @@ describe("PostgreSQL migrations", () => {
       "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
       [t.schema],
     );
-    expect(tables.map((r) => r.table_name)).to.deep.equal(["entries", "leases", "migrations", "owners", "permits", "rates", "replies", "requests", "settings"]);
+    expect(tables.map((r) => r.table_name)).to.deep.equal(["batches", "leases", "migrations", "owners", "permits", "rates", "replies", "requests", "settings"]);
   });
 
   it("does nothing when run again on a schema that is up to date", async () => {
@@ -63,22 +63,24 @@ describe("PostgreSQL migrations", () => {
     expect(results.flatMap((r) => r.applied)).to.deep.equal(MIGRATIONS.map((m) => m.version));
   });
 
-  it("keeps a log written before streams were indexed by hash readable and droppable by stream", async () => {
+  it("moves a log written one row per entry into batch rows, readable, droppable and in order", async () => {
     const t = tablesOf(schema());
-    const before = MIGRATIONS.filter((m) => m.version <= 4);
-    expect(await migrate(pool, t, before)).to.deep.equal({ from: 0, applied: [1, 2, 3, 4] });
+    const before = MIGRATIONS.filter((m) => m.version <= 5);
+    expect(await migrate(pool, t, before)).to.deep.equal({ from: 0, applied: [1, 2, 3, 4, 5] });
     await sql(`INSERT INTO ${t.settings} (key, value) VALUES ('shards', '1')`);
     const long = "k".repeat(5_000);
     const streams = ["run-a", "run-b", long, "run-a", long];
     for (const [i, stream] of streams.entries()) {
-      await sql(`INSERT INTO ${t.entries} (shard, seq, stream, body) VALUES (0, $1, $2, $3)`, [i + 1, stream, Buffer.from(`old-${i}`)]);
+      await sql(`INSERT INTO ${t.entries} (shard, seq, stream, body) VALUES (0, $1, $2, $3)`, [(i + 1) * 10, stream, Buffer.from(`old-${i}`)]);
     }
 
     const log = await openPostgresLog({ url: PG_URL, schema: t.schema, claim: "all" });
     try {
-      const indexes = await sql<{ indexname: string }>("SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'entries' ORDER BY 1", [t.schema]);
-      expect(indexes.map((r) => r.indexname)).to.deep.equal(["entries_by_stream_hash", "entries_pkey"]);
+      expect(await sql("SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'entries'", [t.schema])).to.deep.equal([]);
       const text = (entries: { body: Uint8Array }[]): string[] => entries.map((e) => Buffer.from(e.body).toString());
+      const scanned: string[] = [];
+      for await (const e of log.scan(0)) scanned.push(Buffer.from(e.body).toString());
+      expect(scanned).to.deep.equal(["old-0", "old-1", "old-2", "old-3", "old-4"]);
       expect(text(await log.read(0, "run-a"))).to.deep.equal(["old-0", "old-3"]);
       expect(text(await log.read(0, long))).to.deep.equal(["old-2", "old-4"]);
       await log.append(0, { stream: "run-a", body: Buffer.from("new") });
@@ -86,7 +88,11 @@ describe("PostgreSQL migrations", () => {
       expect(text(await log.read(0, "run-a"))).to.deep.equal(["old-0", "old-3", "new"]);
       expect(await log.read(0, long)).to.deep.equal([]);
       expect(log.streams(0)).to.deep.equal(["run-a"]);
-      expect(await sql(`SELECT seq FROM ${t.entries} ORDER BY seq`)).to.deep.equal([{ seq: "1" }, { seq: "4" }, { seq: "6" }]);
+      expect((await storedEntries(t.schema)).map((e) => [e.seq, e.body])).to.deep.equal([
+        [10, "old-0"],
+        [40, "old-3"],
+        [51, "new"],
+      ]);
     } finally {
       await log.close();
     }

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import pg from "pg";
 import { StorageError } from "../../src/core/errors.js";
 import { openPostgresLog, type PostgresLog } from "../../src/storage/postgres/pg-log.js";
-import { PG_URL, sql, useSchemas } from "./support/database.js";
+import { PG_URL, sql, storedEntries, useSchemas } from "./support/database.js";
 import { eventually } from "./support/wait.js";
 
 const entry = (body: string) => ({ stream: "s", body: new TextEncoder().encode(body) });
@@ -44,14 +44,13 @@ describe("PostgreSQL write failures", () => {
     expect(err).to.be.instanceOf(StorageError);
     expect((err as Error).message)
       .to.contain("shard 0 stopped")
-      .and.contain(`"${name}".entries`)
+      .and.contain(`"${name}".batches`)
       .and.contain('owner "victim", epoch 1');
     expect(lost).to.deep.equal(["0 failed"]);
     await blocker.query("ROLLBACK");
 
     expect(await log.append(0, entry("3")).catch((e: unknown) => e)).to.equal(err);
-    const rows = await sql<{ body: Buffer }>(`SELECT body FROM "${name}".entries ORDER BY seq`);
-    expect(rows.map((r) => r.body.toString())).to.deep.equal(["1"]);
+    expect((await storedEntries(name)).map((e) => e.body)).to.deep.equal(["1"]);
     await eventually("the stopped shard's lease to be given back", async () => {
       const [lease] = await sql<{ owner: string | null }>(`SELECT owner FROM "${name}".leases WHERE shard = 0`);
       return lease?.owner === null;

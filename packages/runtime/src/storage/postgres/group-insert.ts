@@ -3,11 +3,12 @@
  *
  * Appends made while the shard has no batch in flight are sent on the next microtask; appends made
  * while a batch is in flight form the next batch. A batch is one statement in its own implicit
- * transaction: the bodies travel as one binary parameter cut apart by offsets, which come with the
- * stream keys as binary arrays (see binary-array.ts), and the statement inserts them only if the
- * shard's lease row still names this owner at this epoch and has not expired on the database
- * clock, locking the row `FOR SHARE` so no takeover can commit in between.
- * The database answers after the commit, which is when the batch's promise resolves.
+ * transaction that stores it as one row: the bodies end to end, with the stream keys and where each
+ * body ends as binary arrays (see binary-array.ts). The database's work is mostly per row and per
+ * index entry, so a batch of hundreds of entries pays it once instead of once per entry.
+ * The statement stores the row only if the shard's lease row still names this owner at this epoch
+ * and has not expired on the database clock, locking the row `FOR SHARE` so no takeover can commit
+ * in between. The database answers after the commit, which is when the batch's promise resolves.
  *
  * Durability rules kept here: a shard has at most one batch in flight, so batches commit in order;
  * the first failed statement, or one that finds the lease gone, stops the shard for this process
@@ -19,8 +20,8 @@ import { ShardMovedError, StorageError } from "../../core/errors.js";
 import { tellWaiters } from "../append-waiters.js";
 import { type AppendWaiter, type LogEntry, MAX_ENTRY_BYTES } from "../log.js";
 import { Int4ArrayWriter, TextArrayWriter } from "./binary-array.js";
-import type { StreamCounts } from "./stream-counts.js";
 import type { Tables } from "./schema.js";
+import type { ShardIndex } from "./shard-index.js";
 
 /** Why a shard stopped for this process. */
 export type StopReason = "taken" | "expired" | "failed" | "released";
@@ -41,7 +42,7 @@ export interface ShardWriterOptions {
   readonly epoch: number;
   /** The highest `seq` in the shard when the lease was taken (0 when empty). */
   readonly lastSeq: number;
-  readonly counts: StreamCounts;
+  readonly index: ShardIndex;
   /** Told after each committed batch. */
   readonly committed: (entries: number) => void;
   /** Told once, when a statement fails or finds the lease gone; the writer has already stopped. */
@@ -52,13 +53,14 @@ export interface ShardWriterOptions {
 class Batch {
   buf: Buffer = Buffer.allocUnsafe(16 * 1024);
   len = 0;
+  /** Entries in the batch; the arrays below are reused from batch to batch and hold stale items past it. */
+  count = 0;
   readonly streams: string[] = [];
-  readonly lens: number[] = [];
-  /** The statement's array parameters, built as entries arrive: stream keys, body offsets, body lengths. */
+  /** Where each body ends in `buf`. */
+  readonly ends: number[] = [];
+  /** The statement's array parameters, built as entries arrive: stream keys and where each body ends. */
   readonly names = new TextArrayWriter();
-  /** 1-based offset of each body in `buf` (SQL `substring` counts from 1). */
-  readonly offs = new Int4ArrayWriter();
-  readonly sizes = new Int4ArrayWriter();
+  readonly endsParam = new Int4ArrayWriter();
   /** Drops in the batch: each applies to the entries before `at`. Rare, so a plain list. */
   readonly drops: { at: number; streams: readonly string[] }[] = [];
   /** Callers told through `appendThen`, in append order. */
@@ -69,11 +71,7 @@ class Batch {
   reject: (err: Error) => void = noop;
 
   get empty(): boolean {
-    return this.streams.length === 0 && this.drops.length === 0;
-  }
-
-  get count(): number {
-    return this.streams.length;
+    return this.count === 0 && this.drops.length === 0;
   }
 
   add(stream: string, body: Uint8Array): void {
@@ -83,21 +81,29 @@ class Batch {
       this.buf = bigger;
     }
     this.buf.set(body, this.len);
-    this.streams.push(stream);
-    this.lens.push(body.length);
-    this.names.push(stream);
-    this.offs.push(this.len + 1);
-    this.sizes.push(body.length);
     this.len += body.length;
+    this.streams[this.count] = stream;
+    this.ends[this.count] = this.len;
+    this.count++;
+    this.names.push(stream);
+    this.endsParam.push(this.len);
+  }
+
+  /** 1-based positions of the entries a later drop in the same batch cancels. */
+  deadPositions(): Set<number> {
+    const dead = new Set<number>();
+    for (let i = 0; i < this.count; i++) {
+      const stream = this.streams[i]!;
+      if (this.drops.some((d) => d.at > i && d.streams.includes(stream))) dead.add(i + 1);
+    }
+    return dead;
   }
 
   reset(): void {
     this.len = 0;
-    this.streams.length = 0;
-    this.lens.length = 0;
+    this.count = 0;
     this.names.clear();
-    this.offs.clear();
-    this.sizes.clear();
+    this.endsParam.clear();
     this.drops.length = 0;
     this.waiters.length = 0;
     this.promise = undefined;
@@ -134,21 +140,28 @@ export class ShardWriter {
         SELECT 1 FROM ${t.leases}
          WHERE shard = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()
            FOR SHARE)`;
-    const insert = `
-      INSERT INTO ${t.entries} (shard, seq, stream, body)
-      SELECT $1, $4::bigint + e.i, e.stream, substring($5::bytea FROM e.off FOR e.len)
-        FROM lease, unnest($6::text[], $7::integer[], $8::integer[]) WITH ORDINALITY AS e(stream, off, len, i)`;
-    this.insertOnly = { name: `fusee_insert_${t.schema}`, text: `WITH ${lease} ${insert}` };
+    this.insertOnly = {
+      name: `fusee_insert_${t.schema}`,
+      text: `WITH ${lease} INSERT INTO ${t.batches} (shard, seq, streams, ends, body) SELECT $1, $4, $5, $6, $7 FROM lease`,
+    };
+    // A drop deletes the rows it leaves with no live entry and marks its entries dead in the others;
+    // the batch's own row is stored unless every entry in it was dropped too.
     this.insertAndDrop = {
       name: `fusee_insert_drop_${t.schema}`,
       text: `
         WITH ${lease},
-        dropped AS (
-          DELETE FROM ${t.entries} AS d USING lease
-           WHERE d.shard = $1 AND d.seq <= $4
-             AND hashtextextended(d.stream, 0) = ANY (ARRAY(SELECT hashtextextended(s, 0) FROM unnest($9::text[]) AS s))
-             AND d.stream = ANY ($9::text[])),
-        inserted AS (${insert})
+        gone AS (
+          DELETE FROM ${t.batches} AS b USING lease
+           WHERE b.shard = $1 AND b.seq = ANY ($9::bigint[])),
+        marked AS (
+          UPDATE ${t.batches} AS b SET dead = b.dead || m.positions
+            FROM lease, (SELECT row_seq, array_agg(position) AS positions
+                           FROM unnest($10::bigint[], $11::integer[]) AS x(row_seq, position)
+                          GROUP BY row_seq) AS m
+           WHERE b.shard = $1 AND b.seq = m.row_seq),
+        inserted AS (
+          INSERT INTO ${t.batches} (shard, seq, streams, ends, body, dead)
+          SELECT $1, $4, $5, $6, $7, $8 FROM lease WHERE $12::boolean)
         SELECT count(*)::integer AS leased FROM lease`,
     };
   }
@@ -205,7 +218,7 @@ export class ShardWriter {
     if (refused !== undefined) return Promise.reject(refused);
     if (streams.length === 0) return Promise.resolve();
     const b = this.openBatch(0);
-    b.drops.push({ at: b.streams.length, streams: [...streams] });
+    b.drops.push({ at: b.count, streams: [...streams] });
     return this.promiseOf(b);
   }
 
@@ -268,7 +281,7 @@ export class ShardWriter {
   /** The batch new appends go to, opening another when the last is full. */
   private openBatch(bytes: number, entries = 1): Batch {
     let b = this.queue.at(-1);
-    if (b === undefined || (!b.empty && (b.len + bytes > MAX_BATCH_BYTES || b.streams.length + entries > MAX_BATCH_ENTRIES))) {
+    if (b === undefined || (!b.empty && (b.len + bytes > MAX_BATCH_BYTES || b.count + entries > MAX_BATCH_ENTRIES))) {
       b = this.spare ?? new Batch();
       this.spare = undefined;
       this.queue.push(b);
@@ -302,35 +315,35 @@ export class ShardWriter {
       return;
     }
     this.flying = b;
-    const first = this.lastSeq;
-    const withDrops = b.drops.length > 0;
-    const rows = withDrops ? survivingRows(b) : b;
-    const values: unknown[] = [
-      this.o.shard,
-      this.o.owner,
-      this.o.epoch,
-      first,
-      b.buf.subarray(0, b.len),
-      rows.names.bytes(),
-      rows.offs.bytes(),
-      rows.sizes.bytes(),
-    ];
-    if (withDrops) values.push([...new Set(b.drops.flatMap((d) => d.streams))]);
-    const query: pg.QueryConfig = { ...(withDrops ? this.insertAndDrop : this.insertOnly), values };
-    this.o.pool.query<{ leased: number }>(query).then(
+    const values: unknown[] = [this.o.shard, this.o.owner, this.o.epoch, this.lastSeq + 1, b.names.bytes(), b.endsParam.bytes(), b.buf.subarray(0, b.len)];
+    if (b.drops.length === 0) {
+      this.o.pool.query({ ...this.insertOnly, values }).then(
+        (result) => {
+          if (result.rowCount === 1) this.committed(b, undefined);
+          else void this.leaseGone(b);
+        },
+        (err: unknown) => this.failed(b, err),
+      );
+      return;
+    }
+    const dead = b.deadPositions();
+    const plan = this.o.index.planDrop(b.drops.flatMap((d) => d.streams));
+    values.push([...dead], plan.gone, plan.markRows, plan.markPositions, b.count > dead.size);
+    this.o.pool.query<{ leased: number }>({ ...this.insertAndDrop, values }).then(
       (result) => {
-        const held = withDrops ? result.rows[0]?.leased === 1 : result.rowCount === rows.count;
-        if (held) this.committed(b, rows.count);
+        if (result.rows[0]?.leased === 1) this.committed(b, dead);
         else void this.leaseGone(b);
       },
       (err: unknown) => this.failed(b, err),
     );
   };
 
-  private committed(b: Batch, inserted: number): void {
-    this.lastSeq += inserted;
-    applyToCounts(b, this.o.counts);
-    this.o.committed(b.streams.length);
+  private committed(b: Batch, dead: ReadonlySet<number> | undefined): void {
+    const first = this.lastSeq + 1;
+    this.lastSeq += b.count;
+    if (b.drops.length > 0) this.o.index.applyDrop(new Set(b.drops.flatMap((d) => d.streams)));
+    this.o.index.addRow(first, b.count, b.streams, b.ends, dead);
+    this.o.committed(b.count);
     this.flying = undefined;
     const resolve = b.resolve;
     tellWaiters(b.waiters, undefined);
@@ -363,7 +376,7 @@ export class ShardWriter {
     }
     const error = new ShardMovedError(
       `shard ${this.o.shard}: owner "${this.o.owner}" no longer holds the lease at epoch ${this.o.epoch} (${where}); ` +
-        `the batch of ${b.streams.length} entries was not stored and nothing appended to this shard by this process will be`,
+        `the batch of ${b.count} entries was not stored and nothing appended to this shard by this process will be`,
     );
     this.stop(b, error, reason);
   }
@@ -371,7 +384,7 @@ export class ShardWriter {
   private failed(b: Batch, err: unknown): void {
     const cause = err instanceof Error ? err : new Error(String(err));
     const error = new StorageError(
-      `shard ${this.o.shard} stopped: inserting a batch of ${b.streams.length} entries into ${this.o.tables.entries} ` +
+      `shard ${this.o.shard} stopped: inserting a batch of ${b.count} entries into ${this.o.tables.batches} ` +
         `(owner "${this.o.owner}", epoch ${this.o.epoch}) failed: ${cause.message}. Whether it committed is unknown, so ` +
         "nothing appended to this shard after it is acknowledged and the statement is not retried; reopen the log to recover",
       { cause },
@@ -400,46 +413,5 @@ export class ShardWriter {
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const w of waiters) w();
-  }
-}
-
-/** The array parameters of the rows a batch inserts, and how many there are. */
-interface Rows {
-  readonly names: TextArrayWriter;
-  readonly offs: Int4ArrayWriter;
-  readonly sizes: Int4ArrayWriter;
-  readonly count: number;
-}
-
-/** The rows of the batch's entries that no later drop in the same batch cancels. */
-function survivingRows(b: Batch): Rows {
-  const rows = { names: new TextArrayWriter(), offs: new Int4ArrayWriter(), sizes: new Int4ArrayWriter(), count: 0 };
-  let off = 1;
-  for (let i = 0; i < b.streams.length; i++) {
-    const stream = b.streams[i]!;
-    const len = b.lens[i]!;
-    if (!b.drops.some((d) => d.at > i && d.streams.includes(stream))) {
-      rows.names.push(stream);
-      rows.offs.push(off);
-      rows.sizes.push(len);
-      rows.count++;
-    }
-    off += len;
-  }
-  return rows;
-}
-
-/** Applies a committed batch to the in-memory counts, entries and drops in their order. */
-function applyToCounts(b: Batch, counts: StreamCounts): void {
-  let d = 0;
-  for (let i = 0; i <= b.streams.length; i++) {
-    while (d < b.drops.length && b.drops[d]!.at === i) {
-      for (const s of b.drops[d]!.streams) counts.drop(s);
-      d++;
-    }
-    if (i < b.streams.length) {
-      const stream = b.streams[i]!;
-      counts.add(stream, 1, Buffer.byteLength(stream) + b.lens[i]!);
-    }
   }
 }

@@ -145,6 +145,32 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX entries_by_stream_hash ON ${t.entries} (shard, hashtextextended(stream, 0));
     `,
   },
+  {
+    version: 6,
+    name: "one row per batch",
+    sql: (t) => `
+      -- A committed batch is one row: its entries are seq, seq + 1, ... in order, entry i (1-based)
+      -- has key streams[i] and the body bytes from ends[i - 1] (0 for the first) to ends[i], and
+      -- dead lists the positions of entries dropped while others in the row are live. A row per
+      -- entry cost the database a heap tuple and two index entries per step; the holder of a shard
+      -- finds a stream's entries through its own index of the rows, built when it takes the lease.
+      CREATE TABLE ${t.batches} (
+        shard integer NOT NULL,
+        seq bigint NOT NULL,
+        streams text[] NOT NULL,
+        ends integer[] NOT NULL,
+        dead integer[] NOT NULL DEFAULT '{}',
+        body bytea NOT NULL,
+        PRIMARY KEY (shard, seq)
+      );
+      -- Bodies are stored uncompressed: compressing every batch costs more time than the space is
+      -- worth, and reading one entry then fetches only the chunks its bytes are in.
+      ALTER TABLE ${t.batches} ALTER COLUMN body SET STORAGE EXTERNAL;
+      INSERT INTO ${t.batches} (shard, seq, streams, ends, body)
+        SELECT shard, seq, ARRAY[stream], ARRAY[octet_length(body)], body FROM ${t.entries};
+      DROP TABLE ${t.entries};
+    `,
+  },
 ];
 
 /** The newest migration this code knows. */

@@ -9,7 +9,9 @@ import { type LeaseGrant, type LeaseRow, LeaseTable, describeLease } from "./lea
 import { migrate } from "./migrations.js";
 import { WakeListener, encodeWake } from "./notify.js";
 import { DEFAULT_SCHEMA, type Tables, tablesOf } from "./schema.js";
-import { StreamCounts } from "./stream-counts.js";
+import { liveEntries, pagesOf, readAt, readByScan } from "./batch-rows.js";
+import { compactRows } from "./row-compaction.js";
+import { ShardIndex } from "./shard-index.js";
 
 /** Options of {@link openPostgresLog}. */
 export interface PostgresLogOptions {
@@ -145,7 +147,7 @@ interface PostgresLogParts {
 
 interface Held {
   readonly writer: ShardWriter;
-  readonly counts: StreamCounts;
+  readonly index: ShardIndex;
 }
 
 /**
@@ -315,36 +317,34 @@ export class PostgresLog implements Log {
   async *scanBatches(shard: number): AsyncIterable<readonly LogEntry[]> {
     this.assertOpen();
     this.checkShard(shard);
-    const t = this.p.tables;
-    let after = "0";
-    for (;;) {
-      const page = await this.p.pool.query<{ seq: string; stream: string; body: Buffer }>({
-        name: `fusee_scan_${t.schema}`,
-        text: `SELECT seq, stream, body FROM ${t.entries} WHERE shard = $1 AND seq > $2 ORDER BY seq LIMIT ${SCAN_PAGE}`,
-        values: [shard, after],
-      });
-      if (page.rows.length > 0) yield page.rows.map((row) => ({ stream: row.stream, body: row.body }));
-      if (page.rows.length < SCAN_PAGE) return;
-      after = page.rows[page.rows.length - 1]!.seq;
+    for await (const rows of pagesOf(this.p.pool, this.p.tables, shard, true)) {
+      for (const row of rows) {
+        const entries = liveEntries(row);
+        if (entries.length > 0) yield entries;
+      }
     }
   }
 
+  /**
+   * A held shard's entries are found through its index; any other shard's by reading all its
+   * rows, since only the holder keeps an index.
+   */
   async read(shard: number, stream: string): Promise<LogEntry[]> {
     this.assertOpen();
     this.checkShard(shard);
-    const t = this.p.tables;
-    const result = await this.p.pool.query<{ body: Buffer }>({
-      name: `fusee_read_${t.schema}`,
-      text: `SELECT body FROM ${t.entries} WHERE shard = $1 AND hashtextextended(stream, 0) = hashtextextended($2, 0) AND stream = $2 ORDER BY seq`,
-      values: [shard, stream],
-    });
-    return result.rows.map((r) => ({ stream, body: r.body }));
+    const h = this.held[shard];
+    let bodies: Buffer[];
+    if (h?.writer.healthy) {
+      const at = h.index.locate(stream);
+      bodies = await readAt(this.p.pool, this.p.tables, shard, at.rows, at.positions);
+    } else bodies = await readByScan(this.p.pool, this.p.tables, shard, stream);
+    return bodies.map((body) => ({ stream, body }));
   }
 
   streams(shard: number): string[] {
     const h = this.holding(shard);
     if (h instanceof StorageError) throw h;
-    return h.counts.keys();
+    return h.index.keys();
   }
 
   drop(shard: number, streams: readonly string[]): Promise<void> {
@@ -353,23 +353,24 @@ export class PostgresLog implements Log {
   }
 
   /**
-   * A drop deletes its rows in the same statement that records it, and PostgreSQL's autovacuum
-   * makes their space reusable, so there is nothing left to do here: this reports the bytes the
-   * shard's drops removed since the last `compact`.
+   * A drop deletes the rows it leaves with no live entry in the statement that records it; this
+   * rewrites rows where dropped entries hold at least half the bytes, and reports the bytes both
+   * freed since the last `compact`. PostgreSQL's autovacuum makes the space reusable.
    */
   async compact(shard: number): Promise<number> {
     const h = this.holding(shard);
     if (h instanceof StorageError) throw h;
     await h.writer.idle();
-    return h.counts.takeFreed();
+    await compactRows({ pool: this.p.pool, tables: this.p.tables, owner: this.owner, shard, epoch: h.writer.epoch, index: h.index });
+    return h.index.takeFreed();
   }
 
   stats(): LogStats {
     return {
       appended: [...this.appended],
       syncs: [...this.syncs],
-      liveEntries: this.held.map((h) => (h?.writer.healthy ? h.counts.liveEntries : 0)),
-      bytes: this.held.map((h) => (h?.writer.healthy ? h.counts.bytes : 0)),
+      liveEntries: this.held.map((h) => (h?.writer.healthy ? h.index.liveEntries : 0)),
+      bytes: this.held.map((h) => (h?.writer.healthy ? h.index.bytes : 0)),
     };
   }
 
@@ -508,7 +509,7 @@ export class PostgresLog implements Log {
     );
     for (const item of loaded) {
       if (item === undefined) continue;
-      const { grant, counts, lastSeq } = item;
+      const { grant, index, lastSeq } = item;
       const writer: ShardWriter = new ShardWriter({
         pool: this.p.pool,
         tables: this.p.tables,
@@ -516,34 +517,32 @@ export class PostgresLog implements Log {
         shard: grant.shard,
         epoch: grant.epoch,
         lastSeq,
-        counts,
+        index,
         committed: (entries) => {
           this.appended[grant.shard]! += entries;
           this.syncs[grant.shard]! += 1;
         },
         stopped: (error, reason) => this.shardStopped(writer, error, reason),
       });
-      this.held[grant.shard] = { writer, counts };
+      this.held[grant.shard] = { writer, index };
       this.stopped.delete(grant.shard);
       emit(this.acquiredListeners, (l) => l(grant.shard, grant.epoch));
     }
   }
 
 
-  private async load(shard: number): Promise<{ counts: StreamCounts; lastSeq: number }> {
-    const t = this.p.tables;
-    const result = await this.p.pool.query<{ stream: string; n: number; bytes: number; last: string }>(
-      `SELECT stream, count(*)::integer AS n, sum(octet_length(stream) + octet_length(body))::float8 AS bytes, max(seq) AS last
-         FROM ${t.entries} WHERE shard = $1 GROUP BY stream ORDER BY min(seq)`,
-      [shard],
-    );
-    const counts = new StreamCounts();
+  /** Indexes the shard's rows, and finds the last seq used. */
+  private async load(shard: number): Promise<{ index: ShardIndex; lastSeq: number }> {
+    const index = new ShardIndex();
     let lastSeq = 0;
-    for (const row of result.rows) {
-      counts.add(row.stream, row.n, row.bytes);
-      lastSeq = Math.max(lastSeq, Number(row.last));
+    for await (const rows of pagesOf(this.p.pool, this.p.tables, shard, false)) {
+      for (const row of rows) {
+        const seq = Number(row.seq);
+        index.addRow(seq, row.streams.length, row.streams, row.ends, row.dead.length === 0 ? undefined : new Set(row.dead));
+        lastSeq = Math.max(lastSeq, seq + row.streams.length - 1);
+      }
     }
-    return { counts, lastSeq };
+    return { index, lastSeq };
   }
 
   /** Hands a shard back for rebalancing once what was appended to it has committed. */
@@ -618,9 +617,6 @@ export class PostgresLog implements Log {
     if (this.closed) throw new StorageError(`the PostgreSQL log at ${this.p.where} is closed`);
   }
 }
-
-/** Rows per query of `scan`. */
-const SCAN_PAGE = 1000;
 
 /**
  * Calls every listener. Listeners run inside database callbacks, where a throw would become an

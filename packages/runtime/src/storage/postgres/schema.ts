@@ -17,7 +17,10 @@ export interface Tables {
   readonly quoted: string;
   readonly migrations: string;
   readonly settings: string;
+  /** The per-entry table of migrations 1 to 5, replaced by `batches`. */
   readonly entries: string;
+  /** A shard's entries, one row per committed batch. */
+  readonly batches: string;
   readonly leases: string;
   readonly owners: string;
   /** Operations one process of a cluster asks the owner of a shard to perform. */
@@ -52,6 +55,7 @@ export function tablesOf(schema: string = DEFAULT_SCHEMA): Tables {
     migrations: `${q}.migrations`,
     settings: `${q}.settings`,
     entries: `${q}.entries`,
+    batches: `${q}.batches`,
     leases: `${q}.leases`,
     owners: `${q}.owners`,
     requests: `${q}.requests`,

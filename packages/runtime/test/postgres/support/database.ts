@@ -51,3 +51,26 @@ export function useSchemas(): () => string {
     return schema;
   };
 }
+
+/** One live entry as stored in a schema's batch rows. */
+export interface StoredEntry {
+  readonly shard: number;
+  readonly seq: number;
+  readonly stream: string;
+  readonly body: string;
+  /** The transaction that stored the entry's row. */
+  readonly xmin: string;
+}
+
+/** The live entries of a schema (of one shard, if given) as the batch rows hold them, in order. */
+export async function storedEntries(schema: string, shard?: number): Promise<StoredEntry[]> {
+  const rows = await sql<{ shard: number; seq: string; stream: string; body: Buffer; xmin: string }>(
+    `SELECT b.shard, b.seq + x.position - 1 AS seq, x.stream, b.xmin::text AS xmin,
+            substring(b.body FROM coalesce(b.ends[x.position - 1], 0) + 1 FOR b.ends[x.position] - coalesce(b.ends[x.position - 1], 0)) AS body
+       FROM "${schema}".batches AS b, unnest(b.streams) WITH ORDINALITY AS x(stream, position)
+      WHERE x.position <> ALL (b.dead) AND ($1::integer IS NULL OR b.shard = $1)
+      ORDER BY b.shard, b.seq, x.position`,
+    [shard ?? null],
+  );
+  return rows.map((r) => ({ shard: r.shard, seq: Number(r.seq), stream: r.stream, body: r.body.toString(), xmin: r.xmin }));
+}
