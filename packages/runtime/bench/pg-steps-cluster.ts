@@ -10,6 +10,8 @@ export interface ClusterSettings {
   readonly schema: string;
   readonly leaseMs: number;
   readonly shards: number;
+  /** Node options of every engine process, before the script. */
+  readonly nodeOptions: readonly string[];
 }
 
 /** An engine process of the benchmark, driven by JSON commands over its stdin. */
@@ -25,7 +27,7 @@ export class BenchWorker {
     readonly owner: string,
     s: ClusterSettings,
   ) {
-    this.child = spawn(process.execPath, [WORKER.pathname, s.url, s.schema, owner, String(s.leaseMs), String(s.shards)], {
+    this.child = spawn(process.execPath, [...s.nodeOptions, WORKER.pathname, s.url, s.schema, owner, String(s.leaseMs), String(s.shards)], {
       stdio: ["pipe", "pipe", "pipe"],
     });
     this.child.stderr!.setEncoding("utf8").on("data", (d: string) => (this.stderr = (this.stderr + d).slice(-4_000)));

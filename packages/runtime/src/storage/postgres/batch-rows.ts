@@ -3,7 +3,6 @@
  * of a row, one stream's entries, and a row rewritten without the bodies of its dead entries.
  */
 import type pg from "pg";
-import { StorageError } from "../../core/errors.js";
 import type { LogEntry } from "../log.js";
 import type { Tables } from "./schema.js";
 
@@ -53,7 +52,11 @@ export function liveEntries(row: BatchRow): LogEntry[] {
   return out;
 }
 
-/** The bodies at the given rows and 1-based positions, in the order given. */
+/**
+ * The bodies at the given rows and 1-based positions, in the order given. A drop that commits
+ * after the positions were looked up removes all of them or none, since the query reads one
+ * snapshot: deleted rows are not found and entries marked dead are skipped.
+ */
 export async function readAt(pool: pg.Pool, t: Tables, shard: number, rows: readonly number[], positions: readonly number[]): Promise<Buffer[]> {
   if (rows.length === 0) return [];
   const found = await pool.query<{ body: Buffer }>({
@@ -62,12 +65,10 @@ export async function readAt(pool: pg.Pool, t: Tables, shard: number, rows: read
       SELECT substring(b.body FROM coalesce(b.ends[x.position - 1], 0) + 1 FOR b.ends[x.position] - coalesce(b.ends[x.position - 1], 0)) AS body
         FROM unnest($2::bigint[], $3::integer[]) WITH ORDINALITY AS x(row_seq, position, i)
         JOIN ${t.batches} AS b ON b.shard = $1 AND b.seq = x.row_seq
+       WHERE x.position <> ALL (b.dead)
        ORDER BY x.i`,
     values: [shard, rows, positions],
   });
-  if (found.rows.length !== rows.length) {
-    throw new StorageError(`${rows.length - found.rows.length} of ${rows.length} entries this process indexed were not found in ${t.batches} for shard ${shard}`);
-  }
   return found.rows.map((r) => r.body);
 }
 
