@@ -1,4 +1,7 @@
 import { expect } from "chai";
+import pg from "pg";
+import { readAt } from "../../src/storage/postgres/batch-rows.js";
+import { tablesOf } from "../../src/storage/postgres/schema.js";
 import { openPostgresLog, type PostgresLog, type PostgresLogOptions } from "../../src/storage/postgres/pg-log.js";
 import { PG_URL, sql, storedEntries, useSchemas } from "./support/database.js";
 
@@ -44,6 +47,29 @@ describe("PostgreSQL batch rows", () => {
     expect(scanned).to.deep.equal(["0:0", "2:2", "0:3", "2:5", "0:6", "2:8", "0:9", "2:11"]);
     await next.drop(0, ["s0", "s2"]);
     expect(await sql(`SELECT seq FROM "${name}".batches`)).to.deep.equal([]);
+  });
+
+  it("finds none of a stream's entries at positions looked up before its drop committed", async () => {
+    const name = schema();
+    const log = await open({ schema: name });
+    // Two rows the drop marks, since they keep "keep", and one it deletes.
+    await log.appendAll(0, [{ stream: "v", body: body("a") }, { stream: "keep", body: body("k") }]);
+    await log.appendAll(0, [{ stream: "v", body: body("b") }, { stream: "keep", body: body("k") }]);
+    await log.append(0, { stream: "v", body: body("c") });
+    const at = await sql<{ row: string; position: number }>(
+      `SELECT b.seq AS row, x.position FROM "${name}".batches AS b, unnest(b.streams) WITH ORDINALITY AS x(stream, position)
+        WHERE x.stream = 'v' ORDER BY b.seq`,
+    );
+    const rows = at.map((r) => Number(r.row));
+    const positions = at.map((r) => r.position);
+    const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
+    try {
+      expect((await readAt(pool, tablesOf(name), 0, rows, positions)).map(String)).to.deep.equal(["a", "b", "c"]);
+      await log.drop(0, ["v"]);
+      expect(await readAt(pool, tablesOf(name), 0, rows, positions)).to.deep.equal([]);
+    } finally {
+      await pool.end();
+    }
   });
 
   it("reads a stream of a shard it does not hold by looking through every row", async () => {
