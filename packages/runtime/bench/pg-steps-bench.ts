@@ -30,8 +30,12 @@ const ENGINE_NODE_OPTIONS = ["--max-semi-space-size=64"];
 const WORKFLOWS = 10_000;
 const TIMED_WARMUP = 20;
 const TIMED_WORKFLOWS = 150;
-/** Concurrent runs before the timed ones, so every process has compiled its hot paths. */
-const WARM_WORKFLOWS = 2_000;
+/**
+ * Timed throughput rounds per configuration, each beside a floor round; the ratio is of the
+ * medians. An untimed round of as many workflows comes first, so every process has compiled its
+ * hot paths and grown its heap, as a long-running service has.
+ */
+const TIMED_ROUNDS = 3;
 const FORWARDED_WORKFLOWS = 1_000;
 const SPLIT_TIMEOUT_MS = 30_000;
 const ROUND_TIMEOUT_MS = 120_000;
@@ -56,6 +60,8 @@ interface ProcessesRow {
   readonly forwarded_workflows_per_s: number | null;
   readonly floor_steps_per_s: number;
   readonly ratio_to_floor: number;
+  readonly rounds: readonly number[];
+  readonly floor_rounds: readonly number[];
   readonly node_options: readonly string[];
 }
 
@@ -106,26 +112,26 @@ export async function runPgStepsBench(args: readonly string[]): Promise<void> {
     await floor.create();
     const insert = await floor.latency();
     say(`floor: INSERT ... COMMIT per step, 1 connection   p50 ${insert.p50_us} us  p99 ${insert.p99_us} us`);
-    say(`floor throughput: ${WORKFLOWS} workflows × ${STEPS} INSERT ... COMMIT through ${FLOOR_POOL} connections, measured before each round`);
-    say(`engine throughput: ${WORKFLOWS} concurrent workflows over all processes, each process starting only runs of shards it holds`);
+    say(`floor throughput: ${WORKFLOWS} workflows × ${STEPS} INSERT ... COMMIT through ${FLOOR_POOL} connections, measured before each timed round`);
+    say(
+      `engine throughput: ${WORKFLOWS} concurrent workflows over all processes, each process starting only runs of shards it holds; ` +
+        `median of ${TIMED_ROUNDS} timed rounds after an untimed one, against the median of the floor rounds`,
+    );
     say(`engine processes: node ${ENGINE_NODE_OPTIONS.join(" ")}, except where a round says otherwise`);
 
     const processes: ProcessesRow[] = [];
     const rounds = [...PROCESSES.map((p) => ({ p, nodeOptions: ENGINE_NODE_OPTIONS })), { p: 2, nodeOptions: [] }];
     for (const { p, nodeOptions } of rounds) {
-      // The floor is measured again beside each round, so load from elsewhere on the machine
-      // weighs on the ratio's two sides alike.
-      const floorSteps = await floor.throughput(WORKFLOWS);
       const schema = `${base}_r${processes.length}`;
       schemas.push(schema);
-      const row = await engineRound(admin, { url, schema, leaseMs: LEASE_MS, shards: SHARDS, nodeOptions }, p, floorSteps);
+      const row = await engineRound(admin, { url, schema, leaseMs: LEASE_MS, shards: SHARDS, nodeOptions }, p, floor);
       processes.push(row);
       const label = `${p} process${p === 1 ? "" : "es"}`;
       const flags = nodeOptions === ENGINE_NODE_OPTIONS ? "" : `, node ${nodeOptions.join(" ") || "with its default options"}`;
       say(`${label}${flags} (shards split evenly after ${row.split_ms} ms)`);
-      say(`  floor                            ${floorSteps} steps/s`);
+      say(`  floor                            ${row.floor_steps_per_s} steps/s  (rounds ${row.floor_rounds.join(", ")})`);
       say(`  sequential step, 1 process       p50 ${row.step_p50_us} us  p99 ${row.step_p99_us} us  (${round(row.step_p50_us / insert.p50_us, 2)} × floor p50)`);
-      say(`  steps/s ${label}: ${row.steps_per_s} (${row.ratio_to_floor} × floor)  ${row.workflows_per_s} workflows/s`);
+      say(`  steps/s ${label}: ${row.steps_per_s} (${row.ratio_to_floor} × floor)  ${row.workflows_per_s} workflows/s  (rounds ${row.rounds.join(", ")})`);
       if (row.forwarded_steps_per_s !== null) {
         say(`  forwarded: ${FORWARDED_WORKFLOWS} workflows started by a process not holding their shard  ${row.forwarded_steps_per_s} steps/s  ${row.forwarded_workflows_per_s} workflows/s`);
       }
@@ -177,7 +183,7 @@ export async function runPgStepsBench(args: readonly string[]): Promise<void> {
 }
 
 /** After a warm-up, sequential step latency in one process, then throughput of every process starting runs of its own shards. */
-async function engineRound(admin: pg.Pool, s: ClusterSettings, p: number, floorSteps: number): Promise<ProcessesRow> {
+async function engineRound(admin: pg.Pool, s: ClusterSettings, p: number, floor: Floor): Promise<ProcessesRow> {
   const owners = Array.from({ length: p }, (_, i) => `bench-p${p}-w${i}`);
   return withWorkers(s, owners, async (workers) => {
     const { held, ms } = await waitForSplit(admin, s.schema, owners, SPLIT_TIMEOUT_MS);
@@ -190,7 +196,7 @@ async function engineRound(admin: pg.Pool, s: ClusterSettings, p: number, floorS
       const own = (w: BenchWorker): string[] => ids.filter((x) => starter(x.owner) === w.owner).map((x) => x.id);
       return within(Promise.all(workers.map((w) => w.send<{ t0: number; t1: number }>({ op: "plain", ids: own(w) }))), `${count} concurrent workflows`);
     };
-    await concurrently(`warm-${p}-`, WARM_WORKFLOWS);
+    await concurrently(`warm-${p}-`, WORKFLOWS);
 
     const timedIds = idsOf(`timed-${p}-`, held).filter((x) => x.owner === owners[0]).slice(0, TIMED_WARMUP + TIMED_WORKFLOWS);
     const samples = await within(
@@ -198,7 +204,15 @@ async function engineRound(admin: pg.Pool, s: ClusterSettings, p: number, floorS
       "sequential steps",
     );
     const latencies = Float64Array.from(samples);
-    const stepsPerS = rate(await concurrently(`plain-${p}-`, WORKFLOWS), WORKFLOWS);
+    // Floor and engine rounds alternate, so load from elsewhere on the machine weighs on both alike.
+    const rounds: number[] = [];
+    const floorRounds: number[] = [];
+    for (let r = 0; r < TIMED_ROUNDS; r++) {
+      floorRounds.push(await floor.throughput(WORKFLOWS));
+      rounds.push(rate(await concurrently(`plain-${p}-${r}-`, WORKFLOWS), WORKFLOWS));
+    }
+    const stepsPerS = median(rounds);
+    const floorSteps = median(floorRounds);
     // For comparison, the path a caller takes without routing by shard: start and result go
     // through the request table to the owner and back.
     const forwarded = p === 1 ? null : rate(await concurrently(`fwd-${p}-`, FORWARDED_WORKFLOWS, true), FORWARDED_WORKFLOWS);
@@ -213,6 +227,8 @@ async function engineRound(admin: pg.Pool, s: ClusterSettings, p: number, floorS
       forwarded_workflows_per_s: forwarded === null ? null : Math.round(forwarded / STEPS),
       floor_steps_per_s: floorSteps,
       ratio_to_floor: round(stepsPerS / floorSteps, 2),
+      rounds,
+      floor_rounds: floorRounds,
       node_options: s.nodeOptions,
     };
   });
