@@ -154,6 +154,8 @@ export class ShardIndex {
   /** Records that compaction rewrote a row to `total` body bytes. */
   rewritten(seq: number, total: number): void {
     const r = this.rowOf(seq);
+    // A drop that deleted the row after the rewrite may have been applied first: it counted the row.
+    if (this.starts[r] !== seq || this.live[r] === 0) return;
     this.freed += this.totals[r]! - total;
     this.totals[r] = total;
   }
