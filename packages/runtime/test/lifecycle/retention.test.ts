@@ -7,12 +7,22 @@ import { rmSync } from "node:fs";
 import { Config } from "../../src/engine/config.js";
 import { Engine } from "../../src/engine/engine.js";
 import { Batch, Debounce } from "../../src/engine/flow-rules.js";
+import { freshSchema, PG_URL, sql } from "../postgres/support/database.js";
 
 @Workflow("report")
 class Report {
   constructor(private readonly ctx: Ctx) {}
   async run(n: number): Promise<string> {
     return this.ctx.step("render", async () => "x".repeat(n));
+  }
+}
+
+@Workflow("waiting")
+class Waiting {
+  constructor(private readonly ctx: Ctx) {}
+  async run(n: number): Promise<number> {
+    await this.ctx.step("begin", async () => n);
+    return (await this.ctx.waitFor<number>("go")) ?? -1;
   }
 }
 
@@ -95,5 +105,62 @@ describe("retention on disk (local)", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("retention on PostgreSQL", () => {
+  const schemas: string[] = [];
+  after(async () => {
+    for (const s of schemas) await sql(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+  });
+
+  it("deletes the batch rows of expired runs, rewrites rows they shared with a live run, and they stay gone after a reopen", async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const clock = new VirtualClock();
+    const config = Config.postgres(PG_URL, { schema, leaseMs: 1_000 }).shards(1).clock(clock).retention("1h");
+    const engine = await Engine.open(config, { workflows: [Report, Waiting] });
+    // Started together, the runs' step records share batch rows with the step record of the run
+    // that keeps waiting.
+    const [waiting, ...reports] = await Promise.all([
+      engine.start(Waiting, "waiting", 0),
+      ...Array.from({ length: 40 }, (_, i) => engine.start(Report, `big-${i}`, 20_000)),
+    ]);
+    await Promise.all(reports.map((r) => r.result()));
+    const [shared] = await sql<{ n: number }>(
+      `SELECT count(*)::integer AS n FROM "${schema}".batches AS b
+        WHERE octet_length(b.body) > 20000 AND EXISTS (SELECT 1 FROM unnest(b.streams) AS s WHERE s LIKE 'waiting#%')`,
+    );
+    expect(shared?.n, "a row holding the waiting run's record and big bodies").to.be.greaterThan(0);
+    const stored = async (): Promise<{ rows: number; bytes: number }> => {
+      const [row] = await sql<{ rows: number; bytes: string | null }>(
+        `SELECT count(*)::integer AS rows, sum(octet_length(body)) AS bytes FROM "${schema}".batches`,
+      );
+      return { rows: row!.rows, bytes: Number(row!.bytes ?? 0) };
+    };
+    const before = await stored();
+    expect(before.bytes).to.be.greaterThan(40 * 20_000);
+
+    await clock.advance("2h");
+    for (let i = 0; i < 50 && (await engine.list(100)).length > 1; i++) {
+      await clock.advance("1m");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await engine.list(100)).map((s) => s.id)).to.deep.equal(["waiting"]);
+    // The runs leave the index before their drop and compaction have committed.
+    let after = await stored();
+    for (let i = 0; i < 50 && after.bytes >= 20_000; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      after = await stored();
+    }
+    expect(after.bytes, "no body of an expired run is left in the table").to.be.below(20_000);
+    expect(after.rows).to.be.greaterThan(0);
+    await engine.shutdown();
+
+    const reopened = await Engine.open(config, { workflows: [Report, Waiting] });
+    expect((await reopened.list(100)).map((s) => s.id)).to.deep.equal(["waiting"]);
+    await reopened.run(waiting.id).signal("go", 1);
+    expect(await reopened.run(waiting.id).result()).to.equal(1);
+    await reopened.shutdown();
   });
 });
