@@ -15,6 +15,10 @@ export interface BatchRow {
   readonly body?: Buffer;
 }
 
+/** The body of the entry at 1-based position `x.position` of batch row `b`, in SQL. */
+const ENTRY_BODY =
+  "substring(b.body FROM coalesce(b.ends[x.position - 1], 0) + 1 FOR b.ends[x.position] - coalesce(b.ends[x.position - 1], 0))";
+
 /** Rows per page of a scan. */
 const PAGE_ROWS = 256;
 /** A page stops once its bodies reach this many bytes (it always holds at least one row). */
@@ -62,7 +66,7 @@ export async function readAt(pool: pg.Pool, t: Tables, shard: number, rows: read
   const found = await pool.query<{ body: Buffer }>({
     name: `fusee_read_${t.schema}`,
     text: `
-      SELECT substring(b.body FROM coalesce(b.ends[x.position - 1], 0) + 1 FOR b.ends[x.position] - coalesce(b.ends[x.position - 1], 0)) AS body
+      SELECT ${ENTRY_BODY} AS body
         FROM unnest($2::bigint[], $3::integer[]) WITH ORDINALITY AS x(row_seq, position, i)
         JOIN ${t.batches} AS b ON b.shard = $1 AND b.seq = x.row_seq
        WHERE x.position <> ALL (b.dead)
@@ -80,7 +84,7 @@ export async function readByScan(pool: pg.Pool, t: Tables, shard: number, stream
   const found = await pool.query<{ body: Buffer }>({
     name: `fusee_read_scan_${t.schema}`,
     text: `
-      SELECT substring(b.body FROM coalesce(b.ends[x.position - 1], 0) + 1 FOR b.ends[x.position] - coalesce(b.ends[x.position - 1], 0)) AS body
+      SELECT ${ENTRY_BODY} AS body
         FROM ${t.batches} AS b, unnest(b.streams) WITH ORDINALITY AS x(stream, position)
        WHERE b.shard = $1 AND $2 = ANY (b.streams) AND x.stream = $2 AND x.position <> ALL (b.dead)
        ORDER BY b.seq, x.position`,

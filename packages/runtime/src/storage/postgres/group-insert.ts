@@ -315,7 +315,15 @@ export class ShardWriter {
       return;
     }
     this.flying = b;
-    const values: unknown[] = [this.o.shard, this.o.owner, this.o.epoch, this.lastSeq + 1, b.names.bytes(), b.endsParam.bytes(), b.buf.subarray(0, b.len)];
+    const values: unknown[] = [
+      this.o.shard,
+      this.o.owner,
+      this.o.epoch,
+      this.lastSeq + 1,
+      b.names.bytes(),
+      b.endsParam.bytes(),
+      b.buf.subarray(0, b.len),
+    ];
     if (b.drops.length === 0) {
       this.o.pool.query({ ...this.insertOnly, values }).then(
         (result) => {
