@@ -21,8 +21,8 @@ export interface CompactionOptions {
   readonly index: ShardIndex;
 }
 
-/** Rows read per query. */
-const CHUNK = 64;
+/** Rows whose keys and ends are read per query; bodies are read one row at a time. */
+const CHUNK = 256;
 
 /** Rewrites the shard's mostly dead rows; the index counts the bytes freed. */
 export async function compactRows(o: CompactionOptions): Promise<void> {
@@ -30,13 +30,22 @@ export async function compactRows(o: CompactionOptions): Promise<void> {
   const candidates = o.index.partlyDead().map((r) => r.seq);
   for (let i = 0; i < candidates.length; i += CHUNK) {
     const found = await o.pool.query<BatchRow>(
-      `SELECT seq, streams, ends, dead, body FROM ${t.batches} WHERE shard = $1 AND seq = ANY ($2::bigint[]) ORDER BY seq`,
+      `SELECT seq, streams, ends, dead FROM ${t.batches} WHERE shard = $1 AND seq = ANY ($2::bigint[]) ORDER BY seq`,
       [o.shard, candidates.slice(i, i + CHUNK)],
     );
     for (const row of found.rows) {
       const total = row.ends.at(-1) ?? 0;
-      if (deadBytes(row) * 2 < total || total === 0) continue;
-      const rewritten = withoutDead(row);
+      if (total === 0 || deadBytes(row) * 2 < total) continue;
+      const [stored] = (
+        await o.pool.query<{ body: Buffer }>(`SELECT body FROM ${t.batches} WHERE shard = $1 AND seq = $2 AND dead = $3::integer[]`, [
+          o.shard,
+          row.seq,
+          row.dead,
+        ])
+      ).rows;
+      // Gone or changed since: a drop committed meanwhile, and the next compaction looks again.
+      if (stored === undefined) continue;
+      const rewritten = withoutDead({ ...row, body: stored.body });
       const updated = await o.pool.query(
         `WITH lease AS (
            SELECT 1 FROM ${t.leases}
