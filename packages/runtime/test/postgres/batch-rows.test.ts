@@ -72,6 +72,30 @@ describe("PostgreSQL batch rows", () => {
     }
   });
 
+  it("stores no row for a batch whose every entry a drop in it cancelled, and numbers later entries after it", async () => {
+    const name = schema();
+    const first = await open({ schema: name, owner: "first" });
+    await first.append(0, { stream: "kept", body: body("1") });
+    await Promise.all([
+      first.append(0, { stream: "x", body: body("cancelled") }),
+      first.append(0, { stream: "x", body: body("cancelled too") }),
+      first.drop(0, ["x"]),
+    ]);
+    expect(await sql(`SELECT seq FROM "${name}".batches ORDER BY seq`)).to.deep.equal([{ seq: "1" }]);
+    await first.append(0, { stream: "kept", body: body("2") });
+    await first.close();
+
+    const next = await open({ schema: name, owner: "next" });
+    await next.append(0, { stream: "kept", body: body("3") });
+    expect((await storedEntries(name)).map((e) => [e.seq, e.body])).to.deep.equal([
+      [1, "1"],
+      [4, "2"],
+      [5, "3"],
+    ]);
+    expect(text(await next.read(0, "kept"))).to.deep.equal(["1", "2", "3"]);
+    expect(next.streams(0)).to.deep.equal(["kept"]);
+  });
+
   it("reads a stream of a shard it does not hold by looking through every row", async () => {
     const name = schema();
     const holder = await open({ schema: name, owner: "holder" });
