@@ -20,6 +20,7 @@ import { ShardMovedError, StorageError } from "../../core/errors.js";
 import { tellWaiters } from "../append-waiters.js";
 import { type AppendWaiter, type LogEntry, MAX_ENTRY_BYTES } from "../log.js";
 import { Int4ArrayWriter, TextArrayWriter } from "./binary-array.js";
+import { leaseFence } from "./leases.js";
 import type { Tables } from "./schema.js";
 import type { ShardIndex } from "./shard-index.js";
 
@@ -135,11 +136,7 @@ export class ShardWriter {
   constructor(private readonly o: ShardWriterOptions) {
     this.lastSeq = o.lastSeq;
     const t = o.tables;
-    const lease = `
-      lease AS (
-        SELECT 1 FROM ${t.leases}
-         WHERE shard = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()
-           FOR SHARE)`;
+    const lease = leaseFence(t);
     this.insertOnly = {
       name: `fusee_insert_${t.schema}`,
       text: `WITH ${lease} INSERT INTO ${t.batches} (shard, seq, streams, ends, body) SELECT $1, $4, $5, $6, $7 FROM lease`,
@@ -327,7 +324,7 @@ export class ShardWriter {
     if (b.drops.length === 0) {
       this.o.pool.query({ ...this.insertOnly, values }).then(
         (result) => {
-          if (result.rowCount === 1) this.committed(b, undefined);
+          if (result.rowCount === 1) this.committed(b, undefined, undefined);
           else void this.leaseGone(b);
         },
         (err: unknown) => this.failed(b, err),
@@ -335,21 +332,23 @@ export class ShardWriter {
       return;
     }
     const dead = b.deadPositions();
-    const plan = this.o.index.planDrop(b.drops.flatMap((d) => d.streams));
+    const dropped = b.drops.flatMap((d) => d.streams);
+    const plan = this.o.index.planDrop(dropped);
     values.push([...dead], plan.gone, plan.markRows, plan.markPositions, b.count > dead.size);
     this.o.pool.query<{ leased: number }>({ ...this.insertAndDrop, values }).then(
       (result) => {
-        if (result.rows[0]?.leased === 1) this.committed(b, dead);
+        if (result.rows[0]?.leased === 1) this.committed(b, dead, dropped);
         else void this.leaseGone(b);
       },
       (err: unknown) => this.failed(b, err),
     );
   };
 
-  private committed(b: Batch, dead: ReadonlySet<number> | undefined): void {
+  /** Brings the index up to a committed batch: its drops (the streams in `dropped`), then its row. */
+  private committed(b: Batch, dead: ReadonlySet<number> | undefined, dropped: readonly string[] | undefined): void {
     const first = this.lastSeq + 1;
     this.lastSeq += b.count;
-    if (b.drops.length > 0) this.o.index.applyDrop(new Set(b.drops.flatMap((d) => d.streams)));
+    if (dropped !== undefined) this.o.index.applyDrop(dropped);
     this.o.index.addRow(first, b.count, b.streams, b.ends, dead);
     this.o.committed(b.count);
     this.flying = undefined;

@@ -8,6 +8,19 @@
 import type pg from "pg";
 import type { Tables } from "./schema.js";
 
+/**
+ * The fence of every write to a held shard, as a CTE named `lease`: one row while the lease row of
+ * shard $1 names owner $2 at epoch $3 and has not expired, locked `FOR SHARE` so no takeover can
+ * commit before the write does. A statement joins it, and writes nothing when it is empty.
+ */
+export function leaseFence(t: Tables): string {
+  return `
+      lease AS (
+        SELECT 1 FROM ${t.leases}
+         WHERE shard = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()
+           FOR SHARE)`;
+}
+
 /** A lease this process holds: the shard and the epoch it was granted at. */
 export interface LeaseGrant {
   readonly shard: number;

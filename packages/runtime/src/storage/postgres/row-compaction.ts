@@ -9,6 +9,7 @@
  */
 import type pg from "pg";
 import { type BatchRow, withoutDead } from "./batch-rows.js";
+import { leaseFence } from "./leases.js";
 import type { Tables } from "./schema.js";
 import type { ShardIndex } from "./shard-index.js";
 
@@ -47,10 +48,7 @@ export async function compactRows(o: CompactionOptions): Promise<void> {
       if (stored === undefined) continue;
       const rewritten = withoutDead({ ...row, body: stored.body });
       const updated = await o.pool.query(
-        `WITH lease AS (
-           SELECT 1 FROM ${t.leases}
-            WHERE shard = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()
-              FOR SHARE)
+        `WITH ${leaseFence(t)}
          UPDATE ${t.batches} AS b SET body = $6, ends = $7
            FROM lease
           WHERE b.shard = $1 AND b.seq = $4 AND b.dead = $5::integer[]`,
