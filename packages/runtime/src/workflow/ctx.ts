@@ -1,6 +1,6 @@
 import { toMillis, type Duration } from "../core/duration.js";
 import { RejectedError } from "../core/errors.js";
-import { stepScope, type StepScope } from "./run-binding.js";
+import { scopeOf, type StepScope } from "./run-binding.js";
 import { WORKFLOW_METADATA } from "./metadata-keys.js";
 import { checkStepOptions } from "./registry.js";
 import type { StepOptions } from "./step-options.js";
@@ -69,11 +69,6 @@ function workflowName(cls: { name: string }): string {
   return meta?.name ?? cls.name;
 }
 
-function scope(what: string): StepScope {
-  const s = stepScope.getStore();
-  if (s === undefined) throw new RejectedError(`ctx.${what}() is only available inside a running step`);
-  return s;
-}
 
 /**
  * The context of one workflow run, injected into the workflow's constructor. All non-determinism in
@@ -127,29 +122,29 @@ export class Ctx {
    * replay returns the journaled result.
    */
   step<T>(name: string, fn: () => Promise<T> | T, options: StepOptions = {}): Promise<T> {
-    if (stepScope.getStore() !== undefined) return Promise.resolve(fn());
+    if (scopeOf(this.backend) !== undefined) return Promise.resolve(fn());
     checkStepOptions(options, `ctx.step('${name}')`);
     return this.backend.step(name, fn, options) as Promise<T>;
   }
 
   /** Inside a running step: its idempotency key, the same across retries, new after a reset. */
   key(): string {
-    return scope("key").key;
+    return this.scope("key").key;
   }
 
   /** Inside a running step: the attempt number, from 1. */
   attempt(): number {
-    return scope("attempt").attempt;
+    return this.scope("attempt").attempt;
   }
 
   /** Inside a running step: reports liveness and progress; the next attempt sees it via `progress()`. */
   heartbeat(progress?: unknown): void {
-    scope("heartbeat").heartbeat(progress);
+    this.scope("heartbeat").heartbeat(progress);
   }
 
   /** Inside a running step: the progress last reported by this or an earlier attempt. */
   progress<T>(): T | undefined {
-    return scope("progress").progress as T | undefined;
+    return this.scope("progress").progress as T | undefined;
   }
 
   /** A durable timer: resolves after `d`, also across restarts. */
@@ -239,5 +234,11 @@ export class Ctx {
   /** Records in the current run's journal so far. */
   journalSize(): number {
     return this.backend.journalSize();
+  }
+
+  private scope(what: string): StepScope {
+    const s = scopeOf(this.backend);
+    if (s === undefined) throw new RejectedError(`ctx.${what}() is only available inside a running step of ${this.backend.workflowId}`);
+    return s;
   }
 }

@@ -5,7 +5,7 @@ import { toMillis } from "../core/duration.js";
 import { QUERIES_METADATA, SIGNALS_METADATA, STEPS_METADATA, UPDATES_METADATA, WORKFLOW_METADATA } from "./metadata-keys.js";
 import { RetryPolicy } from "./retry-policy.js";
 import { registerType } from "./payload-types.js";
-import { hostOf, stepScope } from "./run-binding.js";
+import { hostOf, scopeOf } from "./run-binding.js";
 import type { ClassType, StepOptions } from "./step-options.js";
 
 /** A workflow class: its `run(input)` method is the workflow body. */
@@ -116,7 +116,7 @@ export function registerStep(cls: Function, method: string, options: StepOptions
   const original = (cls.prototype as Record<string, (...args: unknown[]) => unknown>)[method] as (...args: unknown[]) => unknown;
   const durable = function (this: object, ...args: unknown[]): unknown {
     const host = hostOf(this);
-    if (host === undefined || stepScope.getStore() !== undefined) return original.apply(this, args);
+    if (host === undefined || scopeOf(host) !== undefined) return original.apply(this, args);
     return host.step(name, () => original.apply(this, args), options);
   };
   Object.defineProperty(durable, "name", { value: method });

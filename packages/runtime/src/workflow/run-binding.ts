@@ -19,6 +19,8 @@ export function hostOf(instance: object): StepHost | undefined {
 
 /** What a running step attempt exposes to `ctx.key()`, `ctx.attempt()`, `ctx.heartbeat()`. */
 export interface StepScope {
+  /** The run the attempt belongs to (its executor); a scope answers for that run alone. */
+  readonly owner: object;
   readonly key: string;
   readonly attempt: number;
   readonly progress: unknown;
@@ -28,5 +30,24 @@ export interface StepScope {
 /**
  * The attempt currently running in this async context. Step calls made from inside a step are plain
  * calls: only the outermost call is journaled.
+ *
+ * The context flows wherever the step's code goes, also into another workflow it starts, signals or
+ * updates through the engine, so a scope counts only for its own run ({@link scopeOf}), and runs
+ * apply their records outside any scope ({@link outsideSteps}).
  */
 export const stepScope = new AsyncLocalStorage<StepScope>();
+
+/** The attempt of `owner`'s run running in this async context, if any. */
+export function scopeOf(owner: object): StepScope | undefined {
+  const scope = stepScope.getStore();
+  return scope !== undefined && scope.owner === owner ? scope : undefined;
+}
+
+/**
+ * Calls `fn` outside any step's scope: workflow code (handlers, the body's continuations) must never
+ * inherit the scope of a step whose code happened to trigger the record being applied.
+ */
+export function outsideSteps(fn: () => void): void {
+  if (stepScope.getStore() === undefined) fn();
+  else stepScope.exit(fn);
+}

@@ -7,7 +7,7 @@ import { describeRecord, isCallRecord, type CallRecord, type ChildResultRecord, 
 import type { FinishedStatus } from "../core/status.js";
 import { Ctx, type ChildHandle, type ChildOptions, type CtxBackend } from "./ctx.js";
 import { unknownHandler, type WorkflowDefinition } from "./registry.js";
-import { bindInstance, stepScope, type StepHost } from "./run-binding.js";
+import { bindInstance, outsideSteps, scopeOf, type StepHost } from "./run-binding.js";
 import { makeCompletionToken } from "./completion-token.js";
 import { runStep, type StepEnvironment } from "./step-runner.js";
 import type { StepOptions } from "./step-options.js";
@@ -98,6 +98,10 @@ function nextTurn(): void {
   turnArmed = false;
   const ready = settling;
   settling = [];
+  outsideSteps(() => settleAll(ready));
+}
+
+function settleAll(ready: readonly RunExecutor[]): void {
   for (const executor of ready) {
     try {
       executor.settled();
@@ -346,7 +350,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
       const token = (await this.step(
         name,
         async () => {
-          const scope = stepScope.getStore();
+          const scope = scopeOf(this);
           const t = makeCompletionToken(this.workflowId, this.host.runId, scope?.key ?? name, scope?.attempt ?? 1);
           await send({ token: t });
           return t;
@@ -610,11 +614,11 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   private drive(): void {
     if (this.driving) return;
     this.driving = true;
-    this.applyNext();
+    outsideSteps(this.applyNext);
   }
 
   /** Applies the next arrived record and waits a turn for the code to settle, or stops driving. */
-  private applyNext(): void {
+  private readonly applyNext = (): void => {
     let waiting = false;
     try {
       const record = this.arrived.get(this.applied);
@@ -630,7 +634,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     } finally {
       if (!waiting) this.stopDriving();
     }
-  }
+  };
 
   /** @internal The code settled after the last record: conditions are checked, then the next record applies. */
   settled(): void {

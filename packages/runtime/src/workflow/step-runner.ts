@@ -162,6 +162,10 @@ class AttemptScope implements StepScope {
     readonly attempt: number,
   ) {}
 
+  get owner(): object {
+    return this.call.env;
+  }
+
   get key(): string {
     return this.call.env.stepKey(this.call.seq);
   }
