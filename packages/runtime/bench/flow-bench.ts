@@ -71,10 +71,10 @@ export async function runFlowBench(args: readonly string[]): Promise<void> {
 async function handOffsInQueue(): Promise<number> {
   const limits = new Limits(systemClock);
   limits.declare("gate", { concurrent: 1 });
-  const first = await (limits.acquire({ limit: "gate" }) as Promise<() => void>);
+  const first = await limits.acquire({ limit: "gate" })!.granted;
   const done: Array<Promise<void>> = [];
   for (let i = 0; i < WAITERS; i++) {
-    done.push((limits.acquire({ limit: "gate", priority: i % 3, fairness: `tenant-${i % 10}` }) as Promise<() => void>).then((release) => release()));
+    done.push(limits.acquire({ limit: "gate", priority: i % 3, fairness: `tenant-${i % 10}` })!.granted.then((release) => release()));
   }
   const t0 = performance.now();
   first();

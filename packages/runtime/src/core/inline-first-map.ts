@@ -41,6 +41,11 @@ export class InlineFirstMap<V> {
     } else (this.rest ??= new Map()).set(key, value);
   }
 
+  forEach(fn: (value: V, key: number) => void): void {
+    if (this.key !== -1) fn(this.value as V, this.key);
+    this.rest?.forEach(fn);
+  }
+
   /** Removes `key` and returns what it held. */
   take(key: number): V | undefined {
     if (key === this.key) {

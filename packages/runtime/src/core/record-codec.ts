@@ -29,6 +29,7 @@ const KIND_CODES: Record<RecordKind, number> = {
   child: 13,
   "child-result": 14,
   cancel: 15,
+  attempt: 16,
 };
 /** Record kinds by their code, for every byte value (undefined where no kind has the code). */
 const KINDS_BY_BYTE: readonly (RecordKind | undefined)[] = Array.from({ length: 256 }, (_, code) =>
@@ -143,6 +144,8 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
     }
     case "heartbeat":
       return { kind, at: h.at, seq: h.seq, progress: value() };
+    case "attempt":
+      return { kind, at: h.at, seq: h.seq, name: h.name, attempt: h.attempt, retryAt: h.retryAt, error: codec.decodeError(payload, context) };
     case "completion": {
       // The token is a bearer capability, so it travels in the (encryptable) payload, not the header.
       const answer = value() as { token: string; value?: unknown; error?: Error };
@@ -278,6 +281,8 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
       };
     case "heartbeat":
       return { header: { at: r.at, seq: r.seq }, payload: codec.encodeValue(r.progress, ctx) };
+    case "attempt":
+      return { header: { at: r.at, seq: r.seq, name: r.name, attempt: r.attempt, retryAt: r.retryAt }, payload: codec.encodeError(r.error, ctx) };
     case "completion":
       return {
         header: { at: r.at, ok: r.ok, ...request(r) },

@@ -11,6 +11,7 @@ import type { FinishedStatus } from "./status.js";
 export type JournalRecord =
   | StartRecord
   | StepRecord
+  | AttemptRecord
   | SignalRecord
   | UpdateRecord
   | UpdateResultRecord
@@ -66,6 +67,21 @@ export interface StepRecord extends RecordBase {
   /** The step's final error when not `ok`. */
   readonly error?: Error;
   readonly attempts: number;
+}
+
+/**
+ * An attempt of step call `seq` failed and another is due at `retryAt`. Only failures are journaled
+ * this way (a step that succeeds first time has its step record alone), so that the retry budget and
+ * the back-off hold across restarts.
+ */
+export interface AttemptRecord extends RecordBase {
+  readonly kind: "attempt";
+  readonly seq: number;
+  readonly name: string;
+  /** The attempt that failed, from 1. */
+  readonly attempt: number;
+  readonly retryAt: number;
+  readonly error: Error;
 }
 
 export interface SignalRecord extends RecordBase {
@@ -206,6 +222,8 @@ export function describeRecord(r: JournalRecord): string {
       return `start of ${r.type} run ${r.runId}`;
     case "heartbeat":
       return `heartbeat of call #${r.seq}`;
+    case "attempt":
+      return `failed attempt ${r.attempt} of step '${r.name}' (call #${r.seq})`;
     case "completion":
       return `completion of a token`;
     case "child":

@@ -7,11 +7,12 @@ import {
   FuseeError,
   NotFoundError,
   RejectedError,
+  CancelledError,
   ShardMovedError,
   TerminatedError,
   StorageError,
 } from "../core/errors.js";
-import { checkId, shardOf } from "../core/ids.js";
+import { checkId, checkName, shardOf } from "../core/ids.js";
 import { decodeRecord, encodeRecord, readRecordHeader, type PayloadCodec } from "../core/record-codec.js";
 import type { ChildRecord, FinishRecord, JournalRecord, StartRecord, UpdateResultRecord } from "../core/records.js";
 import { isFinished, type RunStatusValue } from "../core/status.js";
@@ -187,7 +188,7 @@ export class Engine implements RunOperations {
       append: (entry, record) => this.append(entry, record),
       finishRecordOf: (entry) => this.finishRecordOf(entry),
       awaitResult: (id) => this.awaitResult(id),
-      storageFailed: (e, shard) => this.storageFailed(e, shard),
+      storageFailed: (e, shard) => this.internalAppendFailed(e, shard),
     });
   }
 
@@ -299,6 +300,7 @@ export class Engine implements RunOperations {
     this.assertOpen();
     const def = this.resolveType(type);
     checkId(id);
+    checkName(update, "update name");
     const updateId = options.updateId === undefined ? randomUUID() : checkId(options.updateId, "update ID");
     const run = new RunHandle<R>(this, id);
     const away = this.remote(id);
@@ -540,7 +542,11 @@ export class Engine implements RunOperations {
     this.results.rejectAll(error);
     this.updates.rejectAll(error);
     this.starts.rejectAll(error);
-    for (const entry of this.live.values()) entry.executor = undefined;
+    const stopping = new CancelledError("the engine is shutting down; the step runs again when the engine reopens");
+    for (const entry of this.live.values()) {
+      entry.executor?.abortSteps(stopping);
+      entry.executor = undefined;
+    }
     this.live.clear();
     await this.cluster?.close();
     await this.sealBudget?.settle();
@@ -671,6 +677,7 @@ export class Engine implements RunOperations {
   /** @internal */
   async query(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
     this.assertOpen();
+    checkName(name, "query name");
     const away = this.remote(id);
     if (away !== undefined) return this.cluster!.forward(away, "query", [id, name, args]);
     const entry = this.entryOf(id);
@@ -682,6 +689,7 @@ export class Engine implements RunOperations {
   /** @internal */
   async update(id: string, name: string, arg: unknown, options: UpdateOptions): Promise<unknown> {
     this.assertOpen();
+    checkName(name, "update name");
     const away = this.remote(id);
     // The update's ID is chosen here, so an owner that performs the request again applies it once.
     if (away !== undefined) return this.cluster!.forward(away, "update", [id, name, arg, { ...options, id: options.id ?? randomUUID() }]);
@@ -769,7 +777,7 @@ export class Engine implements RunOperations {
     const bodies = records.map((r, position) => this.encode(id, runId, position, r));
     const previous = entry.stream;
     const parent = entry.parent;
-    this.evict(entry);
+    this.evict(entry, () => new CancelledError(`run ${entry.runId} of '${id}' was reset to step '${stepName}'; its steps stop`));
     entry.reset(def.name, runId, now);
     if (parent !== undefined) entry.parent = parent;
     const appended = records.map((r, i) => this.appendEncoded(entry, r, bodies[i] as Uint8Array));
@@ -922,7 +930,7 @@ export class Engine implements RunOperations {
     if (this.runs.get(id) !== existing) throw new AlreadyExistsError(`workflow ID '${id}' was started concurrently`);
     const entry = existing ?? new RunEntry(id, shardOf(id, this.log.shardCount));
     const previous = existing?.stream;
-    if (existing !== undefined) this.evict(existing);
+    if (existing !== undefined) this.evict(existing, () => new CancelledError(`run ${existing.runId} of '${id}' was replaced by run ${runId}; its steps stop`));
     entry.reset(def.name, runId, record.at);
     if (lineage.parent !== undefined) entry.parent = lineage.parent;
     this.runs.set(id, entry);
@@ -968,6 +976,8 @@ export class Engine implements RunOperations {
    * the record's waiter and nothing else (no promise).
    */
   private appendFromRun(entry: RunEntry, record: JournalRecord): void {
+    // Nothing follows a finish (a termination may have come while a step ran).
+    if (entry.finishAppended) return;
     const body = this.encode(entry.id, entry.runId, entry.appended, record);
     // A closed or failed engine journals nothing more; the failure has been reported already.
     if (this.fatal !== undefined || this.closed) return;
@@ -978,6 +988,7 @@ export class Engine implements RunOperations {
   private appendEncoded(entry: RunEntry, record: JournalRecord, body: Uint8Array): Promise<void> {
     try {
       this.assertOpen();
+      if (entry.finishAppended) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished; its journal takes no ${record.kind} record`);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -989,6 +1000,7 @@ export class Engine implements RunOperations {
    * journal order whichever way they were appended.
    */
   private enqueueRecord(entry: RunEntry, record: JournalRecord, body: Uint8Array, resolve?: () => void, reject?: (e: unknown) => void): void {
+    if (record.kind === "finish") entry.finishAppended = true;
     const waiter = new RecordWaiter(this.sink, entry, entry.runId, entry.appended++, record, body, resolve, reject);
     if (this.log.appendThen !== undefined) this.log.appendThen(entry.shard, entry.stream, body, waiter);
     else {
@@ -1014,7 +1026,7 @@ export class Engine implements RunOperations {
   }
 
   private finishRun(entry: RunEntry, record: FinishRecord): void {
-    this.evict(entry);
+    this.evict(entry, () => (record.error instanceof TerminatedError ? record.error : new CancelledError(`run ${entry.runId} of '${entry.id}' ended (${record.status}); its steps stop`)));
     this.results.resolve(entry.id, record);
     this.childResults.finished(entry, record);
     for (const childId of [...(entry.children?.keys() ?? [])]) {
@@ -1044,7 +1056,7 @@ export class Engine implements RunOperations {
       outcome = { ...base, ok: false, error: e instanceof Error ? e : new FuseeError(String(e)), at: this.time.now() };
     }
     if (parent.runId !== runId || parent.finished !== undefined || this.closed) return;
-    await this.append(parent, outcome).catch((e: unknown) => this.storageFailed(e, parent.shard));
+    await this.append(parent, outcome).catch((e: unknown) => this.internalAppendFailed(e, parent.shard));
     if (outcome.ok && this.remote(request.id) !== undefined && this.runs.get(parent.id) === parent) this.childResults.watch(parent, request.id, request.seq);
   }
 
@@ -1068,14 +1080,14 @@ export class Engine implements RunOperations {
   private runFailedToContinue(entry: RunEntry, runId: number, e: unknown): void {
     if (entry.runId !== runId || entry.finished !== undefined || this.closed) return;
     const error = e instanceof Error ? e : new FuseeError(String(e));
-    void this.append(entry, { kind: "finish", status: "failed", error, at: this.time.now() }).catch((x: unknown) => this.storageFailed(x, entry.shard));
+    void this.append(entry, { kind: "finish", status: "failed", error, at: this.time.now() }).catch((x: unknown) => this.internalAppendFailed(x, entry.shard));
   }
 
   private fireTimer(id: string, seq: number, at: number): void {
     const entry = this.runs.get(id);
     if (entry === undefined || entry.finished !== undefined || entry.timerDue(seq) !== at || this.closed) return;
     entry.clearTimer(seq);
-    void this.append(entry, { kind: "fired", seq, at: this.time.now() }).catch((e: unknown) => this.storageFailed(e, entry.shard));
+    void this.append(entry, { kind: "fired", seq, at: this.time.now() }).catch((e: unknown) => this.internalAppendFailed(e, entry.shard));
   }
 
   /** The run's executor, replaying its journal from the log when it is parked. */
@@ -1177,7 +1189,12 @@ export class Engine implements RunOperations {
     }
   }
 
-  private evict(entry: RunEntry): void {
+  /**
+   * Drops the run's executor; the steps it still runs are aborted with `stop()` (their run ended or
+   * was replaced), made only when there are any: a run's end is a hot path.
+   */
+  private evict(entry: RunEntry, stop?: () => Error): void {
+    if (stop !== undefined && entry.executor?.runsSteps === true) entry.executor.abortSteps(stop());
     entry.executor = undefined;
     this.live.delete(entry.id);
     this.pumpResume();
@@ -1225,6 +1242,7 @@ export class Engine implements RunOperations {
       if (entry.shard !== shard) continue;
       this.runs.delete(entry.id);
       this.live.delete(entry.id);
+      entry.executor?.abortSteps(moved);
       entry.executor = undefined;
       entry.clearTimers();
       this.results.reject(entry.id, moved);
@@ -1264,6 +1282,14 @@ export class Engine implements RunOperations {
           this.pumpResume();
         });
     }
+  }
+
+  /**
+   * A record the engine appended on its own (a timer fired, a child started, a result) failed: a run
+   * that finished meanwhile refuses it, which is no failure; anything else is the storage's.
+   */
+  private internalAppendFailed(e: unknown, shard: number): void {
+    if (!(e instanceof RejectedError)) this.storageFailed(e, shard);
   }
 
   /** Makes the engine fatal on a storage failure, except one of a shard this process of a cluster no longer holds. */

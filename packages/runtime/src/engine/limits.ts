@@ -1,3 +1,4 @@
+import { illFormed } from "../core/ids.js";
 import type { Clock, ClockTimer } from "../core/clock.js";
 import { ConfigError, RejectedError } from "../core/errors.js";
 import type { StepOptions } from "../workflow/step-options.js";
@@ -21,8 +22,9 @@ export interface LimitSpec {
   perSecond?: number;
 }
 
-/** Releases a permit; calling it again does nothing. */
-export type Release = () => void;
+import type { PermitRequest, Release } from "../workflow/step-runner.js";
+
+export type { Release };
 
 /** Permits held in a store the processes of a cluster share, so a limit bounds them all together. */
 export interface SharedPermits {
@@ -38,6 +40,8 @@ const FULL_RETRY_MS = 20;
 
 interface Waiter {
   readonly resolve: (release: Release) => void;
+  /** The step gave its place up (its run was cancelled); it is passed over when its turn comes. */
+  withdrawn: boolean;
 }
 
 class Limit {
@@ -47,6 +51,8 @@ class Limit {
   tokens = 0;
   refilledAt = 0;
   readonly queue = new PermitQueue<Waiter>();
+  /** Waiters in the queue that withdrew. */
+  withdrawn = 0;
   timer: ClockTimer | undefined;
   /** A shared permit is being asked for. */
   taking = false;
@@ -80,6 +86,8 @@ export class Limits {
   /** Declares a limit, or changes the spec of a declared one (waiting steps are served under the new spec). */
   declare(name: string, spec: LimitSpec): void {
     if (typeof name !== "string" || name === "") throw new ConfigError("a limit needs a non-empty name");
+    const problem = illFormed(name, "limit name");
+    if (problem !== undefined) throw new ConfigError(problem);
     const concurrent = spec?.concurrent ?? 0;
     const perSecond = spec?.perSecond ?? 0;
     if (!Number.isInteger(concurrent) || concurrent < 0) {
@@ -104,30 +112,40 @@ export class Limits {
    * A permit for one attempt of a step, or `undefined` when the step names no limit. Resolves with
    * the permit's release once the step's turn comes.
    */
-  acquire(options: StepOptions): Promise<Release> | undefined {
+  acquire(options: StepOptions): PermitRequest | undefined {
     const name = options.limit;
     if (name === undefined) return undefined;
     const limit = this.limits.get(name);
     if (limit === undefined) {
       const known = [...this.limits.keys()].map((n) => `'${n}'`).join(", ") || "none";
-      return Promise.reject(
+      return refused(
         new RejectedError(`the step names limit '${name}', which was never declared (declared: ${known}); declare it with engine.limit('${name}', { concurrent })`),
       );
     }
     const priority = options.priority ?? 0;
     if (typeof priority !== "number" || !Number.isFinite(priority)) {
-      return Promise.reject(new RejectedError(`the step's priority for limit '${name}' must be a finite number; got ${String(priority)}`));
+      return refused(new RejectedError(`the step's priority for limit '${name}' must be a finite number; got ${String(priority)}`));
     }
     // A limit that bounds nothing needs no shared permit either.
     const local = this.shared === undefined || (limit.concurrent === Infinity && limit.perSecond === 0);
-    if (local && limit.queue.size === 0 && limit.inUse < limit.concurrent && this.takeToken(limit)) {
-      return Promise.resolve(this.grant(limit));
+    if (local && this.waitingIn(limit) === 0 && limit.inUse < limit.concurrent && this.takeToken(limit)) {
+      return { granted: Promise.resolve(this.grant(limit)), withdraw: noop };
     }
-    return new Promise<Release>((resolve) => {
+    let waiter: Waiter | undefined;
+    const granted = new Promise<Release>((resolve) => {
       if (this.closed) return;
-      limit.queue.push({ resolve }, priority, options.fairness ?? "");
+      waiter = { resolve, withdrawn: false };
+      limit.queue.push(waiter, priority, options.fairness ?? "");
       this.pump(limit);
     });
+    return {
+      granted,
+      withdraw: () => {
+        if (waiter === undefined || waiter.withdrawn) return;
+        waiter.withdrawn = true;
+        limit.withdrawn++;
+      },
+    };
   }
 
   /** Permits of the limit held right now. */
@@ -137,7 +155,7 @@ export class Limits {
 
   /** Steps waiting for a permit of the limit. */
   waiting(name: string): number {
-    return this.known(name).queue.size;
+    return this.waitingIn(this.known(name));
   }
 
   /** Forgets every waiting step and stops the rate timers; waiting steps never run. */
@@ -147,6 +165,20 @@ export class Limits {
       limit.timer?.cancel();
       limit.timer = undefined;
       limit.queue.clear();
+      limit.withdrawn = 0;
+    }
+  }
+
+  private waitingIn(limit: Limit): number {
+    return limit.queue.size - limit.withdrawn;
+  }
+
+  /** The next waiter to serve, passing over those that withdrew. */
+  private nextWaiter(limit: Limit): Waiter | undefined {
+    for (;;) {
+      const waiter = limit.queue.shift();
+      if (waiter === undefined || !waiter.withdrawn) return waiter;
+      limit.withdrawn--;
     }
   }
 
@@ -176,18 +208,18 @@ export class Limits {
   /** Hands free permits to waiting steps in serving order. */
   private pump(limit: Limit): void {
     if (this.shared !== undefined) return this.pumpShared(limit, this.shared);
-    while (!this.closed && limit.queue.size > 0 && limit.inUse < limit.concurrent) {
+    while (!this.closed && this.waitingIn(limit) > 0 && limit.inUse < limit.concurrent) {
       if (!this.takeToken(limit)) {
         this.armRefill(limit);
         return;
       }
-      (limit.queue.shift() as Waiter).resolve(this.grant(limit));
+      (this.nextWaiter(limit) as Waiter).resolve(this.grant(limit));
     }
   }
 
   /** Takes a shared permit for the next waiting step, one request at a time per limit. */
   private pumpShared(limit: Limit, shared: SharedPermits): void {
-    if (this.closed || limit.taking || limit.timer !== undefined || limit.queue.size === 0 || limit.inUse >= limit.concurrent) return;
+    if (this.closed || limit.taking || limit.timer !== undefined || this.waitingIn(limit) === 0 || limit.inUse >= limit.concurrent) return;
     limit.taking = true;
     const retry = (ms: number): void => {
       if (this.closed) return;
@@ -200,7 +232,7 @@ export class Limits {
       (got) => {
         limit.taking = false;
         if (typeof got !== "function") return retry(got.retryInMs < 0 ? FULL_RETRY_MS : got.retryInMs);
-        const waiter = limit.queue.shift();
+        const waiter = this.nextWaiter(limit);
         if (this.closed || waiter === undefined) return got();
         waiter.resolve(this.grant(limit, got));
         this.pump(limit);
@@ -232,4 +264,11 @@ export class Limits {
       this.pump(limit);
     });
   }
+}
+
+function noop(): void {}
+
+/** A request that is refused outright: its promise rejects, and there is no place to give up. */
+function refused(error: Error): PermitRequest {
+  return { granted: Promise.reject(error), withdraw: noop };
 }

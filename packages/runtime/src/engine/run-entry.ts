@@ -20,6 +20,11 @@ export class RunEntry {
   appended = 0;
   /** Records known durable: positions below this are in the log. */
   durable = 0;
+  /**
+   * A finish record was appended to the current run (durable or not yet): nothing may follow it in
+   * the journal, so later records are refused even before `finished` is set.
+   */
+  finishAppended = false;
   // Pending durable timers (call number → due time). Most runs wait on one timer at a time, so the
   // first is held inline and more go to `rare`: a parked run costs its index entry only.
   private timerSeq = 0;
@@ -102,6 +107,7 @@ export class RunEntry {
     this.endedAt = undefined;
     this.appended = 0;
     this.durable = 0;
+    this.finishAppended = false;
     this.clearTimers();
     this.executor = undefined;
     this.loading = undefined;

@@ -3,6 +3,7 @@ import type { JournalRecord } from "../core/records.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { ChildRequest, RunExecutor, RunHost } from "../workflow/run-executor.js";
 import type { StepOptions } from "../workflow/step-options.js";
+import type { PermitRequest } from "../workflow/step-runner.js";
 import type { RunEntry } from "./run-entry.js";
 
 /** What every run's host asks of the engine: one object per engine, shared by all its runs. */
@@ -12,7 +13,7 @@ export interface RunHostEngine {
   closed(): boolean;
   append(entry: RunEntry, record: JournalRecord): void;
   changed(entry: RunEntry, executor: RunExecutor): void;
-  acquire(options: StepOptions): Promise<() => void> | undefined;
+  acquire(options: StepOptions): PermitRequest | undefined;
   startChild(entry: RunEntry, request: ChildRequest): void;
   continueAsNew(entry: RunEntry, runId: number, def: WorkflowDefinition, input: unknown): void;
   closeChild(entry: RunEntry, childId: string, reason: string): void;
@@ -58,7 +59,7 @@ export class EngineRunHost implements RunHost {
     if (this.executor !== undefined) this.engine.changed(this.entry, this.executor);
   }
 
-  acquire(options: StepOptions): Promise<() => void> | undefined {
+  acquire(options: StepOptions): PermitRequest | undefined {
     return this.engine.acquire(options);
   }
 

@@ -42,6 +42,7 @@ export class RunIndex {
         entry.attributes = { ...entry.attributes, ...(record as { attributes: Record<string, unknown> }).attributes };
         return;
       case "finish":
+        entry.finishAppended = true;
         entry.finished = (record as { status: FinishRecord["status"] }).status;
         entry.endedAt = (record as { at: number }).at;
         entry.clearTimers();

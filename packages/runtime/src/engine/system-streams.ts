@@ -1,4 +1,4 @@
-import { SYSTEM_STREAM_PREFIX, shardOf } from "../core/ids.js";
+import { SYSTEM_STREAM_PREFIX, checkWellFormed, shardOf } from "../core/ids.js";
 import { RejectedError } from "../core/errors.js";
 import type { PayloadCodec } from "../core/record-codec.js";
 import type { Log } from "../storage/log.js";
@@ -41,6 +41,7 @@ export function parseStreamName(stream: string): StreamName | undefined {
 export function checkFlowName(name: unknown, what: string): string {
   if (typeof name !== "string" || name.length === 0) throw new RejectedError(`${what} must be a non-empty string; got ${JSON.stringify(name)}`);
   if (name.length > 900) throw new RejectedError(`${what} '${name.slice(0, 40)}...' is ${name.length} characters long; the limit is 900`);
+  checkWellFormed(name, what);
   if (name.startsWith(SYSTEM_STREAM_PREFIX)) {
     throw new RejectedError(`${what} '${name}' starts with '${SYSTEM_STREAM_PREFIX}', which is reserved for the engine's own streams`);
   }

@@ -1,5 +1,6 @@
 import { toMillis, type Duration } from "../core/duration.js";
 import { RejectedError } from "../core/errors.js";
+import { checkId, checkName } from "../core/ids.js";
 import { scopeOf, type StepScope } from "./run-binding.js";
 import { WORKFLOW_METADATA } from "./metadata-keys.js";
 import { checkStepOptions } from "./registry.js";
@@ -123,28 +124,52 @@ export class Ctx {
    */
   step<T>(name: string, fn: () => Promise<T> | T, options: StepOptions = {}): Promise<T> {
     if (scopeOf(this.backend) !== undefined) return Promise.resolve(fn());
+    checkName(name, "step name");
     checkStepOptions(options, `ctx.step('${name}')`);
     return this.backend.step(name, fn, options) as Promise<T>;
   }
 
   /** Inside a running step: its idempotency key, the same across retries, new after a reset. */
   key(): string {
-    return this.scope("key").key;
+    return this.scope("key()").key;
   }
 
   /** Inside a running step: the attempt number, from 1. */
   attempt(): number {
-    return this.scope("attempt").attempt;
+    return this.scope("attempt()").attempt;
   }
 
-  /** Inside a running step: reports liveness and progress; the next attempt sees it via `progress()`. */
+  /**
+   * Inside a running step: reports liveness and progress; the next attempt sees it via `progress()`.
+   * Throws once the attempt is aborted: `CancelledError` when the run is cancelled or the engine
+   * shuts down, `TerminatedError` when it is terminated, `TimeoutError` when the attempt ran past
+   * its `timeout` or `heartbeatTimeout` (a retry may already be running).
+   */
   heartbeat(progress?: unknown): void {
-    this.scope("heartbeat").heartbeat(progress);
+    this.scope("heartbeat()").heartbeat(progress);
+  }
+
+  /**
+   * Inside a running step: a signal aborted when the attempt must stop (the run is cancelled or
+   * terminated, the attempt ran past its timeout, the engine shuts down), with the reason as
+   * `signal.reason`. Pass it to whatever the step waits on, so an aborted attempt stops doing work
+   * its run no longer wants; a step that ignores it runs to its end, and its result is still
+   * journaled (after a cancellation) or ignored (after a timeout or termination).
+   *
+   * @example
+   * @Step({ timeout: "30s" })
+   * async fetchRate(): Promise<number> {
+   *   const res = await fetch(RATES_URL, { signal: this.ctx.abortSignal });
+   *   return (await res.json()).rate;
+   * }
+   */
+  get abortSignal(): AbortSignal {
+    return this.scope("abortSignal").abortSignal;
   }
 
   /** Inside a running step: the progress last reported by this or an earlier attempt. */
   progress<T>(): T | undefined {
-    return this.scope("progress").progress as T | undefined;
+    return this.scope("progress()").progress as T | undefined;
   }
 
   /** A durable timer: resolves after `d`, also across restarts. */
@@ -160,6 +185,7 @@ export class Ctx {
 
   /** The next buffered signal of this name (the k-th wait gets the k-th signal); `undefined` on timeout. */
   waitFor<T>(name: string, options: WaitOptions = {}): Promise<T | undefined> {
+    checkName(name, "signal name");
     const timeout = options.timeout === undefined ? undefined : toMillis(options.timeout, "ctx.waitFor timeout");
     return this.backend.waitFor(name, timeout) as Promise<T | undefined>;
   }
@@ -175,12 +201,12 @@ export class Ctx {
    * the patch existed.
    */
   patched(id: PatchId): boolean {
-    return this.backend.patched(id, false);
+    return this.backend.patched(checkName(id, "patch ID"), false);
   }
 
   /** Marks a patch whose old path no run needs any more: it records nothing new. */
   deprecatePatch(id: PatchId): void {
-    this.backend.patched(id, true);
+    this.backend.patched(checkName(id, "patch ID"), true);
   }
 
   /** Merges search attributes into the run's, durably; `engine.listWhere` filters on them. */
@@ -188,6 +214,7 @@ export class Ctx {
     if (attributes === null || typeof attributes !== "object" || Array.isArray(attributes)) {
       throw new RejectedError("ctx.setAttributes needs a plain object of attribute names to values");
     }
+    for (const key of Object.keys(attributes)) checkName(key, "attribute name");
     this.backend.setAttributes(attributes);
   }
 
@@ -200,6 +227,7 @@ export class Ctx {
    */
   startChild<T = unknown>(type: string | { name: string }, id: string, input?: unknown, options: ChildOptions = {}): Promise<ChildHandle<T>> {
     const name = typeof type === "string" ? type : workflowName(type);
+    checkId(id, "child workflow ID");
     const timeoutMs = options.timeout === undefined ? undefined : toMillis(options.timeout, "child timeout");
     const close = options.close ?? "terminate";
     if (!["terminate", "request-cancel", "abandon"].includes(close)) {
@@ -227,6 +255,7 @@ export class Ctx {
    * run waits until `engine.complete(token, value)` (or `engine.fail`) answers the token that was sent.
    */
   awaitCompletion<T = unknown>(name: string, send: (c: Completion) => Promise<unknown> | unknown, options: StepOptions = {}): Promise<T> {
+    checkName(name, "step name");
     checkStepOptions(options, `ctx.awaitCompletion('${name}')`);
     return this.backend.awaitCompletion(name, send, options) as Promise<T>;
   }
@@ -238,7 +267,7 @@ export class Ctx {
 
   private scope(what: string): StepScope {
     const s = scopeOf(this.backend);
-    if (s === undefined) throw new RejectedError(`ctx.${what}() is only available inside a running step of ${this.backend.workflowId}`);
+    if (s === undefined) throw new RejectedError(`ctx.${what} is only available inside a running step of ${this.backend.workflowId}`);
     return s;
   }
 }

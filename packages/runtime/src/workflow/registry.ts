@@ -2,6 +2,7 @@ import "reflect-metadata";
 import { injectable } from "tsyringe";
 import { ConfigError, RejectedError } from "../core/errors.js";
 import { toMillis } from "../core/duration.js";
+import { illFormed } from "../core/ids.js";
 import { QUERIES_METADATA, SIGNALS_METADATA, STEPS_METADATA, UPDATES_METADATA, WORKFLOW_METADATA } from "./metadata-keys.js";
 import { RetryPolicy } from "./retry-policy.js";
 import { registerType } from "./payload-types.js";
@@ -59,6 +60,8 @@ function checkName(name: unknown, what: string): string {
   if (typeof name !== "string" || !NAME.test(name)) {
     throw new ConfigError(`${what} name ${JSON.stringify(name)} is invalid: use 1 to 200 characters, no '@', not starting with a space`);
   }
+  const problem = illFormed(name, `${what} name`);
+  if (problem !== undefined) throw new ConfigError(problem);
   return name;
 }
 

@@ -24,6 +24,9 @@ export interface StepScope {
   readonly key: string;
   readonly attempt: number;
   readonly progress: unknown;
+  /** Aborted when the attempt must stop: cancel, terminate, its timeout, engine shutdown. */
+  readonly abortSignal: AbortSignal;
+  /** Throws the abort's reason once the attempt is aborted. */
   heartbeat(progress: unknown): void;
 }
 

@@ -1,7 +1,7 @@
 import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
 import { DeterministicRandom } from "../core/deterministic-random.js";
-import { CancelledError, ConfigError, FuseeError, NonDeterminismError, RejectedError, TimeoutError } from "../core/errors.js";
+import { CancelledError, ConfigError, FuseeError, NonDeterminismError, RejectedError, TerminatedError, TimeoutError } from "../core/errors.js";
 import { InlineFirstMap } from "../core/inline-first-map.js";
 import { describeRecord, isCallRecord, type CallRecord, type ChildResultRecord, type CompletionRecord, type JournalRecord } from "../core/records.js";
 import type { FinishedStatus } from "../core/status.js";
@@ -9,7 +9,7 @@ import { Ctx, type ChildHandle, type ChildOptions, type CtxBackend } from "./ctx
 import { unknownHandler, type WorkflowDefinition } from "./registry.js";
 import { bindInstance, outsideSteps, scopeOf, type StepHost } from "./run-binding.js";
 import { makeCompletionToken } from "./completion-token.js";
-import { runStep, type StepEnvironment } from "./step-runner.js";
+import { runStep, type AttemptHistory, type PermitRequest, type RunningStep, type StepEnvironment } from "./step-runner.js";
 import type { StepOptions } from "./step-options.js";
 
 /** What an executor needs from the engine that hosts its run. */
@@ -33,7 +33,7 @@ export interface RunHost {
    * released when the attempt ends, so a step backing off between retries holds none; `undefined`
    * when the step names no limit.
    */
-  acquire?(options: StepOptions): Promise<() => void> | undefined;
+  acquire?(options: StepOptions): PermitRequest | undefined;
   /** Starts a child run for call `seq`; the engine journals a `child` record with the outcome. */
   startChild(request: ChildRequest): void;
   /** Ends this run and starts a fresh one of the same ID with `input`. */
@@ -59,6 +59,8 @@ export interface ChildRequest {
 interface Pending {
   resolve(value: unknown): void;
   reject(error: unknown): void;
+  /** Set for a step call: a cancellation reaches the calls of steps that have not answered. */
+  readonly step?: true;
 }
 
 function noop(): void {}
@@ -152,7 +154,16 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   /** Heartbeat progress by step call, once a step sent one. */
   private progress: Map<number, unknown> | undefined;
   private waits: Set<Interruptible> | undefined;
+  /** A cancellation no code has been told of yet: the next wait, step call or the body's end gets it. */
   private cancelPending: CancelledError | undefined;
+  /** Step calls that had not answered when the run was cancelled: a failure of theirs is the cancellation. */
+  private cancelledSteps: Set<number> | undefined;
+  /** Step calls executing in this process, to abort them. */
+  private readonly runningSteps = new InlineFirstMap<RunningStep>();
+  /** Failed attempts journaled per step call, so retries go on from them after a restart. */
+  private attempts: Map<number, AttemptHistory> | undefined;
+  /** Step calls whose failed attempt is being journaled, told once it is durable. */
+  private attemptWaiters: Map<number, () => void> | undefined;
   private issuedTokens: Set<string> | undefined;
   private completions: Map<string, CompletionRecord> | undefined;
   private completionWaiters: Map<string, (r: CompletionRecord) => void> | undefined;
@@ -160,6 +171,8 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   private childWaiters: Map<number, Array<(r: ChildResultRecord | Error) => void>> | undefined;
   private childTimeouts: Map<number, number> | undefined;
   private continued = false;
+  /** The cancellation that aborts steps the run executes after it (held during a replay). */
+  private cancelAbort: CancelledError | undefined;
   private driving = false;
   private inFlight = 0;
   private bodyDone = false;
@@ -279,9 +292,12 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
 
   step(name: string, fn: () => unknown, options: StepOptions): Promise<unknown> {
     const seq = this.call("step", name);
+    // A step called once the run was cancelled does not run: the code learns of the cancellation here.
+    const cancelled = this.takeCancellation();
+    if (cancelled !== undefined) return Promise.reject(cancelled);
     // One executor function per run hands the resolvers over, so a step makes no closure for them.
     const promise = new Promise<unknown>(this.keepResolvers);
-    const pending: Pending = { resolve: this.kept.resolve, reject: this.kept.reject };
+    const pending: Pending = { resolve: this.kept.resolve, reject: this.kept.reject, step: true };
     this.pending.set(seq, pending);
     if (this.replayCalls?.has(seq)) return promise;
     try {
@@ -443,6 +459,21 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     return this.progress?.get(seq);
   }
 
+  stepHistory(seq: number): AttemptHistory | undefined {
+    return this.attempts?.get(seq);
+  }
+
+  attemptFailed(seq: number, name: string, attempt: number, error: unknown, retryAt: number, recorded: () => void): void {
+    if (this.host.closed() || this.broken || this.finished) return;
+    (this.attemptWaiters ??= new Map()).set(seq, recorded);
+    try {
+      this.host.append({ kind: "attempt", seq, name, attempt, retryAt, error: asError(error), at: this.host.clock.now() });
+    } catch (e) {
+      this.attemptWaiters.delete(seq);
+      throw e;
+    }
+  }
+
   onHeartbeat(seq: number, progress: unknown): void {
     (this.progress ??= new Map()).set(seq, progress);
     if (!this.host.closed() && !this.broken) this.host.append({ kind: "heartbeat", seq, progress, at: this.host.clock.now() });
@@ -452,12 +483,13 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     return this.host.closed();
   }
 
-  acquire(options: StepOptions): Promise<() => void> | undefined {
+  acquire(options: StepOptions): PermitRequest | undefined {
     return this.host.acquire?.(options);
   }
 
   stepSettled(seq: number, name: string, ok: boolean, outcome: unknown, attempts: number): void {
-    if (this.host.closed() || this.broken) return;
+    this.runningSteps.take(seq);
+    if (this.host.closed() || this.broken || this.finished) return;
     const at = this.host.clock.now();
     try {
       this.host.append(
@@ -474,10 +506,9 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   /** A wait that a cancellation rejects with `CancelledError` (at once, when one is pending). */
   private interruptible<T>(body: (resolve: (v: T) => void, onCancel: (undo: () => void) => void) => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.cancelPending !== undefined) {
-        const error = this.cancelPending;
-        this.cancelPending = undefined;
-        reject(error);
+      const cancelled = this.takeCancellation();
+      if (cancelled !== undefined) {
+        reject(cancelled);
         return;
       }
       let undo: () => void = () => undefined;
@@ -608,7 +639,37 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   private execute(seq: number, name: string, fn: () => unknown, options: StepOptions): void {
     if (this.host.skipStep !== undefined) return this.host.skipStep(seq, name);
     this.inFlight++;
-    runStep(fn, options, this, seq, name);
+    const cancelled = this.cancelAbort;
+    if (cancelled !== undefined && this.cancelledSteps?.has(seq) === true) {
+      // The run was cancelled while this call was in flight in an earlier process: no attempt starts.
+      const attempts = this.attempts?.get(seq)?.failed ?? 0;
+      queueMicrotask(() => this.stepSettled(seq, name, false, cancelled, attempts));
+      return;
+    }
+    this.runningSteps.set(seq, runStep(fn, options, this, seq, name));
+  }
+
+  /** True while step calls of this executor are in flight. */
+  get runsSteps(): boolean {
+    return this.runningSteps.size > 0;
+  }
+
+  /**
+   * Aborts every step call this executor runs: the run was cancelled or terminated, or can no longer
+   * record their outcomes (the engine shuts down, the run was replaced or moved away).
+   */
+  abortSteps(reason: Error): void {
+    if (this.runningSteps.size === 0) return;
+    const running: RunningStep[] = [];
+    this.runningSteps.forEach((step) => running.push(step));
+    for (const step of running) step.abort(reason);
+  }
+
+  /** The cancellation not yet told to the code, taken so that it is told once. */
+  private takeCancellation(): CancelledError | undefined {
+    const error = this.cancelPending;
+    this.cancelPending = undefined;
+    return error;
   }
 
   private drive(): void {
@@ -678,8 +739,21 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
       case "step": {
         const p = this.pending.take(record.seq);
         if (!replayed) this.inFlight--;
+        this.attempts?.delete(record.seq);
         if (record.ok) p?.resolve(record.value);
-        else p?.reject(record.error);
+        else if (this.cancelledSteps?.delete(record.seq) === true) {
+          this.cancelPending = undefined;
+          p?.reject(new CancelledError(`step '${record.name}' of ${this.workflowId} was cancelled: ${record.error?.message ?? "it failed"}`, { cause: record.error }));
+        } else p?.reject(record.error);
+        return;
+      }
+      case "attempt": {
+        (this.attempts ??= new Map()).set(record.seq, { failed: record.attempt, retryAt: record.retryAt, lastError: record.error });
+        const recorded = this.attemptWaiters?.get(record.seq);
+        if (recorded !== undefined && !replayed) {
+          this.attemptWaiters?.delete(record.seq);
+          recorded();
+        }
         return;
       }
       case "fired":
@@ -702,6 +776,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
           return;
         }
         this.finished = record.status;
+        if (record.status === "terminated") this.abortSteps(record.error ?? new TerminatedError(`run ${this.host.runId} of ${this.workflowId} was terminated`));
         return;
       case "heartbeat":
         (this.progress ??= new Map()).set(record.seq, record.progress);
@@ -731,8 +806,13 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
       }
       case "cancel": {
         const error = new CancelledError(`run ${this.host.runId} of ${this.workflowId} was cancelled: ${record.reason}`);
+        this.pending.forEach((p, seq) => {
+          if (p.step === true) (this.cancelledSteps ??= new Set()).add(seq);
+        });
         if ((this.waits?.size ?? 0) === 0) this.cancelPending = error;
         for (const interrupt of [...(this.waits ?? [])]) interrupt(error);
+        this.cancelAbort = error;
+        if (!replayed) this.abortSteps(error);
         return;
       }
       case "timer":
@@ -762,7 +842,11 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
       body = Promise.reject(e);
     }
     body.then(
-      (value) => this.bodyFinished({ status: "ok", value }),
+      // A body that returns before its cancellation reached it ends cancelled: the journal holds the cancel.
+      (value) => {
+        const cancelled = this.takeCancellation();
+        this.bodyFinished(cancelled === undefined ? { status: "ok", value } : { status: "cancelled", error: cancelled });
+      },
       (error: unknown) => this.bodyFinished({ status: error instanceof CancelledError ? "cancelled" : "failed", error: asError(error) }),
     );
   }

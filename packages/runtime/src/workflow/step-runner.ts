@@ -5,6 +5,25 @@ import { DEFAULT_RETRY, type RetryPolicy } from "./retry-policy.js";
 import { stepScope, type StepScope } from "./run-binding.js";
 import type { StepOptions } from "./step-options.js";
 
+/** Releases a permit of a limit; calling it again does nothing. */
+export type Release = () => void;
+
+/** A step attempt's place in a limit's queue: the permit once granted, or a way to give the place up. */
+export interface PermitRequest {
+  readonly granted: Promise<Release>;
+  /** Leaves the queue; the permit is never granted. */
+  withdraw(): void;
+}
+
+/** The failed attempts of a step call that are in its run's journal. */
+export interface AttemptHistory {
+  /** Attempts that failed, so the next is `failed + 1`. */
+  readonly failed: number;
+  /** When the next attempt is due (ms since the epoch). */
+  readonly retryAt: number;
+  readonly lastError: Error;
+}
+
 /**
  * What a step's attempts need from the run that calls the step (call `seq`). One environment
  * serves every step of a run, so starting a step allocates no closures for it.
@@ -15,14 +34,22 @@ export interface StepEnvironment {
   stepKey(seq: number): string;
   /** Progress left by an earlier attempt's heartbeat. */
   stepProgress(seq: number): unknown;
+  /** The failed attempts of call `seq` journaled so far (by this process or an earlier one). */
+  stepHistory(seq: number): AttemptHistory | undefined;
   onHeartbeat(seq: number, progress: unknown): void;
   /** True once nothing the step does can be recorded any more (the engine shut down). */
   abandoned(): boolean;
   /**
-   * Waits for a permit of the step's limit before each attempt and returns its release; `undefined`
-   * when the step has no limit. The permit is released when the attempt ends, before any backoff.
+   * Queues for a permit of the step's limit before each attempt; `undefined` when the step has no
+   * limit. The permit is released when the attempt ends, before any backoff.
    */
-  acquire(options: StepOptions): Promise<() => void> | undefined;
+  acquire(options: StepOptions): PermitRequest | undefined;
+  /**
+   * Journals failed attempt `attempt` of call `seq`, to be retried at `retryAt`, and calls
+   * `recorded` once that record is durable: the next attempt starts no sooner, so a crash never
+   * loses an attempt the retry budget counted.
+   */
+  attemptFailed(seq: number, name: string, attempt: number, error: unknown, retryAt: number, recorded: () => void): void;
   /**
    * Takes the outcome of all attempts of call `seq`: its value when `ok`, else its last error.
    * `attempts` counts the attempts that ran.
@@ -30,29 +57,51 @@ export interface StepEnvironment {
   stepSettled(seq: number, name: string, ok: boolean, outcome: unknown, attempts: number): void;
 }
 
+/** A step call in flight, as its run holds it. */
+export interface RunningStep {
+  /**
+   * Stops the call: the running attempt's `ctx.abortSignal` fires and its `ctx.heartbeat()` throws
+   * `reason`; no attempt starts after it. A call waiting for a permit or a retry ends at once,
+   * failed with `reason`.
+   */
+  abort(reason: Error): void;
+}
+
 /**
  * Runs the attempts of step call `seq` and reports their outcome to `env.stepSettled`: each attempt
- * in its own async scope (for `ctx.key()`, `ctx.attempt()`, `ctx.heartbeat()`), bounded by its
- * timeouts, retried by its policy. Delays and timeouts use the engine's clock, so a virtual clock
- * drives them in tests.
+ * in its own async scope (for `ctx.key()`, `ctx.attempt()`, `ctx.heartbeat()`, `ctx.abortSignal`),
+ * bounded by its timeouts, retried by its policy from where the journal left off. Delays and
+ * timeouts use the engine's clock, so a virtual clock drives them in tests.
  *
  * Every step of every run passes through here, so an attempt costs one promise reaction and no
  * promise of its own; the outcome is always reported on a later microtask, never during the call.
  */
-export function runStep(fn: () => unknown, options: StepOptions, env: StepEnvironment, seq: number, name: string): void {
-  new StepCall(fn, options, env, seq, name).next();
+export function runStep(fn: () => unknown, options: StepOptions, env: StepEnvironment, seq: number, name: string): RunningStep {
+  const call = new StepCall(fn, options, env, seq, name);
+  call.begin();
+  return call;
 }
 
 /** One step call across its attempts. */
-class StepCall {
-  /** The attempt running or last run (1-based). */
+class StepCall implements RunningStep {
+  /** The attempt running or last begun (1-based). */
   attempt = 0;
   /** True while the current attempt runs and has not ended. */
   running = false;
   progress: unknown;
   lastBeat = 0;
-  private release: (() => void) | undefined = undefined;
+  /** Attempts that ran to an end, counted in the step record. */
+  private ran = 0;
+  /** Set once the outcome was reported: nothing happens after it. */
+  private done = false;
+  /** Why the whole call was aborted (cancel, terminate, shutdown). */
+  private aborted: Error | undefined = undefined;
+  private scope: AttemptScope | undefined = undefined;
+  private permit: PermitRequest | undefined = undefined;
+  private release: Release | undefined = undefined;
   private timers: ClockTimer[] | undefined = undefined;
+  /** The back-off before the next attempt, while it runs. */
+  private waiting: ClockTimer | undefined = undefined;
   private readonly timeoutMs: number | undefined;
   private readonly heartbeatMs: number | undefined;
 
@@ -68,36 +117,67 @@ class StepCall {
     this.progress = env.stepProgress(seq);
   }
 
+  /** Starts the first attempt, or goes on from the attempts an earlier process journaled. */
+  begin(): void {
+    const history = this.env.stepHistory(this.seq);
+    if (history === undefined) return this.next();
+    this.attempt = this.ran = history.failed;
+    if (this.policy().delayAfter(history.failed, history.lastError) === undefined) {
+      return this.report(false, history.lastError, history.failed);
+    }
+    this.retryAt(history.retryAt);
+  }
+
+  abort(reason: Error): void {
+    if (this.done || this.aborted !== undefined) return;
+    this.aborted = reason;
+    // A running attempt is told and ends on its own; its outcome is then reported, without a retry.
+    if (this.running) return this.scope?.abort(reason);
+    this.permit?.withdraw();
+    this.permit = undefined;
+    this.waiting?.cancel();
+    this.waiting = undefined;
+    this.report(false, reason, this.ran);
+  }
+
   /** Starts the next attempt once the step's limit (if any) grants a permit. */
-  next(): void {
+  private next(): void {
     const attempt = ++this.attempt;
-    let permit: Promise<() => void> | undefined;
+    let request: PermitRequest | undefined;
     try {
-      permit = this.env.acquire(this.options);
+      request = this.env.acquire(this.options);
     } catch (error) {
       // No permit can be had (the limit was never declared): the attempt does not run, nor retry.
-      return this.report(false, error, attempt - 1);
+      return this.report(false, error, this.ran);
     }
-    if (permit === undefined) return this.run(attempt);
-    permit.then(
+    if (request === undefined) return this.run(attempt);
+    this.permit = request;
+    request.granted.then(
       (release) => {
+        this.permit = undefined;
+        if (this.done) return release();
         if (this.env.abandoned()) {
           release();
-          return this.report(false, new FuseeError("the step was abandoned while it waited for a permit"), attempt - 1);
+          return this.report(false, new FuseeError("the step was abandoned while it waited for a permit"), this.ran);
         }
         this.release = release;
         this.run(attempt);
       },
-      (error: unknown) => this.report(false, error, attempt - 1),
+      (error: unknown) => {
+        this.permit = undefined;
+        if (!this.done) this.report(false, error, this.ran);
+      },
     );
   }
 
   private run(attempt: number): void {
     this.running = true;
+    const scope = new AttemptScope(this, attempt);
+    this.scope = scope;
     if (this.timeoutMs !== undefined) {
       const ms = this.timeoutMs;
       (this.timers ??= []).push(
-        this.env.clock.schedule(ms, () => this.end(attempt, false, new TimeoutError(`step attempt ${attempt} ran past its timeout of ${ms}ms`))),
+        this.env.clock.schedule(ms, () => this.timedOut(attempt, new TimeoutError(`step attempt ${attempt} ran past its timeout of ${ms}ms`))),
       );
     }
     if (this.heartbeatMs !== undefined) {
@@ -106,7 +186,7 @@ class StepCall {
     }
     let result: unknown;
     try {
-      result = stepScope.run(new AttemptScope(this, attempt), this.fn);
+      result = stepScope.run(scope, this.fn);
     } catch (error) {
       result = Promise.reject(error);
     }
@@ -123,16 +203,24 @@ class StepCall {
         if (attempt !== this.attempt || !this.running) return;
         const quiet = this.env.clock.now() - this.lastBeat;
         if (quiet >= limit) {
-          this.end(attempt, false, new TimeoutError(`step attempt ${attempt} sent no heartbeat for ${quiet}ms (heartbeatTimeout ${limit}ms)`));
+          this.timedOut(attempt, new TimeoutError(`step attempt ${attempt} sent no heartbeat for ${quiet}ms (heartbeatTimeout ${limit}ms)`));
         } else this.watchHeartbeat(attempt, limit - quiet);
       }),
     );
+  }
+
+  /** The attempt is stale: its code may go on, but it is told (abort signal, heartbeats) and its outcome is ignored. */
+  private timedOut(attempt: number, error: TimeoutError): void {
+    if (attempt !== this.attempt || !this.running) return;
+    this.scope?.abort(error);
+    this.end(attempt, false, error);
   }
 
   /** The attempt's outcome; later outcomes of the same attempt (a timeout racing the code) are ignored. */
   private end(attempt: number, ok: boolean, outcome: unknown): void {
     if (attempt !== this.attempt || !this.running) return;
     this.running = false;
+    this.ran = attempt;
     if (this.timers !== undefined) {
       for (const t of this.timers) t.cancel();
       this.timers = undefined;
@@ -140,23 +228,45 @@ class StepCall {
     const release = this.release;
     this.release = undefined;
     release?.();
-    if (ok) return this.report(true, outcome, attempt);
-    const retry: RetryPolicy = this.options.retry ?? DEFAULT_RETRY;
-    const delay = retry.delayAfter(attempt, outcome);
-    if (delay === undefined || this.env.abandoned()) return this.report(false, outcome, attempt);
-    this.env.clock.schedule(delay, () => {
-      if (this.env.abandoned()) this.report(false, outcome, attempt);
+    if (ok || this.aborted !== undefined || this.env.abandoned()) return this.report(ok, outcome, attempt);
+    const delay = this.policy().delayAfter(attempt, outcome);
+    if (delay === undefined) return this.report(false, outcome, attempt);
+    const retryAt = this.env.clock.now() + delay;
+    try {
+      this.env.attemptFailed(this.seq, this.name, attempt, outcome, retryAt, () => this.retryAt(retryAt));
+    } catch {
+      // The failure cannot be journaled (the engine refuses the record): the step ends with it.
+      this.report(false, outcome, attempt);
+    }
+  }
+
+  /** Backs off until `at` (a time on the engine's clock), then starts the next attempt. */
+  private retryAt(at: number): void {
+    if (this.done || this.aborted !== undefined) return;
+    this.waiting = this.env.clock.schedule(Math.max(0, at - this.env.clock.now()), () => {
+      this.waiting = undefined;
+      if (this.done) return;
+      if (this.env.abandoned()) this.report(false, new FuseeError("the step was abandoned while it waited to retry"), this.ran);
       else this.next();
     });
   }
 
+  private policy(): RetryPolicy {
+    return this.options.retry ?? DEFAULT_RETRY;
+  }
+
   private report(ok: boolean, outcome: unknown, attempts: number): void {
+    if (this.done) return;
+    this.done = true;
     this.env.stepSettled(this.seq, this.name, ok, outcome, attempts);
   }
 }
 
 /** What one attempt's code sees through `ctx`; an attempt that ended no longer heartbeats. */
 class AttemptScope implements StepScope {
+  private controller: AbortController | undefined = undefined;
+  private reason: Error | undefined = undefined;
+
   constructor(
     private readonly call: StepCall,
     readonly attempt: number,
@@ -174,7 +284,23 @@ class AttemptScope implements StepScope {
     return this.call.progress;
   }
 
+  // Made on first use: most steps never look at their signal, and every step would pay for it.
+  get abortSignal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.reason !== undefined) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: Error): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+
   heartbeat(progress: unknown): void {
+    if (this.reason !== undefined) throw this.reason;
     const call = this.call;
     if (call.attempt !== this.attempt || !call.running) return;
     call.progress = progress;

@@ -90,7 +90,7 @@ onEachEngine("steps", (kind) => {
     calls.length = 0;
   });
 
-  it("journals each step's result and retries a failing step with one idempotency key", async () => {
+  it("journals each step's result, each failed attempt, and retries a failing step with one idempotency key", async () => {
     const engine = await kind().open({ workflows: [Checkout] });
     const run = await engine.start(Checkout, "co-1", 700);
     expect(await run.result()).to.equal("701/r701");
@@ -98,9 +98,22 @@ onEachEngine("steps", (kind) => {
     expect(charges.map((c) => c.split(":")[1])).to.deep.equal(["1", "2", "3"]);
     expect(new Set(charges.map((c) => c.split(":").slice(2).join(":"))).size, "one key for all attempts").to.equal(1);
     const journal = (await run.describe()).journal;
-    expect(journal.map((r) => r.kind)).to.deep.equal(["start", "step", "step", "finish"]);
-    const charge = journal[2];
+    expect(journal.map((r) => r.kind)).to.deep.equal(["start", "step", "attempt", "attempt", "step", "finish"]);
+    expect(journal.flatMap((r) => (r.kind === "attempt" ? [`${r.name} ${r.attempt}: ${r.error.message}`] : []))).to.deep.equal([
+      "charge 1: gateway busy",
+      "charge 2: gateway busy",
+    ]);
+    const charge = journal[4];
     expect(charge?.kind === "step" && charge.attempts).to.equal(3);
+    await engine.shutdown();
+  });
+
+  it("journals one record for a step that succeeds at once", async () => {
+    const engine = await kind().open({ workflows: [Checkout] });
+    const run = await engine.start(Checkout, "co-2", 700);
+    await run.result();
+    const quote = (await run.describe()).journal.filter((r) => (r.kind === "step" || r.kind === "attempt") && r.name === "quote");
+    expect(quote.map((r) => r.kind)).to.deep.equal(["step"]);
     await engine.shutdown();
   });
 
