@@ -73,6 +73,23 @@ class Transfer {
   }
 }
 
+@Workflow()
+class Gated {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<string> {
+    return this.ctx.step(
+      "print",
+      async () => {
+        seen.push(`print ${this.ctx.workflowId}`);
+        await held();
+        return "printed";
+      },
+      { limit: "printer" },
+    );
+  }
+}
+
 onEachEngine("a cancel or terminate that meets a running step", (kind) => {
   beforeEach(() => {
     seen.length = 0;
@@ -159,6 +176,22 @@ onEachEngine("a cancel or terminate that meets a running step", (kind) => {
     const journal = (await run.describe()).journal;
     expect(journal.at(-1)?.kind).to.equal("finish");
     expect(journal.map((r) => r.kind)).to.not.include("step");
+    await engine.shutdown();
+  });
+
+  it("takes a step waiting for a limit's permit out of the queue, and it never runs", async () => {
+    const engine = await kind().open({ workflows: [Gated], limits: { printer: { concurrent: 1 } } });
+    const first = await engine.start(Gated, "g-1", undefined);
+    await eventually("the first step holds the permit", () => seen.includes("print g-1"));
+    const second = await engine.start(Gated, "g-2", undefined);
+    await eventually("the second step waits", () => engine.limitWaiting("printer") === 1);
+    await second.cancel("not needed");
+    expect(await second.result().catch((e: unknown) => e)).to.be.instanceOf(CancelledError);
+    expect(engine.limitWaiting("printer")).to.equal(0);
+    releaseAll();
+    expect(await first.result()).to.equal("printed");
+    expect(seen).to.deep.equal(["print g-1"]);
+    expect(engine.limitInUse("printer")).to.equal(0);
     await engine.shutdown();
   });
 
