@@ -80,6 +80,8 @@ export class ScheduleRuntime {
   private paused = false;
   private cursor = 0;
   private started = 0;
+  /** Runs a backfill page started whose page is not recorded yet: started, but not in `started`. */
+  private startedUnrecorded = 0;
   private skipped = 0;
   private covered = new CoveredRanges();
   /** Instants being started right now, not covered yet. */
@@ -210,7 +212,7 @@ export class ScheduleRuntime {
       overlap: s.overlap,
       catchUp: s.catchUp,
       paused: this.paused,
-      started: this.started,
+      started: this.started + this.startedUnrecorded,
       skipped: this.skipped,
       nextTimes,
       recentRuns: [...this.recent],
@@ -442,15 +444,18 @@ export class ScheduleRuntime {
               // between its start and its record), so both outcomes count as started.
               await startOnce(this.deps.runs, this.settings.workflow, runId, this.settings.input);
               started++;
-              this.inFlight++;
+              this.startedUnrecorded++;
               void whenFinished(this.deps.runs, runId).then(() => this.freeSlot());
             } catch (e) {
+              this.freeSlot();
               failure ??= e;
             }
           }),
         );
         if (this.closed || this.deleted) return;
         if (failure !== undefined) {
+          // The page is started again; the runs it did start count then.
+          this.startedUnrecorded -= started;
           for (const t of page) this.claimed.delete(t);
           const retry = await new Promise<boolean>((resolve) => this.startFailed(failure, () => resolve(true), () => resolve(false)));
           if (!retry) return;
@@ -458,6 +463,7 @@ export class ScheduleRuntime {
         }
         this.failures = 0;
         for (const t of page) this.claimed.delete(t);
+        this.startedUnrecorded -= started;
         await this.write({ kind: "schedule-backfill-page", at: this.deps.clock.now(), id, first: from, through, started });
         await nextTurn();
       }
@@ -466,10 +472,13 @@ export class ScheduleRuntime {
     }
   }
 
+  /** Takes one of the backfill's slots, waiting for one to free; the taker frees it (`freeSlot`). */
   private async slot(): Promise<void> {
     while (this.inFlight >= MAX_IN_FLIGHT && !this.closed && !this.deleted) {
       await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
     }
+    // Taken before the start is awaited, so instants waking together cannot overshoot the bound.
+    this.inFlight++;
   }
 
   private freeSlot(): void {

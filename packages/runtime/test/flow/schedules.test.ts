@@ -51,6 +51,25 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
 const HOUR = 3_600_000;
 
 describe("schedules", () => {
+  it("counts in describe().started the runs of a backfill page still in flight, never more than its bound", async () => {
+    const engine = await TestEngine.create({ workflows: [LongJob] });
+    try {
+      const s = await engine.schedule("bulk", { workflow: LongJob, every: 1, paused: true, overlap: "allow-all" });
+      // 1,024 unfinished runs fill the backfill's slots, so the fifth page waits part-started.
+      await s.backfill(1, 1030);
+      await eventually("the slots fill", async () => (await engine.list(2000)).length === 1024, 20_000);
+      const firstThree = (await engine.list(2000)).slice(0, 3);
+      for (const run of firstThree) await engine.run(run.id).signal("done", undefined);
+      await eventually("three more runs start", async () => (await engine.list(2000)).length === 1027, 10_000);
+      await sleep(50);
+      expect((await engine.list(2000)).length, "no more than the bound in flight").to.equal(1027);
+      expect((await s.describe()).started).to.equal(1027);
+      expect((await s.describe()).backfills).to.have.length(1);
+    } finally {
+      await engine.shutdown();
+    }
+  });
+
   onEachEngine("engine.schedule", (kind) => {
     beforeEach(() => {
       reports = 0;
