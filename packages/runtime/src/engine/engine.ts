@@ -308,14 +308,22 @@ export class Engine implements RunOperations {
       return { run, result: (await this.cluster!.forward(away, "updateWithStart", [def.name, id, input, update, arg, { ...options, updateId }])) as U };
     }
     const existing = this.runs.get(id);
-    if (existing !== undefined && existing.finished === undefined) {
+    // A running run takes the update unless the ID policy says otherwise ("fail", "terminate-existing").
+    const running = options.idPolicy?.running ?? "use-existing";
+    if (existing !== undefined && existing.finished === undefined && running === "use-existing") {
       return { run, result: (await this.update(id, update, arg, { id: updateId })) as U };
     }
     if (!def.updates.has(update)) {
       throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`);
     }
     const outcome = this.updates.wait(`${id}\0${updateId}`);
-    await this.begin(def, id, input, options, { id: updateId, name: update, arg });
+    try {
+      await this.begin(def, id, input, { ...options, idPolicy: { ...options.idPolicy, running } }, { id: updateId, name: update, arg });
+    } catch (e) {
+      // Nothing was started: nobody will wait for the update's outcome.
+      outcome.catch(() => undefined);
+      throw e;
+    }
     return { run, result: unwrapUpdate(await outcome) as U };
   }
 
@@ -710,7 +718,13 @@ export class Engine implements RunOperations {
     executor.validateUpdate(name, arg);
     executor.claimUpdate(updateId);
     const outcome = this.updates.wait(key).catch(moved);
-    await this.append(entry, { kind: "update", id: updateId, name, arg, at: this.time.now() });
+    try {
+      await this.append(entry, { kind: "update", id: updateId, name, arg, at: this.time.now() });
+    } catch (e) {
+      // The update was not journaled; the storage failure that stopped it also rejects `outcome`.
+      outcome.catch(() => undefined);
+      throw e;
+    }
     return settle(await outcome);
   }
 

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Query, Signal, Update, Workflow } from "../../src/workflow/decorators.js";
-import { RejectedError } from "../../src/core/errors.js";
+import { AlreadyExistsError, RejectedError } from "../../src/core/errors.js";
 import { localKind, onEachEngine, type EngineKind } from "./harness.js";
 
 const priced: string[] = [];
@@ -105,6 +105,26 @@ onEachEngine("queries and updates", (kind) => {
     expect(again.result).to.equal(16);
     await run.signal("stop");
     expect(await run.result()).to.equal(16);
+    await engine.shutdown();
+  });
+
+  it("applies the ID policy of updateWithStart to a running run: fail, terminate and start anew, or use it", async () => {
+    const engine = await kind().open({ workflows: [Counter] });
+    const first = await engine.start(Counter, "c-policy", 1);
+    const refused = await engine.updateWithStart(Counter, "c-policy", 50, "inc", 5, { idPolicy: { running: "fail" } }).catch((e: unknown) => e);
+    expect(refused).to.be.instanceOf(AlreadyExistsError);
+    expect((refused as Error).message).to.contain("c-policy");
+    expect((await first.describe()).journal.map((r) => r.kind)).to.deep.equal(["start"]);
+
+    const used = await engine.updateWithStart<number, number>(Counter, "c-policy", 50, "inc", 5, { idPolicy: { running: "use-existing" } });
+    expect(used.result).to.equal(6);
+
+    const replaced = await engine.updateWithStart<number, number>(Counter, "c-policy", 50, "inc", 5, { idPolicy: { running: "terminate-existing" } });
+    expect(replaced.result).to.equal(55);
+    const status = await engine.status("c-policy");
+    expect(status?.runId).to.equal(2);
+    await replaced.run.signal("stop");
+    expect(await replaced.run.result()).to.equal(55);
     await engine.shutdown();
   });
 

@@ -4,7 +4,7 @@ import { Config } from "../../src/engine/config.js";
 import { Engine } from "../../src/engine/engine.js";
 import { StorageError } from "../../src/core/errors.js";
 import { Ctx } from "../../src/workflow/ctx.js";
-import { Workflow } from "../../src/workflow/decorators.js";
+import { Update, Workflow } from "../../src/workflow/decorators.js";
 import { MemoryFileLayer } from "../storage/support/memory-file-layer.js";
 
 /** Steps without end, so a sync fails while steps are appending. */
@@ -15,6 +15,23 @@ class EndlessSteps {
   async run(): Promise<number> {
     let n = 0;
     for (;;) n = (await this.ctx.step("count", async () => n + 1)) as number;
+  }
+}
+
+/** Waits for updates until told to stop. */
+@Workflow("storage-failure-updates")
+class Tally {
+  private n = 0;
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<number> {
+    await this.ctx.waitFor("stop");
+    return this.n;
+  }
+
+  @Update() add(by: number): number {
+    this.n += by;
+    return this.n;
   }
 }
 
@@ -37,7 +54,7 @@ function freshDisk(): MemoryFileLayer {
 }
 
 const open = (disk: MemoryFileLayer): Promise<Engine> =>
-  Engine.open(Config.local("/data").shards(1), { workflows: [EndlessSteps, StepSignalStep], fileLayer: disk });
+  Engine.open(Config.local("/data").shards(1), { workflows: [EndlessSteps, StepSignalStep, Tally], fileLayer: disk });
 
 describe("a failed sync under running workflows", () => {
   it("rejects the runs' results and every later call with the shard's StorageError, and retries no sync", async () => {
@@ -83,4 +100,28 @@ describe("a failed sync under running workflows", () => {
     expect(await engine.run("signalled").result()).to.equal("a!b");
     await engine.shutdown();
   });
+
+  for (const how of ["update", "updateWithStart"] as const) {
+    it(`fails an ${how} whose record could not be made durable with the StorageError, leaving no rejection unhandled`, async () => {
+      const unhandled: unknown[] = [];
+      const onUnhandled = (e: unknown): void => void unhandled.push(e);
+      process.on("unhandledRejection", onUnhandled);
+      try {
+        const disk = freshDisk();
+        const engine = await open(disk);
+        if (how === "update") await engine.start(Tally, "tally", undefined);
+        disk.failNextSync = true;
+        const refused =
+          how === "update"
+            ? await engine.run("tally").update("add", 1).catch((e: unknown) => e)
+            : await engine.updateWithStart(Tally, "tally", undefined, "add", 1).catch((e: unknown) => e);
+        expect(refused).to.be.instanceOf(StorageError);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(unhandled).to.deep.equal([]);
+        await engine.shutdown().catch(() => undefined);
+      } finally {
+        process.off("unhandledRejection", onUnhandled);
+      }
+    });
+  }
 });
