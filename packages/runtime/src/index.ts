@@ -1,6 +1,6 @@
 export * from "./core/errors.js";
 export { toMillis, type Duration } from "./core/duration.js";
-export type { Clock, ClockTimer } from "./core/clock.js";
+export type { Clock, ClockTimer, ClockUser } from "./core/clock.js";
 export type { RunStatusValue, FinishedStatus } from "./core/status.js";
 export type * from "./core/records.js";
 export { Workflow, Step, Signal, Query, Update } from "./workflow/decorators.js";
@@ -21,7 +21,7 @@ export { Ctx, type PatchIds, type PatchId, type WaitOptions, type ChildOptions, 
 export { RetryPolicy, type ErrorClass } from "./workflow/retry-policy.js";
 export type { StepOptions, ClassType } from "./workflow/step-options.js";
 export { Config } from "./engine/config.js";
-export { Engine, type EngineDescription, type EngineOptions } from "./engine/engine.js";
+export { Engine, type EngineDescription, type EngineOptions, type IdleOptions } from "./engine/engine.js";
 export type { LimitSpec } from "./engine/limits.js";
 export { Debounce, Batch, type EventOptions } from "./engine/flow-rules.js";
 export { Schedule } from "./engine/schedule-handle.js";

@@ -15,30 +15,40 @@ export interface ShipmentEntry {
   readonly at: number;
 }
 
+/** A booking attempt the carrier turned down. */
+interface RefusalEntry {
+  readonly key: string;
+  readonly attempt: number;
+}
+
 /** The file a {@link ShippingService} files its bookings in. */
 export const SHIPMENTS_FILE = "shipments.jsonl";
+/** The file the carrier keeps its refusals in, so a booking's count of tries outlives our process. */
+const REFUSALS_FILE = "carrier-refusals.jsonl";
 
 /**
  * A carrier whose booking API is flaky: each booking fails its first one or more attempts (up to
- * `shippingFailures`, the same count for a key on every run) before it is accepted.
+ * `shippingFailures`, the same count for a key on every run) before it is accepted. The carrier
+ * counts a booking's tries itself, across restarts of the application that calls it.
  */
 @injectable()
 export class ShippingService {
   private readonly ledger: Ledger<ShipmentEntry>;
-  private readonly attempts = new Map<string, number>();
+  private readonly refusals: Ledger<RefusalEntry>;
 
   constructor(private readonly settings: ServiceSettings) {
     this.ledger = new Ledger(join(settings.dir, SHIPMENTS_FILE));
+    this.refusals = new Ledger(join(settings.dir, REFUSALS_FILE));
   }
 
   /** Books a shipment once per key and returns its tracking number. */
   async book(key: string, orderId: string, lines: readonly Line[]): Promise<string> {
     const done = this.ledger.get(key);
     if (done !== undefined) return done.trackingNo;
-    const attempt = (this.attempts.get(key) ?? 0) + 1;
-    this.attempts.set(key, attempt);
+    const attempt = (this.refusals.get(key)?.attempt ?? 0) + 1;
     await latency(this.settings.latencyMs);
     if (attempt <= this.failuresFor(key)) {
+      this.refusals.append({ key, attempt });
       throw new CarrierUnavailableError(`carrier timed out booking ${orderId} (attempt ${attempt})`);
     }
     const again = this.ledger.get(key);

@@ -11,6 +11,22 @@ export interface Clock {
   now(): number;
   /** Calls `fn` once `ms` milliseconds from now have passed. */
   schedule(ms: number, fn: () => void): ClockTimer;
+  /** For a virtual clock: whether callbacks are due that have not run yet. */
+  hasDue?(): boolean;
+  /**
+   * For a virtual clock: tells it of an engine that runs on it, so that moving time waits for the
+   * engine to settle between timers. Returns the function that ends this.
+   */
+  attach?(user: ClockUser): () => void;
+}
+
+/** An engine as a virtual clock sees it. */
+export interface ClockUser {
+  /**
+   * Resolves once the engine has nothing to do until time moves. Step attempts whose code runs are
+   * waited for up to `runningStepGraceMs` of real time, then left running.
+   */
+  settle(runningStepGraceMs: number): Promise<void>;
 }
 
 // setTimeout's delay is a signed 32-bit number of ms; longer waits are chained.

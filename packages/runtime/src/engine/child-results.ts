@@ -77,7 +77,8 @@ export class ChildResults {
     }
   }
 
-  private async deliverIfFinished(parent: RunEntry, childId: string, seq: number): Promise<void> {
+  /** Journals the result of a child that already finished in `parent`, which waits for it. */
+  async deliverIfFinished(parent: RunEntry, childId: string, seq: number): Promise<void> {
     const child = this.host.runs.get(childId);
     const link = parent.children?.get(childId);
     if (parent.finished !== undefined || child?.finished === undefined || link === undefined || child.runId !== link.runId) return;

@@ -80,6 +80,8 @@ export interface EngineOptions {
    * write or a sync fail under running workflows.
    */
   fileLayer?: FileLayer;
+  /** @internal The log of a memory engine, for a test engine that restarts on the same data. */
+  memoryLog?: MemoryLog;
 }
 
 type Input<W> = W extends WorkflowClass<infer I, any> ? I : unknown;
@@ -130,6 +132,10 @@ export class Engine implements RunOperations {
   private readonly childResults: ChildResults;
   /** Set when this process shares a PostgreSQL schema with others (`Config.postgres(url, { cluster: true })`). */
   private cluster: ClusterNode | undefined;
+  /** Run records appended and not yet durable (or failed). */
+  private unsynced = 0;
+  /** Ends this engine's attachment to a virtual clock. */
+  private detachClock: (() => void) | undefined;
 
   private constructor(
     private readonly config: Config,
@@ -153,8 +159,14 @@ export class Engine implements RunOperations {
     });
     this.runs = this.index.runs;
     this.sink = {
-      durable: (entry, runId, position, record, body) => this.durable(entry, runId, position, record, body),
-      failed: (e, shard) => this.storageFailed(e, shard),
+      durable: (entry, runId, position, record, body) => {
+        this.unsynced--;
+        this.durable(entry, runId, position, record, body);
+      },
+      failed: (e, shard) => {
+        this.unsynced--;
+        this.storageFailed(e, shard);
+      },
     };
     this.hostEngine = {
       clock: this.time,
@@ -196,7 +208,7 @@ export class Engine implements RunOperations {
   static async open(config: Config, options: EngineOptions = {}): Promise<Engine> {
     const s = config.settings;
     let log: Log;
-    if (s.storage.kind === "memory") log = new MemoryLog(s.shards);
+    if (s.storage.kind === "memory") log = options.memoryLog ?? new MemoryLog(s.shards);
     else if (s.storage.kind === "postgres") {
       // Loaded on demand, like the file engine: only PostgreSQL users load the driver. One engine
       // process runs every shard, so it claims them all, unless it shares them with a cluster.
@@ -233,6 +245,7 @@ export class Engine implements RunOperations {
     }
     engine.resumeAll();
     engine.flow.open();
+    engine.detachClock = engine.time.attach?.({ settle: (graceMs) => engine.settle(graceMs) });
     const retentionMs = s.retentionMs;
     if (retentionMs !== undefined) {
       engine.retention = new RetentionSweep({
@@ -539,10 +552,58 @@ export class Engine implements RunOperations {
     return this.flow.batcher.batch(typeName, key, event, rule, options.eventId);
   }
 
+  /**
+   * Resolves once the engine has nothing to do until time passes or a call arrives: every record
+   * appended is durable and applied, workflow code has settled, no run waits to resume, no timer is
+   * due, and no step attempt's code is running (`{ runningSteps: "ignore" }` does not wait for
+   * those). Tests use it to wait for the effects of what they did; on a shut-down engine it
+   * resolves at once.
+   *
+   * @example
+   * await engine.run("order-1").signal("paid", true);
+   * await engine.idle();
+   * expect((await engine.status("order-1"))?.status).to.equal("suspended");
+   */
+  async idle(options: IdleOptions = {}): Promise<void> {
+    const steps = options.runningSteps !== "ignore";
+    for (let turn = 0; ; turn++) {
+      if (this.closed || this.fatal !== undefined || options.signal?.aborted === true) return;
+      // Quiet twice across a turn: a due timer or a commit scheduled in this turn runs on the next.
+      if (this.quiet(steps)) {
+        await nextTurn();
+        if (this.quiet(steps)) return;
+      }
+      // Waiting on a sync or a step's I/O: poll gently once a few turns did not do it.
+      await (turn < 64 ? nextTurn() : pause(1));
+    }
+  }
+
+  /** For a virtual clock: idle, waiting for running step attempts no longer than `graceMs` of real time. */
+  private async settle(graceMs: number): Promise<void> {
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort(), graceMs);
+    try {
+      await this.idle({ signal: stop.signal });
+    } finally {
+      clearTimeout(timer);
+    }
+    await this.idle({ runningSteps: "ignore" });
+  }
+
+  private quiet(steps: boolean): boolean {
+    if (this.unsynced > 0 || this.resuming > 0 || this.flow.writing || this.timers.hasDue() || this.time.hasDue?.() === true) return false;
+    if (this.resumeQueue.length > 0 && this.live.size < this.cacheSize) return false;
+    for (const entry of this.live.values()) {
+      if (entry.loading !== undefined || entry.executor?.busy(steps) === true) return false;
+    }
+    return true;
+  }
+
   /** Stops timers and new work, waits until every acknowledged record is on disk, closes the storage. */
   async shutdown(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.detachClock?.();
     this.timers.stop();
     this.retention?.stop();
     this.flow.close();
@@ -910,8 +971,10 @@ export class Engine implements RunOperations {
     options: StartOptions,
     update: StartRecord["update"],
     lineage: Pick<StartRecord, "from" | "parent" | "request"> = {},
-  ): Promise<void> {
+  ): Promise<"started" | "existing"> {
     let existing = this.runs.get(id);
+    // The same call of the same parent run started this child before a crash lost the parent's record of it.
+    if (existing !== undefined && lineage.parent !== undefined && sameLink(existing.parent, lineage.parent)) return "existing";
     if (existing !== undefined && lineage.from === undefined) {
       const policy = options.idPolicy ?? {};
       const running = policy.running ?? "fail";
@@ -919,7 +982,7 @@ export class Engine implements RunOperations {
       checkPolicy(running, ["fail", "use-existing", "terminate-existing"], "idPolicy.running");
       checkPolicy(finished, ["allow", "allow-if-failed", "refuse"], "idPolicy.finished");
       if (existing.finished === undefined) {
-        if (running === "use-existing") return;
+        if (running === "use-existing") return "existing";
         if (running === "fail") throw new AlreadyExistsError(`workflow ID '${id}' already has a running run (${existing.type} run ${existing.runId})`);
         await this.terminate(id, "replaced by a new run (idPolicy terminate-existing)");
         existing = this.runs.get(id);
@@ -953,6 +1016,7 @@ export class Engine implements RunOperations {
     this.starts.resolve(id);
     await this.appendEncoded(entry, record, body);
     if (previous !== undefined) this.dropRun(entry.shard, previous);
+    return "started";
   }
 
   /** Drops a superseded run's journal, unless finished journals are kept. */
@@ -1016,6 +1080,7 @@ export class Engine implements RunOperations {
   private enqueueRecord(entry: RunEntry, record: JournalRecord, body: Uint8Array, resolve?: () => void, reject?: (e: unknown) => void): void {
     if (record.kind === "finish") entry.finishAppended = true;
     const waiter = new RecordWaiter(this.sink, entry, entry.runId, entry.appended++, record, body, resolve, reject);
+    this.unsynced++;
     if (this.log.appendThen !== undefined) this.log.appendThen(entry.shard, entry.stream, body, waiter);
     else {
       this.log.append(entry.shard, { stream: entry.stream, body }).then(
@@ -1053,6 +1118,7 @@ export class Engine implements RunOperations {
     const runId = parent.runId;
     const base = { kind: "child" as const, seq: request.seq, childId: request.id, at: 0 };
     let outcome: ChildRecord;
+    let startedBefore = false;
     try {
       const def = this.resolveType(request.type);
       checkId(request.id, "child workflow ID");
@@ -1062,7 +1128,7 @@ export class Engine implements RunOperations {
       if (away !== undefined) {
         childRunId = (await this.cluster!.forward(away, "startChild", [def.name, request.id, request.input, link])) as number;
       } else {
-        await this.begin(def, request.id, request.input, {}, undefined, { parent: link });
+        startedBefore = (await this.begin(def, request.id, request.input, {}, undefined, { parent: link })) === "existing";
         childRunId = (this.runs.get(request.id) as RunEntry).runId;
       }
       outcome = { ...base, ok: true, childRunId, close: request.close, at: this.time.now() };
@@ -1071,7 +1137,10 @@ export class Engine implements RunOperations {
     }
     if (parent.runId !== runId || parent.finished !== undefined || this.closed) return;
     await this.append(parent, outcome).catch((e: unknown) => this.internalAppendFailed(e, parent.shard));
-    if (outcome.ok && this.remote(request.id) !== undefined && this.runs.get(parent.id) === parent) this.childResults.watch(parent, request.id, request.seq);
+    if (!outcome.ok || this.runs.get(parent.id) !== parent) return;
+    if (this.remote(request.id) !== undefined) this.childResults.watch(parent, request.id, request.seq);
+    // A child that finished before the crash reports to no one now: its result is delivered here, once.
+    else if (startedBefore && parent.executor?.hasChildResult(request.seq) !== true) await this.childResults.deliverIfFinished(parent, request.id, request.seq);
   }
 
   /** Applies a child's close policy: terminate it, ask it to cancel, or leave it running. */
@@ -1183,6 +1252,8 @@ export class Engine implements RunOperations {
     if (entry.executor !== executor) return;
     if (executor.broken) this.results.reject(entry.id, executor.broken);
     this.evictIdle();
+    // A run that came to wait may make room for one waiting to resume.
+    if (this.resumeQueue.length > 0) this.pumpResume();
   }
 
   private touch(entry: RunEntry): void {
@@ -1191,16 +1262,24 @@ export class Engine implements RunOperations {
     if (this.live.size > this.cacheSize) this.evictIdle();
   }
 
+  /** Parks the least recently used run that is only waiting; false when every live run is busy. */
+  private parkOneIdle(): boolean {
+    for (const entry of this.live.values()) {
+      const ex = entry.executor;
+      if (ex !== undefined && entry.loading === undefined && entry.durable === entry.appended && ex.status() === "suspended") {
+        entry.executor = undefined;
+        this.live.delete(entry.id);
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Parks least recently used runs that are only waiting, until the cache fits. */
   private evictIdle(): void {
     if (this.live.size <= this.cacheSize) return;
-    for (const entry of this.live.values()) {
-      if (this.live.size <= this.cacheSize) break;
-      const ex = entry.executor;
-      if (ex !== undefined && entry.loading === undefined && entry.durable === entry.appended && ex.status() === "suspended") {
-        this.evict(entry);
-      }
-    }
+    while (this.live.size > this.cacheSize && this.parkOneIdle());
+    this.pumpResume();
   }
 
   /**
@@ -1284,7 +1363,10 @@ export class Engine implements RunOperations {
   }
 
   private pumpResume(): void {
-    while (!this.closed && this.resuming < RESUME_CONCURRENCY && this.resumeQueue.length > 0 && this.live.size < this.cacheSize) {
+    while (!this.closed && this.resuming < RESUME_CONCURRENCY && this.resumeQueue.length > 0) {
+      // A run with work to resume takes the place of one that only waits, so a full cache never
+      // keeps resumable runs parked for good.
+      if (this.live.size >= this.cacheSize && !this.parkOneIdle()) return;
       const entry = this.resumeQueue.shift() as RunEntry;
       if (entry.finished !== undefined || entry.executor !== undefined) continue;
       this.resuming++;
@@ -1318,6 +1400,17 @@ export class Engine implements RunOperations {
   }
 }
 
+/** Options of {@link Engine.idle}. */
+export interface IdleOptions {
+  /** `"wait"` (the default) waits for step attempts whose code runs; `"ignore"` does not. */
+  readonly runningSteps?: "wait" | "ignore";
+  /** Stops waiting (the promise resolves) once aborted. */
+  readonly signal?: AbortSignal;
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** True when decoding the record would give back equal values of the same types (no objects, no errors). */
 function readsBackUnchanged(record: JournalRecord): boolean {
   switch (record.kind) {
@@ -1337,6 +1430,10 @@ function readsBackUnchanged(record: JournalRecord): boolean {
 
 function isPrimitive(v: unknown): boolean {
   return v === null || (typeof v !== "object" && typeof v !== "function" && typeof v !== "symbol");
+}
+
+function sameLink(a: RunEntry["parent"], b: NonNullable<RunEntry["parent"]>): boolean {
+  return a !== undefined && a.id === b.id && a.runId === b.runId && a.seq === b.seq;
 }
 
 /** A field of `listWhere` read straight from an index entry; the status only when asked for. */

@@ -59,6 +59,11 @@ export class FlowControl {
     this.batcher.open();
   }
 
+  /** Whether records of the engine's own streams are on their way to the log. */
+  get writing(): boolean {
+    return this.sys.pending > 0;
+  }
+
   /** The shard holding the engine streams of a schedule, or of a debounce or batch key. */
   shardOf(family: "schedule" | "debounce" | "batch", name: string): number {
     return this.sys.shardOf(family, name);

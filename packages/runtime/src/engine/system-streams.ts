@@ -56,6 +56,8 @@ export function checkFlowName(name: unknown, what: string): string {
 export class SystemLog {
   /** Records appended to (or read from) each live stream: the next record's position. */
   private readonly positions = new Map<string, number>();
+  /** Appends and drops not yet durable. */
+  pending = 0;
 
   constructor(
     private readonly log: Log,
@@ -72,7 +74,14 @@ export class SystemLog {
       throw new RejectedError(`${record.kind} record of ${family} '${name}' is ${body.length} bytes; the limit is ${this.maxRecordBytes} (Config.maxPayloadBytes)`);
     }
     this.positions.set(stream, position + 1);
-    return this.log.append(this.shardOf(family, name), { stream, body });
+    return this.track(this.log.append(this.shardOf(family, name), { stream, body }));
+  }
+
+  private track(done: Promise<void>): Promise<void> {
+    this.pending++;
+    const settled = (): void => void this.pending--;
+    done.then(settled, settled);
+    return done;
   }
 
   /** Drops streams of one name durably. */
@@ -80,7 +89,7 @@ export class SystemLog {
     if (ns.length === 0) return Promise.resolve();
     const streams = ns.map((n) => streamName(family, name, n));
     for (const s of streams) this.positions.delete(s);
-    return this.log.drop(this.shardOf(family, name), streams);
+    return this.track(this.log.drop(this.shardOf(family, name), streams));
   }
 
   /** Decodes a record read by the engine's recovery scan. */

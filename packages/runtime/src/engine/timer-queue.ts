@@ -40,6 +40,11 @@ export class TimerQueue {
     this.arm();
   }
 
+  /** Whether a timer is due that has not fired yet (its clock callback is about to run). */
+  hasDue(): boolean {
+    return !this.held && this.ats.length > 0 && this.ats[0]! <= this.clock.now();
+  }
+
   /** Defers arming while many timers are added at once (recovery), so the clock is set once. */
   hold(): void {
     this.held = true;

@@ -34,7 +34,7 @@ export class MemoryLog implements Log {
   readonly readOnly = false;
   private shards: MemoryShard[];
   private pending: PendingOp[] = [];
-  private batch: { promise: Promise<void>; resolve: () => void } | undefined;
+  private batch: { promise: Promise<void>; resolve: () => void; reject: (e: Error) => void } | undefined;
   private closed = false;
 
   constructor(shards: number) {
@@ -105,7 +105,7 @@ export class MemoryLog implements Log {
   }
 
   async close(): Promise<void> {
-    if (this.batch !== undefined) await this.batch.promise;
+    if (this.batch !== undefined) await this.batch.promise.catch(() => undefined);
     this.closed = true;
   }
 
@@ -117,6 +117,19 @@ export class MemoryLog implements Log {
     return log;
   }
 
+  /**
+   * What a crash of the process would leave: appends not yet applied are lost (their promises reject)
+   * and this log closes. Returns a new log over the data that survived, as a restart would see it.
+   */
+  crash(): MemoryLog {
+    const lost = this.batch;
+    this.pending = [];
+    this.batch = undefined;
+    this.closed = true;
+    lost?.reject(new StorageError("the process crashed before the append was durable"));
+    return this.reopen();
+  }
+
   private enqueue(shard: number, ops: PendingOp[]): Promise<void> {
     if (this.shards[shard] === undefined || !Number.isInteger(shard)) {
       return Promise.reject(new StorageError(`shard ${shard} does not exist (the log has ${this.shardCount} shards)`));
@@ -125,8 +138,12 @@ export class MemoryLog implements Log {
     for (const op of ops) this.pending.push(op);
     if (this.batch === undefined) {
       let resolve!: () => void;
-      const promise = new Promise<void>((r) => (resolve = r));
-      this.batch = { promise, resolve };
+      let reject!: (e: Error) => void;
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      this.batch = { promise, resolve, reject };
       queueMicrotask(() => this.apply());
     }
     return this.batch.promise;

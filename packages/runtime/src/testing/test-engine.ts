@@ -1,11 +1,27 @@
 import type { DependencyContainer } from "tsyringe";
+import type { Duration } from "../core/duration.js";
 import { Config } from "../engine/config.js";
 import { Engine } from "../engine/engine.js";
+import type { LimitSpec } from "../engine/limits.js";
+import { MemoryLog } from "../storage/memory-log.js";
 import type { WorkflowClass } from "../workflow/registry.js";
 import { VirtualClock } from "./virtual-clock.js";
 
-/** An in-memory engine on a virtual clock, for tests. */
-export type TestEngine = Engine & { readonly clock: VirtualClock };
+/** An in-memory engine on a virtual clock, for tests; it can restart, or crash, on the same data. */
+export type TestEngine = Engine & {
+  readonly clock: VirtualClock;
+  /**
+   * Shuts this engine down and opens a new one on the same data, clock and options, as a process
+   * restart would: unfinished runs resume. Use the returned engine from then on.
+   */
+  restart(): Promise<TestEngine>;
+  /**
+   * Stops this engine as a crash would (what was not yet durable is lost, nothing more is written,
+   * running steps are aborted) and opens a new one on what survived. Use the returned engine from
+   * then on.
+   */
+  crash(): Promise<TestEngine>;
+};
 
 /** Options of {@link TestEngine.create}. */
 export interface TestEngineOptions {
@@ -15,6 +31,10 @@ export interface TestEngineOptions {
   startTime?: number;
   /** Runs kept in memory before parking (small values exercise parking and replay). */
   cache?: number;
+  /** Limits declared before any run resumes. */
+  limits?: Readonly<Record<string, LimitSpec>>;
+  /** How long `clock.advance` waits for running step attempts before moving on (see `VirtualClockOptions`). */
+  runningStepGrace?: Duration;
 }
 
 /**
@@ -29,13 +49,32 @@ export interface TestEngineOptions {
  */
 export const TestEngine = {
   async create(options: TestEngineOptions = {}): Promise<TestEngine> {
-    const clock = new VirtualClock(options.startTime);
+    const clock = new VirtualClock(options.startTime, options.runningStepGrace !== undefined ? { runningStepGrace: options.runningStepGrace } : {});
     let config = Config.memory().clock(clock);
     if (options.cache !== undefined) config = config.cache(options.cache);
-    const engine = await Engine.open(config, {
-      ...(options.workflows ? { workflows: options.workflows } : {}),
-      ...(options.container ? { container: options.container } : {}),
-    });
-    return Object.assign(engine, { clock }) as TestEngine;
+    return openOn(config, clock, new MemoryLog(config.settings.shards), options);
   },
 };
+
+async function openOn(config: Config, clock: VirtualClock, log: MemoryLog, options: TestEngineOptions): Promise<TestEngine> {
+  const engine = await Engine.open(config, {
+    ...(options.workflows ? { workflows: options.workflows } : {}),
+    ...(options.container ? { container: options.container } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
+    memoryLog: log,
+  });
+  return Object.assign(engine, {
+    clock,
+    async restart(): Promise<TestEngine> {
+      await engine.shutdown();
+      return openOn(config, clock, log.reopen(), options);
+    },
+    async crash(): Promise<TestEngine> {
+      // Closing first (synchronously) makes the engine write nothing more; then the unsynced data goes.
+      const stopped = engine.shutdown();
+      const survivor = log.crash();
+      await stopped.catch(() => undefined);
+      return openOn(config, clock, survivor, options);
+    },
+  }) as TestEngine;
+}

@@ -1,4 +1,4 @@
-import type { Clock, ClockTimer } from "../core/clock.js";
+import type { Clock, ClockTimer, ClockUser } from "../core/clock.js";
 import { toMillis, type Duration } from "../core/duration.js";
 
 interface Scheduled {
@@ -8,15 +8,26 @@ interface Scheduled {
   cancelled: boolean;
 }
 
-// Macrotask turns to wait after a timer fires, so the records it causes are appended and applied
-// (and any timers they set are scheduled) before the clock moves on.
+/** Options of a {@link VirtualClock}. */
+export interface VirtualClockOptions {
+  /**
+   * How long (real time) `advance` waits for step attempts whose code is running before it lets
+   * time pass around them: a step awaiting real I/O finishes first, while one that hangs until its
+   * timeout does not hold the clock up for good. Default `"250ms"`.
+   */
+  readonly runningStepGrace?: Duration;
+}
+
+// Macrotask turns to wait after a timer fires when no engine runs on the clock.
 const SETTLE_TURNS = 8;
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * A clock that only moves when told to. `advance` fires every timer that falls due within the span,
- * in time order, letting the engine settle after each, so a test of a one-day sleep takes
- * milliseconds and always runs the same way.
+ * in time order, and after each waits until every engine running on the clock is idle (records
+ * durable and applied, workflow code settled, no step attempt running), so a test of a one-day
+ * sleep takes milliseconds and always runs the same way. A timer set for a time already passed
+ * fires on the next turn of the event loop, as a real timer would.
  *
  * @example
  * const t = await TestEngine.create({ workflows: [Reminder] });
@@ -27,9 +38,13 @@ export class VirtualClock implements Clock {
   private time: number;
   private order = 0;
   private readonly pending: Scheduled[] = [];
+  private readonly users = new Set<ClockUser>();
+  private readonly graceMs: number;
+  private firing = false;
 
-  constructor(start: number = Date.UTC(2030, 0, 1)) {
+  constructor(start: number = Date.UTC(2030, 0, 1), options: VirtualClockOptions = {}) {
     this.time = start;
+    this.graceMs = toMillis(options.runningStepGrace ?? "250ms", "runningStepGrace");
   }
 
   now(): number {
@@ -39,7 +54,17 @@ export class VirtualClock implements Clock {
   schedule(ms: number, fn: () => void): ClockTimer {
     const s: Scheduled = { at: this.time + Math.max(0, ms), order: this.order++, fn, cancelled: false };
     this.pending.push(s);
+    if (s.at <= this.time) this.fireSoon();
     return { cancel: () => void (s.cancelled = true) };
+  }
+
+  hasDue(): boolean {
+    return this.pending.some((s) => !s.cancelled && s.at <= this.time);
+  }
+
+  attach(user: ClockUser): () => void {
+    this.users.add(user);
+    return () => void this.users.delete(user);
   }
 
   /** Timers not yet fired or cancelled. */
@@ -47,7 +72,7 @@ export class VirtualClock implements Clock {
     return this.pending.filter((s) => !s.cancelled).length;
   }
 
-  /** Moves time forward by `d`, firing due timers in order. */
+  /** Moves time forward by `d`, firing due timers in order and letting the engines settle after each. */
   async advance(d: Duration): Promise<void> {
     const target = this.time + toMillis(d, "advance");
     await this.settle();
@@ -56,6 +81,8 @@ export class VirtualClock implements Clock {
       if (next === undefined) break;
       this.time = Math.max(this.time, next.at);
       next.fn();
+      // Timers due at the same instant fire next, in order, before the engines are waited for.
+      this.fireSoon();
       await this.settle();
     }
     this.time = target;
@@ -65,6 +92,16 @@ export class VirtualClock implements Clock {
   /** Sets the time, firing everything due by then. */
   async advanceTo(ms: number): Promise<void> {
     await this.advance(Math.max(0, ms - this.time));
+  }
+
+  /** Fires, on the next turn, every timer due by now (one set for a time already passed). */
+  private fireSoon(): void {
+    if (this.firing) return;
+    this.firing = true;
+    setImmediate(() => {
+      this.firing = false;
+      for (let next = this.nextDue(this.time); next !== undefined; next = this.nextDue(this.time)) next.fn();
+    });
   }
 
   private nextDue(target: number): Scheduled | undefined {
@@ -83,6 +120,10 @@ export class VirtualClock implements Clock {
   }
 
   private async settle(): Promise<void> {
-    for (let i = 0; i < SETTLE_TURNS; i++) await turn();
+    if (this.users.size === 0) {
+      for (let i = 0; i < SETTLE_TURNS; i++) await turn();
+      return;
+    }
+    await Promise.all([...this.users].map((user) => user.settle(this.graceMs)));
   }
 }

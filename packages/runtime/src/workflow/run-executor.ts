@@ -410,6 +410,11 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     return new Promise<never>(() => undefined);
   }
 
+  /** Whether the result of the child started by call `seq` was journaled in this run. */
+  hasChildResult(seq: number): boolean {
+    return this.childResults?.has(seq) === true;
+  }
+
   /** Whether `token` may complete: `open` once issued and unanswered. */
   completionState(token: string): "open" | "used" | "unknown" {
     if (this.completions?.has(token)) return "used";
@@ -531,21 +536,28 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   }
 
   private childHandle(seq: number, id: string): ChildHandle<unknown> {
+    const outcome = (r: ChildResultRecord | Error): unknown => {
+      if (r instanceof Error) throw r;
+      if (r.status === "ok") return r.value;
+      throw r.error;
+    };
     return {
       id,
-      result: () =>
-        new Promise((resolve, reject) => {
-          const settle = (r: ChildResultRecord | Error): void => {
-            if (r instanceof Error) reject(r);
-            else if (r.status === "ok") resolve(r.value);
-            else reject(r.error);
-          };
-          const done = this.childResults?.get(seq);
-          if (done) return settle(done);
+      // Waiting for a child is a wait like any other: a cancellation of this run interrupts it.
+      result: () => {
+        const done = this.childResults?.get(seq);
+        if (done !== undefined) return new Promise((resolve) => resolve(outcome(done)));
+        return this.interruptible<ChildResultRecord | Error>((resolve, onCancel) => {
           const list = this.childWaiters?.get(seq) ?? [];
-          list.push(settle);
+          list.push(resolve);
           (this.childWaiters ??= new Map()).set(seq, list);
-        }),
+          onCancel(() => {
+            const waiting = this.childWaiters?.get(seq);
+            const i = waiting?.indexOf(resolve) ?? -1;
+            if (i >= 0) waiting?.splice(i, 1);
+          });
+        }).then(outcome);
+      },
     };
   }
 
@@ -647,6 +659,21 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
       return;
     }
     this.runningSteps.set(seq, runStep(fn, options, this, seq, name));
+  }
+
+  /**
+   * Whether the run has work it can do without time passing or anything arriving: records to apply,
+   * code to settle, a replay under way, and (with `steps`) step attempts whose code runs.
+   */
+  busy(steps: boolean): boolean {
+    if (this.broken !== undefined || this.finished !== undefined) return false;
+    if (this.driving || this.arrived.size > 0 || this.held !== null || this.instance === undefined) return true;
+    if (!steps || this.runningSteps.size === 0) return false;
+    let active = false;
+    this.runningSteps.forEach((step) => {
+      if (step.active) active = true;
+    });
+    return active;
   }
 
   /** True while step calls of this executor are in flight. */

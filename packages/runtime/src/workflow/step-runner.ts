@@ -59,6 +59,8 @@ export interface StepEnvironment {
 
 /** A step call in flight, as its run holds it. */
 export interface RunningStep {
+  /** True while an attempt's code runs (not while the call waits for a permit or a retry). */
+  readonly active: boolean;
   /**
    * Stops the call: the running attempt's `ctx.abortSignal` fires and its `ctx.heartbeat()` throws
    * `reason`; no attempt starts after it. A call waiting for a permit or a retry ends at once,
@@ -126,6 +128,10 @@ class StepCall implements RunningStep {
       return this.report(false, history.lastError, history.failed);
     }
     this.retryAt(history.retryAt);
+  }
+
+  get active(): boolean {
+    return this.running;
   }
 
   abort(reason: Error): void {

@@ -8,7 +8,7 @@ import { openLocalLog } from "../../src/storage/index.js";
 import { useTempDir } from "../storage/support/temp-dir.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
-import { TerminatedError, TimeoutError, WorkflowFailedError, AlreadyExistsError } from "../../src/core/errors.js";
+import { CancelledError, TerminatedError, TimeoutError, WorkflowFailedError, AlreadyExistsError } from "../../src/core/errors.js";
 import { eventually, onEachEngine } from "../runtime/harness.js";
 
 @Workflow("kid")
@@ -29,6 +29,20 @@ class Parent {
     await this.ctx.startChild("kid", "kid-cancel", "wait", { close: "request-cancel" });
     await this.ctx.startChild("kid", "kid-abandon", "wait", { close: "abandon" });
     await this.ctx.waitFor("never");
+  }
+}
+
+@Workflow("waiting-parent")
+class WaitingParent {
+  constructor(private readonly ctx: Ctx) {}
+  async run(): Promise<string> {
+    try {
+      return await this.ctx.executeChild<string>("kid", "kid-awaited", "wait");
+    } catch (e) {
+      if (!(e instanceof CancelledError)) throw e;
+      await this.ctx.step("note", async () => "noted");
+      throw e;
+    }
   }
 }
 
@@ -72,6 +86,19 @@ onEachEngine("child workflows", (kind) => {
     expect(kinds.filter((k) => k === "child")).to.have.length(5);
     expect((await engine.status("kid-twice"))?.status, "abandoned, still waiting").to.be.oneOf(["suspended", "parked"]);
     expect(kinds.filter((k) => k === "child-result")).to.have.length.at.least(2);
+    await engine.shutdown();
+  });
+
+  it("interrupts a parent waiting for its child when the parent is cancelled, and closes the child", async () => {
+    const engine = await kind().open({ workflows: [Kid, WaitingParent] });
+    const parent = await engine.start(WaitingParent, "waiting-parent-1", undefined);
+    await eventually("the child waits", async () => (await engine.status("kid-awaited"))?.status === "suspended");
+    await parent.cancel("order withdrawn");
+    expect(await parent.result().catch((e: unknown) => e)).to.be.instanceOf(CancelledError);
+    const journal = (await parent.describe()).journal;
+    expect(journal.filter((r) => r.kind === "step").map((r) => r.kind === "step" && r.name)).to.deep.equal(["note"]);
+    expect((await parent.status()).status).to.equal("cancelled");
+    await eventually("the child is terminated", async () => (await engine.status("kid-awaited"))?.status === "terminated");
     await engine.shutdown();
   });
 

@@ -32,6 +32,15 @@ class TwoSteps {
 }
 
 @Workflow()
+class Waiting {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<unknown> {
+    return this.ctx.waitFor("go");
+  }
+}
+
+@Workflow()
 class Sleepy {
   constructor(private readonly ctx: Ctx) {}
 
@@ -68,6 +77,23 @@ describe("restarts (local)", () => {
     const engine = await local.reopen({ workflows: [TwoSteps] });
     expect(await engine.run<string>("two-1").result()).to.equal("10-11");
     expect(ran).to.deep.equal(["first:two-1", "second:two-1", "second:two-1"]);
+    await engine.shutdown();
+  });
+
+  it("resumes a run with work to do although the cache is full of runs that only wait", async () => {
+    const first = await local.open({ workflows: [Waiting, TwoSteps] }, (c) => c.cache(1));
+    await first.start(Waiting, "waiting-1", undefined);
+    await first.start(TwoSteps, "two-2", 1);
+    await eventually("the second step to start", () => ran.includes("second:two-2"));
+    await first.shutdown();
+    release?.();
+    blockSecond = false;
+
+    const engine = await local.reopen({ workflows: [Waiting, TwoSteps] }, (c) => c.cache(1));
+    expect(await engine.run<string>("two-2").result()).to.equal("2-3");
+    expect((await engine.status("waiting-1"))?.status).to.be.oneOf(["suspended", "parked"]);
+    await engine.run("waiting-1").signal("go", "now");
+    expect(await engine.run("waiting-1").result()).to.equal("now");
     await engine.shutdown();
   });
 

@@ -1,0 +1,121 @@
+import "reflect-metadata";
+import { expect } from "chai";
+import { TestEngine } from "../../src/testing/test-engine.js";
+import { VirtualClock } from "../../src/testing/virtual-clock.js";
+import { Ctx } from "../../src/workflow/ctx.js";
+import { Signal, Workflow } from "../../src/workflow/decorators.js";
+import { RetryPolicy } from "../../src/workflow/retry-policy.js";
+import { localKind, type EngineKind } from "../runtime/harness.js";
+
+const effects: string[] = [];
+
+@Workflow()
+class Reminder {
+  private snoozed = 0;
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(text: string): Promise<string> {
+    const at = await this.ctx.step("schedule", async () => {
+      effects.push(`scheduled ${text}`);
+      return this.ctx.now();
+    });
+    await this.ctx.sleep("1h");
+    await this.ctx.condition(() => this.snoozed >= 0);
+    return `${text} at ${this.ctx.now() - at}ms`;
+  }
+
+  @Signal() snooze(): void {
+    this.snoozed++;
+  }
+}
+
+@Workflow()
+class Hanging {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<string> {
+    return this.ctx.step(
+      "call",
+      async () => {
+        effects.push(`attempt ${this.ctx.attempt()}`);
+        if (this.ctx.attempt() === 1) {
+          // Hangs until its timeout aborts it, as a stuck connection would.
+          const signal = this.ctx.abortSignal;
+          await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+        }
+        return "answered";
+      },
+      { timeout: "30s", retry: RetryPolicy.exponential(2, "1s", "1s") },
+    );
+  }
+}
+
+describe("TestEngine", () => {
+  beforeEach(() => {
+    effects.length = 0;
+  });
+
+  describe("idle", () => {
+    it("resolves once the run waits on its timer, with its step journaled", async () => {
+      const engine = await TestEngine.create({ workflows: [Reminder] });
+      await engine.start(Reminder, "r-1", "call mum");
+      await engine.idle();
+      expect((await engine.status("r-1"))?.status).to.equal("suspended");
+      expect((await engine.describe("r-1"))!.journal.map((r) => r.kind)).to.deep.equal(["start", "step", "timer"]);
+      await engine.shutdown();
+    });
+  });
+
+  describe("clock.advance", () => {
+    it("fires a timer armed while it waited for the engine, on the local engine too", async () => {
+      const kind: EngineKind = localKind();
+      const clock = new VirtualClock();
+      const engine = await kind.open({ workflows: [Reminder] }, (c) => c.clock(clock));
+      try {
+        // No wait after the start: the timer is armed only once the step's record is on disk.
+        const run = await engine.start(Reminder, "r-2", "water the plants");
+        await clock.advance("2h");
+        expect((await run.status()).status).to.equal("ok");
+        expect(await run.result()).to.equal("water the plants at 3600000ms");
+      } finally {
+        await engine.shutdown();
+        kind.cleanup();
+      }
+    });
+
+    it("lets time pass around a step that hangs until its timeout, and the retry answers", async () => {
+      const engine = await TestEngine.create({ workflows: [Hanging], runningStepGrace: "20ms" });
+      const run = await engine.start(Hanging, "h-1", undefined);
+      await engine.clock.advance("40s");
+      expect(await run.result()).to.equal("answered");
+      expect(effects).to.deep.equal(["attempt 1", "attempt 2"]);
+      await engine.shutdown();
+    });
+  });
+
+  describe("restart and crash", () => {
+    it("restarts on the same data: a sleeping run resumes and finishes", async () => {
+      let engine = await TestEngine.create({ workflows: [Reminder] });
+      await engine.start(Reminder, "r-3", "stretch");
+      await engine.idle();
+      engine = await engine.restart();
+      await engine.clock.advance("1h");
+      expect(await engine.run("r-3").result()).to.equal("stretch at 3600000ms");
+      expect(effects).to.deep.equal(["scheduled stretch"]);
+      await engine.shutdown();
+    });
+
+    it("crashes losing what was not durable, and the new engine resumes what was", async () => {
+      let engine = await TestEngine.create({ workflows: [Reminder] });
+      await engine.start(Reminder, "r-4", "durable");
+      await engine.idle();
+      // Started, but crashed before its start record was durable: as if never started.
+      void engine.start(Reminder, "r-5", "lost").catch(() => undefined);
+      engine = await engine.crash();
+      expect(await engine.status("r-5")).to.equal(undefined);
+      await engine.clock.advance("1h");
+      expect(await engine.run("r-4").result()).to.equal("durable at 3600000ms");
+      await engine.shutdown();
+    });
+  });
+});
