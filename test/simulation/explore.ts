@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { scheduleArb, scheduleText, type Schedule } from "./program.js";
+import { FULL_SPACE, scheduleArbitrary, scheduleText, type ProgramSpace, type Schedule } from "./program.js";
 import { PROPERTIES, runSchedule, Violation, type Property, type RunReport } from "./simulator.js";
 
 /** One schedule's outcome: the seed that generates it, and what went wrong, if anything. */
@@ -12,8 +12,8 @@ export interface SeedOutcome {
 }
 
 /** Runs the schedule of each seed once, collecting the first violation of each property. */
-export async function scanSeed(seed: number): Promise<SeedOutcome> {
-  const { schedule, report, error } = await replay(seed, undefined, undefined);
+export async function scanSeed(seed: number, space: ProgramSpace = FULL_SPACE): Promise<SeedOutcome> {
+  const { schedule, report, error } = await replay(seed, undefined, undefined, space);
   const actions = schedule.actions.length;
   if (error instanceof Violation) return { seed, violations: [error], actions };
   if (error !== undefined) return { seed, violations: [], crash: error, actions };
@@ -28,21 +28,21 @@ export interface Shrunk {
   readonly schedule: Schedule;
   readonly violation: string;
   readonly shrinks: number;
+  readonly space: ProgramSpace;
 }
 
 /**
  * Shrinks the schedule of `seed` to a small one that still violates `property` (only that one is
- * checked), within `timeLimitMs`; `path` replays an earlier shrink.
+ * checked), within `timeLimitMs`.
  */
-export async function shrink(seed: number, property: Property, timeLimitMs: number, path?: string): Promise<Shrunk | undefined> {
+export async function shrink(seed: number, property: Property, timeLimitMs: number, space: ProgramSpace = FULL_SPACE): Promise<Shrunk | undefined> {
   const details = await fc.check(
-    fc.asyncProperty(scheduleArb, async (s) => {
+    fc.asyncProperty(scheduleArbitrary(space), async (s) => {
       await runSchedule(s, { only: property });
     }),
     {
       seed,
       numRuns: 1,
-      ...(path !== undefined ? { path } : {}),
       plugins: [fc.interruptAfterTimeLimit(timeLimitMs)],
     },
   );
@@ -55,6 +55,7 @@ export async function shrink(seed: number, property: Property, timeLimitMs: numb
     schedule: (details.counterexample as unknown as [Schedule])[0],
     violation: error instanceof Error ? error.message : String(error),
     shrinks: details.numShrinks,
+    space,
   };
 }
 
@@ -62,19 +63,24 @@ export async function shrink(seed: number, property: Property, timeLimitMs: numb
 export function shrunkText(s: Shrunk): string {
   return [
     `${PROPERTIES[s.property]}`,
-    `  reproduce: npm run sim -- --seed ${s.seed} --path ${s.path} --only ${s.property}`,
+    `  reproduce: npm run sim -- --seed ${s.seed} --path ${s.path} --only ${s.property}${s.space.spawn ? "" : " --no-spawn"}`,
     `  schedule (shrunk ${s.shrinks} times):${scheduleText(s.schedule).replace(/\n/g, "\n  ")}`,
     `  ${s.violation}`,
   ].join("\n");
 }
 
 /** Replays one schedule exactly and returns its report. */
-export async function replay(seed: number, path: string | undefined, property: Property | undefined): Promise<{ schedule: Schedule; report: RunReport | undefined; error: unknown }> {
+export async function replay(
+  seed: number,
+  path: string | undefined,
+  property: Property | undefined,
+  space: ProgramSpace = FULL_SPACE,
+): Promise<{ schedule: Schedule; report: RunReport | undefined; error: unknown }> {
   let schedule: Schedule | undefined;
   let report: RunReport | undefined;
   let error: unknown;
   await fc.check(
-    fc.asyncProperty(scheduleArb, async (s) => {
+    fc.asyncProperty(scheduleArbitrary(space), async (s) => {
       if (schedule !== undefined) return;
       schedule = s;
       try {

@@ -1,14 +1,15 @@
 import { PROPERTIES, Violation, type Property } from "./simulator.js";
 import { replay, scanSeed, shrink, shrunkText } from "./explore.js";
-import { scheduleText } from "./program.js";
+import { FULL_SPACE, scheduleText, type ProgramSpace } from "./program.js";
 
-const USAGE = `usage: npm run sim -- [--seeds N] [--seed S] [--path P] [--only PROPERTY] [--shrink-seconds T]
+const USAGE = `usage: npm run sim -- [--seeds N] [--seed S] [--path P] [--only PROPERTY] [--shrink-seconds T] [--no-spawn]
 
   --seeds N          schedules to check, one per seed from S on (default 200)
   --seed S           the first seed (default: chosen from the time and printed)
   --path P           with --seed: replay the counterexample fast-check printed, and print its trace
   --only PROPERTY    check one property (${Object.keys(PROPERTIES).join(", ")})
-  --shrink-seconds T time to shrink the first counterexample of each property (default 30; 0: none)`;
+  --shrink-seconds T time to shrink the first counterexample of each property (default 30; 0: none)
+  --no-spawn         programs without steps that start workflows (whose known bug hides others)`;
 
 interface Args {
   seeds: number;
@@ -16,10 +17,11 @@ interface Args {
   path: string | undefined;
   only: Property | undefined;
   shrinkSeconds: number;
+  space: ProgramSpace;
 }
 
 function parse(argv: readonly string[]): Args {
-  const args: Args = { seeds: 200, seed: undefined, path: undefined, only: undefined, shrinkSeconds: 30 };
+  const args: Args = { seeds: 200, seed: undefined, path: undefined, only: undefined, shrinkSeconds: 30, space: FULL_SPACE };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -36,6 +38,7 @@ function parse(argv: readonly string[]): Args {
       if (!(p in PROPERTIES)) throw new Error(`no property '${p}'\n${USAGE}`);
       args.only = p as Property;
     } else if (flag === "--shrink-seconds") args.shrinkSeconds = Number(need());
+    else if (flag === "--no-spawn") args.space = { ...args.space, spawn: false };
     else if (flag === "--help" || flag === "-h") {
       console.log(USAGE);
       process.exit(0);
@@ -46,7 +49,7 @@ function parse(argv: readonly string[]): Args {
 }
 
 async function replayOne(args: Args & { seed: number }): Promise<number> {
-  const { schedule, report, error } = await replay(args.seed, args.path, args.only);
+  const { schedule, report, error } = await replay(args.seed, args.path, args.only, args.space);
   console.log(`seed ${args.seed}${args.path ? `, path ${args.path}` : ""}:${scheduleText(schedule)}`);
   for (const line of report?.trace ?? (error instanceof Violation ? error.trace : [])) console.log(line);
   const violations = error !== undefined ? [error] : (report?.violations ?? []);
@@ -65,7 +68,7 @@ async function explore(args: Args): Promise<number> {
   let actions = 0;
   for (let i = 0; i < args.seeds; i++) {
     const seed = first + i;
-    const outcome = await scanSeed(seed);
+    const outcome = await scanSeed(seed, args.space);
     if (outcome.crash !== undefined) crashes.push({ seed, error: outcome.crash });
     for (const v of outcome.violations) {
       if (args.only !== undefined && v.property !== args.only) continue;
@@ -87,7 +90,7 @@ async function explore(args: Args): Promise<number> {
   for (const [property, { seed, message }] of firstSeeds) {
     console.log(`\n${counts.get(property)} schedule(s) violate "${PROPERTIES[property]}"; first: seed ${seed}: ${message}`);
     if (args.shrinkSeconds <= 0) continue;
-    const shrunk = await shrink(seed, property, args.shrinkSeconds * 1000);
+    const shrunk = await shrink(seed, property, args.shrinkSeconds * 1000, args.space);
     console.log(shrunk === undefined ? `  (seed ${seed} did not fail again when checked for this property alone)` : shrunkText(shrunk));
   }
   return firstSeeds.size === 0 && crashes.length === 0 ? 0 : 1;

@@ -54,7 +54,7 @@ export interface ModelRun {
   exists: boolean | "maybe";
   block: Block;
   parent: { readonly id: string; readonly runId: number | undefined } | undefined;
-  /** Children started and not yet known to have ended, with their close policies. */
+  /** Children this run started, with their close policies. */
   children: Map<string, ClosePolicy>;
 }
 
@@ -359,10 +359,7 @@ export class Model {
         this.begin(cid, i.prog, 1, { id: run.id, runId: run.runId });
         if (!i.wait) return this.done(run, `c${pc}=started`);
         const child = this.runs.get(cid) as ModelRun;
-        if (child.status !== "running") {
-          run.children.delete(cid);
-          return this.done(run, childObservation(pc, child));
-        }
+        if (child.status !== "running") return this.done(run, childObservation(pc, child));
         if (!child.determined) return this.lose(run, `its child ${cid} is undetermined`);
         run.block = { on: "child", childId: cid };
         return;
@@ -437,8 +434,7 @@ export class Model {
     run.value = value;
     run.errorClass = errorClass;
     run.block = { on: "none" };
-    for (const [cid, close] of [...run.children]) {
-      run.children.delete(cid);
+    for (const [cid, close] of run.children) {
       const child = this.runs.get(cid);
       if (child === undefined || child.status !== "running" || !child.determined || close === "abandon") continue;
       if (this.dueNow.has(cid) || ("at" in child.block && child.block.at === this.now && this.dueNow.size > 0)) {
@@ -451,7 +447,6 @@ export class Model {
     const link = run.parent;
     const parent = link && this.runs.get(link.id);
     if (parent === undefined || parent.runId !== link?.runId || parent.status !== "running") return;
-    parent.children.delete(run.id);
     if (!parent.determined) return;
     if (parent.block.on === "child" && parent.block.childId === run.id) this.resume(parent, childObservation(parent.pc, run));
   }

@@ -124,28 +124,40 @@ const leafProgramArb: fc.Arbitrary<Program> = fc.record({
   catchCancel: fc.boolean(),
 });
 
-const instrArb: fc.Arbitrary<Instr> = fc.oneof(
-  { weight: 9, arbitrary: leafArb },
-  {
-    weight: 2,
-    arbitrary: fc.record({
-      k: fc.constant("child" as const),
-      prog: leafProgramArb,
-      wait: fc.boolean(),
-      close: fc.constantFrom<ClosePolicy>("terminate", "request-cancel", "abandon"),
-    }),
-  },
-  { weight: 1, arbitrary: fc.record({ k: fc.constant("spawn" as const), prog: leafProgramArb }) },
-);
+/** Which instructions programs may use: leaving one out shows the bugs that others hide. */
+export interface ProgramSpace {
+  /** Steps that start another workflow through the engine. */
+  readonly spawn: boolean;
+}
 
-export const programArb: fc.Arbitrary<Program> = fc.record(
-  {
-    body: fc.array(instrArb, { minLength: 0, maxLength: 4 }),
-    catchCancel: fc.boolean(),
-    next: leafProgramArb,
-  },
-  { requiredKeys: ["body", "catchCancel"] },
-);
+export const FULL_SPACE: ProgramSpace = { spawn: true };
+
+function instrArbitrary(space: ProgramSpace): fc.Arbitrary<Instr> {
+  return fc.oneof(
+    { weight: 9, arbitrary: leafArb },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        k: fc.constant("child" as const),
+        prog: leafProgramArb,
+        wait: fc.boolean(),
+        close: fc.constantFrom<ClosePolicy>("terminate", "request-cancel", "abandon"),
+      }),
+    },
+    { weight: space.spawn ? 1 : 0, arbitrary: fc.record({ k: fc.constant("spawn" as const), prog: leafProgramArb }) },
+  );
+}
+
+function programArbitrary(space: ProgramSpace): fc.Arbitrary<Program> {
+  return fc.record(
+    {
+      body: fc.array(instrArbitrary(space), { minLength: 0, maxLength: 4 }),
+      catchCancel: fc.boolean(),
+      next: leafProgramArb,
+    },
+    { requiredKeys: ["body", "catchCancel"] },
+  );
+}
 
 const policyArb: fc.Arbitrary<IdPolicyChoice> = fc.record(
   {
@@ -158,51 +170,56 @@ const policyArb: fc.Arbitrary<IdPolicyChoice> = fc.record(
 const startIdArb = fc.constantFrom(...START_IDS);
 const targetIdArb = fc.constantFrom(...TARGET_IDS);
 
-export const actionArb: fc.Arbitrary<Action> = fc.oneof(
-  {
-    weight: 5,
-    arbitrary: fc.record(
-      { a: fc.constant("start" as const), id: startIdArb, prog: programArb, policy: policyArb },
-      { requiredKeys: ["a", "id", "prog"] },
-    ),
-  },
-  {
-    weight: 4,
-    arbitrary: fc.oneof(
-      fc.record({ a: fc.constant("signal" as const), id: targetIdArb, name: fc.constantFrom<MailboxName>("a", "b"), value: fc.integer({ min: 1, max: 3 }) }),
-      fc.record({ a: fc.constant("signal" as const), id: targetIdArb, name: fc.constant("set" as const), value: fc.constantFrom<Flag>("x", "y") }),
-    ),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.record(
-      {
-        a: fc.constant("update" as const),
-        id: targetIdArb,
-        n: fc.integer({ min: -1, max: 3 }),
-        step: fc.boolean(),
-        uid: fc.constantFrom("u1", "u2"),
-      },
-      { requiredKeys: ["a", "id", "n", "step"] },
-    ),
-  },
-  { weight: 1, arbitrary: fc.record({ a: fc.constant("query" as const), id: targetIdArb }) },
-  { weight: 1, arbitrary: fc.record({ a: fc.constant("cancel" as const), id: targetIdArb }) },
-  { weight: 1, arbitrary: fc.record({ a: fc.constant("terminate" as const), id: targetIdArb }) },
-  { weight: 5, arbitrary: fc.record({ a: fc.constant("advance" as const), ms: fc.integer({ min: 1, max: 12 }).map((n) => n * TICK) }) },
-  { weight: 2, arbitrary: fc.record({ a: fc.constant("crash" as const), afterOps: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 60 })) }) },
-  { weight: 1, arbitrary: fc.record({ a: fc.constant("failSync" as const) }) },
-  { weight: 1, arbitrary: fc.record({ a: fc.constant("restart" as const) }) },
-);
+function actionArbitrary(space: ProgramSpace): fc.Arbitrary<Action> {
+  return fc.oneof(
+    {
+      weight: 5,
+      arbitrary: fc.record(
+        { a: fc.constant("start" as const), id: startIdArb, prog: programArbitrary(space), policy: policyArb },
+        { requiredKeys: ["a", "id", "prog"] },
+      ),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.oneof(
+        fc.record({ a: fc.constant("signal" as const), id: targetIdArb, name: fc.constantFrom<MailboxName>("a", "b"), value: fc.integer({ min: 1, max: 3 }) }),
+        fc.record({ a: fc.constant("signal" as const), id: targetIdArb, name: fc.constant("set" as const), value: fc.constantFrom<Flag>("x", "y") }),
+      ),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record(
+        {
+          a: fc.constant("update" as const),
+          id: targetIdArb,
+          n: fc.integer({ min: -1, max: 3 }),
+          step: fc.boolean(),
+          uid: fc.constantFrom("u1", "u2"),
+        },
+        { requiredKeys: ["a", "id", "n", "step"] },
+      ),
+    },
+    { weight: 1, arbitrary: fc.record({ a: fc.constant("query" as const), id: targetIdArb }) },
+    { weight: 1, arbitrary: fc.record({ a: fc.constant("cancel" as const), id: targetIdArb }) },
+    { weight: 1, arbitrary: fc.record({ a: fc.constant("terminate" as const), id: targetIdArb }) },
+    { weight: 5, arbitrary: fc.record({ a: fc.constant("advance" as const), ms: fc.integer({ min: 1, max: 12 }).map((n) => n * TICK) }) },
+    { weight: 2, arbitrary: fc.record({ a: fc.constant("crash" as const), afterOps: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 60 })) }) },
+    { weight: 1, arbitrary: fc.record({ a: fc.constant("failSync" as const) }) },
+    { weight: 1, arbitrary: fc.record({ a: fc.constant("restart" as const) }) },
+  );
+}
 
-export const scheduleArb: fc.Arbitrary<Schedule> = fc
-  .record({
-    shards: fc.integer({ min: 1, max: 3 }),
-    cache: fc.constantFrom(1, 2, 1000),
-    diskSeed: fc.integer({ min: 0, max: 0x7fffffff }),
-    actions: fc.noBias(fc.array(actionArb, { minLength: 1, maxLength: 24, size: "max" })),
-  })
-  .map((s) => withText(s));
+/** Schedules: a small engine configuration and up to 24 actions. */
+export function scheduleArbitrary(space: ProgramSpace = FULL_SPACE): fc.Arbitrary<Schedule> {
+  return fc
+    .record({
+      shards: fc.integer({ min: 1, max: 3 }),
+      cache: fc.constantFrom(1, 2, 1000),
+      diskSeed: fc.integer({ min: 0, max: 0x7fffffff }),
+      actions: fc.noBias(fc.array(actionArbitrary(space), { minLength: 1, maxLength: 24, size: "max" })),
+    })
+    .map((x) => withText(x));
+}
 
 // ---- printing ----
 

@@ -253,8 +253,13 @@ class Simulation {
         if (c.ok) {
           this.started.add(action.id);
           if (expected.outcome === "any") {
-            const status = await (this.engine as Engine).status(action.id);
-            if (status !== undefined) this.model.startedAnyway(action.id, action.prog, action.policy, status.runId);
+            // The run this start began may have continued as new already (a program continues at most once).
+            const detail = await (this.engine as Engine).describe(action.id);
+            const first = detail?.journal[0];
+            if (detail !== undefined && first?.kind === "start") {
+              const runId = first.from?.reason === "continue-as-new" ? first.from.runId : detail.runId;
+              this.model.startedAnyway(action.id, action.prog, action.policy, runId);
+            }
           }
         }
         break;
