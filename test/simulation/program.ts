@@ -78,6 +78,8 @@ export interface Schedule {
   readonly shards: number;
   /** Runs kept in memory before parking (small values make runs replay when woken). */
   readonly cache: number;
+  /** Size of a log segment: small ones roll over often, large ones hold batches that span pages. */
+  readonly segmentBytes: number;
   /** Seeds the power-loss images (which unsynced writes survive, where the last one tears). */
   readonly diskSeed: number;
   readonly actions: readonly Action[];
@@ -200,7 +202,7 @@ function actionArbitrary(space: ProgramSpace): fc.Arbitrary<Action> {
       ),
     },
     { weight: 1, arbitrary: fc.record({ a: fc.constant("query" as const), id: targetIdArb }) },
-    { weight: 1, arbitrary: fc.record({ a: fc.constant("cancel" as const), id: targetIdArb }) },
+    { weight: 2, arbitrary: fc.record({ a: fc.constant("cancel" as const), id: targetIdArb }) },
     { weight: 1, arbitrary: fc.record({ a: fc.constant("terminate" as const), id: targetIdArb }) },
     { weight: 5, arbitrary: fc.record({ a: fc.constant("advance" as const), ms: fc.integer({ min: 1, max: 12 }).map((n) => n * TICK) }) },
     { weight: 2, arbitrary: fc.record({ a: fc.constant("crash" as const), afterOps: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 60 })) }) },
@@ -215,6 +217,7 @@ export function scheduleArbitrary(space: ProgramSpace = FULL_SPACE): fc.Arbitrar
     .record({
       shards: fc.integer({ min: 1, max: 3 }),
       cache: fc.constantFrom(1, 2, 1000),
+      segmentBytes: fc.constantFrom(4096, 65536),
       diskSeed: fc.integer({ min: 0, max: 0x7fffffff }),
       actions: fc.noBias(fc.array(actionArbitrary(space), { minLength: 1, maxLength: 24, size: "max" })),
     })
@@ -230,7 +233,7 @@ function withText(s: Schedule): Schedule {
 }
 
 export function scheduleText(s: Schedule): string {
-  const lines = [`shards ${s.shards}, cache ${s.cache}, disk seed ${s.diskSeed}`];
+  const lines = [`shards ${s.shards}, cache ${s.cache}, segments of ${s.segmentBytes} bytes, disk seed ${s.diskSeed}`];
   s.actions.forEach((action, i) => lines.push(`  ${String(i).padStart(2)}. ${actionText(action)}`));
   return `\n${lines.join("\n")}\n`;
 }

@@ -54,7 +54,6 @@ export interface RunReport {
 }
 
 const DIR = "/data";
-const SEGMENT_BYTES = 4096;
 const START_TIME = Date.UTC(2030, 0, 1);
 const QUIET_ROUNDS = 3;
 const MAX_ROUNDS = 2000;
@@ -384,7 +383,7 @@ class Simulation {
     this.clock = new VirtualClock(this.now);
     this.gen = gen;
     this.engine = undefined;
-    const config = Config.local(DIR).shards(this.schedule.shards).cache(this.schedule.cache).segmentBytes(SEGMENT_BYTES).clock(this.clock);
+    const config = Config.local(DIR).shards(this.schedule.shards).cache(this.schedule.cache).segmentBytes(this.schedule.segmentBytes).clock(this.clock);
     try {
       this.engine = await Engine.open(config, { workflows: [Sim], container, fileLayer: this.disk.layer });
     } catch (e) {
