@@ -57,6 +57,7 @@ const DIR = "/data";
 const START_TIME = Date.UTC(2030, 0, 1);
 const QUIET_ROUNDS = 3;
 const MAX_ROUNDS = 2000;
+const SETTLE_AFTER_TURNS = 100;
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 interface Call {
@@ -80,7 +81,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
     await sim.run();
     await sim.close();
     // Abandoned engines go on until their work runs out; whatever they reject unhandled shows up by then.
-    for (let i = 0; i < 20; i++) await turn();
+    for (let i = 0; i < SETTLE_AFTER_TURNS; i++) await turn();
     for (const reason of escaped) sim.escaped(reason);
   } finally {
     process.off("unhandledRejection", onUnhandled);
