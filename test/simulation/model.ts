@@ -51,7 +51,7 @@ export interface ModelRun {
   /** The model follows this run exactly; once false, only journal-level properties are checked for it. */
   determined: boolean;
   /** Whether the run exists: `maybe` after a start that a crash left in doubt. */
-  exists: boolean | "maybe";
+  exists: true | "maybe";
   block: Block;
   parent: { readonly id: string; readonly runId: number | undefined } | undefined;
   /** Children this run started, with their close policies. */
@@ -84,7 +84,7 @@ export class Model {
 
   start(id: string, prog: Program, policy: IdPolicyChoice | undefined): Expectation {
     const cur = this.runs.get(id);
-    if (cur === undefined || cur.exists === false) {
+    if (cur === undefined) {
       this.begin(id, prog, 1, undefined);
       return OK;
     }
@@ -185,7 +185,6 @@ export class Model {
       this.lose(made, `${what} was left in doubt`);
       return;
     }
-    if (what.startsWith("start") && cur.exists !== true) cur.exists = "maybe";
     this.lose(cur, `${what} was left in doubt`);
   }
 

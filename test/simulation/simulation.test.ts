@@ -6,7 +6,7 @@ import { ctxHasAbortSignal } from "./sim-workflow.js";
 // Seeds checked on every test run: the same schedules each time, so a failure here reproduces with
 // `npm run sim -- --seed S --path P`. `npm run sim -- --seeds N` checks more.
 const FIRST_SEED = 1;
-const SEEDS = 300;
+const SEEDS = 600;
 // Time to shrink the first counterexample of a property that fails.
 const SHRINK_MS = 10_000;
 

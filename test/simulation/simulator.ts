@@ -4,7 +4,7 @@ import { container as rootContainer } from "tsyringe";
 import { Config, Engine, FuseeError, StorageError, type JournalRecord, type RunDetail } from "@fusee/runtime";
 import { Replayer, VirtualClock } from "@fusee/runtime/testing";
 import { Generation, Ledger, type Execution } from "./ledger.js";
-import { Model, type Expectation } from "./model.js";
+import { Model, type Expectation, type ModelRun } from "./model.js";
 import { actionText, TICK, type Action, type Program, type Schedule } from "./program.js";
 import { Random, SimDisk } from "./sim-disk.js";
 import { ctxHasAbortSignal, errorClass, Sim, type AddArg } from "./sim-workflow.js";
@@ -527,6 +527,21 @@ class Simulation {
     // What the model predicts.
     const m = this.model.runs.get(id);
     if (m === undefined || !m.determined || m.exists !== true) return;
+    this.compareRun(detail, m, isFinished, last);
+    // Past a mismatch the model no longer knows the run: following it further would only repeat the finding.
+    this.diverged(id, detail);
+  }
+
+  private diverged(id: string, detail: RunDetail): void {
+    const m = this.model.runs.get(id);
+    if (m === undefined || !m.determined) return;
+    if (m.runId !== detail.runId || m.status !== (["ok", "failed", "cancelled", "terminated"].includes(detail.status) ? detail.status : "running")) {
+      this.model.loseRun(id, "the engine and the model disagree about it");
+    }
+  }
+
+  private compareRun(detail: RunDetail, m: ModelRun, isFinished: boolean, last: JournalRecord | undefined): void {
+    const { id, runId, status, journal } = detail;
     if (m.runId !== undefined && m.runId !== runId) {
       return this.violate("results", `${id} is at run ${runId}; the model expected run ${m.runId}`);
     }
