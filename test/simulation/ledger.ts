@@ -12,8 +12,8 @@ export interface Execution {
   readonly attempt: number;
   /** The attempts the step's retry policy allows. */
   readonly tries: number;
-  /** For steps that hang: whether the body was handed an `AbortSignal`, and whether it fired. */
-  hasSignal: boolean;
+  /** Whether the body hangs until its `AbortSignal` fires, and whether it fired. */
+  hangs: boolean;
   aborted: boolean;
   /** How the body ended while its engine was alive; `undefined` while it runs or if it never ended. */
   outcome: "ok" | "failed" | undefined;
@@ -47,7 +47,7 @@ export class Ledger {
       index: this.executions.length,
       generation: gen.n,
       ...fields,
-      hasSignal: false,
+      hangs: false,
       aborted: false,
       outcome: undefined,
       superseded: false,

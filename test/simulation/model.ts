@@ -290,10 +290,9 @@ export class Model {
       const child = this.runs.get(cid);
       if (child !== undefined && close !== "abandon") this.lose(child, `its parent ${run.id} became undetermined`);
     }
+    // The parent may have gone on with what the child did (a result a fault then undid), not only wait for it.
     const parent = run.parent && this.runs.get(run.parent.id);
-    if (parent !== undefined && parent.runId === run.parent?.runId && parent.block.on === "child" && parent.block.childId === run.id) {
-      this.lose(parent, `its child ${run.id} became undetermined`);
-    }
+    if (parent !== undefined && parent.runId === run.parent?.runId) this.lose(parent, `its child ${run.id} became undetermined`);
   }
 
   /** Runs the current run's code until it blocks or ends. */

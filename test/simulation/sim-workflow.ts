@@ -40,22 +40,6 @@ export function childStatus(e: unknown): string {
 }
 
 /**
- * The step's `AbortSignal` when the runtime offers one (`ctx.abortSignal`, read inside a running
- * step). Read through a feature check, so this compiles and runs on a runtime without it.
- */
-export function abortSignalOf(ctx: Ctx): AbortSignal | undefined {
-  try {
-    const s = (ctx as unknown as { abortSignal?: unknown }).abortSignal;
-    return s instanceof AbortSignal ? s : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether the runtime's `Ctx` declares `abortSignal` at all. */
-export const ctxHasAbortSignal = (): boolean => Reflect.has(Ctx.prototype, "abortSignal");
-
-/**
  * Runs a generated {@link Program}. Its state (what it observed, the total that updates add up) is
  * what queries return and what the run returns, so the reference model can predict both.
  */
@@ -186,10 +170,9 @@ export class Sim {
         case "fail":
           return this.fail(name, e);
         case "hang": {
-          const signal = abortSignalOf(this.ctx);
-          if (e !== undefined) e.hasSignal = signal !== undefined;
+          const signal = this.ctx.abortSignal;
+          if (e !== undefined) e.hangs = true;
           return new Promise<string>((_, reject) => {
-            if (signal === undefined) return;
             const aborted = (): void => {
               if (e !== undefined && this.gen.alive) e.aborted = true;
               ledger.end(this.gen, e, "failed");

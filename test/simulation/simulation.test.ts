@@ -1,7 +1,6 @@
 import { expect } from "chai";
 import { replay, scanSeed, shrink, shrunkText } from "./explore.js";
 import { PROPERTIES, type Property } from "./simulator.js";
-import { ctxHasAbortSignal } from "./sim-workflow.js";
 
 // Seeds checked on every test run: the same schedules each time, so a failure here reproduces with
 // `npm run sim -- --seed S --path P`. `npm run sim -- --seeds N` checks more.
@@ -46,8 +45,7 @@ describe("the engine under a deterministic simulation of workflows, client calls
   });
 
   for (const property of Object.keys(PROPERTIES) as Property[]) {
-    const pending = property === "abortTold" && !ctxHasAbortSignal() ? " (checked once steps have ctx.abortSignal)" : "";
-    it(`${SPECS[property]}${pending}`, async () => {
+    it(SPECS[property], async () => {
       const found = first.get(property);
       if (found === undefined) return;
       const shrunk = await shrink(found.seed, property, SHRINK_MS);

@@ -7,7 +7,7 @@ import { Generation, Ledger, type Execution } from "./ledger.js";
 import { Model, type Expectation, type ModelRun } from "./model.js";
 import { actionText, TICK, type Action, type Program, type Schedule } from "./program.js";
 import { Random, SimDisk } from "./sim-disk.js";
-import { ctxHasAbortSignal, errorClass, Sim, type AddArg } from "./sim-workflow.js";
+import { errorClass, Sim, type AddArg } from "./sim-workflow.js";
 
 /** The properties checked after every action of a schedule. */
 export const PROPERTIES = {
@@ -126,7 +126,7 @@ class Simulation {
   ) {
     this.rng = new Random(schedule.diskSeed);
     this.disk = SimDisk.empty(DIR);
-    this.clock = new VirtualClock(START_TIME);
+    this.clock = new VirtualClock(START_TIME, { runningStepGrace: 0 });
     const replayContainer = rootContainer.createChildContainer();
     const dead = new Generation(0, new Ledger());
     dead.alive = false;
@@ -381,7 +381,7 @@ class Simulation {
     const gen = new Generation(++this.generations, this.ledger);
     const container = rootContainer.createChildContainer();
     container.registerInstance(Generation, gen);
-    this.clock = new VirtualClock(this.now);
+    this.clock = new VirtualClock(this.now, { runningStepGrace: 0 });
     this.gen = gen;
     this.engine = undefined;
     const config = Config.local(DIR).shards(this.schedule.shards).cache(this.schedule.cache).segmentBytes(this.schedule.segmentBytes).clock(this.clock);
@@ -404,10 +404,10 @@ class Simulation {
     let quiet = 0;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const before = this.fingerprint();
-      const engine = this.engine as (Engine & { idle?: () => Promise<void> }) | undefined;
-      if (engine !== undefined && typeof engine.idle === "function" && this.gen?.alive === true) await engine.idle().catch(() => undefined);
+      // Hanging steps run until aborted: the engine is idle when only they are left.
+      if (this.engine !== undefined && this.gen?.alive === true) await this.engine.idle({ runningSteps: "ignore" });
       for (let i = 0; i < 4; i++) await turn();
-      if (before === this.fingerprint() && !this.busy()) {
+      if (before === this.fingerprint()) {
         if (++quiet < QUIET_ROUNDS) continue;
         // A quiet engine has journaled every failure so far.
         if (this.gen?.alive === true && !this.disk.syncFailed) this.ledger.settle(this.gen.n);
@@ -420,23 +420,6 @@ class Simulation {
 
   private fingerprint(): string {
     return `${this.disk.ops}/${this.ledger.executions.length}/${this.clock.pendingTimers}`;
-  }
-
-  /** Whether the engine is still applying records or replaying a run (read from its internals: it has no public idle yet). */
-  private busy(): boolean {
-    const e = this.engine as unknown as {
-      live?: Map<string, { executor?: { driving?: boolean; arrived?: { size: number }; held?: unknown; broken?: unknown } }>;
-      runs?: Map<string, { loading?: unknown }>;
-      resuming?: number;
-    };
-    if (e === undefined) return false;
-    if ((e.resuming ?? 0) > 0) return true;
-    for (const entry of e.runs?.values() ?? []) if (entry.loading !== undefined) return true;
-    for (const entry of e.live?.values() ?? []) {
-      const x = entry.executor;
-      if (x !== undefined && x.broken === undefined && (x.driving === true || (x.arrived?.size ?? 0) > 0 || (x.held !== null && x.held !== undefined))) return true;
-    }
-    return false;
   }
 
   // ---- checks ----
@@ -588,9 +571,8 @@ class Simulation {
     // Hanging attempts of a cancelled or terminated run are told.
     const pending = this.mustAbort;
     this.mustAbort = [];
-    if (!ctxHasAbortSignal()) return;
     for (const e of pending) {
-      if (e.generation !== this.gen?.n || !e.hasSignal || e.outcome !== undefined || e.superseded) continue;
+      if (e.generation !== this.gen?.n || !e.hangs || e.outcome !== undefined || e.superseded) continue;
       if (!e.aborted) this.violate("abortTold", `step ${e.name} of run ${e.runId} of ${e.workflowId} was still running and its AbortSignal was not aborted after the run was cancelled or terminated`);
     }
   }
@@ -598,7 +580,7 @@ class Simulation {
   /** The hanging executions of `id`'s current run that are running now. */
   private runningHangs(id: string): Execution[] {
     const n = this.gen?.n;
-    return this.ledger.executions.filter((e) => e.workflowId === id && e.generation === n && e.outcome === undefined && !e.superseded && !e.interrupted && e.hasSignal);
+    return this.ledger.executions.filter((e) => e.workflowId === id && e.generation === n && e.outcome === undefined && !e.superseded && !e.interrupted && e.hangs);
   }
 
   private violate(property: Property, detail: string): void {

@@ -580,6 +580,7 @@ export class Engine implements RunOperations {
 
   /** For a virtual clock: idle, waiting for running step attempts no longer than `graceMs` of real time. */
   private async settle(graceMs: number): Promise<void> {
+    if (graceMs <= 0) return this.idle({ runningSteps: "ignore" });
     const stop = new AbortController();
     const timer = setTimeout(() => stop.abort(), graceMs);
     try {
@@ -592,7 +593,7 @@ export class Engine implements RunOperations {
 
   private quiet(steps: boolean): boolean {
     if (this.unsynced > 0 || this.resuming > 0 || this.flow.writing || this.timers.hasDue() || this.time.hasDue?.() === true) return false;
-    if (this.resumeQueue.length > 0 && this.live.size < this.cacheSize) return false;
+    if (this.resumeQueue.length > 0) return false;
     for (const entry of this.live.values()) {
       if (entry.loading !== undefined || entry.executor?.busy(steps) === true) return false;
     }
@@ -1262,7 +1263,7 @@ export class Engine implements RunOperations {
     if (this.live.size > this.cacheSize) this.evictIdle();
   }
 
-  /** Parks the least recently used run that is only waiting; false when every live run is busy. */
+  /** Parks the least recently used run that is only waiting; false when no live run is. */
   private parkOneIdle(): boolean {
     for (const entry of this.live.values()) {
       const ex = entry.executor;
@@ -1301,6 +1302,18 @@ export class Engine implements RunOperations {
       this.timers.release();
     }
     await this.childResults.reconcile(undefined);
+    this.closeChildrenOfEnded(undefined);
+  }
+
+  /**
+   * Applies the close policy to the children of parents that ended before a crash could: a
+   * termination or cancel of a child another process or an earlier one never made durable.
+   */
+  private closeChildrenOfEnded(shards: ReadonlySet<number> | undefined): void {
+    for (const entry of this.runs.values()) {
+      if (entry.finished === undefined || entry.children === undefined || (shards !== undefined && !shards.has(entry.shard))) continue;
+      for (const childId of [...entry.children.keys()]) void this.closeChildRun(entry, childId, `parent '${entry.id}' ended (${entry.finished})`);
+    }
   }
 
   private async scanShards(): Promise<void> {
@@ -1320,7 +1333,9 @@ export class Engine implements RunOperations {
     } finally {
       this.timers.release();
     }
-    await this.childResults.reconcile(new Set(shards));
+    const taken = new Set(shards);
+    await this.childResults.reconcile(taken);
+    this.closeChildrenOfEnded(taken);
     this.flow.open();
     this.resumeAll();
   }
@@ -1363,10 +1378,9 @@ export class Engine implements RunOperations {
   }
 
   private pumpResume(): void {
+    // The cache bounds the runs kept while they wait, not those with work to do: a run resumes even
+    // when the cache is full (of runs whose steps run), and is parked again once it waits.
     while (!this.closed && this.resuming < RESUME_CONCURRENCY && this.resumeQueue.length > 0) {
-      // A run with work to resume takes the place of one that only waits, so a full cache never
-      // keeps resumable runs parked for good.
-      if (this.live.size >= this.cacheSize && !this.parkOneIdle()) return;
       const entry = this.resumeQueue.shift() as RunEntry;
       if (entry.finished !== undefined || entry.executor !== undefined) continue;
       this.resuming++;

@@ -749,6 +749,8 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     const held = this.held ?? [];
     this.held = null;
     this.replayCalls = undefined;
+    // A finished run is replayed only to answer (a query, an update's refusal): nothing it asks for runs.
+    if (this.finished !== undefined) return;
     for (const action of held) action();
   }
 

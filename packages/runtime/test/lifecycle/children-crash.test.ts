@@ -6,15 +6,12 @@ import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { MemoryFileLayer, Random } from "../storage/support/memory-file-layer.js";
 
-/** Child runs by the run ID each was started with. */
-const childRuns: string[] = [];
-
 @Workflow()
 class Label {
   constructor(private readonly ctx: Ctx) {}
 
   async run(parcel: string): Promise<string> {
-    childRuns.push(`${this.ctx.workflowId}#${this.ctx.runId()}`);
+    if (parcel === "forever") await this.ctx.waitFor("never");
     return this.ctx.step("print", async () => `label for ${parcel}`);
   }
 }
@@ -30,52 +27,87 @@ class Parcel {
   }
 }
 
-const open = (disk: MemoryFileLayer): Promise<Engine> =>
-  Engine.open(Config.local("/data").shards(2).segmentBytes(64 * 1024), { workflows: [Parcel, Label], fileLayer: disk });
+/** Starts a child that waits forever and ends at once: its close policy (terminate) ends the child. */
+@Workflow()
+class Impatient {
+  constructor(private readonly ctx: Ctx) {}
 
-/** Runs the parcel workflow on a fresh disk, taking the crash image at file operation `crashAt`. */
-async function imageAt(crashAt: number, rng: Random): Promise<{ image: MemoryFileLayer | undefined; ops: number }> {
-  const disk = new MemoryFileLayer();
-  disk.mkdirDurable("/data");
-  const engine = await open(disk);
-  const base = disk.ops;
-  let image: MemoryFileLayer | undefined;
-  disk.onOp = (n) => {
-    if (n === base + crashAt) image = disk.crashImage(rng);
-  };
-  await (await engine.start(Parcel, "p-1", "p-1")).result();
-  disk.onOp = undefined;
-  const ops = disk.ops - base;
-  await engine.shutdown();
-  return { image, ops };
+  async run(): Promise<string> {
+    await this.ctx.startChild(Label, "label-forever", "forever");
+    return "gone";
+  }
 }
 
-describe("a parent that starts a child, crashed at every point", function () {
+const open = (disk: MemoryFileLayer): Promise<Engine> =>
+  Engine.open(Config.local("/data").shards(2).segmentBytes(64 * 1024), { workflows: [Parcel, Label, Impatient], fileLayer: disk });
+
+/**
+ * Runs `work` on a fresh disk, then again once per file operation it made, taking the image a power
+ * loss at that operation would leave, and calls `check` on an engine opened on each image.
+ */
+async function crashSweep(work: (engine: Engine) => Promise<void>, check: (engine: Engine, where: string) => Promise<void>): Promise<number> {
+  let points = 0;
+  for (let crashAt = 0; ; crashAt++) {
+    const disk = new MemoryFileLayer();
+    disk.mkdirDurable("/data");
+    const engine = await open(disk);
+    const base = disk.ops;
+    let image: MemoryFileLayer | undefined;
+    disk.onOp = (n) => {
+      if (n === base + crashAt) image = disk.crashImage(new Random(crashAt));
+    };
+    await work(engine);
+    disk.onOp = undefined;
+    const ops = disk.ops - base;
+    await engine.shutdown();
+    if (crashAt > ops) return points;
+    if (image === undefined) continue;
+    points++;
+    const reopened = await open(image);
+    try {
+      await check(reopened, `power loss at operation ${crashAt} of ${ops}`);
+    } finally {
+      await reopened.shutdown();
+    }
+  }
+}
+
+describe("a parent and its child, crashed at every point", function () {
   this.timeout(60_000);
 
   it("finishes after the restart with exactly one run of its child, never failing on the child's ID", async () => {
-    const { ops } = await imageAt(-1, new Random(1));
-    expect(ops).to.be.greaterThan(5);
     let childBeforeItsRecord = 0;
-    for (let crashAt = 1; crashAt <= ops; crashAt++) {
-      const rng = new Random(crashAt);
-      const { image } = await imageAt(crashAt, rng);
-      if (image === undefined) continue;
-      childRuns.length = 0;
-      const engine = await open(image);
-      try {
-        const parent = await engine.status("p-1");
-        if (parent === undefined) continue;
+    const points = await crashSweep(
+      async (engine) => void (await (await engine.start(Parcel, "p-1", "p-1")).result()),
+      async (engine, where) => {
+        if ((await engine.status("p-1")) === undefined) return;
         const recorded = (await engine.describe("p-1"))!.journal.some((r) => r.kind === "child");
         if (!recorded && (await engine.status("label-p-1")) !== undefined) childBeforeItsRecord++;
-        expect(await engine.run("p-1").result(), `crash at operation ${crashAt}`).to.equal("shipped with label for p-1");
-        expect((await engine.status("label-p-1"))?.runId, `crash at operation ${crashAt}: one run of the child`).to.equal(1);
+        expect(await engine.run("p-1").result(), where).to.equal("shipped with label for p-1");
+        expect((await engine.status("label-p-1"))?.runId, `${where}: one run of the child`).to.equal(1);
         const journal = (await engine.describe("p-1"))!.journal.map((r) => r.kind);
-        expect(journal.filter((k) => k === "child-result"), `crash at operation ${crashAt}: ${journal.join(", ")}`).to.have.length(1);
-      } finally {
-        await engine.shutdown();
-      }
-    }
+        expect(journal.filter((k) => k === "child-result"), `${where}: ${journal.join(", ")}`).to.have.length(1);
+      },
+    );
+    expect(points).to.be.greaterThan(5);
     expect(childBeforeItsRecord, "crash points between the child's start and the parent's record of it").to.be.greaterThan(0);
+  });
+
+  it("terminates the child of a parent that ended, also when the power went before the termination was durable", async () => {
+    let endedBeforeTheClose = 0;
+    await crashSweep(
+      async (engine) => {
+        await (await engine.start(Impatient, "impatient-1", undefined)).result();
+        await engine.idle();
+      },
+      async (engine, where) => {
+        const parent = await engine.status("impatient-1");
+        if (parent?.status !== "ok") return;
+        if ((await engine.status("label-forever"))?.status !== "terminated") endedBeforeTheClose++;
+        await engine.idle();
+        expect((await engine.status("label-forever"))?.status, where).to.equal("terminated");
+      },
+    );
+    expect(endedBeforeTheClose, "crash points between the parent's end and its child's termination").to.be.greaterThan(0);
   });
 });

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { RetryPolicy } from "../../src/workflow/retry-policy.js";
-import { CancelledError, TerminatedError } from "../../src/core/errors.js";
+import { CancelledError, RejectedError, TerminatedError } from "../../src/core/errors.js";
 import { eventually, localKind, onEachEngine, sleep, type EngineKind } from "../runtime/harness.js";
 
 /** What step bodies saw, in order. */
@@ -176,6 +176,10 @@ onEachEngine("a cancel or terminate that meets a running step", (kind) => {
     const journal = (await run.describe()).journal;
     expect(journal.at(-1)?.kind).to.equal("finish");
     expect(journal.map((r) => r.kind)).to.not.include("step");
+    // Replaying the finished run (to answer a call) runs none of its steps again.
+    expect(await run.update("nothing", 1).catch((e: unknown) => e)).to.be.instanceOf(RejectedError);
+    await sleep(20);
+    expect(seen.filter((s) => s === "debit started")).to.have.length(1);
     await engine.shutdown();
   });
 

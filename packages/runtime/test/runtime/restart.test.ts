@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Step, Workflow } from "../../src/workflow/decorators.js";
 import { RetryPolicy } from "../../src/workflow/retry-policy.js";
+import type { Config } from "../../src/engine/config.js";
 import { eventually, localKind, type EngineKind } from "./harness.js";
 
 const ran: string[] = [];
@@ -28,6 +29,21 @@ class TwoSteps {
     ran.push(`second:${this.ctx.workflowId}`);
     if (blockSecond) await new Promise<void>((r) => (release = r));
     return a + 1;
+  }
+}
+
+let unstick: (() => void) | undefined;
+
+@Workflow()
+class Stuck {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<string> {
+    return this.ctx.step("call", async () => {
+      ran.push(`call:${this.ctx.workflowId}`);
+      await new Promise<void>((r) => (unstick = r));
+      return "answered";
+    });
   }
 }
 
@@ -94,6 +110,25 @@ describe("restarts (local)", () => {
     expect((await engine.status("waiting-1"))?.status).to.be.oneOf(["suspended", "parked"]);
     await engine.run("waiting-1").signal("go", "now");
     expect(await engine.run("waiting-1").result()).to.equal("now");
+    await engine.shutdown();
+  });
+
+  it("resumes a run with work to do although the cache is full of a run whose step runs", async () => {
+    const settings = (c: Config): Config => c.shards(1).cache(1);
+    const first = await local.open({ workflows: [Stuck, TwoSteps] }, settings);
+    await first.start(Stuck, "stuck-1", undefined);
+    await first.start(TwoSteps, "two-3", 1);
+    await eventually("both steps to start", () => ran.includes("call:stuck-1") && ran.includes("second:two-3"));
+    await first.shutdown();
+    unstick?.();
+    release?.();
+    blockSecond = false;
+
+    const engine = await local.reopen({ workflows: [Stuck, TwoSteps] }, settings);
+    await eventually("the stuck step to run again", () => ran.filter((r) => r === "call:stuck-1").length === 2);
+    expect(await engine.run<string>("two-3").result()).to.equal("2-3");
+    unstick?.();
+    expect(await engine.run<string>("stuck-1").result()).to.equal("answered");
     await engine.shutdown();
   });
 
