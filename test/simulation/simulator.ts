@@ -496,7 +496,10 @@ class Simulation {
     const start = journal[0];
     const prog = start?.kind === "start" ? (start.input as Program) : undefined;
     const cancelAt = journal.findIndex((r) => r.kind === "cancel");
-    if (prog !== undefined && !prog.catchCancel && cancelAt >= 0 && (finishAt < 0 || cancelAt < finishAt) && last?.kind === "finish" && last.status === "ok") {
+    // A finish right after the cancel is the code's own end, come before the cancel reached it (a
+    // settled run's code is at a wait, which a cancel interrupts, or done); any record between them
+    // means the code went on after it.
+    if (prog !== undefined && !prog.catchCancel && cancelAt >= 0 && finishAt > cancelAt + 1 && last?.kind === "finish" && last.status === "ok") {
       this.violate("statusJournal", `run ${runId} of ${id} ends ok though its journal holds a cancellation its code does not catch: ${kinds(journal)}`);
     }
 
