@@ -100,6 +100,8 @@ export class MemoryFileLayer implements FileLayer {
   failNextSync = false;
   /** Fail the next write with ENOSPC. */
   failNextWrite = false;
+  /** Fail the next rename with EIO. */
+  failNextRename = false;
   /** Syncs attempted after a failed sync, to check that none is retried. */
   syncsAfterFailure = 0;
   /** Syncs that made data durable. */
@@ -255,6 +257,10 @@ export class MemoryFileLayer implements FileLayer {
 
   rename(from: string, to: string): void {
     this.tick();
+    if (this.failNextRename) {
+      this.failNextRename = false;
+      throw errno("EIO", "input/output error (injected)");
+    }
     const a = this.lookup(path.dirname(from));
     const b = this.lookup(path.dirname(to));
     if (!(a instanceof DirNode) || a !== b) throw errno("EXDEV", `${from} -> ${to}`);
