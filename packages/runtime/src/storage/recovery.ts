@@ -1,6 +1,6 @@
 import path from "node:path";
 import { StorageError } from "../core/errors.js";
-import { findCleanMark, removeCleanMarks } from "./clean-mark.js";
+import { type CleanMark, findCleanMark, removeCleanMarks } from "./clean-mark.js";
 import { type FileLayer, readFully, writeFully } from "./file-layer.js";
 import { type FrameFault, FrameKind, FrameView, readFrame, sealedFrameCount } from "./frame.js";
 import { SegmentWindow, isZero } from "./segment-window.js";
@@ -43,7 +43,7 @@ export interface RecoveredShard {
   readonly events: RecoveryEvent[];
 }
 
-type Fault = FrameFault | "unsealed" | "seal-count";
+type Fault = FrameFault | "unsealed" | "seal-count" | "before-mark";
 
 /**
  * Reads a shard's segments in order, rebuilding its stream index, and decides what a bad frame is.
@@ -72,6 +72,7 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
   const segments: Segment[] = [];
   const events: RecoveryEvent[] = [];
   const view = new FrameView();
+  if (clean !== undefined && clean.segment !== seqs.at(-1)) throw misplacedMark(shard, dir, clean, seqs);
   try {
     for (let i = 0; i < seqs.length; i++) {
       const seq = seqs[i]!;
@@ -110,10 +111,12 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
         frames += 1;
         off = win.base + view.end;
       }
-      // After a clean close nothing lies past its mark: the zeros there need no reading.
+      // After a clean close nothing lies past its mark: the zeros there need no reading. Data that
+      // ends before the mark was synced and is gone since, which no crash explains.
       const cleanEnd = newest && clean?.segment === seq && clean.end === off;
       if (fault === "zero" && (cleanEnd || win.zeroFrom(off))) fault = undefined;
       if (fault === undefined && !sealed && !newest) fault = "unsealed";
+      if (newest && clean !== undefined && off < clean.end) fault ??= "before-mark";
 
       const segment = segments.at(-1)!;
       segment.end = off;
@@ -124,10 +127,11 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
       // Damage is rare: judge it over the rest of the segment read whole.
       const rest = win.rest(off);
       const damageEnd = off + lastNonZero(rest, 0, rest.length);
-      const validRel = fault === "unsealed" ? -1 : findValidFrame(rest, 1, rest.length, view);
+      const validRel = fault === "unsealed" || fault === "before-mark" ? -1 : findValidFrame(rest, 1, rest.length, view);
       const validAt = validRel < 0 ? -1 : off + validRel;
-      const reason = describe(fault, validAt);
-      if (newest && (readOnly || validAt < 0)) {
+      const reason = describe(fault, validAt, clean);
+      const torn = validAt < 0 && (clean === undefined || off >= clean.end);
+      if (newest && (readOnly || torn)) {
         if (!readOnly && damageEnd > off) zeroRange(layer, fd, off, damageEnd);
         events.push({
           shard,
@@ -165,8 +169,9 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
   return { segments, events };
 }
 
-function describe(fault: Fault, validAt: number): string {
+function describe(fault: Fault, validAt: number, clean: CleanMark | undefined): string {
   const what: Record<Fault, string> = {
+    "before-mark": "the segment ends here",
     short: "a frame runs past the end of the file",
     zero: "a zero header is followed by non-zero bytes",
     length: "a frame has an impossible length",
@@ -175,7 +180,21 @@ function describe(fault: Fault, validAt: number): string {
     "seal-count": "the seal frame's count does not match the frames before it",
     unsealed: "the segment ends without its seal although newer segments exist",
   };
-  return validAt >= 0 ? `${what[fault]}, and a valid frame follows at offset ${validAt}` : what[fault];
+  if (validAt >= 0) return `${what[fault]}, and a valid frame follows at offset ${validAt}`;
+  if (clean !== undefined) return `${what[fault]}, but the shard was closed cleanly with its data ending at offset ${clean.end}`;
+  return what[fault];
+}
+
+/** The refusal of a clean-close mark that names a segment other than the newest. */
+function misplacedMark(shard: number, dir: string, clean: CleanMark, seqs: readonly number[]): StorageError {
+  const named = path.join(dir, segmentName(clean.segment));
+  const newest = seqs.at(-1);
+  const found = newest === undefined ? "the shard has no segment" : `the newest segment is ${path.join(dir, segmentName(newest))}`;
+  const state = seqs.includes(clean.segment) ? "is not the newest" : "is missing";
+  return new StorageError(
+    `shard ${shard}: the shard was closed cleanly with its data ending in segment ${named} at offset ${clean.end}, ` +
+      `but that segment ${state} (${found}); segments were lost or restored from another copy, so the log was not opened`,
+  );
 }
 
 function sizeOf(layer: FileLayer, file: string): number {
