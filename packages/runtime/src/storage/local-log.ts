@@ -6,7 +6,7 @@ import { type FileLayer, nodeFileLayer } from "./file-layer.js";
 import { CommitScheduler, SyncKind } from "./group-commit.js";
 import type { AppendWaiter, FlushMethod, Log, LogEntry, LogStats } from "./log.js";
 import { FORMAT_VERSION, type Manifest, readManifest, writeManifest } from "./manifest.js";
-import type { RecoveryEvent } from "./recovery.js";
+import type { RecoveryEvent, RecoveryMode } from "./recovery.js";
 import { DIR_MODE, shardDirName } from "./segment.js";
 import { Shard } from "./shard.js";
 
@@ -34,6 +34,8 @@ export interface LocalLogOptions {
 }
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
+/** The first format whose writes open with a batch header. */
+const BATCHES_SINCE = 2;
 const MIN_SEGMENT_BYTES = 4096;
 const SYNC_KINDS: Record<FlushMethod, SyncKind> = {
   fdatasync: SyncKind.Data,
@@ -52,6 +54,28 @@ const SYNC_KINDS: Record<FlushMethod, SyncKind> = {
  * await log.close();
  */
 export async function openLocalLog(options: LocalLogOptions): Promise<LocalLog> {
+  const log = await prepareLocalLog(options);
+  try {
+    await log.completeOpen();
+  } catch (err) {
+    await log.close();
+    throw err;
+  }
+  return log;
+}
+
+/**
+ * The first half of {@link openLocalLog}: takes the lock and recovers every shard into memory,
+ * deciding what to cut, but writes nothing, so an open that is refused afterwards (by this call or
+ * by a check of the caller's) leaves the directory as it was. The log reads at once; it appends
+ * only after {@link LocalLog.completeOpen}. A read-only open is complete at once.
+ *
+ * @example
+ * const log = await prepareLocalLog({ dir: "./data" });
+ * checkSomething(log.manifest); // may throw: nothing was written yet
+ * await log.completeOpen();
+ */
+export async function prepareLocalLog(options: LocalLogOptions): Promise<LocalLog> {
   const layer = options.fileLayer ?? nodeFileLayer;
   const dir = path.resolve(options.dir);
   const flush = options.flush ?? "fdatasync";
@@ -69,8 +93,10 @@ export async function openLocalLog(options: LocalLogOptions): Promise<LocalLog> 
   }
 
   let lock: DirLock | undefined;
+  let mode: RecoveryMode = "write";
   if (readOnly) {
     if (layer.readdir(dir) === undefined) throw new StorageError(`there is no data directory at ${dir}`);
+    mode = "read-beside-writer";
   } else {
     if (layer.readdir(dir) === undefined) {
       layer.mkdir(dir, DIR_MODE);
@@ -81,13 +107,13 @@ export async function openLocalLog(options: LocalLogOptions): Promise<LocalLog> 
   const shards: Shard[] = [];
   try {
     let manifest = readManifest(layer, dir);
+    const created = manifest === undefined;
     if (manifest === undefined) {
       if (readOnly) throw new StorageError(`${dir} is not a fusee data directory (it has no manifest)`);
       if (options.shards === undefined) {
         throw new ConfigError(`creating the data directory ${dir} needs a shard count (option shards)`);
       }
       manifest = { format: FORMAT_VERSION, shards: options.shards, created: new Date().toISOString(), extra: {} };
-      writeManifest(layer, dir, manifest);
     } else if (options.shards !== undefined && options.shards !== manifest.shards) {
       throw new ConfigError(
         `the data directory ${dir} was created with ${manifest.shards} shards but is being opened with ` +
@@ -97,20 +123,22 @@ export async function openLocalLog(options: LocalLogOptions): Promise<LocalLog> 
     const scheduler = new CommitScheduler();
     for (let i = 0; i < manifest.shards; i++) {
       shards.push(
-        await Shard.open({
+        Shard.prepare({
           layer,
+          dataDir: dir,
           dir: path.join(dir, shardDirName(i)),
           shard: i,
           syncKind: SYNC_KINDS[flush],
           segmentBytes,
           preallocate: options.preallocate ?? true,
-          readOnly,
+          mode,
           repair: options.repair ?? false,
+          framing: manifest.format >= BATCHES_SINCE ? "batches" : "frames",
           scheduler,
         }),
       );
     }
-    return new LocalLog(layer, dir, manifest, shards, readOnly, lock);
+    return new LocalLog(layer, dir, manifest, shards, readOnly, lock, created);
   } catch (err) {
     await Promise.allSettled(shards.map((s) => s.close()));
     lock?.release();
@@ -127,6 +155,8 @@ export class LocalLog implements Log {
   /** Everything recovery cut or stopped at when the log was opened, per shard. */
   readonly recovery: readonly RecoveryEvent[];
   private current: Manifest;
+  private completing: Promise<void> | undefined;
+  private pending: boolean;
   private closed = false;
   private closing: Promise<void> | undefined;
   private readonly compactions: Promise<unknown>[];
@@ -141,16 +171,34 @@ export class LocalLog implements Log {
     private readonly shards: readonly Shard[],
     readonly readOnly: boolean,
     private readonly lock: DirLock | undefined,
+    /** The directory is new: its manifest is written when the open completes. */
+    private readonly created: boolean,
   ) {
+    this.pending = !readOnly;
     this.shardCount = shards.length;
     this.current = manifest;
     this.recovery = shards.flatMap((s) => s.events);
     this.compactions = shards.map(() => Promise.resolve());
   }
 
-  /** The manifest as last written. */
+  /** The manifest as last written (or, before a new directory's open completed, as it will be written). */
   get manifest(): Manifest {
     return this.current;
+  }
+
+  /**
+   * The second half of {@link openLocalLog} after {@link prepareLocalLog}: writes what recovery
+   * decided (cuts, removed marks) and gives every shard a segment to append to. Nothing is appended
+   * before it; calling it again does nothing.
+   */
+  completeOpen(): Promise<void> {
+    if (!this.pending) return Promise.resolve();
+    this.completing ??= (async () => {
+      if (this.created) writeManifest(this.layer, this.dir, this.current);
+      for (const s of this.shards) await s.completeOpen();
+      this.pending = false;
+    })();
+    return this.completing;
   }
 
   append(shard: number, entry: LogEntry): Promise<void> {
@@ -208,6 +256,7 @@ export class LocalLog implements Log {
   updateManifest(extra: Readonly<Record<string, unknown>>): Promise<void> {
     if (this.readOnly) return reject(`the log at ${this.dir} is open read-only`);
     if (this.closed) return reject("the log is closed");
+    if (this.pending) return reject(`the log at ${this.dir} is not open for writing yet (its open has not completed)`);
     const next: Manifest = { ...this.current, extra: JSON.parse(JSON.stringify(extra)) as Record<string, unknown> };
     const run = this.manifestWrite.then(() => {
       writeManifest(this.layer, this.dir, next);
@@ -253,6 +302,7 @@ export class LocalLog implements Log {
     }
     if (this.closed) return `the log at ${this.dir} is closed`;
     if (this.readOnly) return `the log at ${this.dir} is open read-only`;
+    if (this.pending) return `the log at ${this.dir} is not open for writing yet (its open has not completed)`;
     return s;
   }
 }

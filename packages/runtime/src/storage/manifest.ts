@@ -3,8 +3,12 @@ import { ConfigError, StorageError } from "../core/errors.js";
 import { type FileLayer, readFully, writeFully } from "./file-layer.js";
 import { FILE_MODE } from "./segment.js";
 
-/** The on-disk format this code writes and the newest it reads. */
-export const FORMAT_VERSION = 1;
+/**
+ * The on-disk format this code writes and the newest it reads. Format 2 opens every write of a
+ * segment with a batch header; a directory of format 1 is read as it was written and moved to
+ * format 2 by its first writable open.
+ */
+export const FORMAT_VERSION = 2;
 
 const MANIFEST_NAME = "manifest.json";
 

@@ -107,8 +107,9 @@ describe(`${LocalLog.name} on damaged files`, function () {
       outcomes.add(await expectNoSilentLoss(template, dir, file, at, `flip ${i} at ${file}:${at}`));
       fs.rmSync(dir, { recursive: true });
     }
-    // "intact": the flip hit the zeros past a clean close's end, which are never read as data.
-    expect([...outcomes].sort()).to.deep.equal(["cut", "intact", "refused"]);
+    // "intact" when a flip hit the zeros past a clean close's end, which are never read as data:
+    // whether the newest segment was preallocated depends on the template's timing.
+    expect([...outcomes]).to.include.members(["cut", "refused"]);
   });
 
   it(`does the same over ${CUTS} random truncations that cut through a frame`, async () => {
