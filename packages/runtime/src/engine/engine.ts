@@ -19,6 +19,7 @@ import { RunHandle } from "../client/run-handle.js";
 import type { RunOperations } from "../client/run-operations.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateOptions } from "../client/types.js";
 import type { FileLayer } from "../storage/file-layer.js";
+import type { LocalLog } from "../storage/local-log.js";
 import type { Log } from "../storage/log.js";
 import type { PostgresLog } from "../storage/postgres/index.js";
 import type { ClusterNode } from "./cluster/node.js";
@@ -32,7 +33,7 @@ import { RunExecutor, type ChildRequest } from "../workflow/run-executor.js";
 import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { Config } from "./config.js";
 import { checkFilter, compileFilter } from "./list-filter.js";
-import { reconcileCodec } from "./codec-manifest.js";
+import { checkCodec, recordCodec } from "./codec-manifest.js";
 import { SealBudget } from "./seal-budget.js";
 import { createPayloadCodec } from "./payloads.js";
 import { type DurableSink, RecordWaiter } from "./record-waiter.js";
@@ -195,6 +196,7 @@ export class Engine implements RunOperations {
   static async open(config: Config, options: EngineOptions = {}): Promise<Engine> {
     const s = config.settings;
     let log: Log;
+    let local: LocalLog | undefined;
     if (s.storage.kind === "memory") log = new MemoryLog(s.shards);
     else if (s.storage.kind === "postgres") {
       // Loaded on demand, like the file engine: only PostgreSQL users load the driver. One engine
@@ -203,9 +205,10 @@ export class Engine implements RunOperations {
       const { url, schema, leaseMs, owner, cluster } = s.storage;
       log = await openPostgresLog({ url, schema, leaseMs, owner, shards: s.shards, claim: cluster === true ? "fair" : "all" });
     } else {
-      // Loaded on demand: memory-only users never load the file engine.
-      const { openLocalLog } = await import("../storage/local-log.js");
-      log = await openLocalLog({
+      // Loaded on demand: memory-only users never load the file engine. Recovery only decides
+      // here; what it cuts is written once every check below has passed.
+      const { prepareLocalLog } = await import("../storage/local-log.js");
+      log = local = await prepareLocalLog({
         dir: s.storage.dir,
         shards: s.shards,
         flush: s.flush,
@@ -215,9 +218,11 @@ export class Engine implements RunOperations {
     }
     const engine = new Engine(config, log, options);
     try {
-      await reconcileCodec(log, s.cipher, s.storage.kind === "local" ? s.storage.dir : "the engine's storage");
-      await engine.sealBudget?.load(log);
       for (const cls of options.workflows ?? []) engine.registerOne(cls);
+      checkCodec(log, s.cipher, s.storage.kind === "local" ? s.storage.dir : "the engine's storage");
+      await local?.completeOpen();
+      await recordCodec(log, s.cipher);
+      await engine.sealBudget?.load(log);
       if (s.storage.kind === "postgres" && s.storage.cluster === true) {
         const { ClusterNode } = await import("./cluster/node.js");
         // Limits are shared before any run resumes, so no step takes a permit of this process alone.
