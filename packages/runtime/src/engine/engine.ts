@@ -34,6 +34,7 @@ import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { Config } from "./config.js";
 import { checkFilter, compileFilter } from "./list-filter.js";
 import { checkCodec, recordCodec } from "./codec-manifest.js";
+import { type EngineEvent, recoveryCuts } from "./engine-events.js";
 import { SealBudget } from "./seal-budget.js";
 import { createPayloadCodec } from "./payloads.js";
 import { type DurableSink, RecordWaiter } from "./record-waiter.js";
@@ -75,6 +76,11 @@ export interface EngineOptions {
   container?: DependencyContainer;
   /** Limits declared before any run resumes, so resumed steps find them (more with `engine.limit`). */
   limits?: Readonly<Record<string, LimitSpec>>;
+  /**
+   * Told of what opening the storage found and did, such as each cut recovery made; the same
+   * events are kept by `engine.recoveryEvents()`.
+   */
+  onEvent?: (event: EngineEvent) => void;
   /**
    * @internal The file layer a local engine's log reads and writes through, for tests that make a
    * write or a sync fail under running workflows.
@@ -130,6 +136,8 @@ export class Engine implements RunOperations {
   private readonly childResults: ChildResults;
   /** Set when this process shares a PostgreSQL schema with others (`Config.postgres(url, { cluster: true })`). */
   private cluster: ClusterNode | undefined;
+  /** What opening the storage reported. */
+  private openEvents: readonly EngineEvent[] = [];
 
   private constructor(
     private readonly config: Config,
@@ -220,7 +228,11 @@ export class Engine implements RunOperations {
     try {
       for (const cls of options.workflows ?? []) engine.registerOne(cls);
       checkCodec(log, s.cipher, s.storage.kind === "local" ? s.storage.dir : "the engine's storage");
-      await local?.completeOpen();
+      if (local !== undefined) {
+        await local.completeOpen();
+        engine.openEvents = recoveryCuts(local);
+        for (const event of engine.openEvents) options.onEvent?.(event);
+      }
       await recordCodec(log, s.cipher);
       await engine.sealBudget?.load(log);
       if (s.storage.kind === "postgres" && s.storage.cluster === true) {
@@ -251,6 +263,17 @@ export class Engine implements RunOperations {
       engine.retention.start();
     }
     return engine;
+  }
+
+  /**
+   * What opening the storage found and did, as told to `EngineOptions.onEvent`: each cut recovery
+   * made. Empty after a clean close, and for memory and PostgreSQL storage.
+   *
+   * @example
+   * for (const e of engine.recoveryEvents()) console.warn(e.kind, e.segment, e.offset, e.reason);
+   */
+  recoveryEvents(): readonly EngineEvent[] {
+    return this.openEvents;
   }
 
   /**
