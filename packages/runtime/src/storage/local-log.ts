@@ -1,7 +1,7 @@
 import path from "node:path";
 import { ConfigError, StorageError } from "../core/errors.js";
 import { compactShard } from "./compaction.js";
-import { type DirLock, lockDirectory } from "./dir-lock.js";
+import { type DirLock, lockDirectory, writerHolds } from "./dir-lock.js";
 import { type FileLayer, nodeFileLayer } from "./file-layer.js";
 import { CommitScheduler, SyncKind } from "./group-commit.js";
 import type { AppendWaiter, FlushMethod, Log, LogEntry, LogStats } from "./log.js";
@@ -25,7 +25,12 @@ export interface LocalLogOptions {
   readonly segmentBytes?: number;
   /** Zero-fill the next segment in the background so syncs journal no metadata; default true. */
   readonly preallocate?: boolean;
-  /** Open without the lock, never writing: for reading beside a running writer. */
+  /**
+   * Open without the lock, never writing: for reading beside a running writer, or without one. An
+   * incomplete last write counts as in progress only while a writer holds the directory; without
+   * one it is judged as a writer's open would judge it (a torn write is left out and reported,
+   * damage is refused), but nothing is cut.
+   */
   readonly readOnly?: boolean;
   /** Cut a shard at a corrupt frame instead of refusing to open (the cut is reported in `recovery`). */
   readonly repair?: boolean;
@@ -96,7 +101,7 @@ export async function prepareLocalLog(options: LocalLogOptions): Promise<LocalLo
   let mode: RecoveryMode = "write";
   if (readOnly) {
     if (layer.readdir(dir) === undefined) throw new StorageError(`there is no data directory at ${dir}`);
-    mode = "read-beside-writer";
+    mode = writerHolds(layer, dir) ? "read-beside-writer" : "read";
   } else {
     if (layer.readdir(dir) === undefined) {
       layer.mkdir(dir, DIR_MODE);

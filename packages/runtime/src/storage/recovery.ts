@@ -159,9 +159,6 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
 /** How a segment's scan ended, when not at the end of its data; `dataEnd` is known once its rest was read. */
 type Verdict = { readonly kind: "tail" | "corrupt"; readonly reason: string; readonly dataEnd?: number } | undefined;
 
-/** Re-reads after a race with a writer that keeps outrunning the reader end as an incomplete tail. */
-const RACE_ATTEMPTS = 8;
-
 /** Scans a segment and judges where it stopped: its end, a torn tail, or corruption. */
 function judgeSegment(
   input: RecoveryInput,
@@ -173,7 +170,7 @@ function judgeSegment(
   const view = new FrameView();
   let win = new SegmentWindow(layer, segment.fd, segment.fileSize, { windowBytes: WINDOW });
   let scan = scanSegment(win, { seq: segment.seq, index, framing: input.framing, stopAt: markEnd });
-  for (let attempt = 1; ; attempt++) {
+  for (;;) {
     const stop = scan.stop;
     const closedAt = markEnd === undefined ? "" : `, but the shard was closed cleanly with its data ending at offset ${markEnd}`;
     if (stop === undefined) {
@@ -193,9 +190,9 @@ function judgeSegment(
     const proof = findProof(rest, stop, scan.framing, view);
     if (proof < 0) return { scan, verdict: { kind: "tail", reason: tornReason(stop, scan.framing), dataEnd } };
     if (input.mode !== "write") {
-      if (attempt >= RACE_ATTEMPTS) return { scan, verdict: { kind: "tail", reason: tornReason(stop, scan.framing), dataEnd } };
       // A reader may have read a batch while its writer was still writing it and then found the
       // next one: the batch was complete before the next began, so read again it must be whole.
+      // Each pass that goes on gets further into the segment, so the passes end.
       win = new SegmentWindow(layer, segment.fd, layer.size(segment.fd), { windowBytes: WINDOW });
       const again = scanSegment(win, { seq: segment.seq, index, framing: scan.framing, stopAt: markEnd, from: scan });
       if (again.end > scan.end || again.stop === undefined) {

@@ -122,7 +122,8 @@ export class MemoryFileLayer implements FileLayer {
   private failed = false;
   private readonly root = new DirNode();
   private readonly fds = new Map<number, Handle>();
-  private readonly locks = new Set<Inode>();
+  /** Locks by the descriptor holding them, as open-file-description locks are held. */
+  private readonly locks = new Map<number, { readonly inode: Inode; readonly shared: boolean }>();
   private nextFd = 100;
 
   /** Creates a folder whose entry is already durable (the data directory's parent is not ours to sync). */
@@ -182,9 +183,9 @@ export class MemoryFileLayer implements FileLayer {
   }
 
   close(fd: number): void {
-    const h = this.handle(fd);
+    this.handle(fd);
     this.fds.delete(fd);
-    if (![...this.fds.values()].some((o) => o.inode === h.inode)) this.locks.delete(h.inode);
+    this.locks.delete(fd);
   }
 
   size(fd: number): number {
@@ -296,10 +297,12 @@ export class MemoryFileLayer implements FileLayer {
     node.pending = [];
   }
 
-  tryLock(fd: number): boolean {
+  tryLock(fd: number, shared = false): boolean {
     const inode = this.handle(fd).inode;
-    if (this.locks.has(inode)) return false;
-    this.locks.add(inode);
+    for (const [other, lock] of this.locks) {
+      if (other !== fd && lock.inode === inode && !(shared && lock.shared)) return false;
+    }
+    this.locks.set(fd, { inode, shared });
     return true;
   }
 
