@@ -28,7 +28,7 @@ function createProgram(context: CommandContext): Command {
   const { io } = context;
   const colors = paint(io.color);
   const program = new Command("fusee")
-    .description("fusee: durable workflows for Node.js. Generates typed clients and inspects data directories.")
+    .description("fusee: durable workflows for Node.js. Generates typed clients, inspects data directories and repairs damaged ones.")
     .version(version(), "-V, --version")
     .exitOverride()
     .showHelpAfterError("(run with --help for usage)")

@@ -220,6 +220,7 @@ export class Engine implements RunOperations {
         dir: s.storage.dir,
         shards: s.shards,
         flush: s.flush,
+        repair: s.repair,
         ...(s.segmentBytes !== undefined ? { segmentBytes: s.segmentBytes } : {}),
         ...(options.fileLayer !== undefined ? { fileLayer: options.fileLayer } : {}),
       });

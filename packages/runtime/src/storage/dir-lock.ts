@@ -26,7 +26,8 @@ export async function lockDirectory(layer: FileLayer, dir: string): Promise<DirL
       layer.close(fd);
       throw new StorageError(
         `the data directory ${dir} is open for writing by process ${holder ?? "(PID not yet recorded)"}; ` +
-          "only one process may write it: stop that process, or open with readOnly: true to read beside it",
+          "only one process may write it: stop that process first. To read the directory beside it, use the " +
+          "read-only commands (fusee list, describe, export, patches, ui) or exportFromDir and DataDirReader",
       );
     }
   }

@@ -137,7 +137,7 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
         throw new StorageError(
           `shard ${shard}: segment ${file} is corrupt: ${verdict.reason}; the log was not opened. To cut the shard at offset ` +
             `${scan.end}, discarding ${discarded} bytes of this segment${later.length > 0 ? ` and the ${later.length} after it` : ""}, ` +
-            `run \`fusee repair --data ${input.dataDir}\` or open the engine once with Config.local(dir).repair()`,
+            `run \`fusee repair --data ${input.dataDir}\` or open the engine once with Config.local(${JSON.stringify(input.dataDir)}).repair()`,
         );
       }
       events.push({ shard, segment: file, offset: scan.end, kind: "repaired", discardedBytes: discarded, reason: verdict.reason });

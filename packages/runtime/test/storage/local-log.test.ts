@@ -117,7 +117,7 @@ describe(LocalLog.name, () => {
       const err = await openError({ dir: dir() });
       expect(err).to.be.instanceOf(StorageError);
       expect(err.message).to.contain("shard 0").and.contain(file!).and.contain(`offset ${fifth.start}`);
-      expect(err.message).to.contain(`fusee repair --data ${dir()}`).and.contain("Config.local(dir).repair()");
+      expect(err.message).to.contain(`fusee repair --data ${dir()}`).and.contain(`Config.local("${dir()}").repair()`);
     });
 
     it("reports damage at the end of an older segment as corruption", async () => {
