@@ -27,7 +27,8 @@ its first damaged batch, discarding that batch and everything after it in the sh
 lose records there go back to an earlier state or vanish), and cuts writes torn by a crash, as any
 engine open does. It prints every cut with its shard, segment, offset and the bytes discarded, and
 exits 0; "nothing needed cutting" when the directory was intact. Keep a copy of the directory
-first. Config.local(dir).repair() does the same when an engine opens.`,
+first. Config.local(dir).repair() does the same when an engine opens. A directory written by an
+older fusee is moved to the current format, which is said on standard error.`,
     )
     .action(async (flags: RepairFlags) => {
       context.exitCode = await runRepair(flags, context.io);
@@ -39,9 +40,13 @@ async function runRepair(flags: RepairFlags, io: Io): Promise<number> {
   const dir = resolve(io.cwd, flags.data);
   try {
     const events = await repairDataDir(dir);
+    for (const e of events) {
+      if (e.kind === "format-migrated") io.stderr.write(`fusee repair: moved ${e.dir} from format ${e.from} to format ${e.to}\n`);
+    }
     const cuts = events.filter((e) => e.kind === "recovery-cut");
     if (json) {
-      io.stdout.write(`${toJson({ ok: true, dir, cuts })}\n`);
+      const moved = events.find((e) => e.kind === "format-migrated");
+      io.stdout.write(`${toJson({ ok: true, dir, cuts, migrated: moved === undefined ? null : { from: moved.from, to: moved.to } })}\n`);
       return ExitCode.Ok;
     }
     if (cuts.length === 0) {

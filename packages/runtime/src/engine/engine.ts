@@ -34,7 +34,7 @@ import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { Config } from "./config.js";
 import { checkFilter, compileFilter } from "./list-filter.js";
 import { checkCodec, recordCodec } from "./codec-manifest.js";
-import { type EngineEvent, recoveryCuts } from "./engine-events.js";
+import { type EngineEvent, openEvents } from "./engine-events.js";
 import { SealBudget } from "./seal-budget.js";
 import { createPayloadCodec } from "./payloads.js";
 import { type DurableSink, RecordWaiter } from "./record-waiter.js";
@@ -231,7 +231,7 @@ export class Engine implements RunOperations {
       checkCodec(log, s.cipher, s.storage.kind === "local" ? s.storage.dir : "the engine's storage");
       if (local !== undefined) {
         await local.completeOpen();
-        engine.openEvents = recoveryCuts(local);
+        engine.openEvents = openEvents(local);
         for (const event of engine.openEvents) options.onEvent?.(event);
       }
       await recordCodec(log, s.cipher);
@@ -268,7 +268,8 @@ export class Engine implements RunOperations {
 
   /**
    * What opening the storage found and did, as told to `EngineOptions.onEvent`: each cut recovery
-   * made. Empty after a clean close, and for memory and PostgreSQL storage.
+   * made, and a move of the data directory to the current format. Empty after a clean close, and
+   * for memory and PostgreSQL storage.
    *
    * @example
    * for (const e of engine.recoveryEvents()) console.warn(e.kind, e.segment, e.offset, e.reason);

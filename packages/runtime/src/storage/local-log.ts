@@ -159,6 +159,8 @@ export class LocalLog implements Log {
   readonly shardCount: number;
   /** Everything recovery cut or stopped at when the log was opened, per shard. */
   readonly recovery: readonly RecoveryEvent[];
+  /** Set when this open moved the directory from an older format (this one) to {@link FORMAT_VERSION}. */
+  migratedFrom: number | undefined;
   private current: Manifest;
   private completing: Promise<void> | undefined;
   private pending: boolean;
@@ -193,14 +195,23 @@ export class LocalLog implements Log {
 
   /**
    * The second half of {@link openLocalLog} after {@link prepareLocalLog}: writes what recovery
-   * decided (cuts, removed marks) and gives every shard a segment to append to. Nothing is appended
-   * before it; calling it again does nothing.
+   * decided (cuts, removed marks), gives every shard a segment to append to, and moves a directory
+   * of an older format to the current one. Nothing is appended before it; calling it again does nothing.
    */
   completeOpen(): Promise<void> {
     if (!this.pending) return Promise.resolve();
     this.completing ??= (async () => {
       if (this.created) writeManifest(this.layer, this.dir, this.current);
       for (const s of this.shards) await s.completeOpen();
+      // Every shard now appends in a segment that opens with batch headers (a segment written
+      // before them was sealed above), so the manifest may say so. A crash before this write leaves
+      // format 1, which the next writable open finishes moving.
+      if (this.current.format < FORMAT_VERSION) {
+        const next = { ...this.current, format: FORMAT_VERSION };
+        writeManifest(this.layer, this.dir, next);
+        this.migratedFrom = this.current.format;
+        this.current = next;
+      }
       this.pending = false;
     })();
     return this.completing;

@@ -6,7 +6,10 @@ import { StorageError } from "../../src/core/errors.js";
 import { Config } from "../../src/engine/config.js";
 import { Engine } from "../../src/engine/engine.js";
 import type { EngineEvent } from "../../src/index.js";
+import { nodeFileLayer } from "../../src/storage/file-layer.js";
 import { FrameKind } from "../../src/storage/frame.js";
+import { openLocalLog } from "../../src/storage/index.js";
+import { type Format1Entry, writeFormat1Dir } from "../storage/fixtures/format-1-dir.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { framesOf, segmentFiles } from "../storage/support/segments.js";
@@ -61,6 +64,28 @@ describe("what opening the engine's storage reports", function () {
     expect(told).to.deep.equal([]);
     expect(engine.recoveryEvents()).to.deep.equal([]);
     await engine.shutdown();
+  });
+
+  it("tells onEvent that a directory of format 1 was moved to the current format, and its runs carry on", async () => {
+    // The same records as the engine wrote them, laid out as format 1 wrote them.
+    const log = await openLocalLog({ dir, readOnly: true });
+    const records: Format1Entry[] = [];
+    for await (const e of log.scan(0)) records.push({ stream: e.stream, body: e.body });
+    await log.close();
+    const old = `${dir}-format-1`;
+    writeFormat1Dir(nodeFileLayer, old, [{ segments: [records] }]);
+
+    const told: EngineEvent[] = [];
+    const engine = await Engine.open(Config.local(old).shards(1), { workflows: [Echo], onEvent: (e) => told.push(e) });
+    try {
+      expect(told).to.deep.equal([{ kind: "format-migrated", from: 1, to: 2, dir: old }]);
+      expect(engine.recoveryEvents()).to.deep.equal(told);
+      expect(await engine.run("e-3").result()).to.equal("text-3");
+      expect(await (await engine.start(Echo, "e-new", "new")).result()).to.equal("new");
+    } finally {
+      await engine.shutdown();
+      fs.rmSync(old, { recursive: true, force: true });
+    }
   });
 
   it("refuses a cleanly closed directory whose newest segment lost its last batches, rather than showing finished runs running", async () => {
