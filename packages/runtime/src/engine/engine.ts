@@ -272,7 +272,7 @@ export class Engine implements RunOperations {
    * for memory and PostgreSQL storage.
    *
    * @example
-   * for (const e of engine.recoveryEvents()) console.warn(e.kind, e.segment, e.offset, e.reason);
+   * for (const e of engine.recoveryEvents()) if (e.kind === "recovery-cut") console.warn(e.segment, e.offset, e.reason);
    */
   recoveryEvents(): readonly EngineEvent[] {
     return this.openEvents;

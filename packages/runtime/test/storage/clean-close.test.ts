@@ -95,6 +95,21 @@ describe("a shard closed cleanly", () => {
     expect(err.message).to.contain("shard 0").and.contain(files.at(-2)!).and.contain(files.at(-1)!);
   });
 
+  it("with repair, opens despite a mark naming a missing segment and reports that it ignored the mark", async () => {
+    await fill({ dir: dir(), segmentBytes: 4096, preallocate: false }, 600);
+    const files = segmentFiles(dir());
+    fs.rmSync(files.at(-1)!);
+
+    const log = await openLocalLog({ dir: dir(), segmentBytes: 4096, repair: true });
+    expect(log.recovery).to.have.length(1);
+    expect(log.recovery[0]).to.include({ kind: "repaired", shard: 0, segment: files.at(-1), discardedBytes: 0 });
+    expect(log.recovery[0]!.reason).to.contain("is missing").and.contain("ignored");
+    await log.close();
+    const again = await openLocalLog({ dir: dir(), segmentBytes: 4096 });
+    expect(again.recovery).to.deep.equal([]);
+    await again.close();
+  });
+
   it("opens with every record when nothing was damaged, and leaves no mark behind", async () => {
     await fill({ dir: dir(), segmentBytes: 4096, preallocate: false }, 300);
     const log = await openLocalLog({ dir: dir(), segmentBytes: 4096 });
