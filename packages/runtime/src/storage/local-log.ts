@@ -159,9 +159,8 @@ export class LocalLog implements Log {
   readonly shardCount: number;
   /** Everything recovery cut or stopped at when the log was opened, per shard. */
   readonly recovery: readonly RecoveryEvent[];
-  /** Set when this open moved the directory from an older format (this one) to {@link FORMAT_VERSION}. */
-  migratedFrom: number | undefined;
   private current: Manifest;
+  private migrated: number | undefined;
   private completing: Promise<void> | undefined;
   private pending: boolean;
   private closed = false;
@@ -193,6 +192,11 @@ export class LocalLog implements Log {
     return this.current;
   }
 
+  /** Set when this open moved the directory from an older format (this one) to {@link FORMAT_VERSION}. */
+  get migratedFrom(): number | undefined {
+    return this.migrated;
+  }
+
   /**
    * The second half of {@link openLocalLog} after {@link prepareLocalLog}: writes what recovery
    * decided (cuts, removed marks), gives every shard a segment to append to, and moves a directory
@@ -209,7 +213,7 @@ export class LocalLog implements Log {
       if (this.current.format < FORMAT_VERSION) {
         const next = { ...this.current, format: FORMAT_VERSION };
         writeManifest(this.layer, this.dir, next);
-        this.migratedFrom = this.current.format;
+        this.migrated = this.current.format;
         this.current = next;
       }
       this.pending = false;
