@@ -28,7 +28,7 @@ function createProgram(context: CommandContext): Command {
   const { io } = context;
   const colors = paint(io.color);
   const program = new Command("fusee")
-    .description("fusee: durable workflows for Node.js. Generates typed clients and inspects data directories.")
+    .description("fusee: durable workflows for Node.js. Generates typed clients, inspects data directories and repairs damaged ones.")
     .version(version(), "-V, --version")
     .exitOverride()
     .showHelpAfterError("(run with --help for usage)")
@@ -37,10 +37,16 @@ function createProgram(context: CommandContext): Command {
       writeErr: (s) => io.stderr.write(s),
       outputError: (s, write) => write(colors.red(s)),
     })
-    .addHelpText("after", `\n${EXIT_CODES_HELP}`);
+    .addHelpText("after", `\n${DATA_DIR_HELP}\n\n${EXIT_CODES_HELP}`);
   for (const add of commands) add(program, context);
   return program;
 }
+
+const DATA_DIR_HELP = `Data directories:
+  list, describe, export, patches and ui only read: they take no lock and work while an engine
+  runs on the directory (to read it from code, use exportFromDir or DataDirReader). A write torn by
+  a crash is left out and reported on standard error; damage exits 1 naming shard, segment file and
+  offset. repair (engine stopped) cuts each damaged shard there so an engine opens it again.`;
 
 function version(): string {
   const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string };

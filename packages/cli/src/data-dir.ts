@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { aesGcm, ConfigError, DataDirReader, FuseeError, RejectedError, type DataDirOptions, type PayloadCipher } from "@fusee/runtime";
+import { aesGcm, ConfigError, DataDirReader, FuseeError, RejectedError, type DataDirOptions, type PayloadCipher, type RecoveryCutEvent } from "@fusee/runtime";
 import type { Command } from "commander";
 import { ExitCode } from "./exit-codes.js";
 import { type Io, paint } from "./io.js";
@@ -47,11 +47,25 @@ export function cipherFrom(io: Io, keysFile: string | undefined): PayloadCipher 
   }
 }
 
-/** Opens the data directory named by the flags, read-only. */
-export function openDataDir(io: Io, flags: DataDirFlags): Promise<DataDirReader> {
+/**
+ * Opens the data directory named by the flags, read-only, and says on standard error what it left
+ * out: one line per write torn by a crash (only when no engine runs on the directory; damage fails
+ * the open instead).
+ */
+export async function openDataDir(io: Io, flags: DataDirFlags, command: string): Promise<DataDirReader> {
   const cipher = cipherFrom(io, flags.keys);
   const options: DataDirOptions = cipher === undefined ? {} : { cipher };
-  return DataDirReader.open(resolve(io.cwd, flags.data), options);
+  const reader = await DataDirReader.open(resolve(io.cwd, flags.data), options);
+  for (const cut of reader.recoveryEvents()) io.stderr.write(`${paint(io.color).yellow(`fusee ${command}: ${cutLine(cut)}`)}\n`);
+  return reader;
+}
+
+/** One line saying what a read-only open left out and why. */
+export function cutLine(cut: RecoveryCutEvent): string {
+  return (
+    `shard ${cut.shard}: left out ${cut.discardedBytes} bytes at offset ${cut.offset} of segment ${cut.segment}, ` +
+    `a write torn by a crash (${cut.reason}); the directory was not changed, the next engine open cuts them`
+  );
 }
 
 /**

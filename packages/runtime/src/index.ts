@@ -22,6 +22,8 @@ export { RetryPolicy, type ErrorClass } from "./workflow/retry-policy.js";
 export type { StepOptions, ClassType } from "./workflow/step-options.js";
 export { Config } from "./engine/config.js";
 export { Engine, type EngineDescription, type EngineOptions, type IdleOptions } from "./engine/engine.js";
+export type { EngineEvent, FormatMigratedEvent, RecoveryCutEvent } from "./engine/engine-events.js";
+export { repairDataDir } from "./engine/repair-data-dir.js";
 export type { LimitSpec } from "./engine/limits.js";
 export { Debounce, Batch, type EventOptions } from "./engine/flow-rules.js";
 export { Schedule } from "./engine/schedule-handle.js";

@@ -23,7 +23,7 @@ export function describeCommand(program: Command, context: CommandContext): void
 async function runDescribe(id: string, flags: DataDirFlags, io: Io): Promise<number> {
   const json = flags.json === true;
   try {
-    const reader = await openDataDir(io, flags);
+    const reader = await openDataDir(io, flags, "describe");
     try {
       const run = reader.status(id);
       const journal = run === undefined ? undefined : await reader.export(id);
@@ -34,7 +34,7 @@ async function runDescribe(id: string, flags: DataDirFlags, io: Io): Promise<num
         return ExitCode.Failed;
       }
       if (json) {
-        io.stdout.write(`${toJson({ ...run, records: journal.records }, 2)}\n`);
+        io.stdout.write(`${toJson({ ...run, records: journal.records, recovery: reader.recoveryEvents() }, 2)}\n`);
         return ExitCode.Ok;
       }
       const c = paint(io.color);

@@ -41,7 +41,8 @@ async function runExport(flags: ExportFlags, io: Io): Promise<number> {
   try {
     const limit = parseLimit(flags.limit);
     const out = resolve(io.cwd, flags.out);
-    const reader = await openDataDir(io, flags);
+    const reader = await openDataDir(io, flags, "export");
+    const recovery = reader.recoveryEvents();
     const written: Array<{ id: string; file: string; records: number }> = [];
     try {
       const ids = flags.id !== undefined ? [flags.id] : reader.list({}, limit).map((r) => r.id);
@@ -67,7 +68,7 @@ async function runExport(flags: ExportFlags, io: Io): Promise<number> {
       await reader.close();
     }
     if (json) {
-      io.stdout.write(`${toJson({ ok: true, out, files: written })}\n`);
+      io.stdout.write(`${toJson({ ok: true, out, files: written, recovery })}\n`);
     } else {
       const shown = relative(io.cwd, out) || ".";
       io.stdout.write(`exported ${written.length} journal${written.length === 1 ? "" : "s"} to ${shown.startsWith("..") ? out : shown}\n`);

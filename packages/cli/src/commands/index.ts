@@ -6,6 +6,7 @@ import { exportCommand } from "./export.js";
 import { genCommand } from "./gen.js";
 import { listCommand } from "./list.js";
 import { patchesCommand } from "./patches.js";
+import { repairCommand } from "./repair.js";
 import { replayCommand } from "./replay.js";
 import { uiCommand } from "./ui.js";
 
@@ -20,4 +21,14 @@ export interface CommandContext {
 export type CommandModule = (program: Command, context: CommandContext) => void;
 
 /** Every command, in the order `fusee --help` lists them. */
-export const commands: readonly CommandModule[] = [genCommand, listCommand, describeCommand, exportCommand, replayCommand, patchesCommand, uiCommand, benchCommand];
+export const commands: readonly CommandModule[] = [
+  genCommand,
+  listCommand,
+  describeCommand,
+  exportCommand,
+  replayCommand,
+  patchesCommand,
+  uiCommand,
+  repairCommand,
+  benchCommand,
+];

@@ -26,7 +26,7 @@ async function runList(flags: ListFlags, io: Io): Promise<number> {
   try {
     const filter = parseFilter(flags.where);
     const limit = parseLimit(flags.limit);
-    const reader = await openDataDir(io, flags);
+    const reader = await openDataDir(io, flags, "list");
     try {
       const runs = reader.list(filter, limit);
       if (json) {

@@ -42,7 +42,7 @@ removed, the first record may look later than it was, which only makes LIVE MAYB
 async function runPatches(flags: DataDirFlags, io: Io): Promise<number> {
   const json = flags.json === true;
   try {
-    const reader = await openDataDir(io, flags);
+    const reader = await openDataDir(io, flags, "patches");
     let types: TypePatches[];
     try {
       types = patchReport(reader);
@@ -50,7 +50,7 @@ async function runPatches(flags: DataDirFlags, io: Io): Promise<number> {
       await reader.close();
     }
     if (json) {
-      io.stdout.write(`${toJson({ ok: true, dir: reader.dir, types })}\n`);
+      io.stdout.write(`${toJson({ ok: true, dir: reader.dir, types, recovery: reader.recoveryEvents() })}\n`);
       return ExitCode.Ok;
     }
     io.stdout.write(`${render(types, io)}\n`);

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { DataDirReader, type DataDirOptions } from "@fusee/runtime";
 import type { Command } from "commander";
-import { cipherFrom, dataDirOptions, reportError, UsageError, type DataDirFlags } from "../data-dir.js";
+import { cipherFrom, dataDirOptions, openDataDir, reportError, UsageError, type DataDirFlags } from "../data-dir.js";
 import { ExitCode } from "../exit-codes.js";
 import { type Io, paint } from "../io.js";
 import { startUiServer, type UiServer } from "../ui/server.js";
@@ -30,8 +30,8 @@ async function runUi(flags: UiFlags, io: Io): Promise<number> {
     const cipher = cipherFrom(io, flags.keys);
     const options: DataDirOptions = cipher === undefined ? {} : { cipher };
     const dir = resolve(io.cwd, flags.data);
-    // Opened once up front so a wrong directory fails here, not on the first page view.
-    await (await DataDirReader.open(dir, options)).close();
+    // Opened once up front so a wrong or damaged directory fails here, not on the first page view.
+    await (await openDataDir(io, flags, "ui")).close();
     const server = await listen(port, () => DataDirReader.open(dir, options));
     const c = paint(io.color);
     io.stdout.write(`fusee ui: ${c.bold(server.url)}  (${dir}, read afresh on each request; Ctrl-C to stop)\n`);

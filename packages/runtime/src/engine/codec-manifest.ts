@@ -18,15 +18,14 @@ function isManifestStore(log: Log): log is Log & ManifestStore {
 }
 
 /**
- * Keeps the data directory's record of how its payloads are encrypted in step with the configured
- * cipher, and refuses an open that could only fail later: an encrypted directory opened without a
- * cipher or with none of its keys (a `CodecError` naming the key IDs), or a directory with plaintext
- * runs opened with a cipher (a `ConfigError`).
+ * Refuses an open that could only fail later: an encrypted directory opened without a cipher or
+ * with none of its keys (a `CodecError` naming the key IDs), or a directory with plaintext runs
+ * opened with a cipher (a `ConfigError`). It writes nothing; {@link recordCodec} does, once the
+ * open is sure to go ahead.
  */
-export async function reconcileCodec(log: Log, cipher: PayloadCipher | undefined, where: string): Promise<void> {
+export function checkCodec(log: Log, cipher: PayloadCipher | undefined, where: string): void {
   if (!isManifestStore(log)) return;
-  const extra = log.manifest.extra;
-  const recorded = extra.codec as CodecEntry | undefined;
+  const recorded = log.manifest.extra.codec as CodecEntry | undefined;
   if (recorded === undefined) {
     if (cipher === undefined) return;
     const hasRuns = Array.from({ length: log.shardCount }, (_, shard) => log.streams(shard).length).some((n) => n > 0);
@@ -48,7 +47,16 @@ export async function reconcileCodec(log: Log, cipher: PayloadCipher | undefined
       );
     }
   }
-  if (log.readOnly) return;
+}
+
+/**
+ * Keeps the data directory's record of how its payloads are encrypted in step with the configured
+ * cipher (which {@link checkCodec} accepted): the algorithm, and every key ID ever configured.
+ */
+export async function recordCodec(log: Log, cipher: PayloadCipher | undefined): Promise<void> {
+  if (!isManifestStore(log) || log.readOnly || cipher === undefined) return;
+  const extra = log.manifest.extra;
+  const recorded = extra.codec as CodecEntry | undefined;
   const keyIds = [...new Set([...cipher.keyIds, ...(recorded?.keyIds ?? [])])];
   if (recorded !== undefined && recorded.algorithm === cipher.algorithm && keyIds.length === recorded.keyIds.length) return;
   await log.updateManifest({ ...extra, codec: { ...recorded, algorithm: cipher.algorithm, keyIds } satisfies CodecEntry });

@@ -38,6 +38,7 @@ interface Settings {
   readonly maxPayloadBytes: number;
   readonly clock: Clock | undefined;
   readonly segmentBytes: number | undefined;
+  readonly repair: boolean;
 }
 
 const FLUSH_METHODS: readonly FlushMethod[] = ["fdatasync", "fsync", "dsync", "none"];
@@ -123,6 +124,23 @@ export class Config {
     return this.with({ segmentBytes: bytes });
   }
 
+  /**
+   * Opens a damaged local data directory instead of refusing it: each shard is cut at its first
+   * corruption, discarding it and everything after it in that shard. Every cut is told to
+   * `EngineOptions.onEvent` and kept by `engine.recoveryEvents()`. For one open after a refusal
+   * that advised it, with a copy of the directory kept; `fusee repair --data DIR` does the same
+   * without starting an engine.
+   *
+   * @example
+   * const engine = await Engine.open(Config.local("./data").repair(), {
+   *   workflows: [Pay],
+   *   onEvent: (e) => console.warn(e),
+   * });
+   */
+  repair(): Config {
+    return this.with({ repair: true });
+  }
+
   /** The clock timers run on; the system clock by default (`TestEngine` passes a virtual one). */
   clock(clock: Clock): Config {
     return this.with({ clock });
@@ -149,4 +167,5 @@ const DEFAULTS: Settings = {
   maxPayloadBytes: 2 * 1024 * 1024,
   clock: undefined,
   segmentBytes: undefined,
+  repair: false,
 };

@@ -20,6 +20,7 @@ import { RunHandle } from "../client/run-handle.js";
 import type { RunOperations } from "../client/run-operations.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateOptions } from "../client/types.js";
 import type { FileLayer } from "../storage/file-layer.js";
+import type { LocalLog } from "../storage/local-log.js";
 import type { Log } from "../storage/log.js";
 import type { PostgresLog } from "../storage/postgres/index.js";
 import type { ClusterNode } from "./cluster/node.js";
@@ -33,7 +34,8 @@ import { RunExecutor, type ChildRequest } from "../workflow/run-executor.js";
 import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { Config } from "./config.js";
 import { checkFilter, compileFilter } from "./list-filter.js";
-import { reconcileCodec } from "./codec-manifest.js";
+import { checkCodec, recordCodec } from "./codec-manifest.js";
+import { type EngineEvent, openEvents } from "./engine-events.js";
 import { SealBudget } from "./seal-budget.js";
 import { createPayloadCodec } from "./payloads.js";
 import { type DurableSink, RecordWaiter } from "./record-waiter.js";
@@ -75,6 +77,11 @@ export interface EngineOptions {
   container?: DependencyContainer;
   /** Limits declared before any run resumes, so resumed steps find them (more with `engine.limit`). */
   limits?: Readonly<Record<string, LimitSpec>>;
+  /**
+   * Told of what opening the storage found and did, such as each cut recovery made; the same
+   * events are kept by `engine.recoveryEvents()`.
+   */
+  onEvent?: (event: EngineEvent) => void;
   /**
    * @internal The file layer a local engine's log reads and writes through, for tests that make a
    * write or a sync fail under running workflows.
@@ -136,6 +143,8 @@ export class Engine implements RunOperations {
   private unsynced = 0;
   /** Ends this engine's attachment to a virtual clock. */
   private detachClock: (() => void) | undefined;
+  /** What opening the storage reported. */
+  private openEvents: readonly EngineEvent[] = [];
 
   private constructor(
     private readonly config: Config,
@@ -208,6 +217,7 @@ export class Engine implements RunOperations {
   static async open(config: Config, options: EngineOptions = {}): Promise<Engine> {
     const s = config.settings;
     let log: Log;
+    let local: LocalLog | undefined;
     if (s.storage.kind === "memory") log = options.memoryLog ?? new MemoryLog(s.shards);
     else if (s.storage.kind === "postgres") {
       // Loaded on demand, like the file engine: only PostgreSQL users load the driver. One engine
@@ -216,21 +226,29 @@ export class Engine implements RunOperations {
       const { url, schema, leaseMs, owner, cluster } = s.storage;
       log = await openPostgresLog({ url, schema, leaseMs, owner, shards: s.shards, claim: cluster === true ? "fair" : "all" });
     } else {
-      // Loaded on demand: memory-only users never load the file engine.
-      const { openLocalLog } = await import("../storage/local-log.js");
-      log = await openLocalLog({
+      // Loaded on demand: memory-only users never load the file engine. Recovery only decides
+      // here; what it cuts is written once every check below has passed.
+      const { prepareLocalLog } = await import("../storage/local-log.js");
+      log = local = await prepareLocalLog({
         dir: s.storage.dir,
         shards: s.shards,
         flush: s.flush,
+        repair: s.repair,
         ...(s.segmentBytes !== undefined ? { segmentBytes: s.segmentBytes } : {}),
         ...(options.fileLayer !== undefined ? { fileLayer: options.fileLayer } : {}),
       });
     }
     const engine = new Engine(config, log, options);
     try {
-      await reconcileCodec(log, s.cipher, s.storage.kind === "local" ? s.storage.dir : "the engine's storage");
-      await engine.sealBudget?.load(log);
       for (const cls of options.workflows ?? []) engine.registerOne(cls);
+      checkCodec(log, s.cipher, s.storage.kind === "local" ? s.storage.dir : "the engine's storage");
+      if (local !== undefined) {
+        await local.completeOpen();
+        engine.openEvents = openEvents(local);
+        for (const event of engine.openEvents) options.onEvent?.(event);
+      }
+      await recordCodec(log, s.cipher);
+      await engine.sealBudget?.load(log);
       if (s.storage.kind === "postgres" && s.storage.cluster === true) {
         const { ClusterNode } = await import("./cluster/node.js");
         // Limits are shared before any run resumes, so no step takes a permit of this process alone.
@@ -260,6 +278,18 @@ export class Engine implements RunOperations {
       engine.retention.start();
     }
     return engine;
+  }
+
+  /**
+   * What opening the storage found and did, as told to `EngineOptions.onEvent`: each cut recovery
+   * made, and a move of the data directory to the current format. Empty after a clean close, and
+   * for memory and PostgreSQL storage.
+   *
+   * @example
+   * for (const e of engine.recoveryEvents()) if (e.kind === "recovery-cut") console.warn(e.segment, e.offset, e.reason);
+   */
+  recoveryEvents(): readonly EngineEvent[] {
+    return this.openEvents;
   }
 
   /**

@@ -7,8 +7,9 @@ import type { FinishedStatus, RunStatusValue } from "../core/status.js";
 import type { ListFilter, RunStatus } from "../client/types.js";
 import { checkFilter, matches } from "../engine/list-filter.js";
 import { parseStream } from "../engine/run-entry.js";
+import { type RecoveryCutEvent, recoveryCuts } from "../engine/engine-events.js";
 import type { Log } from "../storage/log.js";
-import { openLocalLog } from "../storage/local-log.js";
+import { type LocalLog, openLocalLog } from "../storage/local-log.js";
 import type { ScheduleDescription } from "../engine/schedule-runtime.js";
 import { payloadTypes } from "../workflow/payload-types.js";
 import { EXPORT_FORMAT, type ExportedJournal, type ExportedRecord } from "./export-format.js";
@@ -59,9 +60,11 @@ const OPEN_ATTEMPTS = 5;
 
 /**
  * Reads a data directory beside the engine that may be running on it: opens the log read-only (no
- * lock, nothing written), so it sees a consistent snapshot of the moment it was opened, made of
- * complete frames only (a frame the engine is still writing is left out). It indexes the runs from
- * record headers and the schedules from their streams, and reads journals on demand.
+ * lock, nothing written), so it sees a consistent snapshot of the moment it was opened. A write the
+ * running engine has not finished is left out; with no engine running, a write torn by a crash is
+ * left out too and reported by {@link DataDirReader.recoveryEvents}, and damaged data is refused,
+ * as the engine's own open would. It indexes the runs from record headers and the schedules from
+ * their streams, and reads journals on demand.
  *
  * @example
  * const reader = await DataDirReader.open("./data");
@@ -82,6 +85,7 @@ export class DataDirReader {
     readonly dir: string,
     private readonly log: Log,
     private readonly options: DataDirOptions,
+    private readonly cuts: readonly RecoveryCutEvent[],
   ) {
     this.recordedSchedules = new RecordedSchedules(log);
   }
@@ -89,10 +93,11 @@ export class DataDirReader {
   /**
    * Opens a data directory for reading and indexes its runs.
    *
-   * @throws StorageError when `dir` is not a fusee data directory or a shard is corrupt.
+   * @throws StorageError when `dir` is not a fusee data directory or a shard is damaged (naming
+   * shard, segment file and offset).
    */
   static async open(dir: string, options: DataDirOptions = {}): Promise<DataDirReader> {
-    let log: Log | undefined;
+    let log: LocalLog | undefined;
     for (let attempt = 1; log === undefined; attempt++) {
       try {
         log = await openLocalLog({ dir, readOnly: true });
@@ -100,7 +105,7 @@ export class DataDirReader {
         if (attempt >= OPEN_ATTEMPTS || (e as NodeJS.ErrnoException)?.code !== "ENOENT") throw asStorageError(e, dir);
       }
     }
-    const reader = new DataDirReader(dir, log, options);
+    const reader = new DataDirReader(dir, log, options, recoveryCuts(log));
     try {
       await reader.index();
     } catch (e) {
@@ -180,6 +185,18 @@ export class DataDirReader {
    */
   schedules(now: number = Date.now()): ScheduleDescription[] {
     return this.recordedSchedules.describe(now);
+  }
+
+  /**
+   * The writes torn by a crash that this reader left out, one event per shard cut, when no engine
+   * was running on the directory. Nothing was changed on disk: the next engine open cuts them and
+   * reports them again.
+   *
+   * @example
+   * for (const cut of reader.recoveryEvents()) console.warn(`shard ${cut.shard}: ${cut.discardedBytes} bytes left out at ${cut.segment}:${cut.offset}`);
+   */
+  recoveryEvents(): readonly RecoveryCutEvent[] {
+    return this.cuts;
   }
 
   /** Releases the directory's files. */

@@ -1,3 +1,4 @@
+import type { RecoveryCutEvent } from "../engine/engine-events.js";
 import type { ExportedJournal } from "./export-format.js";
 import { DataDirReader, type DataDirOptions } from "./data-dir-reader.js";
 
@@ -7,6 +8,8 @@ export interface ExportFromDirOptions extends DataDirOptions {
   readonly id?: string;
   /** At most this many runs, most recently started first; 100 by default. */
   readonly limit?: number;
+  /** Told of each write torn by a crash that was left out (see `DataDirReader.recoveryEvents`). */
+  readonly onEvent?: (event: RecoveryCutEvent) => void;
 }
 
 /**
@@ -16,8 +19,8 @@ export interface ExportFromDirOptions extends DataDirOptions {
  *
  * @returns the export of the ID's run (or nothing when it has none), or of up to `limit` runs,
  * most recently started first.
- * @throws StorageError when `dir` is not a data directory; CodecError when a payload is encrypted
- * and the cipher lacks its key.
+ * @throws StorageError when `dir` is not a data directory or is damaged; CodecError when a payload
+ * is encrypted and the cipher lacks its key.
  * @example
  * for (const journal of await exportFromDir("./data", { limit: 50 })) {
  *   writeExport(join("journals", exportFileName(journal.workflowId)), journal);
@@ -26,6 +29,7 @@ export interface ExportFromDirOptions extends DataDirOptions {
 export async function exportFromDir(dir: string, options: ExportFromDirOptions = {}): Promise<ExportedJournal[]> {
   const reader = await DataDirReader.open(dir, options);
   try {
+    for (const cut of reader.recoveryEvents()) options.onEvent?.(cut);
     const limit = options.limit ?? 100;
     const ids = options.id !== undefined ? [options.id] : reader.list({}, limit).map((r) => r.id);
     const out: ExportedJournal[] = [];

@@ -7,7 +7,8 @@
  * The mark is an empty file whose name holds the segment and the offset, so it is whole or absent:
  * it exists once its directory is synced. A writer that opens the shard removes it, durably, before
  * it can append, so a mark never outlives the close it describes; after a crash there is none and
- * recovery reads the tail as before.
+ * recovery reads the tail as before. It also vouches for the data: a newest segment that ends
+ * before the mark, or a mark naming another segment, is damage and never a torn write.
  */
 import path from "node:path";
 import type { FileLayer } from "./file-layer.js";
@@ -40,10 +41,7 @@ export function findCleanMark(names: readonly string[]): CleanMark | undefined {
   return found;
 }
 
-/** Removes every mark among `names` and syncs the directory, so none survives the next append. */
-export function removeCleanMarks(layer: FileLayer, dir: string, names: readonly string[]): void {
-  const marks = names.filter((n) => PATTERN.test(n));
-  if (marks.length === 0) return;
-  for (const name of marks) layer.unlink(path.join(dir, name));
-  layer.syncDir(dir);
+/** Whether a name in a shard directory is a clean-close mark. */
+export function isCleanMark(name: string): boolean {
+  return PATTERN.test(name);
 }

@@ -15,7 +15,8 @@ interface Kept {
 
 /**
  * Rewrites every sealed segment of a shard that holds dropped entries or tombstones, keeping only
- * live entries (copied byte for byte, checksums included). Returns the bytes freed.
+ * live entries (copied byte for byte, checksums included) and no batch headers. Returns the bytes
+ * freed.
  *
  * Segments are rewritten oldest first, each through a synced temporary file renamed over the
  * original, so a crash leaves every segment old or new, never half. Tombstones in sealed segments
@@ -36,7 +37,8 @@ export async function compactShard(shard: Shard): Promise<number> {
     const kept: Kept[] = [];
     const reader = new FrameReader(layer, shard.shard, seg, 0, seg.end);
     while (reader.next(view)) {
-      if (view.kind === FrameKind.Seal) continue;
+      // A sealed segment was synced whole, so its batch headers have done their work and are not kept.
+      if (view.kind === FrameKind.Seal || view.kind === FrameKind.Batch) continue;
       const from = reader.base + view.start;
       const key = view.key(reader.buf);
       if (view.kind !== FrameKind.Entry || !shard.index.isLive(key, position(seg.seq, from))) {

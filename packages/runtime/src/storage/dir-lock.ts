@@ -21,12 +21,15 @@ export async function lockDirectory(layer: FileLayer, dir: string): Promise<DirL
   const file = path.join(dir, LOCK_NAME);
   const fd = layer.open(file, "open-or-create", FILE_MODE);
   if (!layer.tryLock(fd)) {
-    const holder = await holderPid(layer, fd);
-    layer.close(fd);
-    throw new StorageError(
-      `the data directory ${dir} is open for writing by process ${holder ?? "(PID not yet recorded)"}; ` +
-        "only one process may write it: stop that process, or open with readOnly: true to read beside it",
-    );
+    const holder = await holderOrFree(layer, fd);
+    if (holder !== "free") {
+      layer.close(fd);
+      throw new StorageError(
+        `the data directory ${dir} is open for writing by process ${holder ?? "(PID not yet recorded)"}; ` +
+          "only one process may write it: stop that process first. To read the directory beside it, use the " +
+          "read-only commands (fusee list, describe, export, patches, ui) or exportFromDir and DataDirReader",
+      );
+    }
   }
   try {
     const text = Buffer.from(`${process.pid}\n`);
@@ -48,10 +51,32 @@ export async function lockDirectory(layer: FileLayer, dir: string): Promise<DirL
 }
 
 /**
- * The PID recorded by the lock's holder. A new holder takes the lock a moment before it writes its
- * PID, so an empty file or the PID of a dead process is read again for a short while.
+ * Whether a writer holds the data directory right now, so a reader knows whether an incomplete
+ * last write may still be under way. The reader takes a shared lock without waiting and releases
+ * it at once; nothing is written, and a directory never opened for writing has no writer.
  */
-async function holderPid(layer: FileLayer, fd: number): Promise<number | undefined> {
+export function writerHolds(layer: FileLayer, dir: string): boolean {
+  let fd: number;
+  try {
+    fd = layer.open(path.join(dir, LOCK_NAME), "read", FILE_MODE);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw err;
+  }
+  try {
+    return !layer.tryLock(fd, true);
+  } finally {
+    layer.close(fd);
+  }
+}
+
+/**
+ * The PID recorded by the lock's holder, or `"free"` once the lock could be taken after all: a
+ * reader holds it for an instant (see {@link writerHolds}) without recording a PID. A new holder
+ * takes the lock a moment before it writes its PID, so an empty file or the PID of a dead process
+ * is read again for a short while.
+ */
+async function holderOrFree(layer: FileLayer, fd: number): Promise<number | undefined | "free"> {
   const buf = Buffer.alloc(32);
   let pid: number | undefined;
   for (let attempt = 0; attempt < 50; attempt++) {
@@ -60,6 +85,7 @@ async function holderPid(layer: FileLayer, fd: number): Promise<number | undefin
     pid = Number.isInteger(parsed) && parsed > 0 ? parsed : undefined;
     if (pid !== undefined && isAlive(pid)) return pid;
     await new Promise((resolve) => setTimeout(resolve, 10));
+    if (layer.tryLock(fd)) return "free";
   }
   return pid;
 }

@@ -41,8 +41,11 @@ export interface FileLayer {
   unlink(path: string): void;
   /** Makes the names in a directory durable (`fsync` of the directory). */
   syncDir(path: string): void;
-  /** Takes an exclusive lock on an open file without waiting; false when another holder has it. */
-  tryLock(fd: number): boolean;
+  /**
+   * Takes a lock on an open file without waiting: exclusive, or `shared` (readers, who only need
+   * the file open for reading); false when a conflicting holder has it. Closing the file releases it.
+   */
+  tryLock(fd: number, shared?: boolean): boolean;
 }
 
 const OPEN_FLAGS: Record<OpenMode, number> = {
@@ -89,7 +92,7 @@ export const nodeFileLayer: FileLayer = {
       fs.closeSync(fd);
     }
   },
-  tryLock: (fd) => fsx.tryLock(fd),
+  tryLock: (fd, shared = false) => fsx.tryLock(fd, { shared }),
 };
 
 /** Writes all of `length` bytes, continuing after short writes; a write of zero bytes is an error. */

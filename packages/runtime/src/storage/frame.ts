@@ -10,11 +10,12 @@ import { MAX_ENTRY_BYTES } from "./log.js";
  *
  * The CRC covers the whole body, so a damaged length field shows up as a checksum failure of the
  * bytes it points at. A body is never empty, so an all-zero header marks the end of the data in a
- * zero-filled (preallocated) segment.
+ * zero-filled (preallocated) segment. Since format 2 the frames of each write are preceded by a
+ * batch header frame (see `batch-frame.ts`).
  */
 
 export const HEADER_BYTES = 8;
-const BODY_PREFIX_BYTES = 3;
+export const BODY_PREFIX_BYTES = 3;
 /** The largest key, in UTF-8 bytes, that the u16 length field holds. */
 export const MAX_KEY_BYTES = 0xffff;
 /** The largest payload a frame accepts; also bounds what recovery takes for a plausible length. */
@@ -25,8 +26,10 @@ export const FrameKind = {
   Entry: 1,
   /** A tombstone: the stream's entries before this frame are dropped. */
   Drop: 2,
-  /** The last frame of a sealed segment; its payload is the number of frames before it. */
+  /** The last frame of a sealed segment; its payload is the number of entries and tombstones before it. */
   Seal: 3,
+  /** Opens the frames one write put down; see `batch-frame.ts`. */
+  Batch: 4,
 } as const;
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
 
@@ -101,7 +104,7 @@ export function readFrame(buf: Buffer, offset: number, limit: number, view: Fram
   if (crc32c(buf, bodyStart, end) !== sum) return fail(view, "checksum");
   const kind = buf[bodyStart]!;
   const keyEnd = bodyStart + BODY_PREFIX_BYTES + buf.readUInt16LE(bodyStart + 1);
-  if (kind < FrameKind.Entry || kind > FrameKind.Seal || keyEnd > end) return fail(view, "layout");
+  if (kind < FrameKind.Entry || kind > FrameKind.Batch || keyEnd > end) return fail(view, "layout");
   view.kind = kind as FrameKind;
   view.end = end;
   view.keyStart = bodyStart + BODY_PREFIX_BYTES;

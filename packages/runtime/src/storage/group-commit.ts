@@ -29,6 +29,7 @@
  * kernel may have dropped the dirty pages it could not write.
  */
 import { StorageError } from "../core/errors.js";
+import { BATCH_FRAME_BYTES, encodeBatchHeader } from "./batch-frame.js";
 import { type FileLayer, writeFully } from "./file-layer.js";
 import {
   FrameKind,
@@ -72,10 +73,13 @@ const WRITE = 0;
 const SYNC = 1;
 const ROLL = 2;
 
-/** Frames waiting for one write and one sync. */
+/**
+ * Frames waiting for one write and one sync. The first {@link BATCH_FRAME_BYTES} of `buf` are kept
+ * for the batch header, so a batch written whole goes out in one write without a copy.
+ */
 class Batch {
   buf: Buffer = Buffer.allocUnsafe(64 * 1024);
-  len = 0;
+  len = BATCH_FRAME_BYTES;
   /** Frames in the batch; `keys` and `offs` keep their capacity between batches. */
   count = 0;
   /** Key of each frame. */
@@ -98,7 +102,7 @@ class Batch {
   }
 
   reset(): void {
-    this.len = 0;
+    this.len = BATCH_FRAME_BYTES;
     this.count = 0;
     this.entries = 0;
     this.waiters.length = 0;
@@ -131,6 +135,8 @@ export class ShardCommitter {
     private readonly target: CommitTarget,
     private readonly syncKind: SyncKind,
     private readonly scheduler: CommitScheduler,
+    /** The number of the next batch header; one more than the last batch on disk. */
+    private nextBatch: number,
   ) {}
 
   /** The error that made this shard fatal, if any. */
@@ -213,7 +219,7 @@ export class ShardCommitter {
           this.target.roll();
           continue;
         }
-        const start = b.start(from);
+        const start = this.frameBatch(b, from, k);
         const end = k < n ? b.start(k) : b.len;
         this.stage = WRITE;
         writeFully(this.target.layer, seg.fd, b.buf, start, end - start, seg.end);
@@ -247,7 +253,7 @@ export class ShardCommitter {
             this.target.roll();
             continue;
           }
-          const start = b.start(from);
+          const start = this.frameBatch(b, from, k);
           const end = k < n ? b.start(k) : b.len;
           const advance = (err: Error | null): void => {
             if (err !== null) {
@@ -346,13 +352,13 @@ export class ShardCommitter {
   }
 
   /**
-   * How many frames from `from` on fit the segment (leaving room for its seal); `from` itself when
-   * none fits and the segment already holds frames, so the caller rolls over first. An empty
-   * segment takes at least one frame, however large.
+   * How many frames from `from` on fit the segment (leaving room for their batch header and the
+   * segment's seal); `from` itself when none fits and the segment already holds frames, so the
+   * caller rolls over first. An empty segment takes at least one frame, however large.
    */
   private fit(b: Batch, from: number, seg: Segment): number {
     const n = b.count;
-    const room = this.target.segmentBytes - seg.end - SEAL_FRAME_BYTES;
+    const room = this.target.segmentBytes - seg.end - SEAL_FRAME_BYTES - BATCH_FRAME_BYTES;
     const base = b.start(from);
     if (b.len - base <= room) return n;
     let lo = from;
@@ -366,7 +372,21 @@ export class ShardCommitter {
     return lo === from && seg.frames === 0 ? from + 1 : lo;
   }
 
+  /**
+   * Puts a batch header before frames `[from, k)` and returns where in `buf` the write starts. A
+   * batch split by a rollover is two writes with a sync each, so each part gets a header of its
+   * own: the second part's header overwrites the end of the first part in `buf`, which is on disk
+   * and synced by then (the parts are written one after the other).
+   */
+  private frameBatch(b: Batch, from: number, k: number): number {
+    const start = b.start(from) - BATCH_FRAME_BYTES;
+    const end = k < b.count ? b.start(k) : b.len;
+    encodeBatchHeader(b.buf, start, this.nextBatch, end - start - BATCH_FRAME_BYTES);
+    return start;
+  }
+
   private commitPart(b: Batch, from: number, k: number, seg: Segment, start: number, end: number): void {
+    this.nextBatch += 1;
     const index = this.target.index;
     const base = seg.end - start;
     for (let i = from; i < k; i++) {

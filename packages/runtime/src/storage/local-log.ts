@@ -1,12 +1,12 @@
 import path from "node:path";
 import { ConfigError, StorageError } from "../core/errors.js";
 import { compactShard } from "./compaction.js";
-import { type DirLock, lockDirectory } from "./dir-lock.js";
+import { type DirLock, lockDirectory, writerHolds } from "./dir-lock.js";
 import { type FileLayer, nodeFileLayer } from "./file-layer.js";
 import { CommitScheduler, SyncKind } from "./group-commit.js";
 import type { AppendWaiter, FlushMethod, Log, LogEntry, LogStats } from "./log.js";
 import { FORMAT_VERSION, type Manifest, readManifest, writeManifest } from "./manifest.js";
-import type { RecoveryEvent } from "./recovery.js";
+import type { RecoveryEvent, RecoveryMode } from "./recovery.js";
 import { DIR_MODE, shardDirName } from "./segment.js";
 import { Shard } from "./shard.js";
 
@@ -25,7 +25,12 @@ export interface LocalLogOptions {
   readonly segmentBytes?: number;
   /** Zero-fill the next segment in the background so syncs journal no metadata; default true. */
   readonly preallocate?: boolean;
-  /** Open without the lock, never writing: for reading beside a running writer. */
+  /**
+   * Open without the lock, never writing: for reading beside a running writer, or without one. An
+   * incomplete last write counts as in progress only while a writer holds the directory; without
+   * one it is judged as a writer's open would judge it (a torn write is left out and reported,
+   * damage is refused), but nothing is cut.
+   */
   readonly readOnly?: boolean;
   /** Cut a shard at a corrupt frame instead of refusing to open (the cut is reported in `recovery`). */
   readonly repair?: boolean;
@@ -34,6 +39,8 @@ export interface LocalLogOptions {
 }
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
+/** The first format whose writes open with a batch header. */
+const BATCHES_SINCE = 2;
 const MIN_SEGMENT_BYTES = 4096;
 const SYNC_KINDS: Record<FlushMethod, SyncKind> = {
   fdatasync: SyncKind.Data,
@@ -52,6 +59,28 @@ const SYNC_KINDS: Record<FlushMethod, SyncKind> = {
  * await log.close();
  */
 export async function openLocalLog(options: LocalLogOptions): Promise<LocalLog> {
+  const log = await prepareLocalLog(options);
+  try {
+    await log.completeOpen();
+  } catch (err) {
+    await log.close();
+    throw err;
+  }
+  return log;
+}
+
+/**
+ * The first half of {@link openLocalLog}: takes the lock and recovers every shard into memory,
+ * deciding what to cut, but writes nothing, so an open that is refused afterwards (by this call or
+ * by a check of the caller's) leaves the directory as it was. The log reads at once; it appends
+ * only after {@link LocalLog.completeOpen}. A read-only open is complete at once.
+ *
+ * @example
+ * const log = await prepareLocalLog({ dir: "./data" });
+ * checkSomething(log.manifest); // may throw: nothing was written yet
+ * await log.completeOpen();
+ */
+export async function prepareLocalLog(options: LocalLogOptions): Promise<LocalLog> {
   const layer = options.fileLayer ?? nodeFileLayer;
   const dir = path.resolve(options.dir);
   const flush = options.flush ?? "fdatasync";
@@ -69,8 +98,10 @@ export async function openLocalLog(options: LocalLogOptions): Promise<LocalLog> 
   }
 
   let lock: DirLock | undefined;
+  let mode: RecoveryMode = "write";
   if (readOnly) {
     if (layer.readdir(dir) === undefined) throw new StorageError(`there is no data directory at ${dir}`);
+    mode = writerHolds(layer, dir) ? "read-beside-writer" : "read";
   } else {
     if (layer.readdir(dir) === undefined) {
       layer.mkdir(dir, DIR_MODE);
@@ -81,13 +112,13 @@ export async function openLocalLog(options: LocalLogOptions): Promise<LocalLog> 
   const shards: Shard[] = [];
   try {
     let manifest = readManifest(layer, dir);
+    const created = manifest === undefined;
     if (manifest === undefined) {
       if (readOnly) throw new StorageError(`${dir} is not a fusee data directory (it has no manifest)`);
       if (options.shards === undefined) {
         throw new ConfigError(`creating the data directory ${dir} needs a shard count (option shards)`);
       }
       manifest = { format: FORMAT_VERSION, shards: options.shards, created: new Date().toISOString(), extra: {} };
-      writeManifest(layer, dir, manifest);
     } else if (options.shards !== undefined && options.shards !== manifest.shards) {
       throw new ConfigError(
         `the data directory ${dir} was created with ${manifest.shards} shards but is being opened with ` +
@@ -97,20 +128,22 @@ export async function openLocalLog(options: LocalLogOptions): Promise<LocalLog> 
     const scheduler = new CommitScheduler();
     for (let i = 0; i < manifest.shards; i++) {
       shards.push(
-        await Shard.open({
+        Shard.prepare({
           layer,
+          dataDir: dir,
           dir: path.join(dir, shardDirName(i)),
           shard: i,
           syncKind: SYNC_KINDS[flush],
           segmentBytes,
           preallocate: options.preallocate ?? true,
-          readOnly,
+          mode,
           repair: options.repair ?? false,
+          framing: manifest.format >= BATCHES_SINCE ? "batches" : "frames",
           scheduler,
         }),
       );
     }
-    return new LocalLog(layer, dir, manifest, shards, readOnly, lock);
+    return new LocalLog(layer, dir, manifest, shards, readOnly, lock, created);
   } catch (err) {
     await Promise.allSettled(shards.map((s) => s.close()));
     lock?.release();
@@ -127,6 +160,9 @@ export class LocalLog implements Log {
   /** Everything recovery cut or stopped at when the log was opened, per shard. */
   readonly recovery: readonly RecoveryEvent[];
   private current: Manifest;
+  private migrated: number | undefined;
+  private completing: Promise<void> | undefined;
+  private pending: boolean;
   private closed = false;
   private closing: Promise<void> | undefined;
   private readonly compactions: Promise<unknown>[];
@@ -141,16 +177,48 @@ export class LocalLog implements Log {
     private readonly shards: readonly Shard[],
     readonly readOnly: boolean,
     private readonly lock: DirLock | undefined,
+    /** The directory is new: its manifest is written when the open completes. */
+    private readonly created: boolean,
   ) {
+    this.pending = !readOnly;
     this.shardCount = shards.length;
     this.current = manifest;
     this.recovery = shards.flatMap((s) => s.events);
     this.compactions = shards.map(() => Promise.resolve());
   }
 
-  /** The manifest as last written. */
+  /** The manifest as last written (or, before a new directory's open completed, as it will be written). */
   get manifest(): Manifest {
     return this.current;
+  }
+
+  /** Set when this open moved the directory from an older format (this one) to {@link FORMAT_VERSION}. */
+  get migratedFrom(): number | undefined {
+    return this.migrated;
+  }
+
+  /**
+   * The second half of {@link openLocalLog} after {@link prepareLocalLog}: writes what recovery
+   * decided (cuts, removed marks), gives every shard a segment to append to, and moves a directory
+   * of an older format to the current one. Nothing is appended before it; calling it again does nothing.
+   */
+  completeOpen(): Promise<void> {
+    if (!this.pending) return Promise.resolve();
+    this.completing ??= (async () => {
+      if (this.created) writeManifest(this.layer, this.dir, this.current);
+      for (const s of this.shards) await s.completeOpen();
+      // Every shard now appends in a segment that opens with batch headers (a segment written
+      // before them was sealed above), so the manifest may say so. A crash before this write leaves
+      // format 1, which the next writable open finishes moving.
+      if (this.current.format < FORMAT_VERSION) {
+        const next = { ...this.current, format: FORMAT_VERSION };
+        writeManifest(this.layer, this.dir, next);
+        this.migrated = this.current.format;
+        this.current = next;
+      }
+      this.pending = false;
+    })();
+    return this.completing;
   }
 
   append(shard: number, entry: LogEntry): Promise<void> {
@@ -208,6 +276,7 @@ export class LocalLog implements Log {
   updateManifest(extra: Readonly<Record<string, unknown>>): Promise<void> {
     if (this.readOnly) return reject(`the log at ${this.dir} is open read-only`);
     if (this.closed) return reject("the log is closed");
+    if (this.pending) return reject(`the log at ${this.dir} is not open for writing yet (its open has not completed)`);
     const next: Manifest = { ...this.current, extra: JSON.parse(JSON.stringify(extra)) as Record<string, unknown> };
     const run = this.manifestWrite.then(() => {
       writeManifest(this.layer, this.dir, next);
@@ -253,6 +322,7 @@ export class LocalLog implements Log {
     }
     if (this.closed) return `the log at ${this.dir} is closed`;
     if (this.readOnly) return `the log at ${this.dir} is open read-only`;
+    if (this.pending) return `the log at ${this.dir} is not open for writing yet (its open has not completed)`;
     return s;
   }
 }

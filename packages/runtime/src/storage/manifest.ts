@@ -3,8 +3,12 @@ import { ConfigError, StorageError } from "../core/errors.js";
 import { type FileLayer, readFully, writeFully } from "./file-layer.js";
 import { FILE_MODE } from "./segment.js";
 
-/** The on-disk format this code writes and the newest it reads. */
-export const FORMAT_VERSION = 1;
+/**
+ * The on-disk format this code writes and the newest it reads. Format 2 opens every write of a
+ * segment with a batch header; a directory of format 1 is read as it was written and moved to
+ * format 2 by its first writable open.
+ */
+export const FORMAT_VERSION = 2;
 
 const MANIFEST_NAME = "manifest.json";
 
@@ -58,19 +62,32 @@ export function readManifest(layer: FileLayer, dir: string): Manifest | undefine
 /**
  * Replaces the manifest durably: the new text goes to a temporary file that is synced, renamed
  * over the old one, and the directory is synced, so a crash leaves the old or the new manifest whole.
+ * A failed step is a `StorageError` naming the file and the step; the old manifest is then intact.
  */
 export function writeManifest(layer: FileLayer, dir: string, manifest: Manifest): void {
   const file = path.join(dir, MANIFEST_NAME);
   const temp = `${file}.tmp`;
-  if (layer.exists(temp)) layer.unlink(temp);
   const text = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
-  const fd = layer.open(temp, "create", FILE_MODE);
+  step(temp, "removing a leftover", () => {
+    if (layer.exists(temp)) layer.unlink(temp);
+  });
+  const fd = step(temp, "creating", () => layer.open(temp, "create", FILE_MODE));
   try {
-    writeFully(layer, fd, text, 0, text.length, 0);
-    layer.sync(fd, false);
+    step(temp, "writing", () => writeFully(layer, fd, text, 0, text.length, 0));
+    step(temp, "syncing", () => layer.sync(fd, false));
   } finally {
     layer.close(fd);
   }
-  layer.rename(temp, file);
-  layer.syncDir(dir);
+  step(file, `renaming ${temp} to`, () => layer.rename(temp, file));
+  step(dir, "syncing the directory", () => layer.syncDir(dir), "the new manifest is in place but may not survive a power loss");
+}
+
+function step<T>(file: string, what: string, run: () => T, state = "the previous manifest, if any, is unchanged"): T {
+  try {
+    return run();
+  } catch (err) {
+    throw new StorageError(`could not write the manifest: ${what} ${file} failed (${(err as Error).message}); ${state}`, {
+      cause: err,
+    });
+  }
 }

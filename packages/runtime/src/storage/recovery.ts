@@ -1,11 +1,14 @@
 import path from "node:path";
 import { StorageError } from "../core/errors.js";
-import { findCleanMark, removeCleanMarks } from "./clean-mark.js";
-import { type FileLayer, readFully, writeFully } from "./file-layer.js";
-import { type FrameFault, FrameKind, FrameView, readFrame, sealedFrameCount } from "./frame.js";
+import { findLaterBatch } from "./batch-frame.js";
+import { type CleanMark, findCleanMark, isCleanMark } from "./clean-mark.js";
+import type { FileLayer } from "./file-layer.js";
+import { FrameView, readFrame } from "./frame.js";
+import type { ShardPlan, ZeroRange } from "./recovery-plan.js";
+import { type Framing, type SegmentScan, type ScanStop, describeStop, scanSegment } from "./segment-scan.js";
 import { SegmentWindow, isZero } from "./segment-window.js";
 import { COMPACT_SUFFIX, FILE_MODE, PREPARED_NAME, Segment, parseSegmentName, segmentName } from "./segment.js";
-import { type StreamIndex, position } from "./stream-index.js";
+import type { StreamIndex } from "./stream-index.js";
 
 /** Something recovery found and did about it; a log reports every one, nothing is dropped unsaid. */
 export interface RecoveryEvent {
@@ -15,24 +18,35 @@ export interface RecoveryEvent {
   /** Offset of the first byte that was not kept. */
   readonly offset: number;
   /**
-   * `"torn-tail"`: an incomplete last write was cut off (zeroed). `"incomplete-tail"`: a read-only
-   * open stopped there and changed nothing. `"repaired"`: corruption was cut because of
-   * `repair: true`, with everything after it.
+   * `"torn-tail"`: the last write never finished before a crash and is left out: a writer zeroes it,
+   * a read-only open with no writer beside it only reads around it. `"incomplete-tail"`: a read-only
+   * open stopped at a write its running writer may still be making. `"repaired"`: corruption was cut
+   * off because of `repair`, with everything after it.
    */
   readonly kind: "torn-tail" | "incomplete-tail" | "repaired";
-  /** Bytes that held data and were discarded (or, read-only, ignored). */
+  /** Bytes that held data and were discarded (or, read-only, left out). */
   readonly discardedBytes: number;
   readonly reason: string;
 }
 
+/**
+ * Who opens a shard: its writer, a reader while no writer holds the directory, or a reader beside a
+ * running writer (whose last write may be under way, so an incomplete tail is no damage).
+ */
+export type RecoveryMode = "write" | "read" | "read-beside-writer";
+
 export interface RecoveryInput {
   readonly layer: FileLayer;
+  /** The data directory, named in the advice of errors. */
+  readonly dataDir: string;
   /** The shard's folder. */
   readonly dir: string;
   readonly shard: number;
-  readonly readOnly: boolean;
+  readonly mode: RecoveryMode;
   readonly repair: boolean;
   readonly dsync: boolean;
+  /** The framing of the directory's format, for segments whose first frame cannot tell. */
+  readonly framing: Framing;
   /** Filled with the live entries found. */
   readonly index: StreamIndex;
 }
@@ -41,37 +55,46 @@ export interface RecoveredShard {
   /** Segments in order; the writer appends to the last unless it is sealed. */
   readonly segments: Segment[];
   readonly events: RecoveryEvent[];
+  /** What a writer changes once the open succeeds; nothing for a read-only open. */
+  readonly plan: ShardPlan;
+  /** The highest batch number read, so the writer's next batch is numbered after it. */
+  readonly lastBatch: number;
 }
-
-type Fault = FrameFault | "unsealed" | "seal-count";
 
 /**
  * Reads a shard's segments in order, rebuilding its stream index, and decides what a bad frame is.
+ * It writes nothing: what a writer must change is returned as a plan.
  *
- * - The newest segment may end in a torn write (a short or failing frame with nothing valid after
- *   it): the writer zeroes it and goes on; a read-only open stops there.
- * - Anything else (a bad frame followed by a valid one, damage in an older segment, an older
- *   segment without its seal) is corruption: a `StorageError` names shard, file and offset, unless
- *   `repair` cuts the shard there. Nothing is ever skipped over.
+ * - The newest segment may end in a torn write: a batch that was never synced, recognized by its
+ *   batch header (see `batch-frame.ts`) or, in a segment of format 1, by nothing valid following.
+ *   It is cut whole, at the start of the batch, and reported.
+ * - Anything else is corruption: a fault followed by a later batch, damage in an older segment, an
+ *   older segment without its seal, and, after a clean close, data ending before the clean-close
+ *   mark or a mark naming another segment than the newest. It is a `StorageError` naming shard,
+ *   file and offset, unless `repair` cuts the shard there. Nothing is ever skipped over.
  * - A zero header followed only by zeros is the end of a preallocated segment, not damage.
  */
 export function recoverShard(input: RecoveryInput): RecoveredShard {
-  const { layer, dir, shard, readOnly, index } = input;
+  const { layer, dir, shard } = input;
+  const writing = input.mode === "write";
   const names = layer.readdir(dir) ?? [];
-  const clean = findCleanMark(names);
-  if (!readOnly) {
-    for (const name of names) {
-      if (name === PREPARED_NAME || name.endsWith(COMPACT_SUFFIX)) layer.unlink(path.join(dir, name));
-    }
-    removeCleanMarks(layer, dir, names);
-  }
   const seqs = names
     .map(parseSegmentName)
     .filter((s): s is number => s !== undefined)
     .sort((a, b) => a - b);
-  const segments: Segment[] = [];
   const events: RecoveryEvent[] = [];
-  const view = new FrameView();
+  const clean = findCleanMark(names);
+  let markEnd: number | undefined;
+  if (clean !== undefined) {
+    if (clean.segment === seqs.at(-1)) markEnd = clean.end;
+    else if (input.repair && writing) events.push(misplacedMarkRepaired(input, clean, seqs));
+    else throw misplacedMark(input, clean, seqs);
+  }
+  const segments: Segment[] = [];
+  let zero: ZeroRange | undefined;
+  let dropped: string[] = [];
+  let lastBatch = 0;
+  let framing = input.framing;
   try {
     for (let i = 0; i < seqs.length; i++) {
       const seq = seqs[i]!;
@@ -79,103 +102,142 @@ export function recoverShard(input: RecoveryInput): RecoveredShard {
       const newest = i === seqs.length - 1;
       let fd: number;
       try {
-        fd = layer.open(file, readOnly ? "read" : "write", FILE_MODE, input.dsync && !readOnly);
+        fd = layer.open(file, writing ? "write" : "read", FILE_MODE, input.dsync && writing);
       } catch (err) {
         // Beside a running writer, compaction may delete a segment that held nothing live.
-        if (readOnly && (err as NodeJS.ErrnoException).code === "ENOENT" && !newest) continue;
+        if (!writing && (err as NodeJS.ErrnoException).code === "ENOENT" && !newest) continue;
         throw err;
       }
-      const size = layer.size(fd);
-      segments.push(new Segment(seq, file, fd, 0, 0, false, size));
-      const win = new SegmentWindow(layer, fd, size, { windowBytes: WINDOW });
+      const segment = new Segment(seq, file, fd, 0, 0, false, layer.size(fd));
+      segments.push(segment);
+      const { scan, verdict } = judgeSegment(input, segment, newest, newest ? markEnd : undefined);
+      segment.end = scan.end;
+      segment.frames = scan.frames;
+      segment.sealed = scan.sealed;
+      lastBatch = Math.max(lastBatch, scan.lastBatch);
+      framing = scan.framing;
+      if (verdict === undefined) continue;
 
-      let off = 0;
-      let frames = 0;
-      let sealed = false;
-      let fault: Fault | undefined;
-      while (off < size) {
-        if (!win.frameAt(off, view)) {
-          fault = view.fault;
-          break;
-        }
-        if (view.kind === FrameKind.Seal) {
-          if (sealedFrameCount(win.buf, view) !== frames) fault = "seal-count";
-          else sealed = true;
-          if (sealed) off = win.base + view.end;
-          break;
-        }
-        const key = view.key(win.buf);
-        if (view.kind === FrameKind.Entry) index.add(key, position(seq, off));
-        else index.drop(key);
-        frames += 1;
-        off = win.base + view.end;
-      }
-      // After a clean close nothing lies past its mark: the zeros there need no reading.
-      const cleanEnd = newest && clean?.segment === seq && clean.end === off;
-      if (fault === "zero" && (cleanEnd || win.zeroFrom(off))) fault = undefined;
-      if (fault === undefined && !sealed && !newest) fault = "unsealed";
-
-      const segment = segments.at(-1)!;
-      segment.end = off;
-      segment.frames = frames;
-      segment.sealed = sealed;
-      if (fault === undefined) continue;
-
-      // Damage is rare: judge it over the rest of the segment read whole.
-      const rest = win.rest(off);
-      const damageEnd = off + lastNonZero(rest, 0, rest.length);
-      const validRel = fault === "unsealed" ? -1 : findValidFrame(rest, 1, rest.length, view);
-      const validAt = validRel < 0 ? -1 : off + validRel;
-      const reason = describe(fault, validAt);
-      if (newest && (readOnly || validAt < 0)) {
-        if (!readOnly && damageEnd > off) zeroRange(layer, fd, off, damageEnd);
+      const damageEnd = verdict.dataEnd ?? scan.end + dataBytes(layer, segment, scan.end);
+      if (verdict.kind === "tail") {
         events.push({
           shard,
           segment: file,
-          offset: off,
-          kind: readOnly ? "incomplete-tail" : "torn-tail",
-          discardedBytes: damageEnd - off,
-          reason,
+          offset: scan.end,
+          kind: input.mode === "read-beside-writer" ? "incomplete-tail" : "torn-tail",
+          discardedBytes: damageEnd - scan.end,
+          reason: verdict.reason,
         });
+        if (writing) zero = { segment, from: scan.end, to: damageEnd };
         continue;
       }
-      if (!input.repair || readOnly) {
-        let later = 0;
-        for (const s of seqs.slice(i + 1)) later += sizeOf(layer, path.join(dir, segmentName(s)));
+      const later = seqs.slice(i + 1).map((s) => path.join(dir, segmentName(s)));
+      const discarded = damageEnd - scan.end + later.reduce((n, f) => n + sizeOf(layer, f), 0);
+      if (!input.repair || !writing) {
         throw new StorageError(
-          `shard ${shard}: segment ${file} is corrupt at offset ${off} (${reason}); the log was not opened. ` +
-            `Open it with repair: true to cut the shard at this offset, discarding ${damageEnd - off + later} bytes`,
+          `shard ${shard}: segment ${file} is corrupt: ${verdict.reason}; the log was not opened. To cut the shard at offset ` +
+            `${scan.end}, discarding ${discarded} bytes of this segment${later.length > 0 ? ` and the ${later.length} after it` : ""}, ` +
+            `run \`fusee repair --data ${input.dataDir}\` or open the engine once with Config.local(${JSON.stringify(input.dataDir)}).repair()`,
         );
       }
-      let discarded = damageEnd - off;
-      if (damageEnd > off) zeroRange(layer, fd, off, damageEnd);
-      for (const s of seqs.slice(i + 1)) {
-        const later = path.join(dir, segmentName(s));
-        discarded += sizeOf(layer, later);
-        layer.unlink(later);
-      }
-      layer.syncDir(dir);
-      events.push({ shard, segment: file, offset: off, kind: "repaired", discardedBytes: discarded, reason });
+      events.push({ shard, segment: file, offset: scan.end, kind: "repaired", discardedBytes: discarded, reason: verdict.reason });
+      zero = { segment, from: scan.end, to: damageEnd };
+      dropped = later.reverse();
+      segment.sealed = false;
       break;
     }
   } catch (err) {
     for (const s of segments) layer.close(s.fd);
     throw err;
   }
-  return { segments, events };
+  const last = segments.at(-1);
+  const strays = writing ? names.filter((n) => n === PREPARED_NAME || n.endsWith(COMPACT_SUFFIX) || isCleanMark(n)) : [];
+  const seal = writing && framing === "frames" && last !== undefined && !last.sealed && last.end > 0;
+  return { segments, events, plan: { strays, dropped, zero, seal }, lastBatch };
 }
 
-function describe(fault: Fault, validAt: number): string {
-  const what: Record<Fault, string> = {
-    short: "a frame runs past the end of the file",
-    zero: "a zero header is followed by non-zero bytes",
-    length: "a frame has an impossible length",
-    checksum: "a frame fails its checksum",
-    layout: "a frame body is malformed",
-    "seal-count": "the seal frame's count does not match the frames before it",
-    unsealed: "the segment ends without its seal although newer segments exist",
-  };
-  return validAt >= 0 ? `${what[fault]}, and a valid frame follows at offset ${validAt}` : what[fault];
+/** How a segment's scan ended, when not at the end of its data; `dataEnd` is known once its rest was read. */
+type Verdict = { readonly kind: "tail" | "corrupt"; readonly reason: string; readonly dataEnd?: number } | undefined;
+
+/** Scans a segment and judges where it stopped: its end, a torn tail, or corruption. */
+function judgeSegment(
+  input: RecoveryInput,
+  segment: Segment,
+  newest: boolean,
+  markEnd: number | undefined,
+): { scan: SegmentScan; verdict: Verdict } {
+  const { layer, index } = input;
+  const view = new FrameView();
+  let win = new SegmentWindow(layer, segment.fd, segment.fileSize, { windowBytes: WINDOW });
+  let scan = scanSegment(win, { seq: segment.seq, index, framing: input.framing, stopAt: markEnd });
+  for (;;) {
+    const stop = scan.stop;
+    const closedAt = markEnd === undefined ? "" : `, but the shard was closed cleanly with its data ending at offset ${markEnd}`;
+    if (stop === undefined) {
+      if (!scan.sealed && !newest) {
+        return { scan, verdict: { kind: "corrupt", reason: `the segment ends at offset ${scan.end} without its seal although newer segments exist` } };
+      }
+      if (markEnd !== undefined && scan.end < markEnd) {
+        return { scan, verdict: { kind: "corrupt", reason: `its data ends at offset ${scan.end}${closedAt}` } };
+      }
+      return { scan, verdict: undefined };
+    }
+    const what = describeStop(stop);
+    if (!newest || stop.certain) return { scan, verdict: { kind: "corrupt", reason: what } };
+    if (markEnd !== undefined && stop.cut < markEnd) return { scan, verdict: { kind: "corrupt", reason: `${what}${closedAt}` } };
+    const rest = win.rest(stop.cut);
+    const dataEnd = stop.cut + lastNonZero(rest, 0, rest.length);
+    const proof = findProof(rest, stop, scan.framing, view);
+    if (proof < 0) return { scan, verdict: { kind: "tail", reason: tornReason(stop, scan.framing), dataEnd } };
+    if (input.mode !== "write") {
+      // A reader may have read a batch while its writer was still writing it and then found the
+      // next one: the batch was complete before the next began, so read again it must be whole.
+      // Each pass that goes on gets further into the segment, so the passes end.
+      win = new SegmentWindow(layer, segment.fd, layer.size(segment.fd), { windowBytes: WINDOW });
+      const again = scanSegment(win, { seq: segment.seq, index, framing: scan.framing, stopAt: markEnd, from: scan });
+      if (again.end > scan.end || again.stop === undefined) {
+        scan = again;
+        continue;
+      }
+    }
+    const later = scan.framing === "batches" ? "a later batch" : "a valid frame";
+    return { scan, verdict: { kind: "corrupt", reason: `${what}, and ${later} follows at offset ${stop.cut + proof}`, dataEnd } };
+  }
+}
+
+function tornReason(stop: ScanStop, framing: Framing): string {
+  const written = framing === "batches" ? "no later batch follows" : "nothing valid follows";
+  return `${describeStop(stop)} and ${written}: the last write did not finish before a crash`;
+}
+
+/** Where, relative to `rest` (the segment from the cut on), proof of a later write starts; -1 for none. */
+function findProof(rest: Buffer, stop: ScanStop, framing: Framing, view: FrameView): number {
+  const from = stop.after - stop.cut;
+  return framing === "batches" ? findLaterBatch(rest, from, rest.length, stop.batch, view) : findValidFrame(rest, from, rest.length, view);
+}
+
+function misplacedMark(input: RecoveryInput, clean: CleanMark, seqs: readonly number[]): StorageError {
+  return new StorageError(`shard ${input.shard}: ${markProblem(input, clean, seqs)}; segments were lost or restored from another copy, so the log was not opened`);
+}
+
+function misplacedMarkRepaired(input: RecoveryInput, clean: CleanMark, seqs: readonly number[]): RecoveryEvent {
+  const segment = path.join(input.dir, segmentName(clean.segment));
+  return { shard: input.shard, segment, offset: clean.end, kind: "repaired", discardedBytes: 0, reason: `${markProblem(input, clean, seqs)}; the mark was ignored` };
+}
+
+function markProblem(input: RecoveryInput, clean: CleanMark, seqs: readonly number[]): string {
+  const named = path.join(input.dir, segmentName(clean.segment));
+  const newest = seqs.at(-1);
+  const found = newest === undefined ? "the shard has no segment" : `the newest segment is ${path.join(input.dir, segmentName(newest))}`;
+  const state = seqs.includes(clean.segment) ? "is not the newest" : "is missing";
+  return `the shard was closed cleanly with its data ending in segment ${named} at offset ${clean.end}, but that segment ${state} (${found})`;
+}
+
+/** Bytes from `from` up to the last non-zero byte of the segment file. */
+function dataBytes(layer: FileLayer, segment: Segment, from: number): number {
+  const win = new SegmentWindow(layer, segment.fd, layer.size(segment.fd), { windowBytes: WINDOW });
+  const rest = win.rest(from);
+  return lastNonZero(rest, 0, rest.length);
 }
 
 function sizeOf(layer: FileLayer, file: string): number {
@@ -206,9 +268,9 @@ function lastNonZero(buf: Buffer, start: number, end: number): number {
 }
 
 /**
- * The first offset in `[from, limit)` where a valid frame starts, or -1. Frames are not aligned,
- * so every offset is a candidate; all-zero blocks are skipped (a frame's length field is never
- * zero, so at most its last three bytes can start one).
+ * The first offset in `[from, limit)` where a valid frame starts, or -1: proof of a later write in a
+ * segment of format 1. Frames are not aligned, so every offset is a candidate; all-zero blocks are
+ * skipped (a frame's length field is never zero, so at most its last three bytes can start one).
  */
 function findValidFrame(buf: Buffer, from: number, limit: number, view: FrameView): number {
   for (let o = from; o + 8 <= limit; ) {
@@ -221,13 +283,4 @@ function findValidFrame(buf: Buffer, from: number, limit: number, view: FrameVie
     o += 1;
   }
   return -1;
-}
-
-/** Overwrites `[start, end)` with zeros and syncs, so a later write never sits before stale bytes. */
-function zeroRange(layer: FileLayer, fd: number, start: number, end: number): void {
-  const zeros = Buffer.alloc(Math.min(end - start, 1024 * 1024));
-  for (let at = start; at < end; at += zeros.length) {
-    writeFully(layer, fd, zeros, 0, Math.min(zeros.length, end - at), at);
-  }
-  layer.sync(fd, true);
 }

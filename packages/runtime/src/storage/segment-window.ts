@@ -27,7 +27,8 @@ export class SegmentWindow {
   constructor(
     private readonly layer: FileLayer,
     private readonly fd: number,
-    private readonly size: number,
+    /** Bytes of the file the window reads. */
+    readonly size: number,
     private readonly options: SegmentWindowOptions,
   ) {
     this.buf = options.buffer ?? Buffer.allocUnsafe(options.windowBytes);

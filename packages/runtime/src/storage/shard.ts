@@ -8,20 +8,26 @@ import { SegmentWindow } from "./segment-window.js";
 import { type CommitScheduler, type CommitTarget, ShardCommitter, SyncKind } from "./group-commit.js";
 import type { LogEntry } from "./log.js";
 import { Preallocator } from "./preallocator.js";
-import { type RecoveryEvent, recoverShard } from "./recovery.js";
+import { type RecoveryEvent, type RecoveryMode, recoverShard } from "./recovery.js";
+import { type ShardPlan, applyShardPlan } from "./recovery-plan.js";
+import type { Framing } from "./segment-scan.js";
 import { DIR_MODE, FILE_MODE, Segment, segmentName } from "./segment.js";
 import { StreamIndex, position, positionOffset, positionSeq } from "./stream-index.js";
 
 export interface ShardOptions {
   readonly layer: FileLayer;
+  /** The data directory, named in the advice of errors. */
+  readonly dataDir: string;
   /** The shard's folder. */
   readonly dir: string;
   readonly shard: number;
   readonly syncKind: SyncKind;
   readonly segmentBytes: number;
   readonly preallocate: boolean;
-  readonly readOnly: boolean;
+  readonly mode: RecoveryMode;
   readonly repair: boolean;
+  /** The framing of the directory's format. */
+  readonly framing: Framing;
   readonly scheduler: CommitScheduler;
 }
 
@@ -44,13 +50,18 @@ export class Shard implements CommitTarget {
   private readonly preallocator: Preallocator | undefined;
   private readonly window = Buffer.allocUnsafe(READ_WINDOW);
   private readonly seal = Buffer.allocUnsafe(SEAL_FRAME_BYTES);
+  /** Set once a writer's open completed: from then on it may append, and marks a clean close. */
+  private ready = false;
 
   private constructor(
     private readonly options: ShardOptions,
     segments: Segment[],
     events: RecoveryEvent[],
     index: StreamIndex,
+    private readonly plan: ShardPlan,
+    lastBatch: number,
   ) {
+    const writer = options.mode === "write";
     this.shard = options.shard;
     this.layer = options.layer;
     this.segmentBytes = options.segmentBytes;
@@ -59,48 +70,57 @@ export class Shard implements CommitTarget {
     this.segments = segments;
     for (const s of segments) this.bySeq.set(s.seq, s);
     this.preallocator =
-      options.readOnly || !options.preallocate
-        ? undefined
-        : new Preallocator(options.layer, options.dir, options.segmentBytes);
-    this.committer = options.readOnly ? undefined : new ShardCommitter(this, options.syncKind, options.scheduler);
+      !writer || !options.preallocate ? undefined : new Preallocator(options.layer, options.dir, options.segmentBytes);
+    this.committer = writer ? new ShardCommitter(this, options.syncKind, options.scheduler, lastBatch + 1) : undefined;
   }
 
-  /** Recovers the shard from disk and, for a writer, makes sure it has a segment to append to. */
-  static async open(options: ShardOptions): Promise<Shard> {
-    const { layer, dir } = options;
-    if (!options.readOnly && layer.readdir(dir) === undefined) {
-      layer.mkdir(dir, DIR_MODE);
-      layer.syncDir(path.dirname(dir));
-    }
+  /**
+   * Recovers the shard from disk into memory, writing nothing: what a writer must change (cut a
+   * torn tail, remove marks) waits for {@link completeOpen}.
+   */
+  static prepare(options: ShardOptions): Shard {
     const index = new StreamIndex();
     const recovered = recoverShard({
-      layer,
-      dir,
+      layer: options.layer,
+      dataDir: options.dataDir,
+      dir: options.dir,
       shard: options.shard,
-      readOnly: options.readOnly,
+      mode: options.mode,
       repair: options.repair,
       dsync: options.syncKind === SyncKind.DSync,
+      framing: options.framing,
       index,
     });
-    const shard = new Shard(options, recovered.segments, recovered.events, index);
-    if (!options.readOnly) {
-      try {
-        const last = shard.segments.at(-1);
-        if (last === undefined || last.sealed) {
-          if (shard.preallocator !== undefined) {
-            shard.preallocator.start();
-            await shard.preallocator.settle();
-          }
-          shard.addSegment(shard.createSegment((last?.seq ?? 0) + 1));
-        }
-      } catch (err) {
-        shard.closeFiles();
-        throw new StorageError(`shard ${options.shard}: could not create a segment in ${dir}: ${(err as Error).message}`, {
-          cause: err,
-        });
+    return new Shard(options, recovered.segments, recovered.events, index, recovered.plan, recovered.lastBatch);
+  }
+
+  /**
+   * Applies what recovery decided and makes sure the shard has a segment to append to: a new one
+   * when the newest is sealed, or holds frames without batch headers (then it is sealed first).
+   */
+  async completeOpen(): Promise<void> {
+    const { layer, dir } = this.options;
+    try {
+      if (layer.readdir(dir) === undefined) {
+        layer.mkdir(dir, DIR_MODE);
+        layer.syncDir(path.dirname(dir));
       }
+      applyShardPlan(layer, dir, this.plan);
+      const last = this.segments.at(-1);
+      if (last === undefined || last.sealed || this.plan.seal) {
+        if (this.preallocator !== undefined) {
+          this.preallocator.start();
+          await this.preallocator.settle();
+        }
+        if (last !== undefined && !last.sealed) this.roll();
+        else this.addSegment(this.createSegment((last?.seq ?? 0) + 1));
+      }
+      this.ready = true;
+    } catch (err) {
+      throw new StorageError(`shard ${this.shard}: could not make ${dir} ready for appends: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
-    return shard;
   }
 
   get dir(): string {
@@ -252,12 +272,15 @@ export class Shard implements CommitTarget {
     return n;
   }
 
-  /** Waits for pending appends and background work, then closes every file. */
+  /**
+   * Waits for pending appends and background work, then closes every file. A writer whose open
+   * completed marks where its data ends; one whose open never completed leaves the folder untouched.
+   */
   async close(): Promise<void> {
     await this.committer?.idle();
     await this.preallocator?.settle();
     const last = this.segments.at(-1);
-    if (this.committer !== undefined && this.committer.failure === undefined && last !== undefined && !last.sealed) {
+    if (this.ready && this.committer?.failure === undefined && last !== undefined && !last.sealed) {
       try {
         writeCleanMark(this.layer, this.options.dir, { segment: last.seq, end: last.end });
       } catch {

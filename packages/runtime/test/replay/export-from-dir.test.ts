@@ -1,16 +1,18 @@
 import "reflect-metadata";
 import { expect } from "chai";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { aesGcm } from "../../src/codec/aes-gcm.js";
 import { RejectedError, StorageError } from "../../src/core/errors.js";
 import type { Engine } from "../../src/engine/engine.js";
+import type { RecoveryCutEvent } from "../../src/engine/engine-events.js";
 import { DataDirReader } from "../../src/replay/data-dir-reader.js";
 import type { ExportedRecord } from "../../src/replay/export-format.js";
 import { exportFromDir } from "../../src/replay/export-from-dir.js";
 import { Replayer } from "../../src/replay/replayer.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
+import { framesOf } from "../storage/support/segments.js";
 import { eventually, openLocal, tempDir } from "./helpers.js";
 
 @Workflow("w")
@@ -165,6 +167,36 @@ describe("exportFromDir", () => {
     expect((err as Error).message).to.contain(plain).and.contain("manifest");
     const missing = await exportFromDir(join(tmp.dir, "absent")).catch((e: unknown) => e);
     expect(missing).to.be.instanceOf(StorageError);
+  });
+
+  it("tells onEvent of a write torn by a crash that it left out, and refuses a damaged shard", async () => {
+    engine = await openLocal(tmp.dir, { workflows: [W] });
+    await engine.start(W, "e-0", 7);
+    await eventually("the run waiting", async () => (await engine!.status("e-0"))?.status === "suspended");
+    await engine.shutdown();
+    engine = undefined;
+    // The shard the run went to is the one whose clean-close mark records data.
+    const shard = [0, 1].find((n) => readdirSync(join(tmp.dir, `shard-000${n}`)).some((f) => /^clean-\d+-[1-9]/.test(f)))!;
+    const folder = join(tmp.dir, `shard-000${shard}`);
+    for (const name of readdirSync(folder)) if (name.startsWith("clean-")) rmSync(join(folder, name));
+    const file = join(folder, readdirSync(folder).filter((n) => n.endsWith(".log")).sort().at(-1)!);
+    const end = framesOf(file).at(-1)!.end;
+    const bytes = readFileSync(file);
+    bytes.set([23, 0, 0, 0, 1, 2, 3, 4, 4], end);
+    writeFileSync(file, bytes);
+
+    const told: RecoveryCutEvent[] = [];
+    const journals = await exportFromDir(tmp.dir, { onEvent: (e) => told.push(e) });
+    expect(journals.map((j) => j.workflowId)).to.deep.equal(["e-0"]);
+    expect(told).to.have.length(1);
+    expect(told[0]).to.include({ kind: "recovery-cut", shard, segment: file, offset: end, discardedBytes: 9 });
+
+    const first = framesOf(file)[1]!;
+    bytes[first.end - 1] = bytes[first.end - 1]! ^ 0x01;
+    writeFileSync(file, bytes);
+    const err = await exportFromDir(tmp.dir).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(StorageError);
+    expect((err as Error).message).to.contain(`shard ${shard}`).and.contain(file);
   });
 
   describe("DataDirReader", () => {

@@ -74,36 +74,49 @@ describe(`${LocalLog.name} on damaged files`, function () {
   });
   after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-  const copy = (n: string): string => {
+  /**
+   * A copy of the template. Without its clean-close mark it is what a crash leaves, where damage in
+   * the last batch looks like a torn write; with the mark, any damage to the data is refused.
+   */
+  const copy = (n: string, rng: Random): string => {
     const dir = path.join(root, n);
     fs.cpSync(template.dir, dir, { recursive: true });
+    if (rng.next() < 0.5) {
+      const shardDir = path.join(dir, "shard-0000");
+      for (const name of fs.readdirSync(shardDir)) if (name.startsWith("clean-")) fs.rmSync(path.join(shardDir, name));
+    }
     return dir;
   };
 
-  it(`cuts tail damage and reports middle damage, never dropping a record unsaid, over ${FLIPS} random bit flips`, async () => {
+  it(`cuts tail damage after a crash and refuses all other damage, never dropping a record unsaid, over ${FLIPS} random bit flips`, async () => {
     const rng = new Random(42);
     const outcomes = new Set<string>();
     for (let i = 0; i < FLIPS; i++) {
-      const dir = copy(`flip-${i}`);
+      const dir = copy(`flip-${i}`, rng);
       const files = segmentFiles(dir);
-      // Half the flips hit the newest segment, whose tail is where torn writes live.
+      // Half the flips hit the newest segment, whose tail is where torn writes live: a quarter its
+      // last frame or the zeros after it.
       const file = rng.next() < 0.5 ? files.at(-1)! : files[rng.int(0, files.length)]!;
       const bytes = fs.readFileSync(file);
-      const dataEnd = Math.max(...framesOf(file).map((f) => f.end));
-      const at = rng.next() < 0.8 ? rng.int(0, dataEnd) : rng.int(0, bytes.length);
+      const frames = framesOf(file);
+      const dataEnd = frames.at(-1)!.end;
+      const tail = file === files.at(-1) && rng.next() < 0.5;
+      const at = tail ? rng.int(frames.at(-1)!.start, bytes.length) : rng.next() < 0.8 ? rng.int(0, dataEnd) : rng.int(0, bytes.length);
       bytes[at] = bytes[at]! ^ (1 << rng.int(0, 8));
       fs.writeFileSync(file, bytes);
       outcomes.add(await expectNoSilentLoss(template, dir, file, at, `flip ${i} at ${file}:${at}`));
       fs.rmSync(dir, { recursive: true });
     }
-    expect([...outcomes].sort()).to.deep.equal(["cut", "refused"]);
+    // "intact" when a flip hit the zeros past a clean close's end, which are never read as data:
+    // whether the newest segment was preallocated depends on the template's timing.
+    expect([...outcomes]).to.include.members(["cut", "refused"]);
   });
 
   it(`does the same over ${CUTS} random truncations that cut through a frame`, async () => {
     const rng = new Random(4242);
     const outcomes = new Set<string>();
     for (let i = 0; i < CUTS; i++) {
-      const dir = copy(`cut-${i}`);
+      const dir = copy(`cut-${i}`, rng);
       const files = segmentFiles(dir);
       const file = rng.next() < 0.5 ? files.at(-1)! : files[rng.int(0, files.length)]!;
       // A cut exactly between two frames of the newest segment looks like a shorter log and

@@ -3,6 +3,7 @@ import path from "node:path";
 import { expect } from "chai";
 import { ConfigError, StorageError } from "../../src/core/errors.js";
 import { FrameKind } from "../../src/storage/frame.js";
+import { FORMAT_VERSION } from "../../src/storage/manifest.js";
 import { LocalLog, type LocalLogOptions, openLocalLog } from "../../src/storage/index.js";
 import { framesOf, segmentFiles } from "./support/segments.js";
 import { useTempDir } from "./support/temp-dir.js";
@@ -59,12 +60,15 @@ describe(LocalLog.name, () => {
     it("truncates a torn tail of the newest segment", async () => {
       await fill({ dir: dir(), preallocate: false }, 20);
       const [file] = segmentFiles(dir());
-      const last = framesOf(file!).at(-1)!;
-      fs.truncateSync(file!, last.start + 5);
+      const [header, last] = framesOf(file!).slice(-2);
+      expect(header!.kind).to.equal(FrameKind.Batch);
+      fs.truncateSync(file!, last!.start + 5);
+      // A process that crashed leaves no clean-close mark.
+      for (const mark of cleanMarks(path.dirname(file!))) fs.rmSync(mark);
 
       let log = await openLocalLog({ dir: dir() });
       expect(log.recovery).to.have.length(1);
-      expect(log.recovery[0]).to.include({ kind: "torn-tail", shard: 0, segment: file, offset: last.start });
+      expect(log.recovery[0]).to.include({ kind: "torn-tail", shard: 0, segment: file, offset: header!.start });
       expect(await allEntries(log)).to.deep.equal(records(0, 19));
       await log.append(0, { stream: "s0", body: body("after") });
       await log.close();
@@ -104,16 +108,16 @@ describe(LocalLog.name, () => {
       await log.close();
     });
 
-    it("reports a bad frame followed by valid frames as corruption, naming shard, segment and offset", async () => {
+    it("reports a bad frame followed by valid frames as corruption, naming shard, segment, offset and the fix", async () => {
       await fill({ dir: dir(), preallocate: false }, 20);
       const [file] = segmentFiles(dir());
-      const fifth = framesOf(file!)[5]!;
+      const fifth = framesOf(file!).filter((f) => f.kind === FrameKind.Entry)[5]!;
       flip(file!, fifth.end - 2, 0x10);
 
       const err = await openError({ dir: dir() });
       expect(err).to.be.instanceOf(StorageError);
       expect(err.message).to.contain("shard 0").and.contain(file!).and.contain(`offset ${fifth.start}`);
-      expect(err.message).to.contain("repair: true");
+      expect(err.message).to.contain(`fusee repair --data ${dir()}`).and.contain(`Config.local("${dir()}").repair()`);
     });
 
     it("reports damage at the end of an older segment as corruption", async () => {
@@ -145,12 +149,14 @@ describe(LocalLog.name, () => {
       await fill({ dir: dir(), segmentBytes: 4096 }, 600);
       const files = segmentFiles(dir());
       const frames = framesOf(files[0]!);
-      const bad = frames[3]!;
+      const bad = frames.filter((f) => f.kind === FrameKind.Entry)[3]!;
+      const batch = frames[frames.findIndex((f) => f === bad) - 1]!;
+      expect(batch.kind).to.equal(FrameKind.Batch);
       flip(files[0]!, bad.start + 9, 0xff);
 
       let log = await openLocalLog({ dir: dir(), segmentBytes: 4096, repair: true });
       expect(log.recovery).to.have.length(1);
-      expect(log.recovery[0]).to.include({ kind: "repaired", segment: files[0], offset: bad.start });
+      expect(log.recovery[0]).to.include({ kind: "repaired", segment: files[0], offset: batch.start });
       expect(log.recovery[0]!.discardedBytes).to.be.greaterThan(4096);
       expect(await allEntries(log)).to.deep.equal(records(0, 3));
       expect(segmentFiles(dir())).to.have.length(1);
@@ -272,7 +278,7 @@ describe(LocalLog.name, () => {
         expect(fs.statSync(file).size).to.be.at.most(4096);
         expect(framesOf(file).at(-1)!.kind).to.equal(FrameKind.Seal);
       }
-      expect(framesOf(files.at(-1)!).every((f) => f.kind === FrameKind.Entry)).to.equal(true);
+      expect(framesOf(files.at(-1)!).every((f) => f.kind === FrameKind.Entry || f.kind === FrameKind.Batch)).to.equal(true);
       const log = await openLocalLog({ dir: dir(), segmentBytes: 4096 });
       expect(await allEntries(log)).to.deep.equal(records(0, 800));
       expect(log.streams(0).sort()).to.deep.equal(["s0", "s1", "s2"]);
@@ -302,6 +308,17 @@ describe(LocalLog.name, () => {
       expect(log.stats().liveEntries[0]).to.equal(210);
       expect(await log.compact(0)).to.equal(0);
       await log.close();
+    });
+  });
+
+  describe("compaction", () => {
+    it("leaves sealed segments with nothing dropped as they are", async () => {
+      await fill({ dir: dir(), segmentBytes: 4096 }, 600);
+      const before = segmentFiles(dir()).map((f) => fs.readFileSync(f));
+      const log = await openLocalLog({ dir: dir(), segmentBytes: 4096 });
+      expect(await log.compact(0)).to.equal(0);
+      await log.close();
+      expect(segmentFiles(dir()).slice(0, -1).map((f) => fs.readFileSync(f))).to.deep.equal(before.slice(0, -1));
     });
   });
 
@@ -379,7 +396,7 @@ describe(LocalLog.name, () => {
       expect(log.manifest.extra).to.deep.equal({ codecKeys: ["k1", "k2"] });
       await log.close();
       log = await openLocalLog({ dir: dir() });
-      expect(log.manifest).to.include({ shards: 2, format: 1 });
+      expect(log.manifest).to.include({ shards: 2, format: FORMAT_VERSION });
       expect(log.manifest.extra).to.deep.equal({ codecKeys: ["k1", "k2"] });
       expect(fs.readdirSync(dir())).to.not.include("manifest.json.tmp");
       await log.close();

@@ -41,6 +41,9 @@ describe("the data directory lock", function () {
     );
     expect(err).to.be.instanceOf(StorageError);
     expect((err as Error).message).to.contain(`process ${holder.pid}`);
+    // The advice names what a user can run to read beside the writer.
+    expect((err as Error).message).to.contain("fusee list").and.contain("exportFromDir");
+    expect((err as Error).message).to.not.contain("readOnly");
   });
 
   it("opens again right after the holder was killed with SIGKILL", async () => {

@@ -84,13 +84,24 @@ function errno(code: string, message: string): NodeJS.ErrnoException {
   return err;
 }
 
+/** What became of one page written since its file's last sync when the power went out. */
+export type PageFate = "old" | "new" | "torn";
+
+/**
+ * Decides the fate of each page of `file` written since its last sync; `page` counts pages of
+ * `pageBytes` from the start of the file.
+ */
+export type PageChooser = (file: string, page: number, pageBytes: number) => PageFate;
+
 /**
  * A file system in memory that remembers what is durable: file contents as of their last sync and
  * directory entries as of their folder's last sync. {@link crashImage} builds what a power loss
- * would leave: every durable byte, plus a random prefix of what was written since (the last piece
- * possibly torn, with garbage after it), and a random prefix of unsynced directory changes.
+ * would leave: every durable byte; of the pages written since a file's last sync, any subset, in
+ * whatever order the disk wrote them, some torn within (sectors old and new, a sector cut short or
+ * garbled); the file's size as of any point since the sync; and a random prefix of unsynced
+ * directory changes.
  *
- * Tests also use it to fail a sync or to write short.
+ * Tests also use it to fail a sync, a write or a rename, or to write short.
  */
 export class MemoryFileLayer implements FileLayer {
   /** Mutating calls so far; `onOp` sees each count (a crash point). */
@@ -100,6 +111,8 @@ export class MemoryFileLayer implements FileLayer {
   failNextSync = false;
   /** Fail the next write with ENOSPC. */
   failNextWrite = false;
+  /** Fail the next rename with EIO. */
+  failNextRename = false;
   /** Syncs attempted after a failed sync, to check that none is retried. */
   syncsAfterFailure = 0;
   /** Syncs that made data durable. */
@@ -109,7 +122,8 @@ export class MemoryFileLayer implements FileLayer {
   private failed = false;
   private readonly root = new DirNode();
   private readonly fds = new Map<number, Handle>();
-  private readonly locks = new Set<Inode>();
+  /** Locks by the descriptor holding them, as open-file-description locks are held. */
+  private readonly locks = new Map<number, { readonly inode: Inode; readonly shared: boolean }>();
   private nextFd = 100;
 
   /** Creates a folder whose entry is already durable (the data directory's parent is not ours to sync). */
@@ -169,9 +183,9 @@ export class MemoryFileLayer implements FileLayer {
   }
 
   close(fd: number): void {
-    const h = this.handle(fd);
+    this.handle(fd);
     this.fds.delete(fd);
-    if (![...this.fds.values()].some((o) => o.inode === h.inode)) this.locks.delete(h.inode);
+    this.locks.delete(fd);
   }
 
   size(fd: number): number {
@@ -255,6 +269,10 @@ export class MemoryFileLayer implements FileLayer {
 
   rename(from: string, to: string): void {
     this.tick();
+    if (this.failNextRename) {
+      this.failNextRename = false;
+      throw errno("EIO", "input/output error (injected)");
+    }
     const a = this.lookup(path.dirname(from));
     const b = this.lookup(path.dirname(to));
     if (!(a instanceof DirNode) || a !== b) throw errno("EXDEV", `${from} -> ${to}`);
@@ -279,18 +297,24 @@ export class MemoryFileLayer implements FileLayer {
     node.pending = [];
   }
 
-  tryLock(fd: number): boolean {
+  tryLock(fd: number, shared = false): boolean {
     const inode = this.handle(fd).inode;
-    if (this.locks.has(inode)) return false;
-    this.locks.add(inode);
+    for (const [other, lock] of this.locks) {
+      if (other !== fd && lock.inode === inode && !(shared && lock.shared)) return false;
+    }
+    this.locks.set(fd, { inode, shared });
     return true;
   }
 
-  /** What a power loss right now would leave on the disk. */
-  crashImage(rng: Random): MemoryFileLayer {
+  /**
+   * What a power loss right now would leave on the disk. Pages are 4096 or 512 bytes, drawn per
+   * image; `choose` fixes the fate of chosen pages (the rest are drawn at random).
+   */
+  crashImage(rng: Random, choose?: PageChooser): MemoryFileLayer {
     const image = new MemoryFileLayer();
     const copies = new Map<Node, Node>();
-    const copyDir = (from: DirNode, to: DirNode): void => {
+    const pageBytes = choose !== undefined || rng.next() < 0.5 ? 4096 : 512;
+    const copyDir = (from: DirNode, to: DirNode, at: string): void => {
       const names = new Map(from.durable);
       const keep = rng.int(0, from.pending.length + 1);
       for (const op of from.pending.slice(0, keep)) {
@@ -303,10 +327,11 @@ export class MemoryFileLayer implements FileLayer {
           if (node instanceof DirNode) {
             const d = new DirNode();
             copies.set(node, d);
-            copyDir(node, d);
+            copyDir(node, d, path.join(at, name));
             copy = d;
           } else {
-            copy = crashInode(node, rng);
+            const file = path.join(at, name);
+            copy = crashInode(node, rng, pageBytes, (page) => choose?.(file, page, pageBytes) ?? randomFate(rng));
             copies.set(node, copy);
           }
         }
@@ -314,7 +339,7 @@ export class MemoryFileLayer implements FileLayer {
         to.durable.set(name, copy);
       }
     };
-    copyDir(this.root, image.root);
+    copyDir(this.root, image.root, "/");
     return image;
   }
 
@@ -357,27 +382,63 @@ function parts(p: string): string[] {
   return path.resolve(p).split("/").filter((s) => s.length > 0);
 }
 
-/** The durable bytes plus a random prefix of later writes, the last one possibly torn. */
-function crashInode(inode: Inode, rng: Random): Inode {
-  const out = new Inode();
-  out.write(0, inode.durable);
-  const keep = rng.int(0, inode.pending.length + 1);
-  for (let i = 0; i < keep; i++) {
-    const op = inode.pending[i]!;
-    if (op.kind === "truncate") {
-      out.truncate(op.size);
-      continue;
+function randomFate(rng: Random): PageFate {
+  const r = rng.next();
+  return r < 0.4 ? "old" : r < 0.8 ? "new" : "torn";
+}
+
+const SECTOR = 512;
+
+/**
+ * The durable bytes, the size as of a random point since the last sync, and for each page written
+ * since then its old bytes, its new bytes, or a mix of the two by sector, one sector possibly cut
+ * short or garbled.
+ */
+function crashInode(inode: Inode, rng: Random, pageBytes: number, fate: (page: number) => PageFate): Inode {
+  const sizes = [inode.durable.length];
+  const pages = new Set<number>();
+  // The bytes written since the sync: only they can be garbled; the rest of a sector holds durable bytes.
+  const written = new Uint8Array(inode.size);
+  let size = inode.durable.length;
+  for (const op of inode.pending) {
+    if (op.kind === "truncate") size = op.size;
+    else {
+      size = Math.max(size, op.pos + op.bytes.length);
+      written.fill(1, op.pos, op.pos + op.bytes.length);
+      for (let p = Math.floor(op.pos / pageBytes); p * pageBytes < op.pos + op.bytes.length; p++) pages.add(p);
     }
-    if (i === keep - 1 && rng.next() < 0.5) {
-      const cut = rng.int(0, op.bytes.length);
-      out.write(op.pos, op.bytes.subarray(0, cut));
-      if (rng.next() < 0.5) {
-        const garbage = Buffer.alloc(Math.min(op.bytes.length - cut, rng.int(1, 64)));
-        for (let j = 0; j < garbage.length; j++) garbage[j] = rng.int(0, 256);
-        out.write(op.pos + cut, garbage);
+    sizes.push(size);
+  }
+  const out = new Inode();
+  const kept = sizes[rng.int(0, sizes.length)]!;
+  out.write(0, inode.durable.subarray(0, kept));
+  out.truncate(kept);
+  const now = inode.content();
+  const newBytes = (from: number, to: number): Buffer => {
+    const b = Buffer.alloc(to - from);
+    now.copy(b, 0, Math.min(from, now.length), Math.min(to, now.length));
+    return b;
+  };
+  for (const page of [...pages].sort((a, b) => a - b)) {
+    const start = page * pageBytes;
+    const end = Math.min(start + pageBytes, kept);
+    if (start >= end) continue;
+    const f = fate(page);
+    if (f === "new") out.write(start, newBytes(start, end));
+    if (f !== "torn") continue;
+    const broken = rng.int(start, end);
+    for (let sector = start; sector < end; sector += SECTOR) {
+      const sectorEnd = Math.min(sector + SECTOR, end);
+      const fresh = rng.next() < 0.5;
+      if (broken >= sector && broken < sectorEnd) {
+        if (fresh) out.write(sector, newBytes(sector, broken));
+        if (rng.next() < 0.5) {
+          const garbageEnd = Math.min(sectorEnd, broken + rng.int(1, 64));
+          for (let j = broken; j < garbageEnd; j++) if (written[j] === 1) out.write(j, Buffer.of(rng.int(0, 256)));
+        }
+      } else if (fresh) {
+        out.write(sector, newBytes(sector, sectorEnd));
       }
-    } else {
-      out.write(op.pos, op.bytes);
     }
   }
   out.durable = out.content();
