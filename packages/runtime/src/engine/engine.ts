@@ -168,10 +168,7 @@ export class Engine implements RunOperations {
     });
     this.runs = this.index.runs;
     this.sink = {
-      durable: (entry, runId, position, record, body) => {
-        this.unsynced--;
-        this.durable(entry, runId, position, record, body);
-      },
+      durable: (entry, runId, position, record, body) => this.durable(entry, runId, position, record, body),
       failed: (e, shard) => {
         this.unsynced--;
         this.storageFailed(e, shard);
@@ -1123,6 +1120,7 @@ export class Engine implements RunOperations {
 
   /** Applies a record of `entry`'s run `runId` that just became durable at `position`. */
   private durable(entry: RunEntry, runId: number, position: number, record: JournalRecord, body: Uint8Array): void {
+    this.unsynced--;
     if (entry.runId !== runId) return;
     entry.durable = position + 1;
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.

@@ -47,10 +47,11 @@ export function scopeOf(owner: object): StepScope | undefined {
 }
 
 /**
- * Calls `fn` outside any step's scope: workflow code (handlers, the body's continuations) must never
- * inherit the scope of a step whose code happened to trigger the record being applied.
+ * Calls `fn` (on `self`) outside any step's scope: workflow code (handlers, the body's continuations)
+ * must never inherit the scope of a step whose code happened to trigger the record being applied.
+ * The common case, no scope at all, makes no closure.
  */
-export function outsideSteps(fn: () => void): void {
-  if (stepScope.getStore() === undefined) fn();
-  else stepScope.exit(fn);
+export function outsideSteps<T>(self: T, fn: (this: T) => void): void {
+  if (stepScope.getStore() === undefined) fn.call(self);
+  else stepScope.exit(() => fn.call(self));
 }

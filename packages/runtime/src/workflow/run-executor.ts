@@ -100,11 +100,11 @@ function nextTurn(): void {
   turnArmed = false;
   const ready = settling;
   settling = [];
-  outsideSteps(() => settleAll(ready));
+  outsideSteps(ready, settleAll);
 }
 
-function settleAll(ready: readonly RunExecutor[]): void {
-  for (const executor of ready) {
+function settleAll(this: readonly RunExecutor[]): void {
+  for (const executor of this) {
     try {
       executor.settled();
     } catch (e) {
@@ -159,7 +159,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   /** Step calls that had not answered when the run was cancelled: a failure of theirs is the cancellation. */
   private cancelledSteps: Set<number> | undefined;
   /** Step calls executing in this process, to abort them. */
-  private readonly runningSteps = new InlineFirstMap<RunningStep>();
+  private runningSteps: InlineFirstMap<RunningStep> | undefined;
   /** Failed attempts journaled per step call, so retries go on from them after a restart. */
   private attempts: Map<number, AttemptHistory> | undefined;
   /** Step calls whose failed attempt is being journaled, told once it is durable. */
@@ -493,7 +493,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   }
 
   stepSettled(seq: number, name: string, ok: boolean, outcome: unknown, attempts: number): void {
-    this.runningSteps.take(seq);
+    this.runningSteps?.take(seq);
     if (this.host.closed() || this.broken || this.finished) return;
     const at = this.host.clock.now();
     try {
@@ -658,7 +658,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
       queueMicrotask(() => this.stepSettled(seq, name, false, cancelled, attempts));
       return;
     }
-    this.runningSteps.set(seq, runStep(fn, options, this, seq, name));
+    (this.runningSteps ??= new InlineFirstMap()).set(seq, runStep(fn, options, this, seq, name));
   }
 
   /**
@@ -668,7 +668,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   busy(steps: boolean): boolean {
     if (this.broken !== undefined || this.finished !== undefined) return false;
     if (this.driving || this.arrived.size > 0 || this.held !== null || this.instance === undefined) return true;
-    if (!steps || this.runningSteps.size === 0) return false;
+    if (!steps || this.runningSteps === undefined || this.runningSteps.size === 0) return false;
     let active = false;
     this.runningSteps.forEach((step) => {
       if (step.active) active = true;
@@ -678,7 +678,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
 
   /** True while step calls of this executor are in flight. */
   get runsSteps(): boolean {
-    return this.runningSteps.size > 0;
+    return (this.runningSteps?.size ?? 0) > 0;
   }
 
   /**
@@ -686,7 +686,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
    * record their outcomes (the engine shuts down, the run was replaced or moved away).
    */
   abortSteps(reason: Error): void {
-    if (this.runningSteps.size === 0) return;
+    if (this.runningSteps === undefined || this.runningSteps.size === 0) return;
     const running: RunningStep[] = [];
     this.runningSteps.forEach((step) => running.push(step));
     for (const step of running) step.abort(reason);
@@ -702,11 +702,11 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   private drive(): void {
     if (this.driving) return;
     this.driving = true;
-    outsideSteps(this.applyNext);
+    outsideSteps(this, this.applyNext);
   }
 
   /** Applies the next arrived record and waits a turn for the code to settle, or stops driving. */
-  private readonly applyNext = (): void => {
+  private applyNext(): void {
     let waiting = false;
     try {
       const record = this.arrived.get(this.applied);
@@ -722,7 +722,8 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     } finally {
       if (!waiting) this.stopDriving();
     }
-  };
+  }
+
 
   /** @internal The code settled after the last record: conditions are checked, then the next record applies. */
   settled(): void {
