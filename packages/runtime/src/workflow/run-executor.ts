@@ -724,7 +724,6 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     }
   }
 
-
   /** @internal The code settled after the last record: conditions are checked, then the next record applies. */
   settled(): void {
     let again: boolean;

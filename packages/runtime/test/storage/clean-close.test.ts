@@ -6,21 +6,12 @@ import { FrameKind } from "../../src/storage/frame.js";
 import { type LocalLogOptions, openLocalLog } from "../../src/storage/index.js";
 import { framesOf, segmentFiles } from "./support/segments.js";
 import { useTempDir } from "./support/temp-dir.js";
+import { openError } from "./support/open-error.js";
 
 async function fill(options: LocalLogOptions, count: number): Promise<void> {
   const log = await openLocalLog({ shards: 1, ...options });
   for (let i = 0; i < count; i++) await log.append(0, { stream: `s${i % 3}`, body: Buffer.from(`record-${i}`) });
   await log.close();
-}
-
-async function openError(options: LocalLogOptions): Promise<Error> {
-  return openLocalLog(options).then(
-    async (log) => {
-      await log.close();
-      throw new Error("the log opened");
-    },
-    (err: unknown) => err as Error,
-  );
 }
 
 function marks(shardDir: string): string[] {

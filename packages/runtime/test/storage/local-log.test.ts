@@ -7,6 +7,7 @@ import { FORMAT_VERSION } from "../../src/storage/manifest.js";
 import { LocalLog, type LocalLogOptions, openLocalLog } from "../../src/storage/index.js";
 import { framesOf, segmentFiles } from "./support/segments.js";
 import { useTempDir } from "./support/temp-dir.js";
+import { openError } from "./support/open-error.js";
 
 const body = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array): string => Buffer.from(b).toString();
@@ -21,16 +22,6 @@ async function allEntries(log: LocalLog, shard = 0): Promise<string[]> {
   const out: string[] = [];
   for await (const e of log.scan(shard)) out.push(text(e.body));
   return out;
-}
-
-async function openError(options: LocalLogOptions): Promise<Error> {
-  return openLocalLog(options).then(
-    async (log) => {
-      await log.close();
-      throw new Error("the log opened");
-    },
-    (err: unknown) => err as Error,
-  );
 }
 
 const MIB = 1024 * 1024;
