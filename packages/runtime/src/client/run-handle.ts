@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { NotFoundError } from "../core/errors.js";
 import type { RunOperations } from "./run-operations.js";
 import type { RunDetail, RunStatus, UpdateOptions } from "./types.js";
 
@@ -11,7 +13,7 @@ import type { RunDetail, RunStatus, UpdateOptions } from "./types.js";
  * const receipt = await run.result();
  */
 export class RunHandle<T = unknown> {
-  /** @internal Handles come from `engine.start` and `engine.run`. */
+  /** @internal Handles come from `engine.start` and `engine.run`; `ops` are the engine's runs. */
   constructor(
     private readonly ops: RunOperations,
     /** The workflow ID. */
@@ -24,13 +26,13 @@ export class RunHandle<T = unknown> {
   }
 
   /** Where the run stands; `NotFoundError` when the ID has no run. */
-  status(): Promise<RunStatus> {
-    return this.ops.statusOf(this.id);
+  async status(): Promise<RunStatus> {
+    return (await this.ops.status(this.id)) ?? this.missing();
   }
 
   /** The run's status and its journal. */
-  describe(): Promise<RunDetail> {
-    return this.ops.detailOf(this.id);
+  async describe(): Promise<RunDetail> {
+    return (await this.ops.describe(this.id)) ?? this.missing();
   }
 
   /** Resolves once the ID has a run (immediately for a started run). */
@@ -50,7 +52,8 @@ export class RunHandle<T = unknown> {
 
   /** Calls an `@Update` handler and waits for its journaled result. */
   update<R = unknown>(name: string, arg?: unknown, options: UpdateOptions = {}): Promise<R> {
-    return this.ops.update(this.id, name, arg, options) as Promise<R>;
+    // The ID is chosen here, so a call performed twice (by a cluster's next owner) applies once.
+    return this.ops.update(this.id, name, arg, options.id ?? randomUUID()) as Promise<R>;
   }
 
   /** Ends the run at once; waiters on its result get a `TerminatedError`. */
@@ -62,7 +65,7 @@ export class RunHandle<T = unknown> {
    * Asks the run to stop: the workflow gets a `CancelledError` at its current (or next) wait and may
    * run clean-up steps; it ends `cancelled` if the error leaves `run()`.
    */
-  cancel(reason?: string): Promise<void> {
+  cancel(reason = "cancel requested"): Promise<void> {
     return this.ops.cancel(this.id, reason);
   }
 
@@ -73,5 +76,9 @@ export class RunHandle<T = unknown> {
    */
   reset(stepName: string): Promise<void> {
     return this.ops.reset(this.id, stepName);
+  }
+
+  private missing(): never {
+    throw new NotFoundError(`no workflow run has the ID '${this.id}'`);
   }
 }

@@ -1,15 +1,21 @@
-import type { RunDetail, RunStatus, UpdateOptions } from "./types.js";
+import type { RunDetail, RunStatus } from "./types.js";
 
-/** What a {@link RunHandle} asks of the engine it came from. */
+/**
+ * What a {@link RunHandle} asks of the runs behind it (the engine's run service). Arguments are
+ * plain values, resolved by the handle, so a call can be performed by another process as it is.
+ */
 export interface RunOperations {
   awaitResult(id: string): Promise<unknown>;
   awaitStarted(id: string): Promise<void>;
-  statusOf(id: string): Promise<RunStatus>;
-  detailOf(id: string): Promise<RunDetail>;
+  /** `undefined` when the ID has no run. */
+  status(id: string): Promise<RunStatus | undefined>;
+  /** `undefined` when the ID has no run. */
+  describe(id: string): Promise<RunDetail | undefined>;
   signal(id: string, name: string, value: unknown): Promise<void>;
   query(id: string, name: string, args: readonly unknown[]): Promise<unknown>;
-  update(id: string, name: string, arg: unknown, options: UpdateOptions): Promise<unknown>;
+  /** `updateId` deduplicates: the run applies an update of one ID once. */
+  update(id: string, name: string, arg: unknown, updateId: string): Promise<unknown>;
   terminate(id: string, reason: string): Promise<void>;
-  cancel(id: string, reason?: string): Promise<void>;
+  cancel(id: string, reason: string): Promise<void>;
   reset(id: string, stepName: string): Promise<void>;
 }

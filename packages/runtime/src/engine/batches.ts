@@ -1,5 +1,4 @@
 import type { Clock } from "../core/clock.js";
-import type { RunHandle } from "../client/run-handle.js";
 import { checkId } from "../core/ids.js";
 import { EventWindows, type WindowPolicy } from "./event-windows.js";
 import type { Batch } from "./flow-rules.js";
@@ -47,8 +46,8 @@ export class Batcher {
     this.windows = new EventWindows(POLICY, sys, runs, clock, failed);
   }
 
-  /** Adds an event to the key's batch; resolves once it is durable, with a handle on the batch's run. */
-  batch(type: string, key: string, event: unknown, rule: Batch, eventId: string | undefined): Promise<RunHandle<unknown>> {
+  /** Adds an event to the key's batch; resolves once it is durable, with the ID of the batch's run. */
+  batch(type: string, key: string, event: unknown, rule: Batch, eventId: string | undefined): Promise<string> {
     const resolved = rule.resolve();
     checkFlowName(key, "batch key");
     if (eventId !== undefined) checkId(eventId, "event ID");

@@ -5,8 +5,8 @@ import type { RunEntry } from "./run-entry.js";
 /** What getting children's results into their parents needs of the engine. */
 export interface ChildResultsHost {
   readonly runs: ReadonlyMap<string, RunEntry>;
-  /** The shard of `id` when another process of a cluster holds it. */
-  remote(id: string): number | undefined;
+  /** Whether another process of a cluster holds the run. */
+  remote(id: string): boolean;
   closed(): boolean;
   now(): number;
   append(entry: RunEntry, record: JournalRecord): Promise<void>;
@@ -67,10 +67,10 @@ export class ChildResults {
       if (shards !== undefined && !shards.has(entry.shard)) continue;
       if (entry.finished === undefined) {
         for (const [childId, link] of entry.children ?? []) {
-          if (this.host.remote(childId) !== undefined) this.watch(entry, childId, link.seq);
+          if (this.host.remote(childId)) this.watch(entry, childId, link.seq);
           else await this.deliverIfFinished(entry, childId, link.seq);
         }
-      } else if (entry.parent !== undefined && this.host.remote(entry.parent.id) === undefined) {
+      } else if (entry.parent !== undefined && !this.host.remote(entry.parent.id)) {
         const parent = this.host.runs.get(entry.parent.id);
         if (parent !== undefined) await this.deliverIfFinished(parent, entry.id, entry.parent.seq);
       }

@@ -1,5 +1,4 @@
 import type { Clock } from "../core/clock.js";
-import type { RunHandle } from "../client/run-handle.js";
 import { checkId } from "../core/ids.js";
 import { EventWindows, type WindowPolicy } from "./event-windows.js";
 import type { Debounce } from "./flow-rules.js";
@@ -48,8 +47,8 @@ export class Debouncer {
     this.windows = new EventWindows(POLICY, sys, runs, clock, failed);
   }
 
-  /** Adds a start to the key's window; resolves once it is durable, with a handle on the window's run. */
-  debounce(type: string, key: string, input: unknown, rule: Debounce, eventId: string | undefined): Promise<RunHandle<unknown>> {
+  /** Adds a start to the key's window; resolves once it is durable, with the ID of the window's run. */
+  debounce(type: string, key: string, input: unknown, rule: Debounce, eventId: string | undefined): Promise<string> {
     checkFlowName(key, "debounce key");
     if (eventId !== undefined) checkId(eventId, "event ID");
     const resolved = rule.resolve();

@@ -1,6 +1,5 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
 import { RejectedError, StorageError } from "../core/errors.js";
-import type { RunHandle } from "../client/run-handle.js";
 import type { SystemRecord } from "./system-records.js";
 import { retryDelay, startOnce, type FlowRuns } from "./flow-runs.js";
 import type { StreamName, SystemLog } from "./system-streams.js";
@@ -85,14 +84,14 @@ export class EventWindows<Rule> {
     private readonly failed: (e: unknown) => void,
   ) {}
 
-  /** Adds an event to the key's open window (opening one when there is none); resolves once durable. */
-  async add(type: string, key: string, value: unknown, rule: Rule, eventId: string | undefined): Promise<RunHandle<unknown>> {
+  /** Adds an event to the key's open window (opening one when there is none); resolves once durable, with the window's run ID. */
+  async add(type: string, key: string, value: unknown, rule: Rule, eventId: string | undefined): Promise<string> {
     const state = this.keys.get(key) ?? { lastN: 0, windows: [] };
     if (eventId !== undefined) {
       const known = state.windows.find((w) => w.eventIds.has(eventId));
       if (known !== undefined) {
         await known.lastAppend;
-        return this.runs.run(known.runId);
+        return known.runId;
       }
     }
     const now = this.clock.now();
@@ -118,7 +117,7 @@ export class EventWindows<Rule> {
     if (this.policy.full(win)) void this.fire(win);
     else this.arm(win);
     await appended;
-    return this.runs.run(win.runId);
+    return win.runId;
   }
 
   /** Rebuilds a window from a record read on open. */

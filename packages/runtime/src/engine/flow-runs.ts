@@ -1,15 +1,13 @@
-import type { RunHandle } from "../client/run-handle.js";
 import type { RunStatus, StartOptions } from "../client/types.js";
 import { AlreadyExistsError } from "../core/errors.js";
 
 /** What schedules, debounce windows and batches need of the engine: starting and watching runs. */
 export interface FlowRuns {
-  start(type: string, id: string, input: unknown, options: StartOptions): Promise<RunHandle<unknown>>;
+  start(type: string, id: string, input: unknown, options: StartOptions): Promise<void>;
   awaitResult(id: string): Promise<unknown>;
   status(id: string): Promise<RunStatus | undefined>;
   terminate(id: string, reason: string): Promise<void>;
-  cancel(id: string, reason?: string): Promise<void>;
-  run<R = unknown>(id: string): RunHandle<R>;
+  cancel(id: string, reason: string): Promise<void>;
 }
 
 /** An ID that has ever had a run is never started again: not while it runs, nor after it finished. */

@@ -79,7 +79,7 @@ function readOnly(): never {
   throw new StorageError("a data directory reader starts, stops and schedules nothing");
 }
 
-const NO_RUNS: FlowRuns = { start: readOnly, awaitResult: readOnly, status: readOnly, terminate: readOnly, cancel: readOnly, run: readOnly };
+const NO_RUNS: FlowRuns = { start: readOnly, awaitResult: readOnly, status: readOnly, terminate: readOnly, cancel: readOnly };
 
 function frozenClock(now: number): Clock {
   return { now: () => now, schedule: readOnly };

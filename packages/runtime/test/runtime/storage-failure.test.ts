@@ -86,7 +86,7 @@ describe("a failed sync under running workflows", () => {
     const result = run.result().catch((e: unknown) => e);
 
     disk.failNextSync = true;
-    const refused = await engine.signal("signalled", "go", "!").catch((e: unknown) => e);
+    const refused = await engine.run("signalled").signal("go", "!").catch((e: unknown) => e);
     expect(refused).to.be.instanceOf(StorageError);
     expect(await result).to.equal(refused);
     await engine.shutdown().catch(() => undefined);
@@ -96,7 +96,7 @@ describe("a failed sync under running workflows", () => {
     engine = await open(disk);
     const after = (await engine.describe("signalled"))!.journal.map((r) => r.kind);
     expect(after.slice(0, 2)).to.deep.equal(["start", "step"]);
-    await engine.signal("signalled", "go", "!");
+    await engine.run("signalled").signal("go", "!");
     expect(await engine.run("signalled").result()).to.equal("a!b");
     await engine.shutdown();
   });

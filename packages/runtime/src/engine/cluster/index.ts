@@ -1,3 +1,2 @@
 // The cluster mode of the PostgreSQL engine, loaded by Engine.open for Config.postgres(url, { cluster: true }).
 export { type ClusterHost, ClusterNode, type ClusterOptions } from "./node.js";
-export type { ForwardedArgs, ForwardedKind } from "./operations.js";

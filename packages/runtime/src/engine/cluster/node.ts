@@ -6,8 +6,9 @@
 import { FuseeError, StorageError } from "../../core/errors.js";
 import type { PostgresLog } from "../../storage/postgres/index.js";
 import { tablesOf } from "../../storage/postgres/schema.js";
-import type { Engine } from "../engine.js";
-import { type ForwardedArgs, type ForwardedKind, perform } from "./operations.js";
+import type { LocalRuns } from "../local-runs.js";
+import type { RunCall } from "../run-service.js";
+import { perform } from "./operations.js";
 import { type Answer, type PendingRequest, type Reply, RequestTable } from "./requests.js";
 import { BatchQueue } from "./batch-queue.js";
 import { RequestClient } from "./request-client.js";
@@ -17,6 +18,8 @@ import { decodeError, decodeValue, encodeError, encodeValue } from "./wire.js";
 
 /** What a cluster process needs of its engine. */
 export interface ClusterHost {
+  /** The runs of the shards this process holds, which perform the requests sent to it. */
+  readonly runs: LocalRuns;
   /** Loads the runs of the shards into the index and resumes them. */
   recoverShards(shards: readonly number[]): Promise<void>;
   /** Drops the shard's runs from the index: their executors, timers and waiters. */
@@ -57,7 +60,7 @@ export class ClusterNode {
   private sweep: NodeJS.Timeout | undefined;
 
   private constructor(
-    private readonly engine: Engine & ClusterHost,
+    private readonly engine: ClusterHost,
     private readonly log: PostgresLog,
     private readonly requests: RequestTable,
     private readonly permits: ClusterPermits,
@@ -71,7 +74,7 @@ export class ClusterNode {
    * recovers the shards the log already holds, follows later acquisitions and losses, and answers
    * requests. Resolves once the shards held at the call are recovered.
    */
-  static async join(engine: Engine & ClusterHost, log: PostgresLog, options: ClusterOptions, sharePermits: (permits: SharedPermits) => void): Promise<ClusterNode> {
+  static async join(engine: ClusterHost, log: PostgresLog, options: ClusterOptions, sharePermits: (permits: SharedPermits) => void): Promise<ClusterNode> {
     const tables = tablesOf(options.schema);
     const node = new ClusterNode(engine, log, new RequestTable(options.url, tables), new ClusterPermits(options.url, tables, log.owner, log.leaseMs));
     sharePermits(node.permits);
@@ -102,9 +105,9 @@ export class ClusterNode {
    * threw (of the same class). Waits while no process holds the shard: the request is kept and the
    * next owner answers it.
    */
-  async forward<K extends ForwardedKind>(shard: number, kind: K, args: ForwardedArgs[K]): Promise<unknown> {
+  async forward(shard: number, call: RunCall, args: readonly unknown[]): Promise<unknown> {
     this.assertOpen();
-    const reply = await this.client.request(shard, kind, encodeValue(args));
+    const reply = await this.client.request(shard, call, encodeValue(args));
     if (reply.outcome === "ok") return decodeValue(reply.payload);
     throw decodeError(reply.payload);
   }
@@ -186,7 +189,7 @@ export class ClusterNode {
     let reply = this.unanswered.get(id)?.reply;
     if (reply === undefined) {
       try {
-        const value = await perform(this.engine, kind, decodeValue(payload) as unknown[], { id, suspect: this.suspects.has(id) });
+        const value = await perform(this.engine.runs, kind, decodeValue(payload) as unknown[], { id, suspect: this.suspects.has(id) });
         reply = { outcome: "ok", payload: encodeValue(value) };
       } catch (e) {
         // A shard lost while its request was performed is left to its next owner, which answers it.

@@ -1,0 +1,117 @@
+import { FuseeError, RejectedError } from "../core/errors.js";
+import { checkId } from "../core/ids.js";
+import type { ChildRecord, FinishRecord } from "../core/records.js";
+import type { WorkflowDefinition } from "../workflow/registry.js";
+import type { ChildRequest } from "../workflow/run-executor.js";
+import { ChildResults } from "./child-results.js";
+import type { RunEntry } from "./run-entry.js";
+import type { RunRecords } from "./run-records.js";
+import type { ParentLink, RunService } from "./run-service.js";
+
+/** What starting and closing children needs of the runs around them. */
+export interface ChildRunsDeps {
+  readonly runs: Map<string, RunEntry>;
+  readonly records: RunRecords;
+  now(): number;
+  closed(): boolean;
+  /** Whether this process holds the run's shard. */
+  local(id: string): boolean;
+  /** Where calls on runs of other shards go. */
+  router(): RunService;
+  /** Starts a child held here; "existing" when this parent call started it before (a crash lost the parent's record of it). */
+  begin(def: WorkflowDefinition, id: string, input: unknown, parent: ParentLink, request: string | undefined): Promise<"started" | "existing">;
+  resolve(type: string): WorkflowDefinition;
+  failed(error: unknown, shard: number): void;
+}
+
+/**
+ * Child runs from their parents' side: starting the child a call asks for and journaling the
+ * outcome in the parent, delivering each child's result to its parent once, and applying a
+ * parent's close policy when it ends (also after a crash cut that short).
+ */
+export class ChildRuns {
+  private readonly results: ChildResults;
+
+  constructor(private readonly deps: ChildRunsDeps) {
+    this.results = new ChildResults({
+      runs: deps.runs,
+      remote: (id) => !deps.local(id),
+      closed: deps.closed,
+      now: deps.now,
+      append: (entry, record) => deps.records.append(entry, record),
+      finishRecordOf: (entry) => deps.records.finishRecordOf(entry),
+      awaitResult: (id) => deps.router().awaitResult(id),
+      storageFailed: (e, shard) => this.appendFailed(e, shard),
+    });
+  }
+
+  /** Starts the child a parent's call asked for and journals the outcome in the parent. */
+  async start(parent: RunEntry, request: ChildRequest): Promise<void> {
+    const runId = parent.runId;
+    const base = { kind: "child" as const, seq: request.seq, childId: request.id, at: 0 };
+    let outcome: ChildRecord;
+    let startedBefore = false;
+    const local = this.deps.local(request.id);
+    try {
+      const def = this.deps.resolve(request.type);
+      checkId(request.id, "child workflow ID");
+      const link = { id: parent.id, runId, seq: request.seq };
+      let childRunId: number;
+      if (!local) childRunId = await this.deps.router().startChild(def.name, request.id, request.input, link);
+      else {
+        startedBefore = (await this.deps.begin(def, request.id, request.input, link, undefined)) === "existing";
+        childRunId = (this.deps.runs.get(request.id) as RunEntry).runId;
+      }
+      outcome = { ...base, ok: true, childRunId, close: request.close, at: this.deps.now() };
+    } catch (e) {
+      outcome = { ...base, ok: false, error: e instanceof Error ? e : new FuseeError(String(e)), at: this.deps.now() };
+    }
+    if (parent.runId !== runId || parent.finished !== undefined || this.deps.closed()) return;
+    await this.deps.records.append(parent, outcome).catch((e: unknown) => this.appendFailed(e, parent.shard));
+    if (!outcome.ok || this.deps.runs.get(parent.id) !== parent) return;
+    if (!local) this.results.watch(parent, request.id, request.seq);
+    // A child that finished before the crash reports to no one now: its result is delivered here, once.
+    else if (startedBefore && parent.executor?.hasChildResult(request.seq) !== true) await this.results.deliverIfFinished(parent, request.id, request.seq);
+  }
+
+  /** Applies a child's close policy: terminate it, ask it to cancel, or leave it running. */
+  async close(parent: RunEntry, childId: string, reason: string): Promise<void> {
+    const link = parent.children?.get(childId);
+    parent.children?.delete(childId);
+    if (link === undefined || this.deps.closed()) return;
+    // A child another process holds is closed there; one that ended meanwhile refuses (RejectedError).
+    const child = this.deps.runs.get(childId);
+    if (this.deps.local(childId) && (child === undefined || child.runId !== link.runId || child.finished !== undefined)) return;
+    try {
+      if (link.close === "terminate") await this.deps.router().terminate(childId, reason);
+      else if (link.close === "request-cancel") await this.deps.router().cancel(childId, reason);
+    } catch (e) {
+      this.appendFailed(e, child?.shard ?? parent.shard);
+    }
+  }
+
+  /** A run ended: its parent gets its result, and its own children their close policies. */
+  parentEnded(entry: RunEntry, record: FinishRecord): void {
+    this.results.finished(entry, record);
+    for (const childId of [...(entry.children?.keys() ?? [])]) {
+      void this.close(entry, childId, `parent '${entry.id}' ended (${record.status})`);
+    }
+  }
+
+  /**
+   * After the runs of `shards` (or of every shard) were loaded: results of finished children go to
+   * their waiting parents, and parents that ended before a crash could close their children do now.
+   */
+  async reconcile(shards: ReadonlySet<number> | undefined): Promise<void> {
+    await this.results.reconcile(shards);
+    for (const entry of this.deps.runs.values()) {
+      if (entry.finished === undefined || entry.children === undefined || (shards !== undefined && !shards.has(entry.shard))) continue;
+      for (const childId of [...entry.children.keys()]) void this.close(entry, childId, `parent '${entry.id}' ended (${entry.finished})`);
+    }
+  }
+
+  /** A record the engine appended on its own failed: a run that finished meanwhile refuses it, which is no failure. */
+  private appendFailed(e: unknown, shard: number): void {
+    if (!(e instanceof RejectedError)) this.deps.failed(e, shard);
+  }
+}

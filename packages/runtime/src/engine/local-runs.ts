@@ -1,0 +1,684 @@
+import { randomInt } from "node:crypto";
+import type { DependencyContainer } from "tsyringe";
+import type { Clock } from "../core/clock.js";
+import { AlreadyExistsError, CancelledError, FuseeError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
+import { checkId, checkName, shardOf } from "../core/ids.js";
+import { decodeRecord, readRecordHeader, type PayloadCodec } from "../core/record-codec.js";
+import type { FinishRecord, JournalRecord, StartRecord, UpdateResultRecord } from "../core/records.js";
+import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
+import type { Log } from "../storage/log.js";
+import { parseCompletionToken } from "../workflow/completion-token.js";
+import type { WorkflowDefinition } from "../workflow/registry.js";
+import type { RunExecutor } from "../workflow/run-executor.js";
+import { ChildRuns } from "./child-runs.js";
+import { FlowControl } from "./flow-control.js";
+import { Batch, Debounce } from "./flow-rules.js";
+import { checkFilter } from "./list-filter.js";
+import { RunCache } from "./run-cache.js";
+import { RunEntry } from "./run-entry.js";
+import type { RunHostEngine } from "./run-host.js";
+import { RunIndex } from "./run-index.js";
+import { RunRecords } from "./run-records.js";
+import type { BatchRule, DebounceRule, ParentLink, RunService } from "./run-service.js";
+import { listRuns, statusOf } from "./run-status.js";
+import type { ScheduleOp } from "./schedule-handle.js";
+import type { ScheduleSettings } from "./schedule-spec.js";
+import { TimerQueue } from "./timer-queue.js";
+import { Waiters } from "./waiters.js";
+import type { WorkflowCatalog } from "./workflow-catalog.js";
+
+/** What the runs of one process need of the engine that hosts them. */
+export interface LocalRunsDeps {
+  readonly log: Log;
+  readonly codec: PayloadCodec;
+  readonly clock: Clock;
+  readonly catalog: WorkflowCatalog;
+  readonly container: DependencyContainer;
+  /** `Config.cache`: runs kept in memory while they only wait. */
+  readonly cacheSize: number;
+  readonly maxRecordBytes: number;
+  readonly keepHistory: boolean;
+  /** Whether this process holds the shard: always, outside a cluster. */
+  owns(shard: number): boolean;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: Error };
+
+/**
+ * The runs of the shards this process holds: their index, their journals, their executors in
+ * memory, and every operation on them. In a cluster, calls on runs of other shards never reach
+ * here (see `RoutedRuns`); one that does, because its shard moved meanwhile, is refused with
+ * `ShardMovedError`, so its caller asks the shard's next owner.
+ *
+ * Calls that change a run take the ID of the cluster request they perform, when they perform one:
+ * the record they append names it, so a next owner finds it performed ({@link performedRequest}).
+ */
+export class LocalRuns implements RunService {
+  readonly index: RunIndex;
+  readonly runs: Map<string, RunEntry>;
+  readonly records: RunRecords;
+  readonly cache: RunCache;
+  readonly timers: TimerQueue;
+  readonly flow: FlowControl;
+  private readonly children: ChildRuns;
+  private readonly results = new Waiters<string, FinishRecord>();
+  private readonly starts = new Waiters<string, void>();
+  private readonly updates = new Waiters<string, UpdateResultRecord>();
+  /** Where calls on other runs go (a child's start, its closing, a schedule's runs): `RoutedRuns` in a cluster. */
+  private router: RunService = this;
+  private closed = false;
+  private fatal: Error | undefined;
+
+  constructor(private readonly deps: LocalRunsDeps) {
+    const time = deps.clock;
+    this.timers = new TimerQueue(time, (id, seq, at) => this.fireTimer(id, seq, at));
+    this.flow = new FlowControl({
+      log: deps.log,
+      codec: deps.codec,
+      clock: time,
+      maxRecordBytes: deps.maxRecordBytes,
+      runs: {
+        start: (type, id, input, options) => this.router.start(type, id, input, options),
+        awaitResult: (id) => this.router.awaitResult(id),
+        status: (id) => this.router.status(id),
+        terminate: (id, reason) => this.router.terminate(id, reason),
+        cancel: (id, reason) => this.router.cancel(id, reason),
+      },
+      failed: (e) => this.storageFailed(e),
+    });
+    this.index = new RunIndex({
+      codec: deps.codec,
+      armTimer: (until, id, seq) => {
+        if (!this.closed) this.timers.add(until, id, seq);
+      },
+      recoverSystem: (shard, stream, body) => this.flow.recover(shard, stream, body),
+    });
+    this.runs = this.index.runs;
+    this.records = new RunRecords({
+      log: deps.log,
+      codec: deps.codec,
+      maxRecordBytes: deps.maxRecordBytes,
+      keepHistory: deps.keepHistory,
+      sink: { durable: (entry, runId, position, record, body) => this.durable(entry, runId, position, record, body), failed: (e, shard) => this.storageFailed(e, shard) },
+      assertOpen: () => this.assertOpen(),
+      stopped: () => this.fatal !== undefined || this.closed,
+      failed: (e, shard) => this.storageFailed(e, shard),
+    });
+    const host: RunHostEngine = {
+      clock: time,
+      closed: () => this.closed,
+      append: (entry, record) => this.records.appendFromRun(entry, record),
+      changed: (entry, executor) => this.executorChanged(entry, executor),
+      acquire: (options) => this.flow.limits.acquire(options),
+      startChild: (entry, request) => void this.children.start(entry, request),
+      continueAsNew: (entry, runId, def, input) => {
+        const lineage = { from: { runId, reason: "continue-as-new" as const }, ...(entry.parent ? { parent: entry.parent } : {}) };
+        this.begin(def, entry.id, input, {}, undefined, lineage).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
+      },
+      closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
+    };
+    this.cache = new RunCache({
+      catalog: deps.catalog,
+      container: deps.container,
+      size: deps.cacheSize,
+      host,
+      read: (entry, upTo) => this.records.read(entry, upTo),
+      closed: () => this.closed,
+    });
+    this.children = new ChildRuns({
+      runs: this.runs,
+      records: this.records,
+      now: () => time.now(),
+      closed: () => this.closed,
+      local: (id) => this.deps.owns(shardOf(id, this.deps.log.shardCount)),
+      router: () => this.router,
+      begin: (def, id, input, parent, request) => this.begin(def, id, input, {}, undefined, { parent, ...(request ? { request } : {}) }),
+      resolve: (type) => this.deps.catalog.resolve(type),
+      failed: (e, shard) => this.storageFailed(e, shard),
+    });
+  }
+
+  /** Sends calls on runs of other shards through `router` from now on. */
+  routeThrough(router: RunService): void {
+    this.router = router;
+  }
+
+  // ---- RunService ----
+
+  async start(type: string, id: string, input: unknown, options: StartOptions, request?: string): Promise<void> {
+    this.assertOpen();
+    const def = this.deps.catalog.resolve(type);
+    this.held(checkId(id));
+    await this.begin(def, id, input, options, undefined, request === undefined ? {} : { request });
+  }
+
+  async updateWithStart(type: string, id: string, input: unknown, update: string, arg: unknown, options: StartOptions, updateId: string): Promise<unknown> {
+    this.assertOpen();
+    const def = this.deps.catalog.resolve(type);
+    this.held(checkId(id));
+    const existing = this.runs.get(id);
+    // A running run takes the update unless the ID policy says otherwise ("fail", "terminate-existing").
+    const running = options.idPolicy?.running ?? "use-existing";
+    if (existing !== undefined && existing.finished === undefined && running === "use-existing") return this.update(id, update, arg, updateId);
+    if (!def.updates.has(update)) {
+      throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`);
+    }
+    const outcome = this.updates.wait(`${id}\0${updateId}`);
+    try {
+      await this.begin(def, id, input, { ...options, idPolicy: { ...options.idPolicy, running } }, { id: updateId, name: update, arg });
+    } catch (e) {
+      // Nothing was started: nobody will wait for the update's outcome.
+      outcome.catch(() => undefined);
+      throw e;
+    }
+    return unwrap(await outcome);
+  }
+
+  async awaitResult(id: string): Promise<unknown> {
+    this.held(id);
+    let entry = this.runs.get(id);
+    if (entry === undefined) {
+      await this.awaitStarted(id);
+      entry = this.runs.get(id) as RunEntry;
+    }
+    let finish: FinishRecord;
+    if (entry.finished !== undefined) finish = await this.records.finishRecordOf(entry);
+    else {
+      if (entry.executor?.broken) throw entry.executor.broken;
+      finish = await this.results.wait(id);
+    }
+    if (finish.status === "ok") return finish.value;
+    throw finish.error ?? new FuseeError(`run ${id} ended ${finish.status}`);
+  }
+
+  async awaitStarted(id: string): Promise<void> {
+    this.assertOpen();
+    this.held(id);
+    if (!this.runs.has(id)) await this.starts.wait(id);
+  }
+
+  async status(id: string): Promise<RunStatus | undefined> {
+    this.held(id);
+    const entry = this.runs.get(id);
+    return entry === undefined ? undefined : this.statusOf(entry);
+  }
+
+  async describe(id: string): Promise<RunDetail | undefined> {
+    this.held(id);
+    const entry = this.runs.get(id);
+    return entry === undefined ? undefined : { ...this.statusOf(entry), journal: await this.records.read(entry) };
+  }
+
+  async signal(id: string, name: string, value: unknown, request?: string): Promise<void> {
+    this.assertOpen();
+    const entry = this.entryOf(id);
+    checkName(name, "signal name");
+    if (entry.finished !== undefined) {
+      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`);
+    }
+    await this.records.append(entry, { kind: "signal", name, value, at: this.deps.clock.now(), ...requestField(request) });
+  }
+
+  async query(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
+    this.assertOpen();
+    checkName(name, "query name");
+    const executor = await this.idleExecutor(this.entryOf(id));
+    return executor.query(name, args);
+  }
+
+  async update(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
+    this.assertOpen();
+    checkName(name, "update name");
+    checkId(updateId, "update ID");
+    const entry = this.entryOf(id);
+    const key = `${id}\0${updateId}`;
+    const executor = await this.idleExecutor(entry);
+    const done = executor.updateOutcome(updateId);
+    if (done !== undefined) return unwrap(done);
+    if (executor.knowsUpdate(updateId)) return unwrap(await this.updates.wait(key));
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`);
+    executor.validateUpdate(name, arg);
+    executor.claimUpdate(updateId);
+    const outcome = this.updates.wait(key);
+    try {
+      await this.records.append(entry, { kind: "update", id: updateId, name, arg, at: this.deps.clock.now() });
+    } catch (e) {
+      // The update was not journaled; the storage failure that stopped it also rejects `outcome`.
+      outcome.catch(() => undefined);
+      throw e;
+    }
+    return unwrap(await outcome);
+  }
+
+  async terminate(id: string, reason: string, request?: string): Promise<void> {
+    this.assertOpen();
+    const entry = this.unfinished(id);
+    const error = new TerminatedError(`run ${entry.runId} of ${id} was terminated: ${reason}`);
+    await this.records.append(entry, { kind: "finish", status: "terminated", error, at: this.deps.clock.now(), ...requestField(request) });
+  }
+
+  async cancel(id: string, reason: string, request?: string): Promise<void> {
+    this.assertOpen();
+    const entry = this.unfinished(id);
+    await this.records.append(entry, { kind: "cancel", reason, at: this.deps.clock.now(), ...requestField(request) });
+  }
+
+  async reset(id: string, stepName: string, request?: string): Promise<void> {
+    this.assertOpen();
+    const entry = this.entryOf(id);
+    const def = this.deps.catalog.get(entry.type);
+    if (def === undefined) throw new NotFoundError(`workflow type '${entry.type}' of run '${id}' is not registered`);
+    const journal = await this.records.read(entry);
+    const at = journal.findIndex((r) => r.kind === "step" && r.name === stepName);
+    if (at < 0) {
+      const names = [...new Set(journal.flatMap((r) => (r.kind === "step" ? [`'${r.name}'`] : [])))].join(", ") || "none";
+      throw new RejectedError(`run ${entry.runId} of ${id} has no step '${stepName}' to reset to; its steps are ${names}`);
+    }
+    const { request: _startedBy, ...start } = journal[0] as StartRecord;
+    const runId = entry.runId + 1;
+    const now = this.deps.clock.now();
+    const records: JournalRecord[] = [
+      { ...start, runId, at: now, from: { runId: entry.runId, reason: "reset" }, ...requestField(request) },
+      ...journal.slice(1, at),
+      // Signals the old run received after the reset point reach the new run again.
+      ...journal.slice(at).filter((r) => r.kind === "signal"),
+    ];
+    const bodies = records.map((r, position) => this.records.encode(id, runId, position, r));
+    const previous = entry.stream;
+    const parent = entry.parent;
+    this.cache.evict(entry, () => new CancelledError(`run ${entry.runId} of '${id}' was reset to step '${stepName}'; its steps stop`));
+    entry.reset(def.name, runId, now);
+    if (parent !== undefined) entry.parent = parent;
+    await Promise.all(records.map((r, i) => this.records.appendEncoded(entry, r, bodies[i] as Uint8Array)));
+    this.records.drop(entry.shard, previous);
+    if (entry.executor === undefined && entry.finished === undefined) await this.cache.load(entry);
+  }
+
+  complete(token: string, value: unknown, request?: string): Promise<void> {
+    return this.answer(token, { ok: true, value }, request);
+  }
+
+  fail(token: string, error: Error, request?: string): Promise<void> {
+    return this.answer(token, { ok: false, error: error instanceof Error ? error : new FuseeError(String(error)) }, request);
+  }
+
+  async startChild(type: string, id: string, input: unknown, parent: ParentLink, request?: string): Promise<number> {
+    this.assertOpen();
+    const def = this.deps.catalog.resolve(type);
+    this.held(checkId(id, "child workflow ID"));
+    await this.begin(def, id, input, {}, undefined, { parent, ...requestField(request) });
+    return (this.runs.get(id) as RunEntry).runId;
+  }
+
+  async listShard(shard: number, filter: ListFilter, limit: number): Promise<RunStatus[]> {
+    this.assertOpen();
+    if (!this.deps.owns(shard)) throw new ShardMovedError(`shard ${shard} is no longer held by this process; its next owner lists it`);
+    checkFilter(filter);
+    return listRuns(this.runs.values(), filter, limit, shard, (type) => this.deps.catalog.has(type));
+  }
+
+  /** The runs of every shard this process holds that match the filter, newest first. */
+  listHeld(filter: ListFilter, limit: number): RunStatus[] {
+    checkFilter(filter);
+    return listRuns(this.runs.values(), filter, limit, undefined, (type) => this.deps.catalog.has(type));
+  }
+
+  async schedule(name: string, settings: ScheduleSettings, paused: boolean): Promise<void> {
+    this.assertOpen();
+    this.heldFlow("schedule", name);
+    await this.flow.schedules.schedule(name, settings, paused);
+  }
+
+  async scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown> {
+    this.assertOpen();
+    this.heldFlow("schedule", name);
+    const schedules = this.flow.schedules;
+    switch (op) {
+      case "describe":
+        return schedules.get(name).describe();
+      case "pause":
+        return schedules.get(name).pause();
+      case "resume":
+        return schedules.get(name).resume();
+      case "trigger":
+        return schedules.get(name).trigger();
+      case "backfill":
+        return schedules.get(name).backfill(args[0] as number, args[1] as number);
+      case "delete":
+        return schedules.delete(name);
+    }
+  }
+
+  async debounce(type: string, key: string, input: unknown, rule: DebounceRule, eventId: string | undefined): Promise<string> {
+    this.assertOpen();
+    this.heldFlow("debounce", key);
+    const debounce = rule.maxWaitMs === undefined ? Debounce.of(rule.delayMs) : Debounce.of(rule.delayMs).maxWait(rule.maxWaitMs);
+    return this.flow.debouncer.debounce(this.deps.catalog.resolve(type).name, key, input, debounce, eventId);
+  }
+
+  async batch(type: string, key: string, event: unknown, rule: BatchRule, eventId: string | undefined): Promise<string> {
+    this.assertOpen();
+    this.heldFlow("batch", key);
+    return this.flow.batcher.batch(this.deps.catalog.resolve(type).name, key, event, Batch.of(rule.size, rule.timeoutMs), eventId);
+  }
+
+  // ---- for the cluster ----
+
+  /** Whether the current run of `id` holds a record that cluster request `request` appended. */
+  async performedRequest(id: string, request: string): Promise<boolean> {
+    this.assertOpen();
+    const entry = this.runs.get(id);
+    if (entry === undefined) return false;
+    for (const item of await this.deps.log.read(entry.shard, entry.stream)) {
+      if (readRecordHeader(item.body).request === request) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Forgets the runs of a shard this process no longer holds: their index entries, executors and
+   * timers; waiters on their results and updates hear `ShardMovedError` and ask the next owner.
+   */
+  forgetShard(shard: number): void {
+    const moved = new ShardMovedError(`shard ${shard} is no longer held by this process; its runs continue on the shard's new owner`);
+    this.cache.dropAll(moved, (entry) => entry.shard === shard);
+    for (const entry of [...this.runs.values()]) {
+      if (entry.shard !== shard) continue;
+      this.runs.delete(entry.id);
+      entry.clearTimers();
+      this.results.reject(entry.id, moved);
+      this.updates.rejectWhere((key) => key.startsWith(`${entry.id}\0`), moved);
+    }
+    this.flow.forget(shard);
+  }
+
+  /**
+   * Loads the runs of `shards` (of every shard, when undefined) into the index, each shard's records
+   * in its own order, then settles what a crash left between parents and children.
+   */
+  async recover(shards: readonly number[] | undefined): Promise<void> {
+    this.timers.hold();
+    try {
+      if (shards === undefined) for (let shard = 0; shard < this.deps.log.shardCount; shard++) await this.scanShard(shard);
+      // Shards are independent, so the reads of several taken at once overlap.
+      else await Promise.all(shards.map((shard) => this.scanShard(shard)));
+    } finally {
+      this.timers.release();
+    }
+    await this.children.reconcile(shards === undefined ? undefined : new Set(shards));
+  }
+
+  /** Resumes every unfinished run whose type is registered, a bounded number at a time. */
+  resumeAll(): void {
+    this.cache.resume(this.runs.values());
+  }
+
+  // ---- lifecycle ----
+
+  /** Whether the runs have nothing to do until time passes or a call arrives (see `Engine.idle`). */
+  quiet(steps: boolean): boolean {
+    if (this.records.unsynced > 0 || this.cache.resumingRuns || this.flow.writing || this.timers.hasDue() || this.deps.clock.hasDue?.() === true) return false;
+    for (const entry of this.cache.entries()) {
+      if (entry.loading !== undefined || entry.executor?.busy(steps) === true) return false;
+    }
+    return true;
+  }
+
+  /** Nothing more is done: timers stop, waiters hear `error`, running steps are aborted. */
+  close(error: Error): void {
+    this.closed = true;
+    this.timers.stop();
+    this.flow.close();
+    this.results.rejectAll(error);
+    this.updates.rejectAll(error);
+    this.starts.rejectAll(error);
+    this.cache.dropAll(new CancelledError("the engine is shutting down; the step runs again when the engine reopens"));
+  }
+
+  /** The error that stopped the runs (a failed storage), if any. */
+  get failure(): Error | undefined {
+    return this.fatal;
+  }
+
+  /** Makes the runs fatal on a storage failure, except one of a shard this process of a cluster no longer holds. */
+  storageFailed(e: unknown, shard?: number): void {
+    if (this.closed) return;
+    // The shard's next owner resumes its runs (and its schedules and windows) from what is durable.
+    if ((shard !== undefined && !this.deps.owns(shard)) || e instanceof ShardMovedError) return;
+    const error = e instanceof StorageError ? e : new StorageError(`storage failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+    this.fatal ??= error;
+    this.results.rejectAll(error);
+    this.updates.rejectAll(error);
+  }
+
+  assertOpen(): void {
+    if (this.fatal) throw this.fatal;
+    if (this.closed) throw new FuseeError("the engine is shut down");
+  }
+
+  // ---- internals ----
+
+  private async scanShard(shard: number): Promise<void> {
+    const superseded = new Set<string>();
+    for await (const batch of this.deps.log.scanBatches(shard)) {
+      for (const item of batch) this.index.recover(shard, item, superseded);
+    }
+    for (const stream of superseded) this.records.drop(shard, stream);
+  }
+
+  private statusOf(entry: RunEntry): RunStatus {
+    return statusOf(entry, (type) => this.deps.catalog.has(type));
+  }
+
+  /** Refuses a call on a run of a shard this process does not hold; the shard's owner performs it. */
+  private held(id: string): string {
+    const shard = shardOf(id, this.deps.log.shardCount);
+    if (!this.deps.owns(shard)) throw shardMoved(shard);
+    return id;
+  }
+
+  private heldFlow(family: "schedule" | "debounce" | "batch", name: string): void {
+    const shard = this.flow.shardOf(family, name);
+    if (!this.deps.owns(shard)) throw shardMoved(shard);
+  }
+
+  private entryOf(id: string): RunEntry {
+    this.held(id);
+    const entry = this.runs.get(id);
+    if (entry === undefined) throw new NotFoundError(`no workflow run has the ID '${id}'`);
+    return entry;
+  }
+
+  private unfinished(id: string): RunEntry {
+    const entry = this.entryOf(id);
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`);
+    return entry;
+  }
+
+  /** The run's executor once every record delivered so far has been applied. */
+  private async idleExecutor(entry: RunEntry): Promise<RunExecutor> {
+    const executor = await this.cache.load(entry);
+    await executor.whenIdle();
+    return executor;
+  }
+
+  private async answer(token: string, outcome: Outcome, request: string | undefined): Promise<void> {
+    this.assertOpen();
+    const address = parseCompletionToken(token);
+    this.held(address.workflowId);
+    const entry = this.runs.get(address.workflowId);
+    if (entry === undefined) throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`);
+    if (entry.runId !== address.runId) {
+      throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`);
+    }
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`);
+    const executor = await this.idleExecutor(entry);
+    const state = executor.completionState(token);
+    if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`);
+    if (state === "unknown") throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`);
+    executor.claimCompletion(token);
+    await this.records.append(entry, { kind: "completion", token, ...outcome, at: this.deps.clock.now(), ...requestField(request) });
+  }
+
+  /** Starts a new run of `id` (subject to its ID policy); resolves once its start record is durable. */
+  private async begin(
+    def: WorkflowDefinition,
+    id: string,
+    input: unknown,
+    options: StartOptions,
+    update: StartRecord["update"],
+    lineage: Pick<StartRecord, "from" | "parent" | "request"> = {},
+  ): Promise<"started" | "existing"> {
+    let existing = this.runs.get(id);
+    // The same call of the same parent run started this child before a crash lost the parent's record of it.
+    if (existing !== undefined && lineage.parent !== undefined && sameLink(existing.parent, lineage.parent)) return "existing";
+    if (existing !== undefined && lineage.from === undefined) {
+      const policy = options.idPolicy ?? {};
+      const running = policy.running ?? "fail";
+      const finished = policy.finished ?? "allow";
+      checkPolicy(running, ["fail", "use-existing", "terminate-existing"], "idPolicy.running");
+      checkPolicy(finished, ["allow", "allow-if-failed", "refuse"], "idPolicy.finished");
+      if (existing.finished === undefined) {
+        if (running === "use-existing") return "existing";
+        if (running === "fail") throw new AlreadyExistsError(`workflow ID '${id}' already has a running run (${existing.type} run ${existing.runId})`);
+        await this.terminate(id, "replaced by a new run (idPolicy terminate-existing)");
+        existing = this.runs.get(id);
+      } else if (finished === "refuse" || (finished === "allow-if-failed" && existing?.finished === "ok")) {
+        throw new AlreadyExistsError(`workflow ID '${id}' already had a run (${existing.type} run ${existing.runId}, ${existing.finished}) and idPolicy.finished is '${finished}'`);
+      }
+    }
+    const runId = (existing?.runId ?? 0) + 1;
+    const record: StartRecord = {
+      kind: "start",
+      at: this.deps.clock.now(),
+      type: def.name,
+      runId,
+      seed: randomInt(0, 2 ** 32 - 1),
+      input,
+      ...(update ? { update } : {}),
+      ...lineage,
+    };
+    const body = this.records.encode(id, runId, 0, record);
+    // Everything below runs without yielding until the append is queued, so two starts of one ID
+    // cannot both pass the checks above.
+    if (this.runs.get(id) !== existing) throw new AlreadyExistsError(`workflow ID '${id}' was started concurrently`);
+    const entry = existing ?? new RunEntry(id, shardOf(id, this.deps.log.shardCount));
+    const previous = existing?.stream;
+    if (existing !== undefined) {
+      this.cache.evict(existing, () => new CancelledError(`run ${existing!.runId} of '${id}' was replaced by run ${runId}; its steps stop`));
+    }
+    entry.reset(def.name, runId, record.at);
+    if (lineage.parent !== undefined) entry.parent = lineage.parent;
+    this.runs.set(id, entry);
+    this.cache.create(entry, def).load([]);
+    this.starts.resolve(id);
+    await this.records.appendEncoded(entry, record, body);
+    if (previous !== undefined) this.records.drop(entry.shard, previous);
+    return "started";
+  }
+
+  /** Applies a record of `entry`'s run `runId` that just became durable at `position`. */
+  private durable(entry: RunEntry, runId: number, position: number, record: JournalRecord, body: Uint8Array): void {
+    if (entry.runId !== runId) return;
+    entry.durable = position + 1;
+    // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
+    if (!readsBackUnchanged(record)) record = decodeRecord(body, this.deps.codec, { workflowId: entry.id, runId, position });
+    this.index.apply(entry, record);
+    if (entry.executor !== undefined) entry.executor.deliver(position, record);
+    // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
+    else if (entry.finished === undefined && wakes(record) && entry.durable === entry.appended) void this.cache.load(entry).catch(() => undefined);
+    if (record.kind === "finish") this.finishRun(entry, record);
+    else if (record.kind === "update-result") this.updates.resolve(`${entry.id}\0${record.id}`, record);
+  }
+
+  private finishRun(entry: RunEntry, record: FinishRecord): void {
+    this.cache.evict(entry, () =>
+      record.error instanceof TerminatedError ? record.error : new CancelledError(`run ${entry.runId} of '${entry.id}' ended (${record.status}); its steps stop`),
+    );
+    this.results.resolve(entry.id, record);
+    this.children.parentEnded(entry, record);
+  }
+
+  private executorChanged(entry: RunEntry, executor: RunExecutor): void {
+    if (entry.executor !== executor) return;
+    if (executor.broken) this.results.reject(entry.id, executor.broken);
+    this.cache.changed();
+  }
+
+  private runFailedToContinue(entry: RunEntry, runId: number, e: unknown): void {
+    if (entry.runId !== runId || entry.finished !== undefined || this.closed) return;
+    const error = e instanceof Error ? e : new FuseeError(String(e));
+    void this.records.append(entry, { kind: "finish", status: "failed", error, at: this.deps.clock.now() }).catch((x: unknown) => this.internalAppendFailed(x, entry.shard));
+  }
+
+  private fireTimer(id: string, seq: number, at: number): void {
+    const entry = this.runs.get(id);
+    if (entry === undefined || entry.finished !== undefined || entry.timerDue(seq) !== at || this.closed) return;
+    entry.clearTimer(seq);
+    void this.records.append(entry, { kind: "fired", seq, at: this.deps.clock.now() }).catch((e: unknown) => this.internalAppendFailed(e, entry.shard));
+  }
+
+  /**
+   * A record the engine appended on its own (a timer fired, a child started, a result) failed: a run
+   * that finished meanwhile refuses it, which is no failure; anything else is the storage's.
+   */
+  private internalAppendFailed(e: unknown, shard: number): void {
+    if (!(e instanceof RejectedError)) this.storageFailed(e, shard);
+  }
+}
+
+/** True when decoding the record would give back equal values of the same types (no objects, no errors). */
+function readsBackUnchanged(record: JournalRecord): boolean {
+  switch (record.kind) {
+    case "timer":
+    case "fired":
+    case "patch":
+    case "cancel":
+      return true;
+    case "step":
+      return record.ok && isPrimitive(record.value);
+    case "signal":
+      return isPrimitive(record.value);
+    default:
+      return false;
+  }
+}
+
+function isPrimitive(v: unknown): boolean {
+  return v === null || (typeof v !== "object" && typeof v !== "function" && typeof v !== "symbol");
+}
+
+function wakes(record: JournalRecord): boolean {
+  return (
+    record.kind === "signal" ||
+    record.kind === "update" ||
+    record.kind === "fired" ||
+    record.kind === "cancel" ||
+    record.kind === "completion" ||
+    record.kind === "child" ||
+    record.kind === "child-result"
+  );
+}
+
+function sameLink(a: RunEntry["parent"], b: ParentLink): boolean {
+  return a !== undefined && a.id === b.id && a.runId === b.runId && a.seq === b.seq;
+}
+
+function unwrap(o: { ok: boolean; value?: unknown; error?: unknown }): unknown {
+  if (o.ok) return o.value;
+  throw o.error;
+}
+
+function checkPolicy(value: string, allowed: readonly string[], what: string): void {
+  if (!allowed.includes(value)) throw new RejectedError(`${what} must be one of ${allowed.map((a) => `'${a}'`).join(", ")}; got '${value}'`);
+}
+
+/** The field a record carries when it performs a cluster request. */
+function requestField(request: string | undefined): { request?: string } {
+  return request === undefined ? {} : { request };
+}
+
+/** Refuses a call on a shard this process no longer holds; the shard's next owner performs it. */
+function shardMoved(shard: number): ShardMovedError {
+  return new ShardMovedError(`shard ${shard} is no longer held by this process; its next owner performs the request`);
+}

@@ -1,0 +1,127 @@
+import { RejectedError, StorageError } from "../core/errors.js";
+import { decodeRecord, encodeRecord, type PayloadCodec } from "../core/record-codec.js";
+import type { FinishRecord, JournalRecord } from "../core/records.js";
+import type { Log } from "../storage/log.js";
+import { type DurableSink, RecordWaiter } from "./record-waiter.js";
+import type { RunEntry } from "./run-entry.js";
+
+/** What appending a run's records needs of the runs around it. */
+export interface RunRecordsDeps {
+  readonly log: Log;
+  readonly codec: PayloadCodec;
+  readonly maxRecordBytes: number;
+  /** Finished and superseded journals are kept (`Config.keepHistory`). */
+  readonly keepHistory: boolean;
+  /** Where records go once durable, or the failure that stopped them. */
+  readonly sink: DurableSink;
+  /** Throws when nothing may be appended any more (the engine shut down or failed). */
+  assertOpen(): void;
+  /** True once appends are dropped silently: the engine shut down or failed (and said so). */
+  stopped(): boolean;
+  /** A drop of a superseded journal failed. */
+  failed(error: unknown, shard: number): void;
+}
+
+/**
+ * The journals of the runs a process holds: records encoded and appended in journal order, and
+ * read back. Every record of a run is appended through here, so the records of one run reach the
+ * sink in journal order whichever way they were appended.
+ */
+export class RunRecords implements DurableSink {
+  /** Records appended and not yet durable (or failed). */
+  unsynced = 0;
+
+  constructor(private readonly deps: RunRecordsDeps) {}
+
+  durable(entry: RunEntry, runId: number, position: number, record: JournalRecord, body: Uint8Array): void {
+    this.unsynced--;
+    this.deps.sink.durable(entry, runId, position, record, body);
+  }
+
+  failed(error: unknown, shard: number): void {
+    this.unsynced--;
+    this.deps.sink.failed(error, shard);
+  }
+
+  encode(id: string, runId: number, position: number, record: JournalRecord): Uint8Array {
+    const body = encodeRecord(record, this.deps.codec, { workflowId: id, runId, position });
+    if (body.length > this.deps.maxRecordBytes) {
+      throw new RejectedError(`${record.kind} record of ${id} is ${body.length} bytes; the limit is ${this.deps.maxRecordBytes} (Config.maxPayloadBytes)`);
+    }
+    return body;
+  }
+
+  /** Appends at the next position of the run's journal; resolves once durable. */
+  append(entry: RunEntry, record: JournalRecord): Promise<void> {
+    let body: Uint8Array;
+    try {
+      body = this.encode(entry.id, entry.runId, entry.appended, record);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.appendEncoded(entry, record, body);
+  }
+
+  /**
+   * Appends a record the run's code made (a step's outcome, a timer): an encoding error goes back to
+   * the code, a storage failure stops the engine. The hot path of every step, so it allocates the
+   * record's waiter and nothing else (no promise).
+   */
+  appendFromRun(entry: RunEntry, record: JournalRecord): void {
+    // Nothing follows a finish (a termination may have come while a step ran).
+    if (entry.finishAppended) return;
+    const body = this.encode(entry.id, entry.runId, entry.appended, record);
+    // A closed or failed engine journals nothing more; the failure has been reported already.
+    if (this.deps.stopped()) return;
+    this.enqueue(entry, record, body, undefined, undefined);
+  }
+
+  /** Appends an encoded record (encoded at the position it will take); resolves once durable. */
+  appendEncoded(entry: RunEntry, record: JournalRecord, body: Uint8Array): Promise<void> {
+    try {
+      this.deps.assertOpen();
+      if (entry.finishAppended) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished; its journal takes no ${record.kind} record`);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return new Promise((resolve, reject) => this.enqueue(entry, record, body, resolve, reject));
+  }
+
+  /** The first `upTo` records of the run's current journal, decoded. */
+  async read(entry: RunEntry, upTo = entry.durable): Promise<JournalRecord[]> {
+    const entries = await this.deps.log.read(entry.shard, entry.stream);
+    const records: JournalRecord[] = [];
+    for (let position = 0; position < Math.min(upTo, entries.length); position++) {
+      const body = (entries[position] as { body: Uint8Array }).body;
+      records.push(decodeRecord(body, this.deps.codec, { workflowId: entry.id, runId: entry.runId, position }));
+    }
+    return records;
+  }
+
+  async finishRecordOf(entry: RunEntry): Promise<FinishRecord> {
+    const journal = await this.read(entry);
+    const last = journal[journal.length - 1];
+    if (last?.kind !== "finish") throw new StorageError(`run ${entry.runId} of '${entry.id}' is finished but its journal has no finish record`);
+    return last;
+  }
+
+  /** Drops a superseded run's journal, unless finished journals are kept. */
+  drop(shard: number, stream: string): void {
+    if (this.deps.keepHistory) return;
+    void this.deps.log.drop(shard, [stream]).catch((e: unknown) => this.deps.failed(e, shard));
+  }
+
+  private enqueue(entry: RunEntry, record: JournalRecord, body: Uint8Array, resolve?: () => void, reject?: (e: unknown) => void): void {
+    if (record.kind === "finish") entry.finishAppended = true;
+    const waiter = new RecordWaiter(this, entry, entry.runId, entry.appended++, record, body, resolve, reject);
+    this.unsynced++;
+    const log = this.deps.log;
+    if (log.appendThen !== undefined) log.appendThen(entry.shard, entry.stream, body, waiter);
+    else {
+      log.append(entry.shard, { stream: entry.stream, body }).then(
+        () => waiter.appended(),
+        (e: unknown) => waiter.failed(e),
+      );
+    }
+  }
+}

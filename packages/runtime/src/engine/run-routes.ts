@@ -1,0 +1,68 @@
+/*
+ * Where each call of the run service is performed: the shard its arguments name. A cluster sends a
+ * call to the process holding that shard; this table is the only place that says how to find it,
+ * so a new call is routed by adding its line (the compiler insists on one per call).
+ */
+import { parseCompletionToken } from "../workflow/completion-token.js";
+import type { RunCall, RunService } from "./run-service.js";
+
+/** How a call's arguments name its shard. */
+export type Route =
+  /** A workflow ID at argument `at`. */
+  | { readonly by: "run"; readonly at: number }
+  /** A completion token at argument `at`: the ID of the run that issued it. */
+  | { readonly by: "token"; readonly at: number }
+  /** The shard number itself at argument `at`. */
+  | { readonly by: "shard"; readonly at: number }
+  /** A schedule's name, or a debounce or batch key, at argument `at`. */
+  | { readonly by: "flow"; readonly family: "schedule" | "debounce" | "batch"; readonly at: number };
+
+/** A call's route, and what performing it elsewhere requires. */
+export interface CallRoute {
+  readonly route: Route;
+  /**
+   * The call changes a run: the owner performing it for another process names the request in the
+   * record it appends, so a next owner finds it performed instead of performing it twice.
+   */
+  readonly changes?: true;
+  /** The call only waits or is idempotent (by an ID): when its shard moves meanwhile, it is asked again of the next owner. */
+  readonly retriesOnMove?: true;
+}
+
+const run = (at: number): Route => ({ by: "run", at });
+
+export const ROUTES: { readonly [C in RunCall]: CallRoute } = {
+  start: { route: run(1), changes: true },
+  updateWithStart: { route: run(1), retriesOnMove: true },
+  awaitResult: { route: run(0), retriesOnMove: true },
+  awaitStarted: { route: run(0), retriesOnMove: true },
+  status: { route: run(0) },
+  describe: { route: run(0) },
+  signal: { route: run(0), changes: true },
+  query: { route: run(0) },
+  update: { route: run(0), retriesOnMove: true },
+  terminate: { route: run(0), changes: true },
+  cancel: { route: run(0), changes: true },
+  reset: { route: run(0), changes: true },
+  complete: { route: { by: "token", at: 0 }, changes: true },
+  fail: { route: { by: "token", at: 0 }, changes: true },
+  startChild: { route: run(1), changes: true },
+  listShard: { route: { by: "shard", at: 0 } },
+  schedule: { route: { by: "flow", family: "schedule", at: 0 } },
+  scheduleOp: { route: { by: "flow", family: "schedule", at: 0 } },
+  debounce: { route: { by: "flow", family: "debounce", at: 1 } },
+  batch: { route: { by: "flow", family: "batch", at: 1 } },
+};
+
+/** The workflow ID a run-changing call is about (where the owner looks for its request). */
+export function targetRun(call: RunCall, args: readonly unknown[]): string | undefined {
+  const { route } = ROUTES[call];
+  if (route.by === "run") return args[route.at] as string;
+  if (route.by === "token") return parseCompletionToken(args[route.at] as string).workflowId;
+  return undefined;
+}
+
+/** Performs `call` on `service` with its arguments as sent. */
+export function invoke(service: RunService, call: RunCall, args: readonly unknown[], ...extra: unknown[]): Promise<unknown> {
+  return (service[call] as (...a: unknown[]) => Promise<unknown>).call(service, ...args, ...extra);
+}

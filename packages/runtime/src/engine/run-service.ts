@@ -1,0 +1,52 @@
+/*
+ * What the engine's facade, run handles and schedule handles ask of the runs behind them. One
+ * process implements it over the shards it holds (`LocalRuns`); in a cluster, `RoutedRuns` sends
+ * each call to the process holding the call's shard. Arguments are plain values, so a call can
+ * travel between processes as it is: callers resolve defaults (an update's ID, a cancel's reason)
+ * before they call.
+ */
+import type { RunOperations } from "../client/run-operations.js";
+import type { ListFilter, RunStatus, StartOptions } from "../client/types.js";
+import type { ScheduleOp } from "./schedule-handle.js";
+import type { ScheduleSettings } from "./schedule-spec.js";
+
+/** A parent run's call that started a child. */
+export interface ParentLink {
+  readonly id: string;
+  readonly runId: number;
+  readonly seq: number;
+}
+
+/** A debounce rule as it travels: its delays in ms. */
+export interface DebounceRule {
+  readonly delayMs: number;
+  readonly maxWaitMs: number | undefined;
+}
+
+/** A batch rule as it travels. */
+export interface BatchRule {
+  readonly size: number;
+  readonly timeoutMs: number;
+}
+
+/** The runs of an engine, wherever they are held. */
+export interface RunService extends RunOperations {
+  start(type: string, id: string, input: unknown, options: StartOptions): Promise<void>;
+  /** The update's result; the run is started with it when the ID has no running run. */
+  updateWithStart(type: string, id: string, input: unknown, update: string, arg: unknown, options: StartOptions, updateId: string): Promise<unknown>;
+  complete(token: string, value: unknown): Promise<void>;
+  fail(token: string, error: Error): Promise<void>;
+  /** Starts the run of a parent's child call; resolves with the child's run number. */
+  startChild(type: string, id: string, input: unknown, parent: ParentLink): Promise<number>;
+  /** The runs of one shard that match the filter, newest first. */
+  listShard(shard: number, filter: ListFilter, limit: number): Promise<RunStatus[]>;
+  schedule(name: string, settings: ScheduleSettings, paused: boolean): Promise<void>;
+  scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown>;
+  /** The ID of the run the event's debounce window will start. */
+  debounce(type: string, key: string, input: unknown, rule: DebounceRule, eventId: string | undefined): Promise<string>;
+  /** The ID of the run the event's batch will start. */
+  batch(type: string, key: string, event: unknown, rule: BatchRule, eventId: string | undefined): Promise<string>;
+}
+
+/** The names of the service's calls. */
+export type RunCall = keyof RunService;

@@ -1,0 +1,73 @@
+import type { ListFilter, RunStatus } from "../client/types.js";
+import { isFinished, type RunStatusValue } from "../core/status.js";
+import { compileFilter } from "./list-filter.js";
+import type { RunEntry } from "./run-entry.js";
+
+/** Where an indexed run stands; `registered` tells whether its workflow type is known here. */
+export function statusOf(entry: RunEntry, registered: (type: string) => boolean): RunStatus {
+  let status: RunStatusValue;
+  let error: string | undefined;
+  if (entry.finished !== undefined) status = entry.finished;
+  else if (entry.executor !== undefined) {
+    status = entry.executor.broken ? "running" : (entry.executor.status() as RunStatusValue);
+    error = entry.executor.broken?.message;
+    if (isFinished(status)) status = "running";
+  } else {
+    status = "parked";
+    if (!registered(entry.type)) error = `workflow type '${entry.type}' is not registered`;
+  }
+  return {
+    id: entry.id,
+    type: entry.type,
+    runId: entry.runId,
+    status,
+    startedAt: entry.startedAt,
+    ...(entry.endedAt !== undefined ? { endedAt: entry.endedAt } : {}),
+    attributes: entry.attributes ?? {},
+    ...(error !== undefined ? { error } : {}),
+  };
+}
+
+/** The indexed runs (of one shard, or all) that match the filter, newest first, at most `limit`. */
+export function listRuns(
+  runs: Iterable<RunEntry>,
+  filter: ListFilter,
+  limit: number,
+  shard: number | undefined,
+  registered: (type: string) => boolean,
+): RunStatus[] {
+  const predicate = compileFilter(filter);
+  const out: RunStatus[] = [];
+  for (const entry of runs) {
+    if (shard !== undefined && entry.shard !== shard) continue;
+    const field = (name: string): unknown => entryField(entry, name, () => statusOf(entry, registered).status);
+    if (predicate(field)) out.push(statusOf(entry, registered));
+  }
+  return newestFirst(out, limit);
+}
+
+/** The first `limit` runs, most recently started first (ties by ID). */
+export function newestFirst(runs: RunStatus[], limit: number): RunStatus[] {
+  runs.sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? -1 : 1));
+  return runs.slice(0, Math.max(0, limit));
+}
+
+/** A field of `listWhere` read straight from an index entry; the status only when asked for. */
+function entryField(entry: RunEntry, name: string, status: () => RunStatusValue): unknown {
+  switch (name) {
+    case "id":
+      return entry.id;
+    case "type":
+      return entry.type;
+    case "runId":
+      return entry.runId;
+    case "status":
+      return entry.finished ?? status();
+    case "startedAt":
+      return entry.startedAt;
+    case "endedAt":
+      return entry.endedAt;
+    default:
+      return entry.attributes?.[name];
+  }
+}
