@@ -1,16 +1,15 @@
-import { randomInt } from "node:crypto";
 import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
-import { AlreadyExistsError, CancelledError, FuseeError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
+import { CancelledError, FuseeError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
 import { decodeRecord, readRecordHeader, type PayloadCodec } from "../core/record-codec.js";
-import type { FinishRecord, JournalRecord, StartRecord, UpdateResultRecord } from "../core/records.js";
+import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../core/records.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
 import type { Log } from "../storage/log.js";
 import { parseCompletionToken } from "../workflow/completion-token.js";
-import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 import { ChildRuns } from "./child-runs.js";
+import { RunStarts } from "./run-starts.js";
 import { FlowControl } from "./flow-control.js";
 import { Batch, Debounce } from "./flow-rules.js";
 import { checkFilter } from "./list-filter.js";
@@ -61,8 +60,9 @@ export class LocalRuns implements RunService {
   readonly timers: TimerQueue;
   readonly flow: FlowControl;
   private readonly children: ChildRuns;
+  private readonly starts: RunStarts;
   private readonly results = new Waiters<string, FinishRecord>();
-  private readonly starts = new Waiters<string, void>();
+  private readonly started = new Waiters<string, void>();
   private readonly updates = new Waiters<string, UpdateResultRecord>();
   /** Where calls on other runs go (a child's start, its closing, a schedule's runs): `RoutedRuns` in a cluster. */
   private router: RunService = this;
@@ -113,7 +113,7 @@ export class LocalRuns implements RunService {
       startChild: (entry, request) => void this.children.start(entry, request),
       continueAsNew: (entry, runId, def, input) => {
         const lineage = { from: { runId, reason: "continue-as-new" as const }, ...(entry.parent ? { parent: entry.parent } : {}) };
-        this.begin(def, entry.id, input, {}, undefined, lineage).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
+        this.starts.begin(def, entry.id, input, {}, undefined, lineage).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
       },
       closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
     };
@@ -125,6 +125,16 @@ export class LocalRuns implements RunService {
       read: (entry, upTo) => this.records.read(entry, upTo),
       closed: () => this.closed,
     });
+    this.starts = new RunStarts({
+      runs: this.runs,
+      records: this.records,
+      cache: this.cache,
+      catalog: deps.catalog,
+      clock: time,
+      shardCount: deps.log.shardCount,
+      terminate: (id, reason) => this.terminate(id, reason),
+      started: (id) => this.started.resolve(id),
+    });
     this.children = new ChildRuns({
       runs: this.runs,
       records: this.records,
@@ -132,7 +142,7 @@ export class LocalRuns implements RunService {
       closed: () => this.closed,
       local: (id) => this.deps.owns(shardOf(id, this.deps.log.shardCount)),
       router: () => this.router,
-      begin: (def, id, input, parent, request) => this.begin(def, id, input, {}, undefined, { parent, ...(request ? { request } : {}) }),
+      begin: (def, id, input, parent, request) => this.starts.begin(def, id, input, {}, undefined, { parent, ...(request ? { request } : {}) }),
       resolve: (type) => this.deps.catalog.resolve(type),
       failed: (e, shard) => this.storageFailed(e, shard),
     });
@@ -149,7 +159,7 @@ export class LocalRuns implements RunService {
     this.assertOpen();
     const def = this.deps.catalog.resolve(type);
     this.held(checkId(id));
-    await this.begin(def, id, input, options, undefined, request === undefined ? {} : { request });
+    await this.starts.begin(def, id, input, options, undefined, request === undefined ? {} : { request });
   }
 
   async updateWithStart(type: string, id: string, input: unknown, update: string, arg: unknown, options: StartOptions, updateId: string): Promise<unknown> {
@@ -165,7 +175,7 @@ export class LocalRuns implements RunService {
     }
     const outcome = this.updates.wait(`${id}\0${updateId}`);
     try {
-      await this.begin(def, id, input, { ...options, idPolicy: { ...options.idPolicy, running } }, { id: updateId, name: update, arg });
+      await this.starts.begin(def, id, input, { ...options, idPolicy: { ...options.idPolicy, running } }, { id: updateId, name: update, arg });
     } catch (e) {
       // Nothing was started: nobody will wait for the update's outcome.
       outcome.catch(() => undefined);
@@ -194,7 +204,7 @@ export class LocalRuns implements RunService {
   async awaitStarted(id: string): Promise<void> {
     this.assertOpen();
     this.held(id);
-    if (!this.runs.has(id)) await this.starts.wait(id);
+    if (!this.runs.has(id)) await this.started.wait(id);
   }
 
   async status(id: string): Promise<RunStatus | undefined> {
@@ -263,35 +273,9 @@ export class LocalRuns implements RunService {
     await this.records.append(entry, { kind: "cancel", reason, at: this.deps.clock.now(), ...requestField(request) });
   }
 
-  async reset(id: string, stepName: string, request?: string): Promise<void> {
+  reset(id: string, stepName: string, request?: string): Promise<void> {
     this.assertOpen();
-    const entry = this.entryOf(id);
-    const def = this.deps.catalog.get(entry.type);
-    if (def === undefined) throw new NotFoundError(`workflow type '${entry.type}' of run '${id}' is not registered`);
-    const journal = await this.records.read(entry);
-    const at = journal.findIndex((r) => r.kind === "step" && r.name === stepName);
-    if (at < 0) {
-      const names = [...new Set(journal.flatMap((r) => (r.kind === "step" ? [`'${r.name}'`] : [])))].join(", ") || "none";
-      throw new RejectedError(`run ${entry.runId} of ${id} has no step '${stepName}' to reset to; its steps are ${names}`);
-    }
-    const { request: _startedBy, ...start } = journal[0] as StartRecord;
-    const runId = entry.runId + 1;
-    const now = this.deps.clock.now();
-    const records: JournalRecord[] = [
-      { ...start, runId, at: now, from: { runId: entry.runId, reason: "reset" }, ...requestField(request) },
-      ...journal.slice(1, at),
-      // Signals the old run received after the reset point reach the new run again.
-      ...journal.slice(at).filter((r) => r.kind === "signal"),
-    ];
-    const bodies = records.map((r, position) => this.records.encode(id, runId, position, r));
-    const previous = entry.stream;
-    const parent = entry.parent;
-    this.cache.evict(entry, () => new CancelledError(`run ${entry.runId} of '${id}' was reset to step '${stepName}'; its steps stop`));
-    entry.reset(def.name, runId, now);
-    if (parent !== undefined) entry.parent = parent;
-    await Promise.all(records.map((r, i) => this.records.appendEncoded(entry, r, bodies[i] as Uint8Array)));
-    this.records.drop(entry.shard, previous);
-    if (entry.executor === undefined && entry.finished === undefined) await this.cache.load(entry);
+    return this.starts.reset(this.entryOf(id), stepName, request);
   }
 
   complete(token: string, value: unknown, request?: string): Promise<void> {
@@ -306,7 +290,7 @@ export class LocalRuns implements RunService {
     this.assertOpen();
     const def = this.deps.catalog.resolve(type);
     this.held(checkId(id, "child workflow ID"));
-    await this.begin(def, id, input, {}, undefined, { parent, ...requestField(request) });
+    await this.starts.begin(def, id, input, {}, undefined, { parent, ...requestField(request) });
     return (this.runs.get(id) as RunEntry).runId;
   }
 
@@ -332,21 +316,7 @@ export class LocalRuns implements RunService {
   async scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown> {
     this.assertOpen();
     this.heldFlow("schedule", name);
-    const schedules = this.flow.schedules;
-    switch (op) {
-      case "describe":
-        return schedules.get(name).describe();
-      case "pause":
-        return schedules.get(name).pause();
-      case "resume":
-        return schedules.get(name).resume();
-      case "trigger":
-        return schedules.get(name).trigger();
-      case "backfill":
-        return schedules.get(name).backfill(args[0] as number, args[1] as number);
-      case "delete":
-        return schedules.delete(name);
-    }
+    return this.flow.schedules.perform(name, op, args);
   }
 
   async debounce(type: string, key: string, input: unknown, rule: DebounceRule, eventId: string | undefined): Promise<string> {
@@ -431,7 +401,7 @@ export class LocalRuns implements RunService {
     this.flow.close();
     this.results.rejectAll(error);
     this.updates.rejectAll(error);
-    this.starts.rejectAll(error);
+    this.started.rejectAll(error);
     this.cache.dropAll(new CancelledError("the engine is shutting down; the step runs again when the engine reopens"));
   }
 
@@ -520,63 +490,6 @@ export class LocalRuns implements RunService {
     await this.records.append(entry, { kind: "completion", token, ...outcome, at: this.deps.clock.now(), ...requestField(request) });
   }
 
-  /** Starts a new run of `id` (subject to its ID policy); resolves once its start record is durable. */
-  private async begin(
-    def: WorkflowDefinition,
-    id: string,
-    input: unknown,
-    options: StartOptions,
-    update: StartRecord["update"],
-    lineage: Pick<StartRecord, "from" | "parent" | "request"> = {},
-  ): Promise<"started" | "existing"> {
-    let existing = this.runs.get(id);
-    // The same call of the same parent run started this child before a crash lost the parent's record of it.
-    if (existing !== undefined && lineage.parent !== undefined && sameLink(existing.parent, lineage.parent)) return "existing";
-    if (existing !== undefined && lineage.from === undefined) {
-      const policy = options.idPolicy ?? {};
-      const running = policy.running ?? "fail";
-      const finished = policy.finished ?? "allow";
-      checkPolicy(running, ["fail", "use-existing", "terminate-existing"], "idPolicy.running");
-      checkPolicy(finished, ["allow", "allow-if-failed", "refuse"], "idPolicy.finished");
-      if (existing.finished === undefined) {
-        if (running === "use-existing") return "existing";
-        if (running === "fail") throw new AlreadyExistsError(`workflow ID '${id}' already has a running run (${existing.type} run ${existing.runId})`);
-        await this.terminate(id, "replaced by a new run (idPolicy terminate-existing)");
-        existing = this.runs.get(id);
-      } else if (finished === "refuse" || (finished === "allow-if-failed" && existing?.finished === "ok")) {
-        throw new AlreadyExistsError(`workflow ID '${id}' already had a run (${existing.type} run ${existing.runId}, ${existing.finished}) and idPolicy.finished is '${finished}'`);
-      }
-    }
-    const runId = (existing?.runId ?? 0) + 1;
-    const record: StartRecord = {
-      kind: "start",
-      at: this.deps.clock.now(),
-      type: def.name,
-      runId,
-      seed: randomInt(0, 2 ** 32 - 1),
-      input,
-      ...(update ? { update } : {}),
-      ...lineage,
-    };
-    const body = this.records.encode(id, runId, 0, record);
-    // Everything below runs without yielding until the append is queued, so two starts of one ID
-    // cannot both pass the checks above.
-    if (this.runs.get(id) !== existing) throw new AlreadyExistsError(`workflow ID '${id}' was started concurrently`);
-    const entry = existing ?? new RunEntry(id, shardOf(id, this.deps.log.shardCount));
-    const previous = existing?.stream;
-    if (existing !== undefined) {
-      this.cache.evict(existing, () => new CancelledError(`run ${existing!.runId} of '${id}' was replaced by run ${runId}; its steps stop`));
-    }
-    entry.reset(def.name, runId, record.at);
-    if (lineage.parent !== undefined) entry.parent = lineage.parent;
-    this.runs.set(id, entry);
-    this.cache.create(entry, def).load([]);
-    this.starts.resolve(id);
-    await this.records.appendEncoded(entry, record, body);
-    if (previous !== undefined) this.records.drop(entry.shard, previous);
-    return "started";
-  }
-
   /** Applies a record of `entry`'s run `runId` that just became durable at `position`. */
   private durable(entry: RunEntry, runId: number, position: number, record: JournalRecord, body: Uint8Array): void {
     if (entry.runId !== runId) return;
@@ -660,17 +573,9 @@ function wakes(record: JournalRecord): boolean {
   );
 }
 
-function sameLink(a: RunEntry["parent"], b: ParentLink): boolean {
-  return a !== undefined && a.id === b.id && a.runId === b.runId && a.seq === b.seq;
-}
-
 function unwrap(o: { ok: boolean; value?: unknown; error?: unknown }): unknown {
   if (o.ok) return o.value;
   throw o.error;
-}
-
-function checkPolicy(value: string, allowed: readonly string[], what: string): void {
-  if (!allowed.includes(value)) throw new RejectedError(`${what} must be one of ${allowed.map((a) => `'${a}'`).join(", ")}; got '${value}'`);
 }
 
 /** The field a record carries when it performs a cluster request. */

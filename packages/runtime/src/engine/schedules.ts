@@ -1,4 +1,5 @@
 import { NotFoundError, RejectedError } from "../core/errors.js";
+import type { ScheduleOp } from "./schedule-handle.js";
 import { ScheduleRuntime, type ScheduleDeps } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 import { ScheduleGenerations } from "./schedule-generations.js";
@@ -32,6 +33,24 @@ export class Schedules {
     const s = this.schedules.get(name);
     if (s === undefined) throw new NotFoundError(`no schedule is named '${name}'`);
     return s;
+  }
+
+  /** Performs a schedule handle's operation on the schedule of that name. */
+  perform(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown> {
+    switch (op) {
+      case "describe":
+        return Promise.resolve(this.get(name).describe());
+      case "pause":
+        return this.get(name).pause();
+      case "resume":
+        return this.get(name).resume();
+      case "trigger":
+        return this.get(name).trigger();
+      case "backfill":
+        return this.get(name).backfill(args[0] as number, args[1] as number);
+      case "delete":
+        return this.delete(name);
+    }
   }
 
   async delete(name: string): Promise<void> {

@@ -1,0 +1,135 @@
+import { randomInt } from "node:crypto";
+import type { Clock } from "../core/clock.js";
+import { AlreadyExistsError, CancelledError, NotFoundError, RejectedError } from "../core/errors.js";
+import { shardOf } from "../core/ids.js";
+import type { JournalRecord, StartRecord } from "../core/records.js";
+import type { StartOptions } from "../client/types.js";
+import type { WorkflowDefinition } from "../workflow/registry.js";
+import type { RunCache } from "./run-cache.js";
+import { RunEntry } from "./run-entry.js";
+import type { RunRecords } from "./run-records.js";
+import type { ParentLink } from "./run-service.js";
+import type { WorkflowCatalog } from "./workflow-catalog.js";
+
+/** What starting runs needs of the runs around them. */
+export interface RunStartsDeps {
+  readonly runs: Map<string, RunEntry>;
+  readonly records: RunRecords;
+  readonly cache: RunCache;
+  readonly catalog: WorkflowCatalog;
+  readonly clock: Clock;
+  readonly shardCount: number;
+  /** Ends the running run of `id` (idPolicy `terminate-existing`). */
+  terminate(id: string, reason: string): Promise<void>;
+  /** The ID has a run now: whoever waits for it to start goes on. */
+  started(id: string): void;
+}
+
+/** Where a run comes from, as its start record says. */
+export type Lineage = Pick<StartRecord, "from" | "parent" | "request">;
+
+/**
+ * New runs of a workflow ID: a start (under the ID's policy), a child's start, a continue-as-new,
+ * and a reset, which starts the ID's next run from a copy of the current one's journal.
+ */
+export class RunStarts {
+  constructor(private readonly deps: RunStartsDeps) {}
+
+  /**
+   * Starts a new run of `id`, subject to its ID policy; resolves once its start record is durable.
+   * "existing" when the policy keeps the running run, or when the same call of the same parent run
+   * started this child before a crash lost the parent's record of it.
+   */
+  async begin(def: WorkflowDefinition, id: string, input: unknown, options: StartOptions, update: StartRecord["update"], lineage: Lineage = {}): Promise<"started" | "existing"> {
+    const { runs, records, cache, clock } = this.deps;
+    let existing = runs.get(id);
+    if (existing !== undefined && lineage.parent !== undefined && sameLink(existing.parent, lineage.parent)) return "existing";
+    if (existing !== undefined && lineage.from === undefined) {
+      const policy = options.idPolicy ?? {};
+      const running = policy.running ?? "fail";
+      const finished = policy.finished ?? "allow";
+      checkPolicy(running, ["fail", "use-existing", "terminate-existing"], "idPolicy.running");
+      checkPolicy(finished, ["allow", "allow-if-failed", "refuse"], "idPolicy.finished");
+      if (existing.finished === undefined) {
+        if (running === "use-existing") return "existing";
+        if (running === "fail") throw new AlreadyExistsError(`workflow ID '${id}' already has a running run (${existing.type} run ${existing.runId})`);
+        await this.deps.terminate(id, "replaced by a new run (idPolicy terminate-existing)");
+        existing = runs.get(id);
+      } else if (finished === "refuse" || (finished === "allow-if-failed" && existing?.finished === "ok")) {
+        throw new AlreadyExistsError(`workflow ID '${id}' already had a run (${existing.type} run ${existing.runId}, ${existing.finished}) and idPolicy.finished is '${finished}'`);
+      }
+    }
+    const runId = (existing?.runId ?? 0) + 1;
+    const record: StartRecord = {
+      kind: "start",
+      at: clock.now(),
+      type: def.name,
+      runId,
+      seed: randomInt(0, 2 ** 32 - 1),
+      input,
+      ...(update ? { update } : {}),
+      ...lineage,
+    };
+    const body = records.encode(id, runId, 0, record);
+    // Everything below runs without yielding until the append is queued, so two starts of one ID
+    // cannot both pass the checks above.
+    if (runs.get(id) !== existing) throw new AlreadyExistsError(`workflow ID '${id}' was started concurrently`);
+    const entry = existing ?? new RunEntry(id, shardOf(id, this.deps.shardCount));
+    const previous = existing?.stream;
+    if (existing !== undefined) {
+      const replaced = existing;
+      cache.evict(replaced, () => new CancelledError(`run ${replaced.runId} of '${id}' was replaced by run ${runId}; its steps stop`));
+    }
+    entry.reset(def.name, runId, record.at);
+    if (lineage.parent !== undefined) entry.parent = lineage.parent;
+    runs.set(id, entry);
+    cache.create(entry, def).load([]);
+    this.deps.started(id);
+    await records.appendEncoded(entry, record, body);
+    if (previous !== undefined) records.drop(entry.shard, previous);
+    return "started";
+  }
+
+  /**
+   * Re-runs the entry's run from its first step named `stepName`, as its ID's next run: the journal
+   * up to that step is copied (steps before it are answered from it), and signals received after it
+   * are delivered again.
+   */
+  async reset(entry: RunEntry, stepName: string, request: string | undefined): Promise<void> {
+    const { records, cache, clock } = this.deps;
+    const id = entry.id;
+    const def = this.deps.catalog.get(entry.type);
+    if (def === undefined) throw new NotFoundError(`workflow type '${entry.type}' of run '${id}' is not registered`);
+    const journal = await records.read(entry);
+    const at = journal.findIndex((r) => r.kind === "step" && r.name === stepName);
+    if (at < 0) {
+      const names = [...new Set(journal.flatMap((r) => (r.kind === "step" ? [`'${r.name}'`] : [])))].join(", ") || "none";
+      throw new RejectedError(`run ${entry.runId} of ${id} has no step '${stepName}' to reset to; its steps are ${names}`);
+    }
+    const { request: _startedBy, ...start } = journal[0] as StartRecord;
+    const runId = entry.runId + 1;
+    const now = clock.now();
+    const copy: JournalRecord[] = [
+      { ...start, runId, at: now, from: { runId: entry.runId, reason: "reset" }, ...(request === undefined ? {} : { request }) },
+      ...journal.slice(1, at),
+      ...journal.slice(at).filter((r) => r.kind === "signal"),
+    ];
+    const bodies = copy.map((r, position) => records.encode(id, runId, position, r));
+    const previous = entry.stream;
+    const parent = entry.parent;
+    cache.evict(entry, () => new CancelledError(`run ${entry.runId} of '${id}' was reset to step '${stepName}'; its steps stop`));
+    entry.reset(def.name, runId, now);
+    if (parent !== undefined) entry.parent = parent;
+    await Promise.all(copy.map((r, i) => records.appendEncoded(entry, r, bodies[i] as Uint8Array)));
+    records.drop(entry.shard, previous);
+    if (entry.executor === undefined && entry.finished === undefined) await cache.load(entry);
+  }
+}
+
+function sameLink(a: RunEntry["parent"], b: ParentLink): boolean {
+  return a !== undefined && a.id === b.id && a.runId === b.runId && a.seq === b.seq;
+}
+
+function checkPolicy(value: string, allowed: readonly string[], what: string): void {
+  if (!allowed.includes(value)) throw new RejectedError(`${what} must be one of ${allowed.map((a) => `'${a}'`).join(", ")}; got '${value}'`);
+}
