@@ -1,0 +1,3 @@
+export { FuseeModule } from "./fusee.module.js";
+export { FUSEE_MODULE_OPTIONS } from "./fusee.constants.js";
+export type { ClientClass, FuseeModuleExtras, FuseeModuleOptions } from "./interfaces/fusee-module-options.interface.js";
