@@ -73,6 +73,16 @@ describe("FuseeModule", () => {
       }
     });
 
+    it("should fail the start with Nest's own message when a provided workflow's dependency is missing", async () => {
+      @Module({ providers: [Greet, GreetingService] })
+      class GreetingModule {}
+      @Module({ imports: [FuseeModule.forRoot({ config: Config.memory() }), GreetingModule] })
+      class AppModule {}
+      const error = await rejection(boot(AppModule));
+      expect((error as Error).message).to.contain("Nest can't resolve dependencies of the Greet");
+      expect((error as Error).message).to.contain("GreetingModule");
+    });
+
     it("should give Engine and the clients to every module when isGlobal is set", async () => {
       @Injectable()
       class Greeter {

@@ -14,7 +14,7 @@ export interface FuseeErrorBody {
 /**
  * Answers HTTP requests that failed with a fusee error with the status {@link httpStatusOf} gives
  * and a body holding the error's `code` and message. Opt in per controller, per route or for the
- * whole application; it works on any HTTP platform, and leaves errors of other contexts alone.
+ * whole application. It replies through Nest's HTTP adapter, and rethrows errors of other contexts.
  *
  * @example
  * app.useGlobalFilters(new FuseeExceptionFilter(app.get(HttpAdapterHost)));

@@ -33,7 +33,7 @@ export class WorkflowInstantiator {
     let recipe = this.recipes.get(cls);
     if (recipe === undefined) {
       const provider = this.explorer.providerOf(cls);
-      recipe = provider === undefined ? recipeFromMetadata(cls, this.moduleRef) : recipeFromProvider(cls, provider);
+      recipe = provider === undefined ? recipeFromMetadata(cls, this.moduleRef) : recipeFromProvider(cls, provider, this.moduleRef);
       this.recipes.set(cls, recipe);
     }
     return recipe;
