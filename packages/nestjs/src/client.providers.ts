@@ -1,6 +1,7 @@
 import type { FactoryProvider } from "@nestjs/common";
-import { ConfigError, Engine } from "@fusee/runtime";
+import { ConfigError, Engine, type WorkflowClass } from "@fusee/runtime";
 import type { ClientClass } from "./interfaces/fusee-module-options.interface.js";
+import { workflowTypeOf } from "./workflows/workflow-type.js";
 
 /** One provider per generated client class, injectable by that class and built on the module's engine. */
 export function clientProviders(clients: unknown): FactoryProvider[] {
@@ -24,4 +25,17 @@ export function checkClients(clients: unknown): readonly ClientClass[] {
     }
   });
   return clients as ClientClass[];
+}
+
+/** Checks that every client starts a workflow the engine runs; one that does not would fail on its first call. */
+export function checkClientWorkflows(clients: readonly ClientClass[], workflows: readonly WorkflowClass[]): void {
+  const types = new Set(workflows.map(workflowTypeOf));
+  for (const client of clients) {
+    if (types.has(client.workflowType)) continue;
+    const known = [...types].map((t) => `'${t}'`).join(", ") || "none";
+    throw new ConfigError(
+      `FuseeModule client ${client.name} starts workflow '${client.workflowType}', which this engine does not run (it runs ${known}); ` +
+        `list the workflow class in FuseeModule's workflows, or among the providers of a module`,
+    );
+  }
 }

@@ -1,11 +1,11 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from "@nestjs/common";
-import { ConfigError, Engine, type WorkflowClass } from "@fusee/runtime";
+import { Engine } from "@fusee/runtime";
 import { drainTimeoutMs } from "./check-module-options.js";
+import { checkClientWorkflows } from "./client.providers.js";
 import { FUSEE_CLIENTS, FUSEE_MODULE_OPTIONS } from "./fusee.constants.js";
 import { WorkflowInstantiator } from "./injector/workflow-instantiator.js";
 import type { ClientClass, FuseeModuleOptions } from "./interfaces/fusee-module-options.interface.js";
 import { WorkflowExplorer } from "./workflows/workflow-explorer.js";
-import { workflowTypeOf } from "./workflows/workflow-type.js";
 
 /**
  * Starts the engine's work once the application is ready and ends it once the application stops:
@@ -27,7 +27,7 @@ export class FuseeLifecycle implements OnApplicationBootstrap, OnApplicationShut
     const workflows = [...new Set([...(this.options.workflows ?? []), ...this.explorer.workflows()])];
     try {
       for (const cls of workflows) this.instantiator.prepare(cls);
-      this.checkClients(workflows);
+      checkClientWorkflows(this.clients, workflows);
       this.engine.register(...workflows);
     } catch (e) {
       // The application does not start, so nothing else would release the data directory.
@@ -40,19 +40,5 @@ export class FuseeLifecycle implements OnApplicationBootstrap, OnApplicationShut
     const timeoutMs = drainTimeoutMs(this.options);
     if (timeoutMs > 0) await this.engine.idle({ signal: AbortSignal.timeout(timeoutMs) });
     await this.engine.shutdown();
-  }
-
-  /** Every client starts a workflow this engine runs; one that does not would fail on its first call. */
-  private checkClients(workflows: readonly WorkflowClass[]): void {
-    const types = new Set(workflows.map(workflowTypeOf));
-    for (const client of this.clients) {
-      if (!types.has(client.workflowType)) {
-        const known = [...types].map((t) => `'${t}'`).join(", ") || "none";
-        throw new ConfigError(
-          `FuseeModule client ${client.name} starts workflow '${client.workflowType}', which this engine does not run (it runs ${known}); ` +
-            `list the workflow class in FuseeModule's workflows, or among the providers of a module`,
-        );
-      }
-    }
   }
 }
