@@ -27,6 +27,9 @@ export interface Receipt {
   readonly shippedAt: number;
 }
 
+/** The stages in which items can still be added. */
+const OPEN_STAGES: readonly Stage[] = ["reserving", "charging", "packing"];
+
 const sum = (lines: readonly PricedLine[]): number => lines.reduce((total, l) => total + l.cents, 0);
 
 /**
@@ -117,7 +120,7 @@ export class Checkout {
     }
     if (!isSku(sku)) throw new RejectedError(`unknown SKU ${JSON.stringify(sku)} for ${id}`);
     if (qty < 1 || qty > MAX_QTY) throw new RejectedError(`qty of ${sku} for ${id} must be from 1 to ${MAX_QTY}; got ${qty}`);
-    if (this.packed || this.stage !== "packing" && this.stage !== "charging" && this.stage !== "reserving") {
+    if (this.packed || !OPEN_STAGES.includes(this.stage)) {
       throw new RejectedError(`${id} is already packed (${this.stage}); items can no longer be added`);
     }
   }
