@@ -6,7 +6,7 @@ import { FUSEE_CLIENTS, FUSEE_MODULE_OPTIONS } from "./fusee.constants.js";
 import type { FuseeModuleExtras, FuseeModuleOptions } from "./interfaces/fusee-module-options.interface.js";
 
 /** `forRoot` and `forRootAsync`, from Nest's builder; `clients` and `isGlobal` shape the module itself. */
-export const { ConfigurableModuleClass, OPTIONS_TYPE, ASYNC_OPTIONS_TYPE } = new ConfigurableModuleBuilder<FuseeModuleOptions>({
+export const { ConfigurableModuleClass, ASYNC_OPTIONS_TYPE } = new ConfigurableModuleBuilder<FuseeModuleOptions>({
   moduleName: "Fusee",
   optionsInjectionToken: FUSEE_MODULE_OPTIONS,
 })
@@ -29,3 +29,6 @@ function withEngine(definition: DynamicModule, extras: FuseeModuleExtras): Dynam
     exports: [...(definition.exports ?? []), Engine, ...clients.map((c) => c.provide)],
   };
 }
+
+/** What `FuseeModule.forRootAsync` takes: `imports`, `inject` and `useFactory` (or `useClass`, `useExisting`), with `clients` and `isGlobal`. */
+export type FuseeModuleAsyncOptions = typeof ASYNC_OPTIONS_TYPE;
