@@ -1,0 +1,6 @@
+export { FuseeModule } from "./fusee.module.js";
+export { FUSEE_MODULE_OPTIONS } from "./fusee.constants.js";
+export type { FuseeModuleAsyncOptions } from "./fusee.module-definition.js";
+export type { ClientClass, FuseeModuleExtras, FuseeModuleOptions } from "./interfaces/fusee-module-options.interface.js";
+export { FuseeExceptionFilter, type FuseeErrorBody } from "./filters/fusee-exception.filter.js";
+export { httpStatusOf } from "./filters/http-status-of.js";

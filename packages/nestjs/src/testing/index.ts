@@ -1,0 +1,1 @@
+export { FuseeTestingModule, type FuseeTestingModuleOptions } from "./fusee-testing.module.js";
