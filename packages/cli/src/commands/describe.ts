@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { clip, dataDirOptions, instant, openDataDir, reportError, table, toJson, type DataDirFlags } from "../data-dir.js";
+import { dataDirOptions, instant, openDataDir, reportError, table, toJson, type DataDirFlags } from "../data-dir.js";
 import { ExitCode } from "../exit-codes.js";
 import { recordFields, recordPayload } from "../record-text.js";
 import { type Io, paint } from "../io.js";

@@ -1,3 +1,4 @@
+import type { Type } from "@nestjs/common";
 import { ConfigError } from "@fusee/runtime";
 import { dependencyName } from "./dependency-name.js";
 
@@ -7,7 +8,7 @@ export function describeDependency(token: unknown, where: string): string {
 }
 
 /** A dependency with a request or transient scope, which a workflow cannot take. */
-export function scopedDependency(cls: Function, where: string, token: unknown, scope: "request" | "transient"): ConfigError {
+export function scopedDependency(cls: Type, where: string, token: unknown, scope: "request" | "transient"): ConfigError {
   return new ConfigError(
     `workflow ${cls.name} cannot take ${describeDependency(token, where)}: it is ${scope}-scoped, and the engine builds ` +
       `workflows on every start and replay, outside any request, from instances that already exist; ` +

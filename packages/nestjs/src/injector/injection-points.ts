@@ -1,3 +1,4 @@
+import type { Type } from "@nestjs/common";
 import {
   OPTIONAL_DEPS_METADATA,
   OPTIONAL_PROPERTY_DEPS_METADATA,
@@ -22,7 +23,7 @@ export interface InjectionPoints {
 }
 
 /** Reads a class's constructor and property dependencies from the metadata Nest's decorators leave. */
-export function injectionPoints(cls: Function): InjectionPoints {
+export function injectionPoints(cls: Type): InjectionPoints {
   const types = Reflect.getMetadata(PARAMTYPES_METADATA, cls) as unknown[] | undefined;
   const tokens: unknown[] = [...(types ?? [])];
   const declared = (Reflect.getMetadata(SELF_DECLARED_DEPS_METADATA, cls) ?? []) as Array<{ index: number; param: unknown }>;
@@ -38,10 +39,10 @@ export function injectionPoints(cls: Function): InjectionPoints {
 }
 
 /** The class that declares the constructor `cls` is built with (a subclass may inherit its parent's). */
-function constructorOwner(cls: Function): Function {
+function constructorOwner(cls: Type): Type {
   for (let c: unknown = cls; typeof c === "function" && c !== Function.prototype; c = Object.getPrototypeOf(c)) {
-    if ([PARAMTYPES_METADATA, OPTIONAL_DEPS_METADATA, SELF_DECLARED_DEPS_METADATA].some((key) => Reflect.hasOwnMetadata(key, c as Function))) {
-      return c as Function;
+    if ([PARAMTYPES_METADATA, OPTIONAL_DEPS_METADATA, SELF_DECLARED_DEPS_METADATA].some((key) => Reflect.hasOwnMetadata(key, c as Type))) {
+      return c as Type;
     }
   }
   return cls;

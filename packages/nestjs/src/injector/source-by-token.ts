@@ -9,7 +9,7 @@ import { CTX_SOURCE, type DependencySource } from "./workflow-recipe.js";
  * Where a workflow's dependency comes from when it is looked up by its token among the providers of
  * the whole application, as `app.get(token)` would: the run's `Ctx`, or a singleton's instance.
  */
-export function sourceByToken(cls: Function, moduleRef: ModuleRef, { token, optional }: InjectionPoint, where: string): DependencySource {
+export function sourceByToken(cls: Type, moduleRef: ModuleRef, { token, optional }: InjectionPoint, where: string): DependencySource {
   if (token === Ctx) return CTX_SOURCE;
   if (token === undefined || token === Object) {
     throw new ConfigError(

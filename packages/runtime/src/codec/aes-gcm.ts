@@ -152,6 +152,8 @@ class AesGcmCipher implements PayloadCipher {
 export function sealedKeyId(bytes: Uint8Array): string | undefined {
   try {
     const { keyId, headerLength } = readHeader(bytes);
+    // A key ID never holds control characters; random bytes read as a header usually do.
+    // eslint-disable-next-line no-control-regex
     return bytes.length >= headerLength + NONCE_BYTES + TAG_BYTES && !/[\u0000-\u001f]/.test(keyId) ? keyId : undefined;
   } catch {
     return undefined;
