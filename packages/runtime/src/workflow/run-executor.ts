@@ -1,12 +1,11 @@
 import type { DependencyContainer } from "tsyringe";
-import { DeterministicRandom } from "../core/deterministic-random.js";
-import { CancelledError, ConfigError, FuseeError, NonDeterminismError, TerminatedError } from "../core/errors.js";
+import { FuseeError, NonDeterminismError } from "../core/errors.js";
 import { InlineFirstMap } from "../core/inline-first-map.js";
 import { describeRecord, isCallRecord, type CallRecord, type JournalRecord, type RecordKind } from "../core/records.js";
 import type { FinishedStatus } from "../core/status.js";
-import { Ctx, type ChildHandle, type ChildOptions, type CtxBackend } from "./ctx.js";
+import type { ChildHandle, ChildOptions, CtxBackend } from "./ctx.js";
 import { unknownHandler, type WorkflowDefinition } from "./registry.js";
-import { bindInstance, outsideSteps, type StepHost } from "./run-binding.js";
+import { outsideSteps, type StepHost } from "./run-binding.js";
 import type { RunHost } from "./run-host.js";
 import { afterTurn } from "./settle-turn.js";
 import type { StepOptions } from "./step-options.js";
@@ -14,6 +13,7 @@ import { Cancellation, cancellationRecords } from "./features/cancellation.js";
 import { Children, childRecords } from "./features/children.js";
 import { Completions, completionRecords } from "./features/completions.js";
 import { Conditions } from "./features/conditions.js";
+import { Lifecycle, lifecycleRecords } from "./features/lifecycle.js";
 import { patchRecords, patched, setAttributes } from "./features/patches.js";
 import { asError, type Pending, type RecordAppliers, type RunParts } from "./features/run-parts.js";
 import { Signals, signalRecords } from "./features/signals.js";
@@ -42,8 +42,6 @@ interface Recorded {
  * `features/`, which owns its state and applies its records (see {@link APPLIERS}).
  */
 export class RunExecutor implements CtxBackend, StepHost, RunParts {
-  instance: Record<string, unknown> | undefined;
-  private random_: DeterministicRandom | undefined;
   private lastAt = 0;
   private seq = 0;
   private applied = 0;
@@ -51,21 +49,18 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   private held: Array<() => void> | null = null;
   /** While replaying: the journal's call records by call number. */
   private replayCalls: Map<number, Recorded> | undefined;
-  private replayHasFinish = false;
   private readonly arrived = new InlineFirstMap<JournalRecord>();
   readonly pending = new InlineFirstMap<Pending>();
   private idleWaiters: Array<() => void> | undefined;
-  private continued = false;
   private driving = false;
-  private bodyDone = false;
   /** The latest call of the code, for determinism errors. */
   private lastKind: CallRecord["kind"] | undefined;
   private lastName: string | undefined;
   private lastSeq = 0;
   /** Set when the code and the journal disagree, or the workflow cannot be instantiated. */
   broken: Error | undefined;
-  finished: FinishedStatus | undefined;
 
+  readonly lifecycle: Lifecycle;
   readonly steps: Steps = new Steps(this);
   readonly timers: Timers = new Timers(this);
   readonly cancellation: Cancellation = new Cancellation(this);
@@ -77,9 +72,20 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
 
   constructor(
     readonly definition: WorkflowDefinition,
-    private readonly container: DependencyContainer,
+    container: DependencyContainer,
     readonly host: RunHost,
-  ) {}
+  ) {
+    this.lifecycle = new Lifecycle(this, container);
+  }
+
+  /** The workflow instance, once the start record applied. */
+  get instance(): Record<string, unknown> | undefined {
+    return this.lifecycle.instance;
+  }
+
+  get finished(): FinishedStatus | undefined {
+    return this.lifecycle.finished;
+  }
 
   get workflowId(): string {
     return this.host.workflowId;
@@ -115,7 +121,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     if (records.length > 0) this.held = [];
     records.forEach((record, position) => {
       if (isCallRecord(record)) (this.replayCalls ??= new Map()).set(record.seq, { record, position });
-      if (record.kind === "finish") this.replayHasFinish = true;
+      if (record.kind === "finish") this.lifecycle.finishReplayed = true;
       if (record.kind === "update-result") this.updates.resultReplayed(record.id);
       this.arrived.set(position, record);
     });
@@ -220,11 +226,11 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   }
 
   random(): number {
-    return this.rng().next();
+    return this.lifecycle.rng().next();
   }
 
   uuid(): string {
-    return this.rng().uuid();
+    return this.lifecycle.rng().uuid();
   }
 
   journalSize(): number {
@@ -256,14 +262,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   }
 
   continueAsNew(input: unknown): Promise<never> {
-    if (!this.continued) {
-      this.continued = true;
-      this.bodyDone = true;
-      this.whenLive(() => {
-        if (!this.host.closed() && !this.broken) this.host.continueAsNew(input);
-      });
-    }
-    return new Promise<never>(() => undefined);
+    return this.lifecycle.continueAsNew(input);
   }
 
   patched(id: string, deprecated: boolean): boolean {
@@ -339,7 +338,11 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   }
 
   codeFailed(error: Error): void {
-    this.bodyFinished({ status: "failed", error });
+    this.lifecycle.bodyFinished({ status: "failed", error });
+  }
+
+  mismatch(position: number, record: JournalRecord, asking: string): NonDeterminismError {
+    return this.nonDeterminism(position, describeRecord(record), `${this.lastCall()} ${asking}`);
   }
 
   // ---- the cursor ----
@@ -402,80 +405,13 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   private apply(record: JournalRecord, position: number, replayed: boolean): void {
     // Calls are numbered from 1 as the code makes them, so the code has made call `seq` iff seq <= this.seq.
     if (replayed && isCallRecord(record) && record.seq > this.seq) {
-      this.breakWith(this.nonDeterminism(position, describeRecord(record), `${this.lastCall()} and is now waiting`));
+      this.breakWith(this.mismatch(position, record, "and is now waiting"));
       return;
     }
     (APPLIERS[record.kind] as (run: RunExecutor, r: JournalRecord, replayed: boolean, position: number) => void)(this, record, replayed, position);
   }
 
-  // ---- the run's life: start and finish ----
-
-  private begin(seed: number, input: unknown): void {
-    this.random_ = new DeterministicRandom(seed);
-    try {
-      const child = this.container.createChildContainer();
-      child.register(Ctx, { useValue: new Ctx(this) });
-      this.instance = child.resolve(this.definition.cls) as Record<string, unknown>;
-    } catch (e) {
-      this.breakWith(
-        new ConfigError(`workflow ${this.definition.name} (ID ${this.workflowId}) could not be constructed: ${(e as Error)?.message ?? String(e)}`, { cause: e }),
-      );
-      return;
-    }
-    bindInstance(this.instance, this);
-    let body: Promise<unknown>;
-    try {
-      body = Promise.resolve((this.instance as { run(i: unknown): unknown }).run(input));
-    } catch (e) {
-      body = Promise.reject(e);
-    }
-    body.then(
-      // A body that returns before its cancellation reached it ends cancelled: the journal holds the cancel.
-      (value) => {
-        const cancelled = this.cancellation.take();
-        this.bodyFinished(cancelled === undefined ? { status: "ok", value } : { status: "cancelled", error: cancelled });
-      },
-      (error: unknown) => this.bodyFinished({ status: error instanceof CancelledError ? "cancelled" : "failed", error: asError(error) }),
-    );
-  }
-
-  private bodyFinished(outcome: { status: "ok"; value: unknown } | { status: "failed" | "cancelled"; error: Error }): void {
-    if (this.bodyDone || this.broken) return;
-    this.bodyDone = true;
-    if (this.replayHasFinish) return;
-    this.whenLive(() => {
-      if (this.finished) return;
-      const at = this.host.clock.now();
-      try {
-        this.record({ kind: "finish", at, ...outcome });
-      } catch (encodeError) {
-        this.recordOrBreak({ kind: "finish", at, status: "failed", error: asError(encodeError) });
-      }
-    });
-  }
-
-  /** How the cursor applies the records of the run's life; the features apply the rest. */
-  static readonly lifecycleRecords: RecordAppliers<"start" | "finish", RunExecutor> = {
-    start: (run, record) => {
-      run.begin(record.seed, record.input);
-      if (record.update) run.updates.apply(record.update.id, record.update.name, record.update.arg);
-    },
-    finish: (run, record, replayed, position) => {
-      if (replayed && record.status !== "terminated" && record.status !== "cancelled" && !run.bodyDone) {
-        run.breakWith(run.nonDeterminism(position, describeRecord(record), `${run.lastCall()} and has not finished`));
-        return;
-      }
-      run.finished = record.status;
-      if (record.status === "terminated") run.abortSteps(record.error ?? new TerminatedError(`run ${run.host.runId} of ${run.workflowId} was terminated`));
-    },
-  };
-
   // ---- failures ----
-
-  private rng(): DeterministicRandom {
-    if (this.random_ === undefined) throw new FuseeError("the run has not started yet");
-    return this.random_;
-  }
 
   /** The code's latest call as determinism errors name it. */
   private lastCall(): string {
@@ -496,7 +432,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     if (!this.instance) throw new FuseeError(`workflow ${this.definition.name} (ID ${this.workflowId}) has not started`);
   }
 
-  private breakWith(error: Error): void {
+  breakWith(error: Error): void {
     if (this.broken) return;
     this.broken = error;
     for (const w of this.idleWaiters?.splice(0) ?? []) w();
@@ -509,7 +445,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
  * one entry per kind, so a new kind cannot be left unapplied.
  */
 const APPLIERS: RecordAppliers<RecordKind, RunExecutor> = {
-  ...RunExecutor.lifecycleRecords,
+  ...lifecycleRecords,
   ...stepRecords,
   ...timerRecords,
   ...signalRecords,

@@ -1,3 +1,4 @@
+import type { NonDeterminismError } from "../../core/errors.js";
 import type { CallRecord, JournalRecord, RecordKind } from "../../core/records.js";
 import type { FinishedStatus } from "../../core/status.js";
 import type { WorkflowDefinition } from "../registry.js";
@@ -7,6 +8,7 @@ import type { Cancellation } from "./cancellation.js";
 import type { Children } from "./children.js";
 import type { Completions } from "./completions.js";
 import type { Conditions } from "./conditions.js";
+import type { Lifecycle } from "./lifecycle.js";
 import type { Signals } from "./signals.js";
 import type { Steps } from "./steps.js";
 import type { Timers } from "./timers.js";
@@ -57,7 +59,12 @@ export interface RunParts {
   recordOrBreak(record: JournalRecord): void;
   /** The workflow code failed outside its body (a handler, a condition): the run fails. */
   codeFailed(error: Error): void;
+  /** Stops the run: its code and journal disagree, or it cannot go on. */
+  breakWith(error: Error): void;
+  /** The error for a journal whose `record` at `position` the code did not ask for; `asking` follows the code's last call. */
+  mismatch(position: number, record: JournalRecord, asking: string): NonDeterminismError;
   step(name: string, fn: () => unknown, options: StepOptions): Promise<unknown>;
+  readonly lifecycle: Lifecycle;
   readonly steps: Steps;
   readonly timers: Timers;
   readonly cancellation: Cancellation;
