@@ -140,6 +140,7 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
         ...(h.from ? { from: h.from } : {}),
         ...(h.parent ? { parent: h.parent } : {}),
         ...request(h),
+        ...trace(h),
       };
     }
     case "heartbeat":
@@ -163,9 +164,9 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
     case "step":
       return { kind, at: h.at, seq: h.seq, name: h.name, ok: h.ok, attempts: h.attempts, ...outcome() };
     case "signal":
-      return { kind, at: h.at, name: h.name, value: value(), ...request(h) };
+      return { kind, at: h.at, name: h.name, value: value(), ...request(h), ...trace(h) };
     case "update":
-      return { kind, at: h.at, id: h.id, name: h.name, arg: value() };
+      return { kind, at: h.at, id: h.id, name: h.name, arg: value(), ...trace(h) };
     case "update-result":
       return { kind, at: h.at, id: h.id, ok: h.ok, ...outcome() };
     case "timer":
@@ -276,6 +277,7 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
           ...(r.from ? { from: r.from } : {}),
           ...(r.parent ? { parent: r.parent } : {}),
           ...request(r),
+          ...trace(r),
         },
         payload: codec.encodeValue([r.input, r.update?.arg], ctx),
       };
@@ -309,7 +311,7 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
     case "signal":
       return { header: { at: r.at, name: r.name, ...request(r) }, payload: codec.encodeValue(r.value, ctx) };
     case "update":
-      return { header: { at: r.at, id: r.id, name: r.name }, payload: codec.encodeValue(r.arg, ctx) };
+      return { header: { at: r.at, id: r.id, name: r.name, ...trace(r) }, payload: codec.encodeValue(r.arg, ctx) };
     case "update-result":
       return {
         header: { at: r.at, id: r.id, ok: r.ok },
@@ -329,6 +331,11 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
         payload: r.status === "ok" ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
       };
   }
+}
+
+/** The `trace` field of a record or header, when it has one (the trace context of the call that made it). */
+function trace(from: { readonly trace?: unknown }): { trace?: string } {
+  return typeof from.trace === "string" ? { trace: from.trace } : {};
 }
 
 /** The `request` field of a record or header, when it has one (records a cluster request performed). */

@@ -63,6 +63,15 @@ export class RunEntry {
   }
 
   /** Unfinished children of this run and what to do with them when it ends. */
+  /** The trace context the run's start carried (a W3C `traceparent`), parent of its spans. */
+  get trace(): string | undefined {
+    return this.rare?.trace;
+  }
+
+  set trace(value: string | undefined) {
+    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).trace = value;
+  }
+
   get children(): Map<string, ChildLink> | undefined {
     return this.rare?.children;
   }
@@ -133,6 +142,7 @@ interface RareFields {
   parent?: ParentLink | undefined;
   children?: Map<string, ChildLink> | undefined;
   moreTimers?: Map<number, number> | undefined;
+  trace?: string | undefined;
 }
 
 /** The log stream of run `runId` of workflow `id`. */

@@ -9,7 +9,7 @@ import { Ctx, type ChildHandle, type ChildOptions, type CtxBackend } from "./ctx
 import { unknownHandler, type WorkflowDefinition } from "./registry.js";
 import { bindInstance, outsideSteps, scopeOf, type StepHost } from "./run-binding.js";
 import { makeCompletionToken } from "./completion-token.js";
-import { runStep, type AttemptHistory, type PermitRequest, type RunningStep, type StepEnvironment } from "./step-runner.js";
+import { runStep, type AttemptHistory, type AttemptObserver, type PermitRequest, type RunningStep, type StepEnvironment } from "./step-runner.js";
 import type { StepOptions } from "./step-options.js";
 
 /** What an executor needs from the engine that hosts its run. */
@@ -45,6 +45,8 @@ export interface RunHost {
    * pending. A replay check sets it, because checking code against a journal must have no effects.
    */
   skipStep?(seq: number, name: string): void;
+  /** Watches one attempt of a step that really runs (never a replayed one), for traces and metrics. */
+  observeAttempt?(name: string, attempt: number): AttemptObserver | undefined;
 }
 
 /** What `ctx.startChild` asks the engine to start. */
@@ -490,6 +492,10 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
 
   acquire(options: StepOptions): PermitRequest | undefined {
     return this.host.acquire?.(options);
+  }
+
+  observeAttempt(_seq: number, name: string, attempt: number): AttemptObserver | undefined {
+    return this.host.observeAttempt?.(name, attempt);
   }
 
   stepSettled(seq: number, name: string, ok: boolean, outcome: unknown, attempts: number): void {
