@@ -161,12 +161,12 @@ export class Engine {
     }
     let telemetry: RunTelemetry | undefined;
     if (otel !== undefined && s.telemetry !== false) {
-      telemetry = new RunTelemetry(otel, s.telemetry, {
+      telemetry = RunTelemetry.create(otel, s.telemetry, {
         liveRuns: (): number => engine.local.cache.size,
         parkedRuns: (): number => engine.parkedRuns(),
         waitingPermits: (): Map<string, number> => new Map(engine.local.flow.limits.names().map((n: string) => [n, engine.local.flow.limits.waiting(n)])),
       });
-      log.observeCommits?.(telemetry);
+      if (telemetry !== undefined) log.observeCommits?.(telemetry);
     }
     const engine: Engine = new Engine(config, log, options, telemetry);
     const runs = engine.local;

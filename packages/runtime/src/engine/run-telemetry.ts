@@ -44,7 +44,19 @@ export class RunTelemetry implements CommitObserver {
   private readonly batchRecords: Histogram;
   private readonly batchBytes: Histogram;
 
-  constructor(
+  /**
+   * The telemetry of an engine, or `undefined` when nothing would record it: no provider given and
+   * no SDK registered globally (an SDK must be registered before `Engine.open`). The engine then
+   * pays nothing per step.
+   */
+  static create(api: Otel, options: TelemetryOptions, gauges: TelemetryGauges): RunTelemetry | undefined {
+    const globalTracer = api.trace.getTracerProvider();
+    const tracing = options.tracerProvider !== undefined || !isNoop(globalTracer instanceof api.ProxyTracerProvider ? globalTracer.getDelegate() : globalTracer);
+    const metering = options.meterProvider !== undefined || !isNoop(api.metrics.getMeterProvider());
+    return tracing || metering ? new RunTelemetry(api, options, gauges) : undefined;
+  }
+
+  private constructor(
     private readonly api: Otel,
     options: TelemetryOptions,
     gauges: TelemetryGauges,
@@ -203,4 +215,9 @@ export class RunTelemetry implements CommitObserver {
     span.recordException(e);
     span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: e.message });
   }
+}
+
+/** Whether a provider is the API's stand-in for "none registered" (its no-op classes are not exported). */
+function isNoop(provider: object): boolean {
+  return provider.constructor.name === "NoopTracerProvider" || provider.constructor.name === "NoopMeterProvider";
 }

@@ -5,6 +5,7 @@ import { SpanStatusCode, trace } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { Config } from "../../src/engine/config.js";
 import { Engine } from "../../src/engine/engine.js";
+import { RunTelemetry } from "../../src/engine/run-telemetry.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Query, Step, Update, Workflow } from "../../src/workflow/decorators.js";
 import { RetryPolicy } from "../../src/workflow/retry-policy.js";
@@ -175,6 +176,15 @@ describe("OpenTelemetry traces", function () {
     });
     await engine.shutdown();
     expect(sdk.spans().map((s) => s.name)).to.deep.equal(["checkout"]);
+  });
+
+  it("sets up nothing at all when no provider is given and no SDK is registered", async () => {
+    const otel = await import("@opentelemetry/api");
+    const gauges = { liveRuns: () => 0, parkedRuns: () => 0, waitingPermits: () => new Map<string, number>() };
+    expect(RunTelemetry.create(otel, {}, gauges)).to.equal(undefined);
+    expect(RunTelemetry.create(otel, { tracerProvider: sdk.tracerProvider }, gauges)).to.be.instanceOf(RunTelemetry);
+    trace.setGlobalTracerProvider(sdk.tracerProvider);
+    expect(RunTelemetry.create(otel, {}, gauges)).to.be.instanceOf(RunTelemetry);
   });
 
   it("records through the global tracer provider when none is given", async () => {
