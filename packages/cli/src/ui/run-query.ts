@@ -5,12 +5,13 @@ import { BadRequestError } from "./bad-request-error.js";
 export const RUN_STATUSES: readonly RunStatusValue[] = ["running", "ok", "failed", "cancelled", "terminated"];
 
 const DEFAULT_LIMIT = 100;
-const PARAMETERS = new Set(["status", "type", "limit", "q", "from", "to", "cursor"]);
+const PARAMETERS = new Set(["status", "type", "limit", "q", "from", "to", "cursor", "attr"]);
 const ATTRIBUTE_PREFIX = "attr.";
 
 /**
  * The query string of the runs page and `/api/runs`:
- * `?status=failed&type=Pay&attr.region=eu&from=2026-01-01&to=2026-02-01&q=pay-&limit=20&cursor=...`.
+ * `?status=failed&type=Pay&attr.region=eu&from=2026-01-01&to=2026-02-01&q=pay-&limit=20&cursor=...`
+ * (`attr=region=eu,tier=3` is the form's way of giving attributes).
  */
 export interface RunQuery {
   readonly status?: RunStatusValue;
@@ -41,11 +42,19 @@ export function parseRunQuery(params: URLSearchParams): RunQuery {
   for (const key of new Set(params.keys())) {
     const attribute = key.startsWith(ATTRIBUTE_PREFIX) && key.length > ATTRIBUTE_PREFIX.length;
     if (!PARAMETERS.has(key) && !attribute) {
-      throw new BadRequestError(`unknown query parameter '${key}'; the runs take status, type, q, from, to, attr.<name>, cursor and limit`);
+      throw new BadRequestError(`unknown query parameter '${key}'; the runs take status, type, q, from, to, attr (name=value, …), attr.<name>, cursor and limit`);
     }
     if (params.getAll(key).length > 1) throw new BadRequestError(`query parameter '${key}' is given more than once`);
     const value = params.get(key) ?? "";
     if (attribute && value !== "") attributes[key.slice(ATTRIBUTE_PREFIX.length)] = jsonOrText(value);
+    if (key === "attr") {
+      for (const pair of value.split(",")) {
+        if (pair.trim() === "") continue;
+        const eq = pair.indexOf("=");
+        if (eq <= 0) throw new BadRequestError(`attr takes name=value pairs separated by commas; got '${pair.trim()}'`);
+        attributes[pair.slice(0, eq).trim()] = jsonOrText(pair.slice(eq + 1).trim());
+      }
+    }
   }
   const text = (name: string): string => params.get(name) ?? "";
   const status = text("status");
