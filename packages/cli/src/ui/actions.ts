@@ -53,7 +53,8 @@ export async function performAction(
   try {
     const args = parseBody(body);
     const text = (name: string, fallback?: string): string => {
-      const v = args[name] ?? fallback;
+      // An empty field of the page's form means "not given".
+      const v = args[name] === "" || args[name] === undefined ? fallback : args[name];
       if (typeof v !== "string" || v === "") throw new BadRequestError(`${target.action} needs "${name}" (a non-empty string)`);
       return v;
     };

@@ -39,7 +39,9 @@ export const CLIENT_SCRIPT = `"use strict";
   });
 
   function bind() {
-    for (const form of document.querySelectorAll("form[data-action]")) {
+    // The action forms sit outside <main> and outlive its refreshes: each is bound once.
+    for (const form of document.querySelectorAll("form[data-action]:not([data-bound])")) {
+      form.dataset.bound = "1";
       form.addEventListener("submit", async (e) => {
         e.preventDefault();
         const out = form.querySelector("output");

@@ -1,4 +1,4 @@
-import type { DataDirRun, ExportedJournal, ScheduleDescription } from "@fusee/runtime";
+import type { DataDirRun, ExportedJournal, ExportedRecord, ExportedValue, JsonValue, ScheduleDescription } from "@fusee/runtime";
 import { clip, instant, toJson } from "../data-dir.js";
 import { recordFields } from "../record-text.js";
 import { escapeHtml, html, layout, raw, runPath, type Html } from "./html.js";
@@ -52,7 +52,7 @@ export function runPage(run: DataDirRun, journal: ExportedJournal | undefined, j
   const byKind = html`<p>${[...counts].map(([kind, n], i) => html`${i > 0 ? ", " : ""}<code>${kind}</code> ${n}`)}</p>`;
   const rows = journal.records.map(
     (r, position) =>
-      html`<tr class="record" data-kind="${r.kind}"><td>${position}</td><td>${instant(r.at)}</td><td><code>${r.kind}</code></td><td class="mono">${recordFields(r)}</td><td><pre>${clip(showValue(r.payload), 2000)}</pre></td></tr>`,
+      html`<tr class="record" data-kind="${r.kind}"><td>${position}</td><td>${instant(r.at)}</td><td><code>${r.kind}</code></td><td class="mono">${recordFields(r)}</td><td><pre>${clip(payloadText(r), 2000)}</pre></td></tr>`,
   );
   return layout(
     run.id,
@@ -138,4 +138,14 @@ function localInput(ms: number | undefined): string {
   if (ms === undefined) return "";
   const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
   return d.toISOString().slice(0, 16);
+}
+
+/** A record's payload as the user's types; a start's holds its input and, for update-with-start, the update's argument. */
+function payloadText(r: ExportedRecord): string {
+  const p = r.payload;
+  if (r.kind !== "start" || p === undefined) return showValue(p);
+  const parts = ("plain" in p ? p.plain : p.tagged) as JsonValue;
+  if (!Array.isArray(parts)) return showValue(p);
+  const part = (v: JsonValue | undefined): ExportedValue => ("plain" in p ? { plain: v ?? null } : { tagged: v ?? null });
+  return r.update === undefined ? showValue(part(parts[0])) : `${showValue(part(parts[0]))}\nupdate argument: ${showValue(part(parts[1]))}`;
 }

@@ -9,6 +9,8 @@ interface Item {
   readonly to: number;
   readonly label: string;
   readonly failed?: boolean;
+  /** An update accepted and not answered yet. */
+  readonly pending?: boolean;
 }
 
 const LANE_HEIGHT = 22;
@@ -44,7 +46,7 @@ ${axis(t0, t1, x, height)}${rows}</svg>`;
 function shape(it: Item, x: (t: number) => number, y: number): Html {
   const title = html`<title>${it.label} (${time(it.from)}${it.to !== it.from ? ` → ${time(it.to)}, ${span(it.to - it.from)}` : ""})</title>`;
   const cls = `mark-${it.kind}${it.failed === true ? " failed" : ""}`;
-  if (it.to === it.from) {
+  if (it.to === it.from && (it.kind === "signal" || it.kind === "run" || it.kind === "child" || (it.kind === "update" && it.pending === true))) {
     const cx = x(it.from);
     const cy = y + LANE_HEIGHT / 2;
     return html`<path class="${cls}" data-kind="${it.kind}" d="M${cx} ${cy - 6}L${cx + 6} ${cy}L${cx} ${cy + 6}L${cx - 6} ${cy}Z">${title}</path>`;
@@ -67,7 +69,8 @@ function axis(t0: number, t1: number, x: (t: number) => number, height: number):
 function itemsOf(records: readonly ExportedRecord[]): Item[] {
   const items: Item[] = [];
   const timers = new Map<number, ExportedRecord>();
-  const updates = new Map<string, ExportedRecord>();
+  /** Each update's record and the index of its item, replaced once it is answered. */
+  const updates = new Map<string, { record: ExportedRecord; index: number }>();
   const attemptsOf = new Map<number, number>();
   let previousAt = records[0]?.at ?? 0;
   /** When the next attempt of call `seq` began: the back-off's end after a failed attempt. */
@@ -113,13 +116,14 @@ function itemsOf(records: readonly ExportedRecord[]): Item[] {
         items.push({ lane: "signals", kind: "signal", from: r.at, to: r.at, label: `signal ${String(r.name)}` });
         break;
       case "update":
-        updates.set(String(r.id), r);
-        items.push({ lane: `update ${String(r.name)} ${String(r.id)}`, kind: "update", from: r.at, to: r.at, label: `update ${String(r.name)} accepted` });
+        updates.set(String(r.id), { record: r, index: items.length });
+        items.push({ lane: `update ${String(r.name)}`, kind: "update", from: r.at, to: r.at, label: `update ${String(r.name)} accepted`, pending: true });
         break;
       case "update-result": {
         const u = updates.get(String(r.id));
         if (u !== undefined) {
-          items.push({ lane: `update ${String(u.name)} ${String(r.id)}`, kind: "update", from: u.at, to: r.at, label: `update ${String(u.name)} ${r.ok === false ? "failed" : "answered"}`, failed: r.ok === false });
+          const name = String(u.record.name);
+          items[u.index] = { lane: `update ${name}`, kind: "update", from: u.record.at, to: r.at, label: `update ${name} ${r.ok === false ? "failed" : "answered"}`, failed: r.ok === false };
         }
         break;
       }
