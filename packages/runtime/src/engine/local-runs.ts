@@ -1,6 +1,6 @@
 import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
-import { CancelledError, ConfigError, FuseeError, NonDeterminismError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
+import { CancelledError, FuseeError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
 import { decodeRecord, readRecordHeader, type PayloadCodec } from "../journal/record-codec.js";
 import { readsBackUnchanged, wakesRun } from "../journal/record-kinds.js";
@@ -10,8 +10,8 @@ import type { Log } from "../storage/log.js";
 import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 import { ChildRuns } from "./child-runs.js";
-import type { EngineEvent } from "./engine-events.js";
-import type { RunTelemetry } from "./run-telemetry.js";
+import { type EngineEvent, runStopped } from "./engine-events.js";
+import { type RunTelemetry, traceField } from "./run-telemetry.js";
 import { RunStarts } from "./run-starts.js";
 import { FlowControl } from "./flow-control.js";
 import { Batch, Debounce } from "./flow-rules.js";
@@ -559,9 +559,7 @@ export class LocalRuns implements RunService {
       this.results.reject(entry.id, broken);
       if (!this.reported.has(executor)) {
         this.reported.add(executor);
-        // A ConfigError breaks a run only where its class is constructed.
-        const reason = broken instanceof NonDeterminismError ? "non-determinism" : broken instanceof ConfigError ? "construct-failed" : "broken";
-        this.deps.emit({ kind: "run-stopped", reason, workflowId: entry.id, workflowType: entry.type, runId: entry.runId, error: broken });
+        this.deps.emit(runStopped(entry, broken));
       }
     }
     if (this.deps.telemetry !== undefined && executor.status() !== "running") this.deps.telemetry.idle(entry);
@@ -590,11 +588,6 @@ export class LocalRuns implements RunService {
   }
 }
 
-/** The `trace` field of a record a caller's request journals: the caller's trace context, if any. */
-function traceField(telemetry: RunTelemetry | undefined): { trace?: string } {
-  const trace = telemetry?.current();
-  return trace === undefined ? {} : { trace };
-}
 function unwrap(o: { ok: boolean; value?: unknown; error?: unknown }): unknown {
   if (o.ok) return o.value;
   throw o.error;
