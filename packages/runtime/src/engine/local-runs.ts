@@ -10,6 +10,8 @@ import type { Log } from "../storage/log.js";
 import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 import { ChildRuns } from "./child-runs.js";
+import { type EngineEvent, runStopped } from "./engine-events.js";
+import { type RunTelemetry, traceField } from "./run-telemetry.js";
 import { RunStarts } from "./run-starts.js";
 import { FlowControl } from "./flow-control.js";
 import { Batch, Debounce } from "./flow-rules.js";
@@ -40,6 +42,10 @@ export interface LocalRunsDeps {
   readonly keepHistory: boolean;
   /** Whether this process holds the shard: always, outside a cluster. */
   owns(shard: number): boolean;
+  /** Tells the operator of a fatal shard or a run that stopped. */
+  emit(event: EngineEvent): void;
+  /** Spans and metrics, when OpenTelemetry is loaded and not turned off. */
+  readonly telemetry?: RunTelemetry | undefined;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: Error };
@@ -69,6 +75,8 @@ export class LocalRuns implements RunService {
   private router: RunService = this;
   private closed = false;
   private fatal: Error | undefined;
+  /** Executors whose breaking was reported, so a run stopped is told once per load. */
+  private readonly reported = new WeakSet<RunExecutor>();
 
   constructor(private readonly deps: LocalRunsDeps) {
     const time = deps.clock;
@@ -105,7 +113,9 @@ export class LocalRuns implements RunService {
       stopped: () => this.fatal !== undefined || this.closed,
       failed: (e, shard) => this.storageFailed(e, shard),
     });
+    const telemetry = deps.telemetry;
     const host: RunHostEngine = {
+      ...(telemetry === undefined ? {} : { observeAttempt: (entry: RunEntry, name: string, attempt: number) => telemetry.attempt(entry, name, attempt) }),
       clock: time,
       closed: () => this.closed,
       append: (entry, record) => this.records.appendFromRun(entry, record),
@@ -113,7 +123,11 @@ export class LocalRuns implements RunService {
       acquire: (options) => this.flow.limits.acquire(options),
       startChild: (entry, request) => void this.children.start(entry, request),
       continueAsNew: (entry, runId, def, input) => {
-        const lineage = { from: { runId, reason: "continue-as-new" as const }, ...(entry.parent ? { parent: entry.parent } : {}) };
+        const lineage = {
+          from: { runId, reason: "continue-as-new" as const },
+          ...(entry.parent ? { parent: entry.parent } : {}),
+          ...(entry.trace ? { trace: entry.trace } : {}),
+        };
         this.starts.begin(def, entry.id, input, {}, undefined, lineage).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
       },
       closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
@@ -135,6 +149,7 @@ export class LocalRuns implements RunService {
       shardCount: deps.log.shardCount,
       terminate: (id, reason) => this.terminate(id, reason),
       started: (id) => this.started.resolve(id),
+      currentTrace: () => telemetry?.current(),
     });
     this.children = new ChildRuns({
       runs: this.runs,
@@ -143,7 +158,11 @@ export class LocalRuns implements RunService {
       closed: () => this.closed,
       local: (id) => this.deps.owns(shardOf(id, this.deps.log.shardCount)),
       router: () => this.router,
-      begin: (def, id, input, parent, request) => this.starts.begin(def, id, input, {}, undefined, { parent, ...(request ? { request } : {}) }),
+      begin: (def, id, input, parent, request) => {
+        const from = this.runs.get(parent.id);
+        const trace = from === undefined ? undefined : telemetry?.traceOf(from);
+        return this.starts.begin(def, id, input, {}, undefined, { parent, ...(request ? { request } : {}), ...(trace ? { trace } : {}) });
+      },
       resolve: (type) => this.deps.catalog.resolve(type),
       failed: (e, shard) => this.storageFailed(e, shard),
     });
@@ -220,24 +239,39 @@ export class LocalRuns implements RunService {
     return entry === undefined ? undefined : { ...this.statusOf(entry), journal: await this.records.read(entry) };
   }
 
-  async signal(id: string, name: string, value: unknown, request?: string): Promise<void> {
+  signal(id: string, name: string, value: unknown, request?: string): Promise<void> {
+    const t = this.deps.telemetry;
+    return t === undefined ? this.signalRun(id, name, value, request) : t.request("signal", name, id, () => this.signalRun(id, name, value, request));
+  }
+
+  private async signalRun(id: string, name: string, value: unknown, request: string | undefined): Promise<void> {
     this.assertOpen();
     const entry = this.entryOf(id);
     checkName(name, "signal name");
     if (entry.finished !== undefined) {
       throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`, { reason: "already-finished" });
     }
-    await this.records.append(entry, { kind: "signal", name, value, at: this.deps.clock.now(), ...requestField(request) });
+    await this.records.append(entry, { kind: "signal", name, value, at: this.deps.clock.now(), ...requestField(request), ...traceField(this.deps.telemetry) });
   }
 
-  async query(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
+  query(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
+    const t = this.deps.telemetry;
+    return t === undefined ? this.queryRun(id, name, args) : t.request("query", name, id, () => this.queryRun(id, name, args));
+  }
+
+  private async queryRun(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
     this.assertOpen();
     checkName(name, "query name");
     const executor = await this.idleExecutor(this.entryOf(id));
     return executor.query(name, args);
   }
 
-  async update(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
+  update(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
+    const t = this.deps.telemetry;
+    return t === undefined ? this.updateRun(id, name, arg, updateId) : t.request("update", name, id, () => this.updateRun(id, name, arg, updateId));
+  }
+
+  private async updateRun(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
     this.assertOpen();
     checkName(name, "update name");
     checkId(updateId, "update ID");
@@ -252,7 +286,7 @@ export class LocalRuns implements RunService {
     executor.claimUpdate(updateId);
     const outcome = this.updates.wait(key);
     try {
-      await this.records.append(entry, { kind: "update", id: updateId, name, arg, at: this.deps.clock.now() });
+      await this.records.append(entry, { kind: "update", id: updateId, name, arg, at: this.deps.clock.now(), ...traceField(this.deps.telemetry) });
     } catch (e) {
       // The update was not journaled; the storage failure that stopped it also rejects `outcome`.
       outcome.catch(() => undefined);
@@ -404,6 +438,7 @@ export class LocalRuns implements RunService {
     this.updates.rejectAll(error);
     this.started.rejectAll(error);
     this.cache.dropAll(new CancelledError("the engine is shutting down; the step runs again when the engine reopens"));
+    this.deps.telemetry?.close();
   }
 
   /** The error that stopped the runs (a failed storage), if any. */
@@ -417,7 +452,10 @@ export class LocalRuns implements RunService {
     // The shard's next owner resumes its runs (and its schedules and windows) from what is durable.
     if ((shard !== undefined && !this.deps.owns(shard)) || e instanceof ShardMovedError) return;
     const error = e instanceof StorageError ? e : new StorageError(`storage failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
-    this.fatal ??= error;
+    if (this.fatal === undefined) {
+      this.fatal = error;
+      this.deps.emit({ kind: "shard-fatal", shard, error });
+    }
     this.results.rejectAll(error);
     this.updates.rejectAll(error);
   }
@@ -498,6 +536,7 @@ export class LocalRuns implements RunService {
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
     if (!readsBackUnchanged(record)) record = decodeRecord(body, this.deps.codec, { workflowId: entry.id, runId, position });
     this.index.apply(entry, record);
+    this.deps.telemetry?.recorded(entry, record);
     if (entry.executor !== undefined) entry.executor.deliver(position, record);
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
     else if (entry.finished === undefined && wakesRun(record) && entry.durable === entry.appended) void this.cache.load(entry).catch(() => undefined);
@@ -515,7 +554,15 @@ export class LocalRuns implements RunService {
 
   private executorChanged(entry: RunEntry, executor: RunExecutor): void {
     if (entry.executor !== executor) return;
-    if (executor.broken) this.results.reject(entry.id, executor.broken);
+    const broken = executor.broken;
+    if (broken) {
+      this.results.reject(entry.id, broken);
+      if (!this.reported.has(executor)) {
+        this.reported.add(executor);
+        this.deps.emit(runStopped(entry, broken));
+      }
+    }
+    if (this.deps.telemetry !== undefined && executor.status() !== "running") this.deps.telemetry.idle(entry);
     this.cache.changed();
   }
 
