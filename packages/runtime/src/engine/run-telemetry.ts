@@ -1,5 +1,5 @@
 import type { Attributes, Context, Counter, Histogram, Meter, Span, Tracer } from "@opentelemetry/api";
-import type { JournalRecord } from "../core/records.js";
+import type { JournalRecord } from "../journal/records.js";
 import type { CommitObserver } from "../storage/log.js";
 import type { Otel } from "../telemetry/otel-api.js";
 import { formatTraceparent, parseTraceparent } from "../telemetry/trace-context.js";
