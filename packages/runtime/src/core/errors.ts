@@ -89,3 +89,20 @@ export class StorageError extends FuseeError {
 export class ShardMovedError extends StorageError {
   override readonly code: string = "FUSEE_SHARD_MOVED";
 }
+
+/**
+ * The PostgreSQL driver (`pg`) is not installed: PostgreSQL storage loads it on demand, so an
+ * application that uses `Config.postgres` installs it itself (`npm install pg`).
+ */
+export class DriverMissingError extends ConfigError {
+  override readonly code: string = "FUSEE_DRIVER_MISSING";
+}
+
+/**
+ * A call forwarded to the process holding a run's shard got no answer in time (no process held the
+ * shard, or its holder could not reach the database). The request was withdrawn, though a holder
+ * that had begun it may still complete it; asking again is safe for calls that carry their own ID.
+ */
+export class ForwardTimeoutError extends TimeoutError {
+  override readonly code: string = "FUSEE_FORWARD_TIMEOUT";
+}

@@ -31,8 +31,10 @@ export interface SharedPermits {
   /**
    * Takes a permit of the limit for one attempt: its release, or how long to wait before asking
    * again (`retryInMs` < 0: the limit is full, ask again soon; otherwise the rate's next slot).
+   * `lost` is called if the permit runs out before its release (its holder could not renew it in
+   * time), when other processes may already hold its place.
    */
-  take(name: string, concurrent: number, perSecond: number): Promise<Release | { retryInMs: number }>;
+  take(name: string, concurrent: number, perSecond: number, lost: (reason: Error) => void): Promise<Release | { retryInMs: number }>;
 }
 
 // How soon a process asks again for a permit of a full shared limit.
@@ -42,6 +44,8 @@ interface Waiter {
   readonly resolve: (release: Release) => void;
   /** The step gave its place up (its run was cancelled); it is passed over when its turn comes. */
   withdrawn: boolean;
+  /** Told when the shared permit granted to the step runs out before the step releases it. */
+  lost?: (reason: Error) => void;
 }
 
 class Limit {
@@ -145,6 +149,9 @@ export class Limits {
         waiter.withdrawn = true;
         limit.withdrawn++;
       },
+      onLost: (listener) => {
+        if (waiter !== undefined) waiter.lost = listener;
+      },
     };
   }
 
@@ -228,12 +235,14 @@ export class Limits {
         this.pump(limit);
       });
     };
-    shared.take(limit.name, limit.concurrent, limit.perSecond).then(
+    let holder: Waiter | undefined;
+    shared.take(limit.name, limit.concurrent, limit.perSecond, (reason) => holder?.lost?.(reason)).then(
       (got) => {
         limit.taking = false;
         if (typeof got !== "function") return retry(got.retryInMs < 0 ? FULL_RETRY_MS : got.retryInMs);
         const waiter = this.nextWaiter(limit);
         if (this.closed || waiter === undefined) return got();
+        holder = waiter;
         waiter.resolve(this.grant(limit, got));
         this.pump(limit);
       },

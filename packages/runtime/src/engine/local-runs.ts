@@ -39,6 +39,11 @@ export interface LocalRunsDeps {
   readonly keepHistory: boolean;
   /** Whether this process holds the shard: always, outside a cluster. */
   owns(shard: number): boolean;
+  /**
+   * Whether this process may still start work (a step, a timer) on the shard: false once its lease
+   * ran out on this process's clock, even before the shard is forgotten. Always, when absent.
+   */
+  leased?(shard: number): boolean;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: Error };
@@ -107,6 +112,7 @@ export class LocalRuns implements RunService {
     const host: RunHostEngine = {
       clock: time,
       closed: () => this.closed,
+      holds: (shard) => this.deps.leased?.(shard) ?? true,
       append: (entry, record) => this.records.appendFromRun(entry, record),
       changed: (entry, executor) => this.executorChanged(entry, executor),
       acquire: (options) => this.flow.limits.acquire(options),

@@ -13,6 +13,11 @@ export interface PermitRequest {
   readonly granted: Promise<Release>;
   /** Leaves the queue; the permit is never granted. */
   withdraw(): void;
+  /**
+   * A permit shared with other processes can run out while the attempt holds it (its process was
+   * paused past its expiry): `listener` is then called, and the attempt is stopped.
+   */
+  onLost?(listener: (reason: Error) => void): void;
 }
 
 /** The failed attempts of a step call that are in its run's journal. */
@@ -158,6 +163,8 @@ class StepCall implements RunningStep {
     }
     if (request === undefined) return this.run(attempt);
     this.permit = request;
+    // The attempt fails like one that timed out, and its retry waits for a new permit.
+    request.onLost?.((reason) => this.timedOut(attempt, reason));
     request.granted.then(
       (release) => {
         this.permit = undefined;
@@ -177,6 +184,9 @@ class StepCall implements RunningStep {
   }
 
   private run(attempt: number): void {
+    // Checked at the last moment: the run's shard may have been lost (its lease ran out) since the
+    // step was asked for, and another process may already be running this step.
+    if (this.env.abandoned()) return this.report(false, new FuseeError("the step was abandoned before its attempt started"), this.ran);
     this.running = true;
     const scope = new AttemptScope(this, attempt);
     this.scope = scope;
@@ -216,7 +226,7 @@ class StepCall implements RunningStep {
   }
 
   /** The attempt is stale: its code may go on, but it is told (abort signal, heartbeats) and its outcome is ignored. */
-  private timedOut(attempt: number, error: TimeoutError): void {
+  private timedOut(attempt: number, error: Error): void {
     if (attempt !== this.attempt || !this.running) return;
     this.scope?.abort(error);
     this.end(attempt, false, error);
