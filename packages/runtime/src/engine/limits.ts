@@ -34,7 +34,14 @@ export interface SharedPermits {
    * `lost` is called if the permit runs out before its release (its holder could not renew it in
    * time), when other processes may already hold its place.
    */
-  take(name: string, concurrent: number, perSecond: number, lost: (reason: Error) => void): Promise<Release | { retryInMs: number }>;
+  take(name: string, concurrent: number, perSecond: number, lost: (reason: Error) => void): Promise<SharedGrant | { retryInMs: number }>;
+}
+
+/** A permit taken from a {@link SharedPermits} store. */
+export interface SharedGrant {
+  readonly release: Release;
+  /** Why the permit no longer holds (it ran out before it was renewed), checked at once; undefined while it holds. */
+  lapsed(): Error | undefined;
 }
 
 // How soon a process asks again for a permit of a full shared limit.
@@ -46,6 +53,8 @@ interface Waiter {
   withdrawn: boolean;
   /** Told when the shared permit granted to the step runs out before the step releases it. */
   lost?: (reason: Error) => void;
+  /** The shared permit granted to the step. */
+  grant?: SharedGrant;
 }
 
 class Limit {
@@ -152,6 +161,7 @@ export class Limits {
       onLost: (listener) => {
         if (waiter !== undefined) waiter.lost = listener;
       },
+      lapsed: () => waiter?.grant?.lapsed(),
     };
   }
 
@@ -239,11 +249,12 @@ export class Limits {
     shared.take(limit.name, limit.concurrent, limit.perSecond, (reason) => holder?.lost?.(reason)).then(
       (got) => {
         limit.taking = false;
-        if (typeof got !== "function") return retry(got.retryInMs < 0 ? FULL_RETRY_MS : got.retryInMs);
+        if ("retryInMs" in got) return retry(got.retryInMs < 0 ? FULL_RETRY_MS : got.retryInMs);
         const waiter = this.nextWaiter(limit);
-        if (this.closed || waiter === undefined) return got();
+        if (this.closed || waiter === undefined) return got.release();
         holder = waiter;
-        waiter.resolve(this.grant(limit, got));
+        waiter.grant = got;
+        waiter.resolve(this.grant(limit, got.release));
         this.pump(limit);
       },
       // The store could not be reached: the waiting steps keep waiting and it is asked again.

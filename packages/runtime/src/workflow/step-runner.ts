@@ -18,6 +18,8 @@ export interface PermitRequest {
    * paused past its expiry): `listener` is then called, and the attempt is stopped.
    */
   onLost?(listener: (reason: Error) => void): void;
+  /** Why the granted permit no longer holds (it ran out), checked at once; undefined while it holds. */
+  lapsed?(): Error | undefined;
 }
 
 /** The failed attempts of a step call that are in its run's journal. */
@@ -105,6 +107,8 @@ class StepCall implements RunningStep {
   private aborted: Error | undefined = undefined;
   private scope: AttemptScope | undefined = undefined;
   private permit: PermitRequest | undefined = undefined;
+  /** The permit the running attempt holds, when its limit is shared with other processes. */
+  private held: PermitRequest | undefined = undefined;
   private release: Release | undefined = undefined;
   private timers: ClockTimer[] | undefined = undefined;
   /** The back-off before the next attempt, while it runs. */
@@ -174,6 +178,7 @@ class StepCall implements RunningStep {
           return this.report(false, new FuseeError("the step was abandoned while it waited for a permit"), this.ran);
         }
         this.release = release;
+        this.held = request;
         this.run(attempt);
       },
       (error: unknown) => {
@@ -243,6 +248,7 @@ class StepCall implements RunningStep {
     }
     const release = this.release;
     this.release = undefined;
+    this.held = undefined;
     release?.();
     if (ok || this.aborted !== undefined || this.env.abandoned()) return this.report(ok, outcome, attempt);
     const delay = this.policy().delayAfter(attempt, outcome);
@@ -265,6 +271,18 @@ class StepCall implements RunningStep {
       if (this.env.abandoned()) this.report(false, new FuseeError("the step was abandoned while it waited to retry"), this.ran);
       else this.next();
     });
+  }
+
+  /**
+   * Throws (and stops the attempt) when the attempt may no longer go on: its permit ran out, or its
+   * run's shard is no longer this process's. Called at each heartbeat, so a step that heartbeats
+   * before each effect learns of it before the effect, even right after its process was paused.
+   */
+  checkHeld(attempt: number): void {
+    const lost = this.held?.lapsed?.() ?? (this.env.abandoned() ? new FuseeError("the step's run can no longer be recorded here: its shard moved to another process or the engine shut down") : undefined);
+    if (lost === undefined) return;
+    this.timedOut(attempt, lost);
+    throw lost;
   }
 
   private policy(): RetryPolicy {
@@ -319,6 +337,7 @@ class AttemptScope implements StepScope {
     if (this.reason !== undefined) throw this.reason;
     const call = this.call;
     if (call.attempt !== this.attempt || !call.running) return;
+    call.checkHeld(this.attempt);
     call.progress = progress;
     call.lastBeat = call.env.clock.now();
     call.env.onHeartbeat(call.seq, progress);

@@ -8,12 +8,14 @@
 import { randomUUID } from "node:crypto";
 import { StorageError } from "../../core/errors.js";
 import type { PermitTable } from "../../storage/postgres/permit-table.js";
-import type { Release, SharedPermits } from "../limits.js";
+import type { SharedGrant, SharedPermits } from "../limits.js";
 
 interface Held {
   readonly name: string;
   deadline: number;
   readonly lost: (reason: Error) => void;
+  /** Why it was lost, once it was. */
+  gone?: Error;
 }
 
 export class ClusterPermits implements SharedPermits {
@@ -32,7 +34,7 @@ export class ClusterPermits implements SharedPermits {
     this.renewal.unref();
   }
 
-  async take(name: string, concurrent: number, perSecond: number, lost: (reason: Error) => void): Promise<Release | { retryInMs: number }> {
+  async take(name: string, concurrent: number, perSecond: number, lost: (reason: Error) => void): Promise<SharedGrant | { retryInMs: number }> {
     const token = randomUUID();
     const sentAt = performance.now();
     const wait = await this.table.take(name, token, Number.isFinite(concurrent) ? concurrent : 0, perSecond > 0 ? 1000 / perSecond : 0);
@@ -41,13 +43,20 @@ export class ClusterPermits implements SharedPermits {
       void this.table.release([token]).catch(() => undefined);
       return { retryInMs: -1 };
     }
-    this.held.set(token, { name, deadline: this.deadlineFrom(sentAt), lost });
+    const permit: Held = { name, deadline: this.deadlineFrom(sentAt), lost };
+    this.held.set(token, permit);
     let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.held.delete(token);
-      void this.table.release([token]).catch(() => undefined);
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        this.held.delete(token);
+        void this.table.release([token]).catch(() => undefined);
+      },
+      lapsed: () => {
+        if (permit.gone === undefined && !released && performance.now() >= permit.deadline) this.lose(token, permit, "no renewal succeeded in time");
+        return permit.gone;
+      },
     };
   }
 
@@ -96,11 +105,11 @@ export class ClusterPermits implements SharedPermits {
     this.held.delete(token);
     void this.table.release([token]).catch(() => undefined);
     permit.lost(
-      new StorageError(
+      (permit.gone = new StorageError(
         `the permit of limit '${permit.name}' held by owner "${this.holder}" ran out (${why} within ${this.table.leaseMs} ms; ` +
           "the process was paused or could not reach the database), so others may hold its place: the attempt holding it is " +
           "stopped and retried under a new permit",
-      ),
+      )),
     );
   }
 }
