@@ -228,6 +228,11 @@ export class PostgresLog implements Log {
     return this.shards.onLost(listener);
   }
 
+  /** Calls `listener` when a lease renewal runs a third of the lease late; returns the unsubscribe function. */
+  onLeaseLate(listener: (lateMs: number, leaseMs: number) => void): () => void {
+    return this.shards.onLate(listener);
+  }
+
   /**
    * Calls `listener` for wake-ups of shards this process holds: each `notify` from any process,
    * and a poll (payload undefined) every `pollMs` and after the listening connection came back.

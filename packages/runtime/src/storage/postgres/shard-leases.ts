@@ -61,6 +61,7 @@ export class ShardLeases {
   readonly syncs: number[];
   private readonly acquiredListeners = new Set<AcquiredListener>();
   private readonly lostListeners = new Set<LostListener>();
+  private readonly lateListeners = new Set<(lateMs: number, leaseMs: number) => void>();
   private ticking: Promise<void> = Promise.resolve();
   private tickTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
@@ -113,6 +114,11 @@ export class ShardLeases {
   onLost(listener: LostListener): () => void {
     this.lostListeners.add(listener);
     return () => this.lostListeners.delete(listener);
+  }
+
+  onLate(listener: (lateMs: number, leaseMs: number) => void): () => void {
+    this.lateListeners.add(listener);
+    return () => this.lateListeners.delete(listener);
   }
 
   /** Extends the leases this process holds; a lease found lost stops its shard. */
@@ -224,6 +230,7 @@ export class ShardLeases {
    */
   private warnIfLate(lateMs: number): void {
     if (lateMs < this.p.leaseMs / 3) return;
+    emit(this.lateListeners, (l) => l(lateMs, this.p.leaseMs));
     process.emitWarning(
       `owner "${this.owner}" renewed its shard leases ${Math.round(lateMs)} ms late: the event loop was blocked that long, ` +
         `and a block longer than ${Math.round((this.p.leaseMs * 2) / 3)} ms loses the leases (leaseMs ${this.p.leaseMs}). ` +
