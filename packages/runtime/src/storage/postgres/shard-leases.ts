@@ -32,6 +32,8 @@ export interface HeldShard {
   readonly index: ShardIndex;
   /** `performance.now()` past which the lease may have run out on the database. */
   deadline: number;
+  /** The deadline passed and the shard is being stopped (on a microtask, not inside the caller's work). */
+  expiring?: true;
 }
 
 export interface ShardLeasesParts {
@@ -80,13 +82,15 @@ export class ShardLeases {
 
   /**
    * The shard if this process may work on it now: its writer is healthy and its local deadline has
-   * not passed. A shard found past its deadline is stopped here and then, before the caller goes on.
+   * not passed. A shard found past its deadline is stopped on the next microtask, since listeners of
+   * its loss change the engine's state, which the caller may be in the middle of.
    */
   live(shard: number): HeldShard | undefined {
     const h = this.held[shard];
-    if (h === undefined || !h.writer.healthy) return undefined;
+    if (h === undefined || !h.writer.healthy || h.expiring === true) return undefined;
     if (performance.now() < h.deadline) return h;
-    this.expire(h);
+    h.expiring = true;
+    queueMicrotask(() => this.expire(h));
     return undefined;
   }
 
@@ -295,6 +299,7 @@ export class ShardLeases {
   }
 
   private expire(h: HeldShard): void {
+    if (!h.writer.healthy) return;
     const error = new ShardMovedError(
       `shard ${h.writer.shard}: owner "${this.owner}" let its lease at epoch ${h.writer.epoch} run out (no renewal succeeded ` +
         `within ${this.p.leaseMs} ms on this process's clock); it starts no more work on the shard and stores nothing more to it`,
