@@ -80,6 +80,13 @@ export class ConfigError extends FuseeError {
 /** The storage failed: an I/O error, corruption, a lock held by another process, a fatal shard. */
 export class StorageError extends FuseeError {
   override readonly code: string = "FUSEE_STORAGE";
+  /** The shard the failure stopped, when it stopped one (its other shards go on). */
+  readonly shard: number | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; shard?: number }) {
+    super(message, options);
+    this.shard = options?.shard;
+  }
 }
 
 /**

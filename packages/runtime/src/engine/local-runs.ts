@@ -425,7 +425,8 @@ export class LocalRuns implements RunService {
   storageFailed(e: unknown, shard?: number): void {
     if (this.closed) return;
     // The shard's next owner resumes its runs (and its schedules and windows) from what is durable.
-    if ((shard !== undefined && !this.deps.owns(shard)) || e instanceof ShardMovedError) return;
+    const of = shard ?? (e instanceof StorageError ? e.shard : undefined);
+    if ((of !== undefined && !this.deps.owns(of)) || e instanceof ShardMovedError) return;
     const error = e instanceof StorageError ? e : new StorageError(`storage failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
     if (this.fatal === undefined) {
       this.fatal = error;

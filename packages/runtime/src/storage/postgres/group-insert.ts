@@ -395,7 +395,7 @@ export class ShardWriter {
         `(owner "${this.o.owner}", epoch ${this.o.epoch}) failed: ${cause.message}. Whether it committed is unknown, so ` +
         "nothing appended to this shard after it is acknowledged and the statement is not retried; the lease is given " +
         "back, and the shard is taken again at a new epoch from what the database holds",
-      { cause },
+      { cause, shard: this.o.shard },
     );
     this.stop(b, error, "failed");
   }

@@ -154,7 +154,7 @@ export class ShardLeases {
     if (h === undefined || !h.writer.healthy) return;
     const error = new StorageError(
       `shard ${shard}: owner "${this.owner}" gave its lease at epoch ${h.writer.epoch} up: ${(cause as Error)?.message ?? String(cause)}`,
-      { cause },
+      { cause, shard },
     );
     h.writer.halt(error);
     this.shardStopped(h.writer, error, "failed");
