@@ -7,7 +7,6 @@ import { readsBackUnchanged, wakesRun } from "../journal/record-kinds.js";
 import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../journal/records.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
 import type { Log } from "../storage/log.js";
-import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 import { ChildRuns } from "./child-runs.js";
 import { type EngineEvent, runStopped } from "./engine-events.js";
@@ -26,6 +25,7 @@ import { listRuns, statusOf } from "./run-status.js";
 import type { ScheduleOp } from "./schedule-handle.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 import { TimerQueue } from "./timer-queue.js";
+import { answerToken, type TokenAnswerDeps } from "./token-answers.js";
 import { Waiters } from "./waiters.js";
 import type { WorkflowCatalog } from "./workflow-catalog.js";
 
@@ -82,6 +82,13 @@ export class LocalRuns implements RunService {
   private fatal: Error | undefined;
   /** Executors whose breaking was reported, so a run stopped is told once per load. */
   private readonly reported = new WeakSet<RunExecutor>();
+  private readonly tokens: TokenAnswerDeps = {
+    held: (id) => this.held(id),
+    entry: (id) => this.runs.get(id),
+    idleExecutor: (entry) => this.idleExecutor(entry),
+    append: (entry, record) => this.records.append(entry, record),
+    now: () => this.deps.clock.now(),
+  };
 
   constructor(private readonly deps: LocalRunsDeps) {
     const time = deps.clock;
@@ -518,22 +525,9 @@ export class LocalRuns implements RunService {
     return executor;
   }
 
-  private async answer(token: string, outcome: Outcome, request: string | undefined): Promise<void> {
+  private answer(token: string, outcome: Outcome, request: string | undefined): Promise<void> {
     this.assertOpen();
-    const address = parseCompletionToken(token);
-    this.held(address.workflowId);
-    const entry = this.runs.get(address.workflowId);
-    if (entry === undefined) throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`, { reason: "invalid-token" });
-    if (entry.runId !== address.runId) {
-      throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`, { reason: "stale-token" });
-    }
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`, { reason: "already-finished" });
-    const executor = await this.idleExecutor(entry);
-    const state = executor.completionState(token);
-    if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`, { reason: "token-used" });
-    if (state === "unknown") throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`, { reason: "stale-token" });
-    executor.claimCompletion(token);
-    await this.records.append(entry, { kind: "completion", token, ...outcome, at: this.deps.clock.now(), ...requestField(request) });
+    return answerToken(this.tokens, token, outcome, request);
   }
 
   /** Applies a record of `entry`'s run `runId` that just became durable at `position`. */
