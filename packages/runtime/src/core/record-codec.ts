@@ -145,7 +145,16 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
     case "heartbeat":
       return { kind, at: h.at, seq: h.seq, progress: value() };
     case "attempt":
-      return { kind, at: h.at, seq: h.seq, name: h.name, attempt: h.attempt, retryAt: h.retryAt, error: codec.decodeError(payload, context) };
+      return {
+        kind,
+        at: h.at,
+        seq: h.seq,
+        name: h.name,
+        attempt: h.attempt,
+        retryAt: h.retryAt,
+        error: codec.decodeError(payload, context),
+        ...(h.since === undefined ? {} : { since: h.since }),
+      };
     case "completion": {
       // The token is a bearer capability, so it travels in the (encryptable) payload, not the header.
       const answer = value() as { token: string; value?: unknown; error?: Error };
@@ -282,7 +291,10 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
     case "heartbeat":
       return { header: { at: r.at, seq: r.seq }, payload: codec.encodeValue(r.progress, ctx) };
     case "attempt":
-      return { header: { at: r.at, seq: r.seq, name: r.name, attempt: r.attempt, retryAt: r.retryAt }, payload: codec.encodeError(r.error, ctx) };
+      return {
+        header: { at: r.at, seq: r.seq, name: r.name, attempt: r.attempt, retryAt: r.retryAt, ...(r.since === undefined ? {} : { since: r.since }) },
+        payload: codec.encodeError(r.error, ctx),
+      };
     case "completion":
       return {
         header: { at: r.at, ok: r.ok, ...request(r) },

@@ -82,6 +82,8 @@ export interface AttemptRecord extends RecordBase {
   readonly attempt: number;
   readonly retryAt: number;
   readonly error: Error;
+  /** When the call's first attempt began, for a policy's bound on the total time; absent in older journals. */
+  readonly since?: number;
 }
 
 export interface SignalRecord extends RecordBase {

@@ -1,7 +1,7 @@
 // What workflow code imports: decorators and their register twins, the run's context, retries and
 // the errors workflow code throws and catches. None of it runs workflows or touches storage.
 export * from "../core/errors.js";
-export { toMillis, type Duration } from "../core/duration.js";
+export { toMillis, DurationError, type Duration, type DurationText, type DurationUnit, type DurationWord } from "../core/duration.js";
 export { Workflow, Step, Signal, Query, Update } from "./decorators.js";
 export {
   registerWorkflow,

@@ -468,11 +468,11 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     return this.attempts?.get(seq);
   }
 
-  attemptFailed(seq: number, name: string, attempt: number, error: unknown, retryAt: number, recorded: () => void): void {
+  attemptFailed(seq: number, name: string, attempt: number, error: unknown, retryAt: number, since: number, recorded: () => void): void {
     if (this.host.closed() || this.broken || this.finished) return;
     (this.attemptWaiters ??= new Map()).set(seq, recorded);
     try {
-      this.host.append({ kind: "attempt", seq, name, attempt, retryAt, error: asError(error), at: this.host.clock.now() });
+      this.host.append({ kind: "attempt", seq, name, attempt, retryAt, since, error: asError(error), at: this.host.clock.now() });
     } catch (e) {
       this.attemptWaiters.delete(seq);
       throw e;
@@ -777,7 +777,8 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
         return;
       }
       case "attempt": {
-        (this.attempts ??= new Map()).set(record.seq, { failed: record.attempt, retryAt: record.retryAt, lastError: record.error });
+        const since = record.since ?? this.attempts?.get(record.seq)?.since ?? record.at;
+        (this.attempts ??= new Map()).set(record.seq, { failed: record.attempt, retryAt: record.retryAt, lastError: record.error, since, failedAt: record.at });
         const recorded = this.attemptWaiters?.get(record.seq);
         if (recorded !== undefined && !replayed) {
           this.attemptWaiters?.delete(record.seq);
