@@ -133,10 +133,11 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
       : { value: value() };
   switch (kind) {
     case "start": {
-      const [input, updateArg] = value() as [unknown, unknown];
+      const [input, updateArg, attributes] = value() as [unknown, unknown, Record<string, unknown> | undefined];
       return {
         kind, at: h.at, type: h.type, runId: h.runId, seed: h.seed, input,
         ...(h.update ? { update: { id: h.update.id, name: h.update.name, arg: updateArg } } : {}),
+        ...(h.attributes && attributes ? { attributes } : {}),
         ...(h.from ? { from: h.from } : {}),
         ...(h.parent ? { parent: h.parent } : {}),
         ...request(h),
@@ -184,7 +185,7 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
     case "patch":
       return { kind, at: h.at, seq: h.seq, id: h.id };
     case "attributes":
-      return { kind, at: h.at, seq: h.seq, attributes: value() as Record<string, unknown> };
+      return { kind, at: h.at, seq: h.seq, attributes: value() as Record<string, unknown>, ...(h.removed ? { removed: h.removed } : {}) };
     case "finish":
       return { kind, at: h.at, status: h.status, ...(h.status === "ok" ? { value: value() } : { error: codec.decodeError(payload, context) }), ...request(h) };
   }
@@ -285,8 +286,10 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
           ...(r.from ? { from: r.from } : {}),
           ...(r.parent ? { parent: r.parent } : {}),
           ...request(r),
+          // Tells recovery to read the payload for the index, as it does for attributes records.
+          ...(r.attributes ? { attributes: true } : {}),
         },
-        payload: codec.encodeValue([r.input, r.update?.arg], ctx),
+        payload: codec.encodeValue(r.attributes ? [r.input, r.update?.arg, r.attributes] : [r.input, r.update?.arg], ctx),
       };
     case "heartbeat":
       return { header: { at: r.at, seq: r.seq }, payload: codec.encodeValue(r.progress, ctx) };
@@ -334,7 +337,7 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
     case "patch":
       return { header: { at: r.at, seq: r.seq, id: r.id }, payload: EMPTY };
     case "attributes":
-      return { header: { at: r.at, seq: r.seq }, payload: codec.encodeValue(r.attributes, ctx) };
+      return { header: { at: r.at, seq: r.seq, ...(r.removed?.length ? { removed: r.removed } : {}) }, payload: codec.encodeValue(r.attributes, ctx) };
     case "finish":
       return {
         header: { at: r.at, status: r.status, ...request(r) },

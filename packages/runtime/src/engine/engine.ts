@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { container as rootContainer, type DependencyContainer } from "tsyringe";
 import { systemClock, type Clock } from "../core/clock.js";
-import { FuseeError } from "../core/errors.js";
+import { FuseeError, RejectedError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
 import { RunHandle } from "../client/run-handle.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
@@ -11,6 +11,7 @@ import type { Log } from "../storage/log.js";
 import { MemoryLog } from "../storage/memory-log.js";
 import type { PostgresLog } from "../storage/postgres/index.js";
 import type { WorkflowClass } from "../workflow/registry.js";
+import type { InputArgs, WorkflowInput as Input, WorkflowOutput as Output } from "../workflow/workflow-io.js";
 import type { ClusterNode } from "./cluster/node.js";
 import { checkCodec, recordCodec } from "./codec-manifest.js";
 import type { Config } from "./config.js";
@@ -70,8 +71,6 @@ export interface EngineOptions {
   memoryLog?: MemoryLog;
 }
 
-type Input<W> = W extends WorkflowClass<infer I, any> ? I : unknown;
-type Output<W> = W extends WorkflowClass<any, infer O> ? Awaited<O> : unknown;
 
 /**
  * The durable-execution engine: starts workflow runs, journals everything they do, and resumes them
@@ -241,11 +240,12 @@ export class Engine {
    *
    * @throws AlreadyExistsError when the ID's policy refuses another run.
    */
-  async start<W extends WorkflowClass>(type: W, id: string, input: Input<W>, options?: StartOptions): Promise<RunHandle<Output<W>>>;
+  async start<W extends WorkflowClass>(type: W, id: string, ...args: InputArgs<W, [options?: StartOptions]>): Promise<RunHandle<Output<W>>>;
   async start<R = unknown>(type: string, id: string, input?: unknown, options?: StartOptions): Promise<RunHandle<R>>;
   async start(type: WorkflowClass | string, id: string, input?: unknown, options: StartOptions = {}): Promise<RunHandle<unknown>> {
     this.assertOpen();
     const name = this.catalog.resolve(type).name;
+    checkStartOptions(options);
     await this.service.start(name, checkId(id), input, options);
     return this.run(id);
   }
@@ -267,6 +267,7 @@ export class Engine {
     const name = this.catalog.resolve(type).name;
     checkId(id);
     checkName(update, "update name");
+    checkStartOptions(options);
     const { updateId, ...start } = options;
     // The ID is chosen here, so an owner that performs the call again applies the update once.
     const result = await this.service.updateWithStart(name, id, input, update, arg, start, updateId === undefined ? randomUUID() : checkId(updateId, "update ID"));
@@ -497,6 +498,16 @@ export interface IdleOptions {
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Refuses start attributes that are not a plain object of well-formed names, before anything is written. */
+function checkStartOptions(options: StartOptions): void {
+  const attributes = options.attributes;
+  if (attributes === undefined) return;
+  if (attributes === null || typeof attributes !== "object" || Array.isArray(attributes)) {
+    throw new RejectedError("start: attributes must be a plain object of attribute names to values");
+  }
+  for (const key of Object.keys(attributes)) checkName(key, "attribute name");
+}
 
 function eventId(options: EventOptions): string | undefined {
   return options.eventId === undefined ? undefined : checkId(options.eventId, "event ID");

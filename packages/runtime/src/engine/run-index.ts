@@ -1,6 +1,6 @@
 import { StorageError } from "../core/errors.js";
 import { decodeRecord, readRecordHeader, readRecordKind, type PayloadCodec, type RecordHeader } from "../core/record-codec.js";
-import type { ChildRecord, FinishRecord, JournalRecord, RecordKind } from "../core/records.js";
+import { applyAttributes, type AttributesRecord, type ChildRecord, type FinishRecord, type JournalRecord, type RecordKind, type StartRecord } from "../core/records.js";
 import type { LogEntry } from "../storage/log.js";
 import { isSystemStream } from "./system-streams.js";
 import { RunEntry, parseStream } from "./run-entry.js";
@@ -39,7 +39,10 @@ export class RunIndex {
         entry.clearTimer((record as { seq: number }).seq);
         return;
       case "attributes":
-        entry.attributes = { ...entry.attributes, ...(record as { attributes: Record<string, unknown> }).attributes };
+        entry.attributes = applyAttributes(entry.attributes, record as AttributesRecord);
+        return;
+      case "start":
+        if ((record as StartRecord).attributes !== undefined) entry.attributes = applyAttributes(undefined, record as StartRecord);
         return;
       case "finish":
         entry.finishAppended = true;
@@ -90,7 +93,7 @@ export class RunIndex {
       throw new StorageError(`shard ${shard} holds a ${header.kind} record of run ${run.runId} of '${run.id}' before its start record`);
     }
     const position = entry.appended++;
-    if (header.kind === "attributes") {
+    if (header.kind === "attributes" || (header.kind === "start" && header.attributes === true)) {
       this.apply(entry, decodeRecord(item.body, this.deps.codec, { workflowId: entry.id, runId: entry.runId, position }));
     } else if (INDEXED_KINDS.has(kind)) {
       this.apply(entry, header);

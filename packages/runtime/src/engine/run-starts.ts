@@ -69,6 +69,7 @@ export class RunStarts {
       input,
       ...(update ? { update } : {}),
       ...lineage,
+      ...(options.attributes !== undefined ? { attributes: { ...options.attributes } } : {}),
     };
     const body = records.encode(id, runId, 0, record);
     // Everything below runs without yielding until the append is queued, so two starts of one ID
@@ -82,6 +83,7 @@ export class RunStarts {
     }
     entry.reset(def.name, runId, record.at);
     if (lineage.parent !== undefined) entry.parent = lineage.parent;
+    if (record.attributes !== undefined) entry.attributes = { ...record.attributes };
     runs.set(id, entry);
     cache.create(entry, def).load([]);
     this.deps.started(id);

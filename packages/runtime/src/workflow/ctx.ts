@@ -5,12 +5,14 @@ import { scopeOf, type StepScope } from "./run-binding.js";
 import { WORKFLOW_METADATA } from "./metadata-keys.js";
 import { checkStepOptions } from "./registry.js";
 import type { StepOptions } from "./step-options.js";
+import type { InputArgs, WorkflowOutput } from "./workflow-io.js";
+import type { WorkflowClass } from "./registry.js";
 
 /**
  * Patch IDs a project declares. `fusee gen` augments this interface with the IDs of the project's
  * workflows, which turns a misspelled `ctx.patched("...")` into a compile error.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface PatchIds {}
 
 /** A declared patch ID, or any string while no IDs are declared. */
@@ -58,7 +60,8 @@ export interface CtxBackend {
   waitFor(name: string, timeoutMs: number | undefined): Promise<unknown>;
   condition(pred: () => boolean, timeoutMs: number | undefined): Promise<boolean>;
   patched(id: string, deprecated: boolean): boolean;
-  setAttributes(attributes: Record<string, unknown>): void;
+  setAttributes(attributes: Record<string, unknown>, removed?: readonly string[]): void;
+  attributes(): Readonly<Record<string, unknown>>;
   journalSize(): number;
   startChild(type: string, id: string, input: unknown, options: ChildOptions): Promise<ChildHandle<unknown>>;
   continueAsNew(input: unknown): Promise<never>;
@@ -74,17 +77,19 @@ function workflowName(cls: { name: string }): string {
 /**
  * The context of one workflow run, injected into the workflow's constructor. All non-determinism in
  * workflow code (time, randomness, I/O, waiting) goes through it or through steps, so replay
- * re-creates the same state.
+ * re-creates the same state. Name the workflow class (`Ctx<Counter>`) to have `continueAsNew`
+ * check its input against `run`'s.
  *
  * @example
- * constructor(private readonly ctx: Ctx) {}
+ * constructor(private readonly ctx: Ctx<Counter>) {}
  * async run(n: number) {
  *   const id = this.ctx.uuid();
  *   await this.ctx.sleep("10s");
  *   return this.ctx.step("double", async () => n * 2);
  * }
  */
-export class Ctx {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export class Ctx<W = any> {
   /** @internal Created by the engine for each run; never constructed by workflow code. */
   constructor(private readonly backend: CtxBackend) {}
 
@@ -218,6 +223,23 @@ export class Ctx {
     this.backend.setAttributes(attributes);
   }
 
+  /** Removes search attributes from the run's, durably; `listWhere` no longer matches on them. */
+  removeAttributes(...names: string[]): void {
+    for (const name of names) checkName(name, "attribute name");
+    this.backend.setAttributes({}, names);
+  }
+
+  /**
+   * The run's search attributes: those it was started with (`start(..., { attributes })`) and the
+   * changes its code made since, the same on every replay.
+   *
+   * @example
+   * if ((this.ctx.attributes().tags as string[] | undefined)?.includes("vip")) await this.expedite();
+   */
+  attributes(): Readonly<Record<string, unknown>> {
+    return Object.freeze({ ...this.backend.attributes() });
+  }
+
   /**
    * Starts a child workflow run; resolves once its start is durable.
    *
@@ -225,7 +247,9 @@ export class Ctx {
    * const child = await this.ctx.startChild("Ship", `ship-${id}`, order, { close: "abandon" });
    * const label = await child.result();
    */
-  startChild<T = unknown>(type: string | { name: string }, id: string, input?: unknown, options: ChildOptions = {}): Promise<ChildHandle<T>> {
+  startChild<C extends WorkflowClass>(type: C, id: string, ...args: InputArgs<C, [options?: ChildOptions]>): Promise<ChildHandle<WorkflowOutput<C>>>;
+  startChild<T = unknown>(type: string, id: string, input?: unknown, options?: ChildOptions): Promise<ChildHandle<T>>;
+  startChild(type: string | WorkflowClass, id: string, input?: unknown, options: ChildOptions = {}): Promise<ChildHandle<unknown>> {
     const name = typeof type === "string" ? type : workflowName(type);
     checkId(id, "child workflow ID");
     const timeoutMs = options.timeout === undefined ? undefined : toMillis(options.timeout, "child timeout");
@@ -233,12 +257,20 @@ export class Ctx {
     if (!["terminate", "request-cancel", "abandon"].includes(close)) {
       throw new RejectedError(`child close policy must be 'terminate', 'request-cancel' or 'abandon'; got '${String(close)}'`);
     }
-    return this.backend.startChild(name, id, input, { close, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }) as Promise<ChildHandle<T>>;
+    return this.backend.startChild(name, id, input, { close, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
   }
 
-  /** Starts a child workflow run and waits for its result. */
-  async executeChild<T = unknown>(type: string | { name: string }, id: string, input?: unknown, options: ChildOptions = {}): Promise<T> {
-    const child = await this.startChild<T>(type, id, input, options);
+  /**
+   * Starts a child workflow run and waits for its result; given the class, input and result are
+   * checked against its `run`.
+   *
+   * @example
+   * const label: string = await this.ctx.executeChild(Ship, `ship-${id}`, order);
+   */
+  executeChild<C extends WorkflowClass>(type: C, id: string, ...args: InputArgs<C, [options?: ChildOptions]>): Promise<WorkflowOutput<C>>;
+  executeChild<T = unknown>(type: string, id: string, input?: unknown, options?: ChildOptions): Promise<T>;
+  async executeChild(type: string | WorkflowClass, id: string, input?: unknown, options: ChildOptions = {}): Promise<unknown> {
+    const child = await this.startChild(type as string, id, input, options);
     return child.result();
   }
 
@@ -246,8 +278,8 @@ export class Ctx {
    * Ends this run and starts a fresh one of the same workflow ID with `input` and an empty journal.
    * The returned promise never resolves: return it from `run()`.
    */
-  continueAsNew(input?: unknown): Promise<never> {
-    return this.backend.continueAsNew(input);
+  continueAsNew(...args: InputArgs<W>): Promise<never> {
+    return this.backend.continueAsNew(args[0]);
   }
 
   /**

@@ -3,7 +3,7 @@ import type { Clock } from "../core/clock.js";
 import { DeterministicRandom } from "../core/deterministic-random.js";
 import { CancelledError, ConfigError, FuseeError, NonDeterminismError, RejectedError, TerminatedError, TimeoutError } from "../core/errors.js";
 import { InlineFirstMap } from "../core/inline-first-map.js";
-import { describeRecord, isCallRecord, type CallRecord, type ChildResultRecord, type CompletionRecord, type JournalRecord } from "../core/records.js";
+import { applyAttributes, describeRecord, isCallRecord, type CallRecord, type ChildResultRecord, type CompletionRecord, type JournalRecord } from "../core/records.js";
 import type { FinishedStatus } from "../core/status.js";
 import { Ctx, type ChildHandle, type ChildOptions, type CtxBackend } from "./ctx.js";
 import { unknownHandler, type WorkflowDefinition } from "./registry.js";
@@ -128,6 +128,8 @@ function settleAll(this: readonly RunExecutor[]): void {
 export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
   private instance: Record<string, any> | undefined;
   private random_: DeterministicRandom | undefined;
+  /** The run's search attributes as its code has set them so far (the same on every replay). */
+  private attrs: Readonly<Record<string, unknown>> = {};
   private lastAt = 0;
   private seq = 0;
   private applied = 0;
@@ -443,11 +445,17 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     return true;
   }
 
-  setAttributes(attributes: Record<string, unknown>): void {
+  setAttributes(attributes: Record<string, unknown>, removed: readonly string[] = []): void {
     const seq = this.call("attributes", undefined);
+    this.attrs = applyAttributes(this.attrs, { attributes, removed });
     if (!this.replayCalls?.has(seq)) {
-      this.whenLive(() => this.record({ kind: "attributes", seq, attributes: { ...attributes }, at: this.host.clock.now() }));
+      const change = { attributes: { ...attributes }, ...(removed.length > 0 ? { removed: [...removed] } : {}) };
+      this.whenLive(() => this.record({ kind: "attributes", seq, ...change, at: this.host.clock.now() }));
     }
+  }
+
+  attributes(): Readonly<Record<string, unknown>> {
+    return this.attrs;
   }
 
   // ---- StepEnvironment ----
@@ -762,6 +770,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     }
     switch (record.kind) {
       case "start":
+        if (record.attributes !== undefined) this.attrs = { ...record.attributes };
         this.begin(record.seed, record.input);
         if (record.update) this.runUpdate(record.update.id, record.update.name, record.update.arg);
         return;
