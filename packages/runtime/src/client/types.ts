@@ -19,6 +19,9 @@ export interface StartOptions {
   attributes?: Readonly<Record<string, unknown>>;
 }
 
+/** How far an update has come: validated and journaled (`"accepted"`), or its handler returned (`"completed"`). */
+export type UpdateStage = "accepted" | "completed";
+
 /** Options of `run.update`. */
 export interface UpdateOptions {
   /** Deduplicates retried calls: a repeated ID returns the recorded result. A fresh ID by default. */

@@ -24,7 +24,8 @@ import { createPayloadCodec } from "./payloads.js";
 import { RetentionSweep } from "./retention.js";
 import { routedRuns, type RoutedRuns } from "./routed-runs.js";
 import type { RunService } from "./run-service.js";
-import { Schedule } from "./schedule-handle.js";
+import { Schedule, type ScheduleOperations } from "./schedule-handle.js";
+import type { ScheduleDescription } from "./schedule-runtime.js";
 import { checkScheduleSpec, type ScheduleSpec } from "./schedule-spec.js";
 import { SealBudget } from "./seal-budget.js";
 import { checkFlowName } from "./system-streams.js";
@@ -365,7 +366,19 @@ export class Engine {
     checkFlowName(name, "schedule name");
     const settings = checkScheduleSpec(name, spec, (w) => this.catalog.resolve(w).name);
     await this.service.schedule(name, settings, spec.paused === true);
-    return new Schedule(this.service, name);
+    return new Schedule(this.scheduleOps, name);
+  }
+
+  /**
+   * Every schedule (of every process, in a cluster), by name: spec, counts, next instants.
+   *
+   * @example
+   * for (const s of await engine.listSchedules()) console.log(s.name, s.paused ? "paused" : s.nextTimes[0]);
+   */
+  async listSchedules(): Promise<ScheduleDescription[]> {
+    this.assertOpen();
+    const shards = await Promise.all(Array.from({ length: this.log.shardCount }, (_, shard) => this.service.listSchedules(shard)));
+    return shards.flat().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /**
@@ -379,7 +392,7 @@ export class Engine {
   getSchedule(name: string): Schedule {
     this.assertOpen();
     checkFlowName(name, "schedule name");
-    return new Schedule(this.service, name);
+    return new Schedule(this.scheduleOps, name);
   }
 
   /**
@@ -482,6 +495,18 @@ export class Engine {
     }
     await this.idle({ runningSteps: "ignore" });
   }
+
+  /** What schedule handles call; `service` is read at each call, as a cluster replaces it after open. */
+  private readonly scheduleOps: ScheduleOperations = {
+    scheduleOp: (name, op, args) => this.service.scheduleOp(name, op, args),
+    updateSchedule: async (name, spec) => {
+      this.assertOpen();
+      const settings = checkScheduleSpec(name, spec, (w) => this.catalog.resolve(w).name);
+      // Only an existing schedule is updated: the describe is refused (NotFoundError) for a deleted one.
+      await this.service.scheduleOp(name, "describe", []);
+      await this.service.schedule(name, settings, false);
+    },
+  };
 
   private assertOpen(): void {
     this.local.assertOpen();

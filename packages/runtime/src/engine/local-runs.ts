@@ -4,7 +4,7 @@ import { CancelledError, FuseeError, NotFoundError, RejectedError, ShardMovedErr
 import { checkId, checkName, shardOf } from "../core/ids.js";
 import { decodeRecord, readRecordHeader, type PayloadCodec } from "../core/record-codec.js";
 import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../core/records.js";
-import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
+import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateStage } from "../client/types.js";
 import type { Log } from "../storage/log.js";
 import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
@@ -21,6 +21,7 @@ import { RunRecords } from "./run-records.js";
 import type { BatchRule, DebounceRule, ParentLink, RunService } from "./run-service.js";
 import { listRuns, statusOf } from "./run-status.js";
 import type { ScheduleOp } from "./schedule-handle.js";
+import type { ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 import { TimerQueue } from "./timer-queue.js";
 import { Waiters } from "./waiters.js";
@@ -236,7 +237,7 @@ export class LocalRuns implements RunService {
     return executor.query(name, args);
   }
 
-  async update(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
+  async update(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage = "completed"): Promise<unknown> {
     this.assertOpen();
     checkName(name, "update name");
     checkId(updateId, "update ID");
@@ -244,8 +245,8 @@ export class LocalRuns implements RunService {
     const key = `${id}\0${updateId}`;
     const executor = await this.idleExecutor(entry);
     const done = executor.updateOutcome(updateId);
-    if (done !== undefined) return unwrap(done);
-    if (executor.knowsUpdate(updateId)) return unwrap(await this.updates.wait(key));
+    if (done !== undefined) return stage === "accepted" ? undefined : unwrap(done);
+    if (executor.knowsUpdate(updateId)) return stage === "accepted" ? undefined : unwrap(await this.updates.wait(key));
     if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`);
     executor.validateUpdate(name, arg);
     executor.claimUpdate(updateId);
@@ -256,6 +257,11 @@ export class LocalRuns implements RunService {
       // The update was not journaled; the storage failure that stopped it also rejects `outcome`.
       outcome.catch(() => undefined);
       throw e;
+    }
+    if (stage === "accepted") {
+      // The caller asks for the outcome later, by the update's ID; nobody waits on this promise.
+      outcome.catch(() => undefined);
+      return undefined;
     }
     return unwrap(await outcome);
   }
@@ -311,6 +317,12 @@ export class LocalRuns implements RunService {
     this.assertOpen();
     this.heldFlow("schedule", name);
     await this.flow.schedules.schedule(name, settings, paused);
+  }
+
+  async listSchedules(shard: number): Promise<ScheduleDescription[]> {
+    this.assertOpen();
+    if (!this.deps.owns(shard)) throw shardMoved(shard);
+    return this.flow.schedules.list((name) => this.flow.shardOf("schedule", name), shard);
   }
 
   async scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown> {

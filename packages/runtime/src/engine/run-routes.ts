@@ -50,6 +50,7 @@ export const ROUTES: { readonly [C in RunCall]: CallRoute } = {
   listShard: { route: { by: "shard", at: 0 } },
   schedule: { route: { by: "flow", family: "schedule", at: 0 } },
   scheduleOp: { route: { by: "flow", family: "schedule", at: 0 } },
+  listSchedules: { route: { by: "shard", at: 0 } },
   debounce: { route: { by: "flow", family: "debounce", at: 1 } },
   batch: { route: { by: "flow", family: "batch", at: 1 } },
 };

@@ -8,6 +8,7 @@
 import type { RunOperations } from "../client/run-operations.js";
 import type { ListFilter, RunStatus, StartOptions } from "../client/types.js";
 import type { ScheduleOp } from "./schedule-handle.js";
+import type { ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 
 /** A parent run's call that started a child. */
@@ -41,6 +42,8 @@ export interface RunService extends RunOperations {
   /** The runs of one shard that match the filter, newest first. */
   listShard(shard: number, filter: ListFilter, limit: number): Promise<RunStatus[]>;
   schedule(name: string, settings: ScheduleSettings, paused: boolean): Promise<void>;
+  /** The schedules of one shard, by name. */
+  listSchedules(shard: number): Promise<ScheduleDescription[]>;
   scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown>;
   /** The ID of the run the event's debounce window will start. */
   debounce(type: string, key: string, input: unknown, rule: DebounceRule, eventId: string | undefined): Promise<string>;

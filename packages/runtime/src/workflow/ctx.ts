@@ -47,6 +47,15 @@ export interface Completion {
   readonly token: string;
 }
 
+/** Options of `ctx.awaitCompletion`: those of the step that sends the token, and a bound on the wait. */
+export interface AwaitCompletionOptions extends StepOptions {
+  /**
+   * Stop waiting for the answer after this long (a durable timer, counted once the token is sent):
+   * the call then rejects with a `TimeoutError`, and a late answer to the token changes nothing.
+   */
+  waitTimeout?: Duration;
+}
+
 /** What a {@link Ctx} delegates to: the executor of the run. */
 export interface CtxBackend {
   readonly workflowId: string;
@@ -65,7 +74,7 @@ export interface CtxBackend {
   journalSize(): number;
   startChild(type: string, id: string, input: unknown, options: ChildOptions): Promise<ChildHandle<unknown>>;
   continueAsNew(input: unknown): Promise<never>;
-  awaitCompletion(name: string, send: (c: Completion) => unknown, options: StepOptions): Promise<unknown>;
+  awaitCompletion(name: string, send: (c: Completion) => unknown, options: StepOptions, waitTimeoutMs: number | undefined): Promise<unknown>;
 }
 
 function workflowName(cls: { name: string }): string {
@@ -284,12 +293,18 @@ export class Ctx<W = any> {
 
   /**
    * Waits for an outside party: `send` runs as a retried step with a fresh token each attempt, and the
-   * run waits until `engine.complete(token, value)` (or `engine.fail`) answers the token that was sent.
+   * run waits until `engine.complete(token, value)` (or `engine.fail`) answers the token that was sent,
+   * or until `waitTimeout` passes (a `TimeoutError`).
+   *
+   * @example
+   * const verdict = await this.ctx.awaitCompletion<string>("ask-reviewer", ({ token }) => mail.send(token), { waitTimeout: "2 days" });
    */
-  awaitCompletion<T = unknown>(name: string, send: (c: Completion) => Promise<unknown> | unknown, options: StepOptions = {}): Promise<T> {
+  awaitCompletion<T = unknown>(name: string, send: (c: Completion) => Promise<unknown> | unknown, options: AwaitCompletionOptions = {}): Promise<T> {
     checkName(name, "step name");
-    checkStepOptions(options, `ctx.awaitCompletion('${name}')`);
-    return this.backend.awaitCompletion(name, send, options) as Promise<T>;
+    const { waitTimeout, ...stepOptions } = options;
+    checkStepOptions(stepOptions, `ctx.awaitCompletion('${name}')`);
+    const waitMs = waitTimeout === undefined ? undefined : toMillis(waitTimeout, `ctx.awaitCompletion('${name}') waitTimeout`);
+    return this.backend.awaitCompletion(name, send, stepOptions, waitMs) as Promise<T>;
   }
 
   /** Records in the current run's journal so far. */

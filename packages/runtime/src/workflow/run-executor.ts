@@ -363,7 +363,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
     });
   }
 
-  awaitCompletion(name: string, send: (c: { token: string }) => unknown, options: StepOptions): Promise<unknown> {
+  awaitCompletion(name: string, send: (c: { token: string }) => unknown, options: StepOptions, waitTimeoutMs: number | undefined): Promise<unknown> {
     return (async () => {
       const token = (await this.step(
         name,
@@ -376,13 +376,34 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
         options,
       )) as string;
       (this.issuedTokens ??= new Set()).add(token);
+      // The timer is set whether or not the answer is in already, so replay makes the same calls.
+      let timerSeq: number | undefined;
+      let timedOut: (() => void) | undefined;
+      if (waitTimeoutMs !== undefined) {
+        timerSeq = this.timer(this.lastAt + waitTimeoutMs, () => {
+          timerSeq = undefined;
+          timedOut?.();
+        });
+      }
       const done = this.completions?.get(token);
-      const record =
-        done ??
-        (await this.interruptible<CompletionRecord>((resolve, onCancel) => {
-          (this.completionWaiters ??= new Map()).set(token, resolve);
-          onCancel(() => this.completionWaiters?.delete(token));
-        }));
+      let record: CompletionRecord | undefined;
+      try {
+        record =
+          done ??
+          (await this.interruptible<CompletionRecord | undefined>((resolve, onCancel) => {
+            (this.completionWaiters ??= new Map()).set(token, resolve);
+            timedOut = () => {
+              this.completionWaiters?.delete(token);
+              resolve(undefined);
+            };
+            onCancel(() => this.completionWaiters?.delete(token));
+          }));
+      } finally {
+        this.cancelTimer(timerSeq);
+      }
+      if (record === undefined) {
+        throw new TimeoutError(`ctx.awaitCompletion('${name}') of ${this.workflowId} had no answer to its token within ${waitTimeoutMs}ms`);
+      }
       if (record.ok) return record.value;
       throw record.error;
     })();
