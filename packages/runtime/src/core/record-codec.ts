@@ -133,11 +133,12 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
       : { value: value() };
   switch (kind) {
     case "start": {
-      const [input, updateArg, attributes] = value() as [unknown, unknown, Record<string, unknown> | undefined];
+      const [input, updateArg, attributes, signalValue] = value() as [unknown, unknown, Record<string, unknown> | undefined, unknown];
       return {
         kind, at: h.at, type: h.type, runId: h.runId, seed: h.seed, input,
         ...(h.update ? { update: { id: h.update.id, name: h.update.name, arg: updateArg } } : {}),
         ...(h.attributes && attributes ? { attributes } : {}),
+        ...(h.signal ? { signal: { name: h.signal.name, value: signalValue } } : {}),
         ...(h.from ? { from: h.from } : {}),
         ...(h.parent ? { parent: h.parent } : {}),
         ...request(h),
@@ -288,8 +289,9 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
           ...request(r),
           // Tells recovery to read the payload for the index, as it does for attributes records.
           ...(r.attributes ? { attributes: true } : {}),
+          ...(r.signal ? { signal: { name: r.signal.name } } : {}),
         },
-        payload: codec.encodeValue(r.attributes ? [r.input, r.update?.arg, r.attributes] : [r.input, r.update?.arg], ctx),
+        payload: codec.encodeValue(r.attributes || r.signal ? [r.input, r.update?.arg, r.attributes, r.signal?.value] : [r.input, r.update?.arg], ctx),
       };
     case "heartbeat":
       return { header: { at: r.at, seq: r.seq }, payload: codec.encodeValue(r.progress, ctx) };

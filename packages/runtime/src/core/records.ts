@@ -55,6 +55,8 @@ export interface StartRecord extends RecordBase {
   readonly parent?: { readonly id: string; readonly runId: number; readonly seq: number };
   /** The cluster request this start performs, so a shard's next owner does not perform it again. */
   readonly request?: string;
+  /** A signal delivered together with the start of the run (`signalWithStart`), applied right after it. */
+  readonly signal?: { readonly name: string; readonly value: unknown };
   /** Search attributes the run starts with (`start(..., { attributes })`). */
   readonly attributes?: Readonly<Record<string, unknown>>;
 }

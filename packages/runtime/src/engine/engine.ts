@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { container as rootContainer, type DependencyContainer } from "tsyringe";
 import { systemClock, type Clock } from "../core/clock.js";
-import { FuseeError, RejectedError } from "../core/errors.js";
+import { FuseeError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
 import { RunHandle } from "../client/run-handle.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
@@ -11,6 +11,7 @@ import type { Log } from "../storage/log.js";
 import { MemoryLog } from "../storage/memory-log.js";
 import type { PostgresLog } from "../storage/postgres/index.js";
 import type { WorkflowClass } from "../workflow/registry.js";
+import { checkStartAttributes } from "../workflow/ctx.js";
 import type { InputArgs, WorkflowInput as Input, WorkflowOutput as Output } from "../workflow/workflow-io.js";
 import type { ClusterNode } from "./cluster/node.js";
 import { checkCodec, recordCodec } from "./codec-manifest.js";
@@ -279,7 +280,7 @@ export class Engine {
   async start(type: WorkflowClass | string, id: string, input?: unknown, options: StartOptions = {}): Promise<RunHandle<unknown>> {
     this.assertOpen();
     const name = this.catalog.resolve(type).name;
-    checkStartOptions(options);
+    checkStartAttributes(options, "start");
     await this.service.start(name, checkId(id), input, options);
     return this.run(id);
   }
@@ -301,11 +302,30 @@ export class Engine {
     const name = this.catalog.resolve(type).name;
     checkId(id);
     checkName(update, "update name");
-    checkStartOptions(options);
+    checkStartAttributes(options, "start");
     const { updateId, ...start } = options;
     // The ID is chosen here, so an owner that performs the call again applies the update once.
     const result = await this.service.updateWithStart(name, id, input, update, arg, start, updateId === undefined ? randomUUID() : checkId(updateId, "update ID"));
     return { run: this.run<R>(id), result: result as U };
+  }
+
+  /**
+   * Signals the ID's running run, or starts a run with `input` and the signal in one start record
+   * when the ID has none running (a finished ID's next run follows `idPolicy.finished`).
+   *
+   * @example
+   * await engine.signalWithStart(Cart, `cart-${user}`, { user }, "add", { sku: "pen" });
+   */
+  async signalWithStart<W extends WorkflowClass>(type: W, id: string, input: Input<W>, signal: string, arg?: unknown, options?: StartOptions): Promise<RunHandle<Output<W>>>;
+  async signalWithStart<R = unknown>(type: string, id: string, input: unknown, signal: string, arg?: unknown, options?: StartOptions): Promise<RunHandle<R>>;
+  async signalWithStart(type: WorkflowClass | string, id: string, input: unknown, signal: string, arg?: unknown, options: StartOptions = {}): Promise<RunHandle<unknown>> {
+    this.assertOpen();
+    const name = this.catalog.resolve(type).name;
+    checkId(id);
+    checkName(signal, "signal name");
+    checkStartAttributes(options, "signalWithStart");
+    await this.service.signalWithStart(name, id, input, signal, arg, options);
+    return this.run(id);
   }
 
   /** A handle on the ID's runs; it does not check that the ID exists. */
@@ -556,16 +576,6 @@ export interface IdleOptions {
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Refuses start attributes that are not a plain object of well-formed names, before anything is written. */
-function checkStartOptions(options: StartOptions): void {
-  const attributes = options.attributes;
-  if (attributes === undefined) return;
-  if (attributes === null || typeof attributes !== "object" || Array.isArray(attributes)) {
-    throw new RejectedError("start: attributes must be a plain object of attribute names to values");
-  }
-  for (const key of Object.keys(attributes)) checkName(key, "attribute name");
-}
 
 function eventId(options: EventOptions): string | undefined {
   return options.eventId === undefined ? undefined : checkId(options.eventId, "event ID");

@@ -22,6 +22,8 @@ import { RunRecords } from "./run-records.js";
 import type { BatchRule, DebounceRule, ParentLink, RunService } from "./run-service.js";
 import { listRuns, statusOf } from "./run-status.js";
 import type { ScheduleOp } from "./schedule-handle.js";
+import type { Message } from "../workflow/messages.js";
+import { deliverMessage } from "./run-messages.js";
 import type { ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 import { TimerQueue } from "./timer-queue.js";
@@ -122,6 +124,7 @@ export class LocalRuns implements RunService {
         this.starts.begin(def, entry.id, input, {}, undefined, lineage).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
       },
       closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
+      deliver: (target, message, request) => this.router.deliver(target, message, request),
     };
     this.cache = new RunCache({
       catalog: deps.catalog,
@@ -188,6 +191,24 @@ export class LocalRuns implements RunService {
       throw e;
     }
     return unwrap(await outcome);
+  }
+
+  async signalWithStart(type: string, id: string, input: unknown, signal: string, value: unknown, options: StartOptions, request?: string): Promise<void> {
+    this.assertOpen();
+    const def = this.deps.catalog.resolve(type);
+    this.held(checkId(id));
+    checkName(signal, "signal name");
+    const existing = this.runs.get(id);
+    if (existing !== undefined && existing.finished === undefined) return this.signal(id, signal, value, request);
+    // One start record carries the signal, so no crash can leave the new run without it.
+    await this.starts.begin(def, id, input, options, undefined, { signal: { name: signal, value }, ...requestField(request) });
+  }
+
+  /** Applies a message another workflow sent, once per request (see `deliverMessage`). */
+  deliver(target: string, message: Message, request: string): Promise<unknown> {
+    this.assertOpen();
+    this.held(checkId(target));
+    return deliverMessage(this, target, message, request);
   }
 
   async awaitResult(id: string): Promise<unknown> {

@@ -1,6 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import type { JournalRecord } from "../core/records.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
+import type { Message } from "../workflow/messages.js";
 import type { ChildRequest, RunExecutor, RunHost } from "../workflow/run-executor.js";
 import type { StepOptions } from "../workflow/step-options.js";
 import type { PermitRequest } from "../workflow/step-runner.js";
@@ -17,6 +18,7 @@ export interface RunHostEngine {
   startChild(entry: RunEntry, request: ChildRequest): void;
   continueAsNew(entry: RunEntry, runId: number, def: WorkflowDefinition, input: unknown): void;
   closeChild(entry: RunEntry, childId: string, reason: string): void;
+  deliver(target: string, message: Message, request: string): Promise<unknown>;
 }
 
 /**
@@ -73,6 +75,10 @@ export class EngineRunHost implements RunHost {
 
   closeChild(childId: string, reason: string): void {
     if (this.entry.runId === this.runId) this.engine.closeChild(this.entry, childId, reason);
+  }
+
+  deliver(target: string, message: Message, request: string): Promise<unknown> {
+    return this.engine.deliver(target, message, request);
   }
 
   /** Whether this host's run is still the entry's current run, executed by this host's executor. */

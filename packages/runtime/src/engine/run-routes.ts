@@ -34,6 +34,9 @@ const run = (at: number): Route => ({ by: "run", at });
 export const ROUTES: { readonly [C in RunCall]: CallRoute } = {
   start: { route: run(1), changes: true },
   updateWithStart: { route: run(1), retriesOnMove: true },
+  signalWithStart: { route: run(1), changes: true },
+  // Deduplicated by its own request ID, so a copy asked again of a shard's next owner is harmless.
+  deliver: { route: run(0), retriesOnMove: true },
   awaitResult: { route: run(0), retriesOnMove: true },
   awaitStarted: { route: run(0), retriesOnMove: true },
   status: { route: run(0) },

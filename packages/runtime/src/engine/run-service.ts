@@ -8,6 +8,7 @@
 import type { RunOperations } from "../client/run-operations.js";
 import type { ListFilter, RunStatus, StartOptions } from "../client/types.js";
 import type { ScheduleOp } from "./schedule-handle.js";
+import type { Message } from "../workflow/messages.js";
 import type { ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 
@@ -35,6 +36,10 @@ export interface RunService extends RunOperations {
   start(type: string, id: string, input: unknown, options: StartOptions): Promise<void>;
   /** The update's result; the run is started with it when the ID has no running run. */
   updateWithStart(type: string, id: string, input: unknown, update: string, arg: unknown, options: StartOptions, updateId: string): Promise<unknown>;
+  /** Starts the run with the signal in its start record, or signals the ID's running run. */
+  signalWithStart(type: string, id: string, input: unknown, signal: string, value: unknown, options: StartOptions): Promise<void>;
+  /** Applies a message from workflow code to the run of `target`, once per request. */
+  deliver(target: string, message: Message, request: string): Promise<unknown>;
   complete(token: string, value: unknown): Promise<void>;
   fail(token: string, error: Error): Promise<void>;
   /** Starts the run of a parent's child call; resolves with the child's run number. */

@@ -26,7 +26,7 @@ export interface RunStartsDeps {
 }
 
 /** Where a run comes from, as its start record says. */
-export type Lineage = Pick<StartRecord, "from" | "parent" | "request">;
+export type Lineage = Pick<StartRecord, "from" | "parent" | "request" | "signal">;
 
 /**
  * New runs of a workflow ID: a start (under the ID's policy), a child's start, a continue-as-new,

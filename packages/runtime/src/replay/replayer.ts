@@ -187,6 +187,8 @@ function replayHost(journal: ExportedJournal, records: readonly JournalRecord[],
     startChild: (request) => next.push(`child '${request.id}' of type ${request.type} (call #${request.seq})`),
     continueAsNew: () => next.push("continue-as-new"),
     closeChild: () => undefined,
+    // Steps never run under a replay check (skipStep), and messages are sent by steps only.
+    deliver: () => Promise.reject(new Error("a replay check sends no messages")),
     skipStep: (seq, name) => next.push(`step '${name}' (call #${seq})`),
   };
 }

@@ -5,7 +5,9 @@ import { scopeOf, type StepScope } from "./run-binding.js";
 import { WORKFLOW_METADATA } from "./metadata-keys.js";
 import { checkStepOptions } from "./registry.js";
 import type { StepOptions } from "./step-options.js";
-import type { InputArgs, WorkflowOutput } from "./workflow-io.js";
+import type { InputArgs, WorkflowInput, WorkflowOutput } from "./workflow-io.js";
+import type { Message } from "./messages.js";
+import type { StartOptions } from "../client/types.js";
 import type { WorkflowClass } from "./registry.js";
 
 /**
@@ -75,6 +77,17 @@ export interface CtxBackend {
   startChild(type: string, id: string, input: unknown, options: ChildOptions): Promise<ChildHandle<unknown>>;
   continueAsNew(input: unknown): Promise<never>;
   awaitCompletion(name: string, send: (c: Completion) => unknown, options: StepOptions, waitTimeoutMs: number | undefined): Promise<unknown>;
+  send(target: string, message: Message): Promise<unknown>;
+}
+
+/** Refuses start attributes that are not a plain object of well-formed names, before anything is written. */
+export function checkStartAttributes(options: StartOptions, where: string): void {
+  const attributes = options.attributes;
+  if (attributes === undefined) return;
+  if (attributes === null || typeof attributes !== "object" || Array.isArray(attributes)) {
+    throw new RejectedError(`${where}: attributes must be a plain object of attribute names to values`);
+  }
+  for (const key of Object.keys(attributes)) checkName(key, "attribute name");
 }
 
 function workflowName(cls: { name: string }): string {
@@ -305,6 +318,75 @@ export class Ctx<W = any> {
     checkStepOptions(stepOptions, `ctx.awaitCompletion('${name}')`);
     const waitMs = waitTimeout === undefined ? undefined : toMillis(waitTimeout, `ctx.awaitCompletion('${name}') waitTimeout`);
     return this.backend.awaitCompletion(name, send, stepOptions, waitMs) as Promise<T>;
+  }
+
+  /**
+   * Starts an independent run of another workflow (not a child: it outlives this run and has no
+   * close policy), subject to `options.idPolicy`. Sent by a step of this run and applied once by the
+   * target however often this run restarts; resolves once the start is durable, and rejects with
+   * `AlreadyExistsError` when the ID's policy refuses it.
+   *
+   * @example
+   * await this.ctx.startWorkflow(Invoice, `invoice-${orderId}`, { orderId }, { idPolicy: { running: "use-existing" } });
+   */
+  startWorkflow<C extends WorkflowClass>(type: C, id: string, ...args: InputArgs<C, [options?: StartOptions]>): Promise<void>;
+  startWorkflow(type: string, id: string, input?: unknown, options?: StartOptions): Promise<void>;
+  async startWorkflow(type: string | WorkflowClass, id: string, input?: unknown, options: StartOptions = {}): Promise<void> {
+    const name = typeof type === "string" ? checkName(type, "workflow type") : workflowName(type);
+    checkId(id, "ctx.startWorkflow ID");
+    checkStartAttributes(options, "ctx.startWorkflow");
+    await this.send(id, { op: "start", type: name, input, options });
+  }
+
+  /**
+   * Signals the run of another workflow, exactly once: the signal is sent by a step of this run and
+   * the target ignores a repeat after a restart. Rejects with `NotFoundError` when the ID has no run.
+   */
+  async signalWorkflow(id: string, signal: string, arg?: unknown): Promise<void> {
+    checkId(id, "ctx.signalWorkflow ID");
+    checkName(signal, "signal name");
+    await this.send(id, { op: "signal", name: signal, value: arg });
+  }
+
+  /** Asks the run of another workflow to cancel, exactly once (see {@link signalWorkflow}). */
+  async cancelWorkflow(id: string, reason = `cancelled by ${this.backend.workflowId}`): Promise<void> {
+    checkId(id, "ctx.cancelWorkflow ID");
+    await this.send(id, { op: "cancel", reason: String(reason) });
+  }
+
+  /**
+   * Sends an update to the run of another workflow and waits for its result, which is journaled in
+   * this run: the target applies the update once, and replay answers from this run's journal.
+   * A validator's refusal or the handler's error rejects here.
+   */
+  async updateWorkflow<R = unknown>(id: string, update: string, arg?: unknown): Promise<R> {
+    checkId(id, "ctx.updateWorkflow ID");
+    checkName(update, "update name");
+    return (await this.send(id, { op: "update", name: update, arg })) as R;
+  }
+
+  /**
+   * Starts the ID's run with a signal in its start record, or signals its running run: one message,
+   * applied once. The way to reach a workflow that may not run yet (a mutex, a queue).
+   *
+   * @example
+   * await this.ctx.signalWithStart(Mutex, "mutex-printer", undefined, "acquire", this.ctx.workflowId);
+   */
+  signalWithStart<C extends WorkflowClass>(type: C, id: string, input: WorkflowInput<C>, signal: string, arg?: unknown, options?: StartOptions): Promise<void>;
+  signalWithStart(type: string, id: string, input: unknown, signal: string, arg?: unknown, options?: StartOptions): Promise<void>;
+  async signalWithStart(type: string | WorkflowClass, id: string, input: unknown, signal: string, arg?: unknown, options: StartOptions = {}): Promise<void> {
+    const name = typeof type === "string" ? checkName(type, "workflow type") : workflowName(type);
+    checkId(id, "ctx.signalWithStart ID");
+    checkName(signal, "signal name");
+    checkStartAttributes(options, "ctx.signalWithStart");
+    await this.send(id, { op: "signal-with-start", type: name, input, name: signal, value: arg, options });
+  }
+
+  private send(target: string, message: Message): Promise<unknown> {
+    if (scopeOf(this.backend) !== undefined) {
+      throw new RejectedError(`${message.op} messages are sent from workflow code, not from inside a step of ${this.backend.workflowId}`);
+    }
+    return this.backend.send(target, message);
   }
 
   /** Records in the current run's journal so far. */

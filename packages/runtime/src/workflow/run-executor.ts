@@ -11,6 +11,13 @@ import { bindInstance, outsideSteps, scopeOf, type StepHost } from "./run-bindin
 import { makeCompletionToken } from "./completion-token.js";
 import { runStep, type AttemptHistory, type PermitRequest, type RunningStep, type StepEnvironment } from "./step-runner.js";
 import type { StepOptions } from "./step-options.js";
+import { messageStepName, type Message } from "./messages.js";
+import { RetryPolicy } from "./retry-policy.js";
+
+// A message is sent once per attempt of its step and never retried there: the engine forwards it
+// (waiting out a shard's move), and an error the target returns (no such run, a refused update) is
+// the answer, journaled as the step's failure.
+const MESSAGE_STEP: StepOptions = { retry: RetryPolicy.none() };
 
 /** What an executor needs from the engine that hosts its run. */
 export interface RunHost {
@@ -40,6 +47,11 @@ export interface RunHost {
   continueAsNew(input: unknown): void;
   /** Applies a close policy to a child whose wait timed out. */
   closeChild(childId: string, reason: string): void;
+  /**
+   * Delivers a message to the run of `target`, wherever it is held; the target applies `request`
+   * once. Resolves with an update's result, else `undefined`.
+   */
+  deliver(target: string, message: Message, request: string): Promise<unknown>;
   /**
    * When present, steps never run: a step the journal does not answer is reported here and stays
    * pending. A replay check sets it, because checking code against a journal must have no effects.
@@ -310,6 +322,18 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
       pending.reject(e);
     }
     return promise;
+  }
+
+  send(target: string, message: Message): Promise<unknown> {
+    return this.step(
+      messageStepName(message.op),
+      () => {
+        // The step's key stays the same across restarts of this run: the target's copy of a repeated send is ignored.
+        const request = (scopeOf(this) as { key: string }).key;
+        return this.host.deliver(target, message, request);
+      },
+      MESSAGE_STEP,
+    );
   }
 
   sleepUntil(until: number): Promise<void> {
@@ -793,6 +817,7 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
       case "start":
         if (record.attributes !== undefined) this.attrs = { ...record.attributes };
         this.begin(record.seed, record.input);
+        if (record.signal) this.applySignal(record.signal.name, record.signal.value);
         if (record.update) this.runUpdate(record.update.id, record.update.name, record.update.arg);
         return;
       case "step": {
