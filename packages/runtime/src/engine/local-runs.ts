@@ -377,10 +377,17 @@ export class LocalRuns implements RunService {
     this.assertOpen();
     const entry = this.runs.get(id);
     if (entry === undefined) return false;
+    if (entry.requests !== undefined) return entry.requests.has(request);
+    // The journal is read once per run: the set is in place before the read, so records that become
+    // durable meanwhile are added by `durable`, and every later question is answered from memory.
+    const runId = entry.runId;
+    const seen = new Set<string>();
+    entry.requests = seen;
     for (const item of await this.deps.log.read(entry.shard, entry.stream)) {
-      if (readRecordHeader(item.body).request === request) return true;
+      const r = readRecordHeader(item.body).request;
+      if (typeof r === "string") seen.add(r);
     }
-    return false;
+    return entry.runId === runId ? seen.has(request) : this.performedRequest(id, request);
   }
 
   /**
@@ -538,6 +545,7 @@ export class LocalRuns implements RunService {
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
     if (!readsBackUnchanged(record)) record = decodeRecord(body, this.deps.codec, { workflowId: entry.id, runId, position });
     this.index.apply(entry, record);
+    if (entry.requests !== undefined && "request" in record && record.request !== undefined) entry.requests.add(record.request);
     if (entry.executor !== undefined) entry.executor.deliver(position, record);
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
     else if (entry.finished === undefined && wakes(record) && entry.durable === entry.appended) void this.cache.load(entry).catch(() => undefined);

@@ -53,6 +53,19 @@ export class RunEntry {
     if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).attributes = value;
   }
 
+  /**
+   * The requests (of messages from other workflows, of a cluster's forwarded calls) whose records
+   * this run's journal holds, once something asked (see `LocalRuns.performedRequest`); `undefined`
+   * until then, so runs no message reaches pay nothing for it.
+   */
+  get requests(): Set<string> | undefined {
+    return this.rare?.requests;
+  }
+
+  set requests(value: Set<string> | undefined) {
+    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).requests = value;
+  }
+
   /** For a child run: the parent run and its call that started it. */
   get parent(): ParentLink | undefined {
     return this.rare?.parent;
@@ -130,6 +143,7 @@ export interface ChildLink {
 
 interface RareFields {
   attributes?: Record<string, unknown> | undefined;
+  requests?: Set<string> | undefined;
   parent?: ParentLink | undefined;
   children?: Map<string, ChildLink> | undefined;
   moreTimers?: Map<number, number> | undefined;
