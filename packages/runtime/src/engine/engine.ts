@@ -125,6 +125,7 @@ export class Engine {
       keepHistory: s.keepHistory,
       owns: (shard) => this.cluster === undefined || this.cluster.owns(shard),
       emit: (event) => this.events.emit(event),
+      logger: s.logger,
     });
     this.service = this.local;
     for (const [name, spec] of Object.entries(options.limits ?? {})) this.local.flow.limits.declare(name, spec);

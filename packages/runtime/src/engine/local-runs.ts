@@ -10,6 +10,7 @@ import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 import { ChildRuns } from "./child-runs.js";
 import type { EngineEvent } from "./engine-events.js";
+import type { Logger } from "../core/logger.js";
 import { RunStarts } from "./run-starts.js";
 import { FlowControl } from "./flow-control.js";
 import { Batch, Debounce } from "./flow-rules.js";
@@ -45,6 +46,8 @@ export interface LocalRunsDeps {
   owns(shard: number): boolean;
   /** Tells the operator of a fatal shard or a run that stopped. */
   emit(event: EngineEvent): void;
+  /** `Config.logger`, where `ctx.log` writes. */
+  readonly logger?: Logger | undefined;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: Error };
@@ -114,6 +117,7 @@ export class LocalRuns implements RunService {
     });
     const host: RunHostEngine = {
       clock: time,
+      logger: deps.logger,
       closed: () => this.closed,
       append: (entry, record) => this.records.appendFromRun(entry, record),
       changed: (entry, executor) => this.executorChanged(entry, executor),

@@ -66,6 +66,18 @@ export class RunEntry {
     if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).requests = value;
   }
 
+  /**
+   * For a run parked by this process: how many records its code had reacted to when it was parked,
+   * so that code re-run for them on its next load counts as replay (`ctx.log` stays quiet).
+   */
+  get reacted(): number | undefined {
+    return this.rare?.reacted;
+  }
+
+  set reacted(value: number | undefined) {
+    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).reacted = value;
+  }
+
   /** For a child run: the parent run and its call that started it. */
   get parent(): ParentLink | undefined {
     return this.rare?.parent;
@@ -144,6 +156,7 @@ export interface ChildLink {
 interface RareFields {
   attributes?: Record<string, unknown> | undefined;
   requests?: Set<string> | undefined;
+  reacted?: number | undefined;
   parent?: ParentLink | undefined;
   children?: Map<string, ChildLink> | undefined;
   moreTimers?: Map<number, number> | undefined;

@@ -1,4 +1,5 @@
 import type { Clock } from "../core/clock.js";
+import type { Logger } from "../core/logger.js";
 import type { JournalRecord } from "../core/records.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { Message } from "../workflow/messages.js";
@@ -10,6 +11,7 @@ import type { RunEntry } from "./run-entry.js";
 /** What every run's host asks of the engine: one object per engine, shared by all its runs. */
 export interface RunHostEngine {
   readonly clock: Clock;
+  readonly logger: Logger | undefined;
   /** True once the engine shut down. */
   closed(): boolean;
   append(entry: RunEntry, record: JournalRecord): void;
@@ -43,6 +45,10 @@ export class EngineRunHost implements RunHost {
 
   get clock(): Clock {
     return this.engine.clock;
+  }
+
+  get logger(): Logger | undefined {
+    return this.engine.logger;
   }
 
   append(record: JournalRecord): void {

@@ -1,6 +1,7 @@
 import "reflect-metadata";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
+import type { Logger } from "../core/logger.js";
 import { container as rootContainer, type DependencyContainer } from "tsyringe";
 import type { TypeRegistry } from "../codec/type-registry.js";
 import type { Clock } from "../core/clock.js";
@@ -173,6 +174,8 @@ export function exportFilesIn(dir: string): string[] {
  * A host under which nothing happens: records the code would append, steps it would run and children
  * it would start are only noted in `next`, and time stands at the journal's last record.
  */
+const SILENT: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
 function replayHost(journal: ExportedJournal, records: readonly JournalRecord[], next: string[]): RunHost {
   const now = records.at(-1)?.at ?? journal.startedAt;
   const clock: Clock = { now: () => now, schedule: () => ({ cancel: () => undefined }) };
@@ -180,6 +183,8 @@ function replayHost(journal: ExportedJournal, records: readonly JournalRecord[],
     workflowId: journal.workflowId,
     runId: journal.runId,
     clock,
+    // A replay check writes nothing, not even the lines of code past the journal's end.
+    logger: SILENT,
     append: (record) => next.push(describeRecord(record)),
     cancelTimer: () => undefined,
     closed: () => false,

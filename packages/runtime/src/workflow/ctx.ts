@@ -7,6 +7,8 @@ import { checkStepOptions } from "./registry.js";
 import type { StepOptions } from "./step-options.js";
 import type { InputArgs, WorkflowInput, WorkflowOutput } from "./workflow-io.js";
 import type { Message } from "./messages.js";
+import type { LogLevel } from "../core/logger.js";
+import { WorkflowLog, type LogFields } from "./workflow-log.js";
 import type { StartOptions } from "../client/types.js";
 import type { WorkflowClass } from "./registry.js";
 
@@ -78,6 +80,7 @@ export interface CtxBackend {
   continueAsNew(input: unknown): Promise<never>;
   awaitCompletion(name: string, send: (c: Completion) => unknown, options: StepOptions, waitTimeoutMs: number | undefined): Promise<unknown>;
   send(target: string, message: Message): Promise<unknown>;
+  log(level: LogLevel, message: string, fields: LogFields | undefined): void;
 }
 
 /** Refuses start attributes that are not a plain object of well-formed names, before anything is written. */
@@ -112,8 +115,20 @@ function workflowName(cls: { name: string }): string {
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export class Ctx<W = any> {
+  /**
+   * A logger that writes nothing while the run replays and puts the run's workflow ID, type and
+   * run ID on every line, through the engine's logger (`Config.logger`) or the console. Use it
+   * instead of `console.log`, which replay would repeat.
+   *
+   * @example
+   * this.ctx.log.info("order shipped", { orderId, carrier });
+   */
+  readonly log: WorkflowLog;
+
   /** @internal Created by the engine for each run; never constructed by workflow code. */
-  constructor(private readonly backend: CtxBackend) {}
+  constructor(private readonly backend: CtxBackend) {
+    this.log = new WorkflowLog(backend);
+  }
 
   /** The workflow ID this run belongs to. */
   get workflowId(): string {

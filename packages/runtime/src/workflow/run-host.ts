@@ -1,4 +1,5 @@
 import type { Clock } from "../core/clock.js";
+import type { Logger } from "../core/logger.js";
 import type { JournalRecord } from "../core/records.js";
 import type { ChildOptions } from "./ctx.js";
 import type { Message } from "./messages.js";
@@ -10,6 +11,8 @@ export interface RunHost {
   readonly workflowId: string;
   readonly runId: number;
   readonly clock: Clock;
+  /** Where `ctx.log` writes: the engine's logger, or the console when it has none. */
+  readonly logger?: Logger | undefined;
   /**
    * Appends a record to the run's journal; once durable it comes back through `deliver`. Throws
    * synchronously when the record cannot be encoded or is too large.
