@@ -2,7 +2,7 @@ import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
 import { CancelledError, ConfigError, FuseeError, NonDeterminismError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
-import { decodeRecord, readRecordHeader, type PayloadCodec } from "../core/record-codec.js";
+import { decodeRecord, type PayloadCodec } from "../core/record-codec.js";
 import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../core/records.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateStage } from "../client/types.js";
 import type { Log } from "../storage/log.js";
@@ -25,6 +25,7 @@ import { listRuns, statusOf } from "./run-status.js";
 import type { ScheduleOp } from "./schedule-handle.js";
 import type { Message } from "../workflow/messages.js";
 import { deliverMessage } from "./run-messages.js";
+import { noteRequest, performedRequest } from "./performed-requests.js";
 import type { ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 import { TimerQueue } from "./timer-queue.js";
@@ -376,22 +377,11 @@ export class LocalRuns implements RunService {
 
   // ---- for the cluster ----
 
-  /** Whether the current run of `id` holds a record that cluster request `request` appended. */
+  /** Whether the current run of `id` holds a record that request `request` appended. */
   async performedRequest(id: string, request: string): Promise<boolean> {
     this.assertOpen();
     const entry = this.runs.get(id);
-    if (entry === undefined) return false;
-    if (entry.requests !== undefined) return entry.requests.has(request);
-    // The journal is read once per run: the set is in place before the read, so records that become
-    // durable meanwhile are added by `durable`, and every later question is answered from memory.
-    const runId = entry.runId;
-    const seen = new Set<string>();
-    entry.requests = seen;
-    for (const item of await this.deps.log.read(entry.shard, entry.stream)) {
-      const r = readRecordHeader(item.body).request;
-      if (typeof r === "string") seen.add(r);
-    }
-    return entry.runId === runId ? seen.has(request) : this.performedRequest(id, request);
+    return entry !== undefined && performedRequest(this.deps.log, entry, request);
   }
 
   /**
@@ -549,7 +539,7 @@ export class LocalRuns implements RunService {
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
     if (!readsBackUnchanged(record)) record = decodeRecord(body, this.deps.codec, { workflowId: entry.id, runId, position });
     this.index.apply(entry, record);
-    if (entry.requests !== undefined && "request" in record && record.request !== undefined) entry.requests.add(record.request);
+    noteRequest(entry, record);
     if (entry.executor !== undefined) entry.executor.deliver(position, record);
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
     else if (entry.finished === undefined && wakes(record) && entry.durable === entry.appended) void this.cache.load(entry).catch(() => undefined);
