@@ -52,7 +52,7 @@ export type Duration = number | DurationText;
 
 /** A duration that cannot be read; it names the text and the call that was handed it. */
 export class DurationError extends ConfigError {
-  override readonly code: string = "FUSEE_DURATION";
+  override readonly code = "FUSEE_DURATION";
 
   constructor(
     /** The value as it was written. */

@@ -1,5 +1,5 @@
-import { readRecordHeader } from "../core/record-codec.js";
-import type { JournalRecord } from "../core/records.js";
+import { readRecordHeader } from "../journal/record-codec.js";
+import type { JournalRecord } from "../journal/records.js";
 import type { Log } from "../storage/log.js";
 import type { RunEntry } from "./run-entry.js";
 

@@ -1,11 +1,11 @@
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
-import type { JournalRecord } from "../core/records.js";
+import type { JournalRecord } from "../journal/records.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { Message } from "../workflow/messages.js";
 import type { ChildRequest, RunExecutor, RunHost } from "../workflow/run-executor.js";
 import type { StepOptions } from "../workflow/step-options.js";
-import type { PermitRequest } from "../workflow/step-runner.js";
+import type { AttemptObserver, PermitRequest } from "../workflow/step-runner.js";
 import type { RunEntry } from "./run-entry.js";
 
 /** What every run's host asks of the engine: one object per engine, shared by all its runs. */
@@ -21,6 +21,8 @@ export interface RunHostEngine {
   continueAsNew(entry: RunEntry, runId: number, def: WorkflowDefinition, input: unknown): void;
   closeChild(entry: RunEntry, childId: string, reason: string): void;
   deliver(target: string, message: Message, request: string): Promise<unknown>;
+  /** Present when steps are traced or measured. */
+  observeAttempt?(entry: RunEntry, name: string, attempt: number): AttemptObserver;
 }
 
 /**
@@ -85,6 +87,10 @@ export class EngineRunHost implements RunHost {
 
   deliver(target: string, message: Message, request: string): Promise<unknown> {
     return this.engine.deliver(target, message, request);
+  }
+
+  observeAttempt(name: string, attempt: number): AttemptObserver | undefined {
+    return this.engine.observeAttempt?.(this.entry, name, attempt);
   }
 
   /** Whether this host's run is still the entry's current run, executed by this host's executor. */

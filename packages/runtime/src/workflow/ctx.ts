@@ -411,7 +411,7 @@ export class Ctx<W = any> {
 
   private scope(what: string): StepScope {
     const s = scopeOf(this.backend);
-    if (s === undefined) throw new RejectedError(`ctx.${what} is only available inside a running step of ${this.backend.workflowId}`);
+    if (s === undefined) throw new RejectedError(`ctx.${what} is only available inside a running step of ${this.backend.workflowId}`, { reason: "outside-step" });
     return s;
   }
 }

@@ -3,7 +3,7 @@ import { expect } from "chai";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { AlreadyExistsError, NotFoundError } from "../../src/core/errors.js";
-import type { StepRecord } from "../../src/core/records.js";
+import type { StepRecord } from "../../src/journal/records.js";
 import { Config } from "../../src/engine/config.js";
 import { Engine } from "../../src/engine/engine.js";
 import { TestEngine } from "../../src/testing/test-engine.js";

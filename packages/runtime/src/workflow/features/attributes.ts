@@ -1,4 +1,4 @@
-import { applyAttributes } from "../../core/records.js";
+import { applyAttributes } from "../../journal/records.js";
 import type { RecordAppliers, RunParts } from "./run-parts.js";
 
 /**

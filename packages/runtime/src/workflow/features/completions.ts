@@ -1,5 +1,5 @@
 import { TimeoutError } from "../../core/errors.js";
-import type { CompletionRecord } from "../../core/records.js";
+import type { CompletionRecord } from "../../journal/records.js";
 import { makeCompletionToken } from "../completion-token.js";
 import { scopeOf } from "../run-binding.js";
 import type { StepOptions } from "../step-options.js";
