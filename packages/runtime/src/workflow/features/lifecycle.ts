@@ -101,7 +101,9 @@ export class Lifecycle {
 
 export const lifecycleRecords: RecordAppliers<"start" | "finish"> = {
   start: (run, record) => {
+    if (record.attributes !== undefined) run.searchAttributes.begin(record.attributes);
     run.lifecycle.begin(record.seed, record.input);
+    if (record.signal) run.signals.apply(record.signal.name, record.signal.value);
     if (record.update) run.updates.apply(record.update.id, record.update.name, record.update.arg);
   },
   finish: (run, record, replayed, position) => {
