@@ -211,6 +211,7 @@ class WorkflowAnalysis {
       byName.set(name, m);
       const signature = this.signature(m.declaration);
       const typeOption = this.stepTypeOption(m);
+      const methods = this.resultMethods(m.declaration);
       this.steps.push({
         name,
         key: name,
@@ -218,6 +219,7 @@ class WorkflowAnalysis {
         member: m.member,
         args: signature.params,
         result: signature.result,
+        ...(methods.length > 0 && typeOption === undefined ? { resultMethods: methods } : {}),
         ...(typeOption === undefined ? {} : { typeOption }),
         at: this.locate(m.declaration),
       });
@@ -252,6 +254,7 @@ class WorkflowAnalysis {
         (ts.isMethodDeclaration(declaration) || ts.isPropertyDeclaration(declaration)) && classes.has(declaration.parent),
       inlineStep: (call, name) => this.inlineStep(call, name),
       literal: (expression) => (expression === undefined ? undefined : this.literal(expression)),
+      unresolved: (node, message) => this.problem("FUSEE_GEN_UNRESOLVED_CALL", node, message),
     });
   }
 
@@ -325,6 +328,16 @@ class WorkflowAnalysis {
     return { params, result: this.render(awaited(this.checker, returned)) };
   }
 
+  /** The methods of a step's result class declared in the project: what a plain decoded value would lack. */
+  private resultMethods(method: ts.MethodDeclaration): string[] {
+    const signature = this.checker.getSignatureFromDeclaration(method);
+    if (signature === undefined) return [];
+    const symbol = awaited(this.checker, signature.getReturnType()).getSymbol();
+    const declaration = symbol?.declarations?.find(ts.isClassDeclaration);
+    if (symbol === undefined || declaration === undefined || declaration.getSourceFile().isDeclarationFile) return [];
+    return declaration.members.filter((m) => ts.isMethodDeclaration(m) && m.name !== undefined).map((m) => (m.name as ts.PropertyName).getText());
+  }
+
   private stepTypeOption(m: Member): ValueRef | undefined {
     const argument = m.decorator === undefined ? undefined : decoratorArgument(m.decorator);
     const option = argument !== undefined && ts.isObjectLiteralExpression(argument) ? property(argument, "type") : undefined;
@@ -350,10 +363,25 @@ class WorkflowAnalysis {
     return value;
   }
 
-  private literal(expression: ts.Expression): string | undefined {
+  /**
+   * The string a name expression always holds: a literal, an expression of a string literal type,
+   * or a constant (`const NAME = "..."`, a property of a `const` object literal) declared in any
+   * module of the project, whose value the type alone (`string`) does not tell.
+   */
+  private literal(expression: ts.Expression, depth = 0): string | undefined {
     if (ts.isStringLiteral(expression) || ts.isNoSubstitutionTemplateLiteral(expression)) return expression.text;
     const type = this.checker.getTypeAtLocation(expression);
-    return type.isStringLiteral() ? type.value : undefined;
+    if (type.isStringLiteral()) return type.value;
+    if (depth > 8 || !(ts.isIdentifier(expression) || ts.isPropertyAccessExpression(expression))) return undefined;
+    let symbol = this.checker.getSymbolAtLocation(ts.isPropertyAccessExpression(expression) ? expression.name : expression);
+    if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias) symbol = this.checker.getAliasedSymbol(symbol);
+    const declaration = symbol?.valueDeclaration;
+    if (declaration === undefined || declaration.getSourceFile().isDeclarationFile) return undefined;
+    if (ts.isVariableDeclaration(declaration) && declaration.initializer !== undefined && ts.getCombinedNodeFlags(declaration) & ts.NodeFlags.Const) {
+      return this.literal(declaration.initializer, depth + 1);
+    }
+    if (ts.isPropertyAssignment(declaration) && isConstObject(declaration.parent)) return this.literal(declaration.initializer, depth + 1);
+    return undefined;
   }
 
   private render(type: ts.Type): TypeRef {
@@ -418,6 +446,12 @@ function property(object: ts.ObjectLiteralExpression, name: string): ts.Expressi
     if (ts.isShorthandPropertyAssignment(p) && p.name.text === name) return p.name;
   }
   return undefined;
+}
+
+/** An object literal that initializes a `const` declaration, whose properties nobody reassigns in place by convention. */
+function isConstObject(node: ts.Node): boolean {
+  const parent = node.parent;
+  return ts.isObjectLiteralExpression(node) && parent !== undefined && ts.isVariableDeclaration(parent) && (ts.getCombinedNodeFlags(parent) & ts.NodeFlags.Const) !== 0;
 }
 
 function memberName(name: ts.PropertyName): string | undefined {
