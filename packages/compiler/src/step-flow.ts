@@ -212,7 +212,8 @@ export class FlowReader {
     const before = [...this.node(call.expression), ...call.arguments.flatMap((a) => this.node(a))];
     const durable = member === undefined ? undefined : this.durable(member, call, at);
     if (durable !== undefined) return [...before, ...durable];
-    const symbol = checker.getSymbolAtLocation(call.expression);
+    let symbol = checker.getSymbolAtLocation(call.expression);
+    if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
     const declaration = symbol?.valueDeclaration ?? symbol?.declarations?.[0];
     if (declaration === undefined) return before;
     const stepKey = this.context.stepKeyOf(declaration);

@@ -29,6 +29,16 @@ function edit(edits: Readonly<Record<string, string>>): string {
 
 const base = src(lines(...BASE));
 
+/** helpers.ts with a function handed ctx, which makes the calls `inner` adds. */
+function HELPER(inner: string): string {
+  return `import type { Ctx } from "@fusee/runtime";
+
+export async function price(ctx: Ctx, n: number): Promise<string> {
+${inner}  return ctx.step("price", async () => "p" + String(n));
+}
+`;
+}
+
 function pair(name: string, kind: string, v1: WorkflowSource, v2: WorkflowSource): ChangePair {
   return { name, kind, v1, v2 };
 }
@@ -82,4 +92,93 @@ export const CASES: readonly ChangePair[] = [
   pair("setAttributes inserted", "attributes", base, src(edit({ [B]: `    this.ctx.setAttributes({ stage: "b" });\n${B}` }))),
   pair("setAttributes removed", "attributes", src(edit({ [B]: `    this.ctx.setAttributes({ stage: "b" });\n${B}` })), base),
   pair("setAttributes values changed", "harmless", src(edit({ [B]: `    this.ctx.setAttributes({ stage: "b" });\n${B}` })), src(edit({ [B]: `    this.ctx.setAttributes({ stage: "billing", at: 2 });\n${B}` }))),
+
+  // ---- branches and path conditions ----
+  pair("branch condition changed", "condition", src(edit({ [B]: "    const y = input > 0 ? await this.b(2) : \"none\";" })), src(edit({ [B]: "    const y = input > 5 ? await this.b(2) : \"none\";" }))),
+  pair("loop bound changed", "condition", src(edit({ [B]: "    let y = \"\";\n    for (let i = 0; i < 2; i++) y += await this.b(i);" })), src(edit({ [B]: "    let y = \"\";\n    for (let i = 0; i < 3; i++) y += await this.b(i);" }))),
+  pair("condition negated and arms swapped", "harmless", src(edit({ [B]: "    let y: string;\n    if (input > 0) y = await this.b(2);\n    else y = await this.d(2);" })), src(edit({ [B]: "    let y: string;\n    if (input <= 0) y = await this.d(2);\n    else y = await this.b(2);" }))),
+  pair("common step hoisted out of both arms", "harmless", src(edit({ [B]: "    let y: string;\n    if (input > 0) { await this.d(1); y = await this.b(2); }\n    else { await this.d(1); y = await this.c(2); }" })), src(edit({ [B]: "    await this.d(1);\n    const y = input > 0 ? await this.b(2) : await this.c(2);" }))),
+  pair("early return turned into else", "harmless", src(lines(A, GO, "    if (input < 0) return \"negative\";", B, SLEEP, C, RET)), src(lines(A, GO, "    if (input >= 0) {", B, SLEEP, C, RET, "    } else {", '      return "negative";', "    }"))),
+  pair("step inserted in one arm of a branch", "condition", src(edit({ [B]: "    const y = input > 0 ? await this.b(2) : \"none\";" })), src(edit({ [B]: "    const y = input > 0 ? (await this.d(1)) + (await this.b(2)) : \"none\";" }))),
+  pair("condition changed in a branch without durable calls", "harmless", src(edit({ [B]: `${B}\n    if (input > 0) this.seen.push("p");` })), src(edit({ [B]: `${B}\n    if (input > 9) this.seen.push("p");` }))),
+  pair("step inserted into a loop body", "step", src(edit({ [B]: "    let y = \"\";\n    for (let i = 0; i < 2; i++) y += await this.b(i);" })), src(edit({ [B]: "    let y = \"\";\n    for (let i = 0; i < 2; i++) { y += await this.b(i); await this.d(i); }" }))),
+  pair("step inserted in a finally block", "step", src(edit({ [B]: "    let y = \"\";\n    try { y = await this.b(2); } finally { this.seen.push(\"f\"); }" })), src(edit({ [B]: "    let y = \"\";\n    try { y = await this.b(2); } finally { await this.d(1); }" }))),
+
+  // ---- patches ----
+  pair("step inserted under a new patch", "harmless", base, src(edit({ [B]: `    if (this.ctx.patched("audit")) await this.d(1);\n${B}` }), { patches: ["audit"] })),
+  pair("step replaced under a new patch", "harmless", base, src(edit({ [B]: '    const y = this.ctx.patched("bill-d") ? await this.d(2) : await this.b(2);' }), { patches: ["bill-d"] })),
+  pair(
+    "patch guard with one step in both arms removed",
+    "patch",
+    src(edit({ [B]: '    const y = this.ctx.patched("double") ? await this.b(4) : await this.b(2);' }), { patches: ["double"] }),
+    src(edit({ [B]: "    const y = await this.b(4);" }), { patches: ["double"] }),
+  ),
+  pair(
+    "patch guard replaced by deprecatePatch",
+    "harmless",
+    src(edit({ [B]: '    const y = this.ctx.patched("double") ? await this.b(4) : await this.b(2);' }), { patches: ["double"] }),
+    src(edit({ [B]: '    this.ctx.deprecatePatch("double");\n    const y = await this.b(4);' }), { patches: ["double"] }),
+  ),
+  pair("patch ID renamed", "patch", src(edit({ [B]: `    if (this.ctx.patched("audit")) await this.d(1);\n${B}` }), { patches: ["audit"] }), src(edit({ [B]: `    if (this.ctx.patched("audit-v2")) await this.d(1);\n${B}` }), { patches: ["audit-v2"] })),
+  pair(
+    "recorded patch ID reused for a second change",
+    "patch",
+    src(edit({ [B]: `    if (this.ctx.patched("audit")) await this.d(1);\n${B}` }), { patches: ["audit"] }),
+    src(edit({ [B]: `    if (this.ctx.patched("audit")) await this.d(1);\n${B}`, [C]: `    if (this.ctx.patched("audit")) await this.d(5);\n${C}` }), { patches: ["audit"] }),
+  ),
+
+  // ---- helpers and modules ----
+  pair(
+    "step inserted in an imported helper handed ctx",
+    "helper",
+    src(edit({ [B]: "    const y = await price(this.ctx, 2);" }), { imports: 'import { price } from "./helpers.js";', modules: { "helpers.ts": HELPER("") } }),
+    src(edit({ [B]: "    const y = await price(this.ctx, 2);" }), { imports: 'import { price } from "./helpers.js";', modules: { "helpers.ts": HELPER('  await ctx.step("audit", async () => 1);\n') } }),
+  ),
+  pair(
+    "sleep inserted in an imported helper handed ctx",
+    "helper",
+    src(edit({ [B]: "    const y = await price(this.ctx, 2);" }), { imports: 'import { price } from "./helpers.js";', modules: { "helpers.ts": HELPER("") } }),
+    src(edit({ [B]: "    const y = await price(this.ctx, 2);" }), { imports: 'import { price } from "./helpers.js";', modules: { "helpers.ts": HELPER('  await ctx.sleep("1s");\n') } }),
+  ),
+  pair(
+    "imported helper's computation changed",
+    "harmless",
+    src(edit({ [B]: "    const y = await price(this.ctx, 2);" }), { imports: 'import { price } from "./helpers.js";', modules: { "helpers.ts": HELPER("") } }),
+    src(edit({ [B]: "    const y = await price(this.ctx, 2);" }), { imports: 'import { price } from "./helpers.js";', modules: { "helpers.ts": HELPER("  const unused = n * 3;\n  void unused;\n") } }),
+  ),
+  pair(
+    "step name constant changed in another module",
+    "helper",
+    src(edit({ [B]: '    const y = await this.ctx.step(NAMES.price, async () => "p");' }), { imports: 'import { NAMES } from "./names.js";', modules: { "names.ts": 'export const NAMES = { price: "price" };\n' } }),
+    src(edit({ [B]: '    const y = await this.ctx.step(NAMES.price, async () => "p");' }), { imports: 'import { NAMES } from "./names.js";', modules: { "names.ts": 'export const NAMES = { price: "price-v2" };\n' } }),
+  ),
+  pair(
+    "another name of the constant module changed",
+    "harmless",
+    src(edit({ [B]: '    const y = await this.ctx.step(NAMES.price, async () => "p");' }), { imports: 'import { NAMES } from "./names.js";', modules: { "names.ts": 'export const NAMES = { price: "price", ship: "ship" };\n' } }),
+    src(edit({ [B]: '    const y = await this.ctx.step(NAMES.price, async () => "p");' }), { imports: 'import { NAMES } from "./names.js";', modules: { "names.ts": 'export const NAMES = { price: "price", ship: "ship-v2" };\n' } }),
+  ),
+
+  // ---- types ----
+  pair("step parameter type changed", "types", base, src(lines(...BASE), { aParams: "n: number | string" })),
+  pair("step result type widened", "types", base, src(lines(...BASE), { bResult: "string | number" })),
+  pair(
+    "step result type became a class whose method is called",
+    "types",
+    src(edit({ [B]: "    const y = String((await this.b(2)).cents);" }), { bResult: "{ cents: number }", bBody: "return { cents: n };" }),
+    src(edit({ [B]: "    const y = String((await this.b(2)).plus(1));" }), { bResult: "Money", bBody: "return new Money(n);" }),
+  ),
+  pair(
+    "step result type changed and used as the new type",
+    "types",
+    base,
+    src(edit({ [B]: "    const y = (await this.b(2)).toFixed(1);" }), { bResult: "number", bBody: "return n;" }),
+  ),
+
+  // ---- arguments ----
+  pair("two calls of one step swapped", "swap", src(lines(A, "    const w = await this.a(input + 1);", GO, B, SLEEP, C, '    return [x, w, y, z].join(",");')), src(lines("    const w = await this.a(input + 1);", A, GO, B, SLEEP, C, '    return [x, w, y, z].join(",");'))),
+
+  // ---- the workflow itself ----
+  pair("workflow class renamed, type name kept", "harmless", base, src(lines(...BASE), { className: "Flow2", typeName: "Flow" })),
+  pair("workflow type name changed", "workflow", base, src(lines(...BASE), { typeName: "Flow2" })),
 ];
