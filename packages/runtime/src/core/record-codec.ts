@@ -161,7 +161,7 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
     case "cancel":
       return { kind, at: h.at, reason: value() as string, ...request(h) };
     case "step":
-      return { kind, at: h.at, seq: h.seq, name: h.name, ok: h.ok, attempts: h.attempts, ...outcome() };
+      return { kind, at: h.at, seq: h.seq, name: h.name, ok: h.ok, attempts: h.attempts, ...(typeof h.args === "string" ? { args: h.args } : {}), ...outcome() };
     case "signal":
       return { kind, at: h.at, name: h.name, value: value(), ...request(h) };
     case "update":
@@ -203,6 +203,7 @@ const STEP_SEQ = Buffer.from(',"seq":');
 const STEP_NAME = Buffer.from(',"name":');
 const STEP_OK = Buffer.from(',"ok":true,"attempts":');
 const STEP_FAILED = Buffer.from(',"ok":false,"attempts":');
+const STEP_ARGS = Buffer.from(',"args":');
 
 /** A whole number from 0 to 2^53 - 1, which `JSON.stringify` writes as plain digits. */
 function isCount(n: number): boolean {
@@ -211,7 +212,7 @@ function isCount(n: number): boolean {
 
 /**
  * A step record written straight into its buffer: the header's bytes are exactly those of
- * `JSON.stringify({ at, seq, name, ok, attempts })`, without the strings that building that text
+ * `JSON.stringify({ at, seq, name, ok, attempts, args })`, without the strings that building that text
  * would cost (the numbers' digits and their concatenation), for the record every step makes.
  */
 function encodeStepRecord(r: Extract<JournalRecord, { kind: "step" }>, codec: PayloadCodec, context: PayloadContext): Uint8Array {
@@ -225,8 +226,9 @@ function encodeStepRecord(r: Extract<JournalRecord, { kind: "step" }>, codec: Pa
   const atDigits = digitCount(r.at);
   const seqDigits = digitCount(r.seq);
   const attemptDigits = digitCount(r.attempts);
+  const args = r.args === undefined ? undefined : Buffer.from(JSON.stringify(r.args), "utf8");
   const headerLength =
-    STEP_AT.length + atDigits + STEP_SEQ.length + seqDigits + STEP_NAME.length + name.length + ok.length + attemptDigits + 1;
+    STEP_AT.length + atDigits + STEP_SEQ.length + seqDigits + STEP_NAME.length + name.length + ok.length + attemptDigits + (args === undefined ? 0 : STEP_ARGS.length + args.length) + 1;
   const out = Buffer.allocUnsafe(6 + headerLength + payload.length);
   out[0] = RECORD_FORMAT;
   out[1] = KIND_CODES.step;
@@ -240,6 +242,10 @@ function encodeStepRecord(r: Extract<JournalRecord, { kind: "step" }>, codec: Pa
   at = put(out, at, name);
   at = put(out, at, ok);
   at = putDigits(out, at, r.attempts, attemptDigits);
+  if (args !== undefined) {
+    at = put(out, at, STEP_ARGS);
+    at = put(out, at, args);
+  }
   out[at++] = 0x7d;
   out.set(payload, at);
   return out;
@@ -303,7 +309,7 @@ function split(r: JournalRecord, codec: PayloadCodec, ctx: PayloadContext): { he
     case "step":
       // Written by `encodeStepRecord` instead whenever its times and counts are whole numbers.
       return {
-        header: { at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts },
+        header: { at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts, ...(r.args === undefined ? {} : { args: r.args }) },
         payload: r.ok ? codec.encodeValue(r.value, ctx) : codec.encodeError(r.error, ctx),
       };
     case "signal":

@@ -121,6 +121,7 @@ export class LocalRuns implements RunService {
         this.starts.begin(def, entry.id, input, {}, undefined, lineage).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
       },
       closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
+      argumentsDiffer: (entry, runId, message) => this.deps.emit({ kind: "arguments-differ", workflowId: entry.id, workflowType: entry.type, runId, message }),
     };
     this.cache = new RunCache({
       catalog: deps.catalog,

@@ -17,6 +17,8 @@ export interface RunHostEngine {
   startChild(entry: RunEntry, request: ChildRequest): void;
   continueAsNew(entry: RunEntry, runId: number, def: WorkflowDefinition, input: unknown): void;
   closeChild(entry: RunEntry, childId: string, reason: string): void;
+  /** A replayed step call of this run was handed other arguments than it recorded. */
+  argumentsDiffer(entry: RunEntry, runId: number, message: string): void;
 }
 
 /**
@@ -69,6 +71,10 @@ export class EngineRunHost implements RunHost {
 
   continueAsNew(input: unknown): void {
     if (this.current()) this.engine.continueAsNew(this.entry, this.runId, this.def, input);
+  }
+
+  argumentsDiffer(message: string): void {
+    if (this.current()) this.engine.argumentsDiffer(this.entry, this.runId, message);
   }
 
   closeChild(childId: string, reason: string): void {

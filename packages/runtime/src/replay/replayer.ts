@@ -188,5 +188,6 @@ function replayHost(journal: ExportedJournal, records: readonly JournalRecord[],
     continueAsNew: () => next.push("continue-as-new"),
     closeChild: () => undefined,
     skipStep: (seq, name) => next.push(`step '${name}' (call #${seq})`),
+    strictArguments: true,
   };
 }
