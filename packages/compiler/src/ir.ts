@@ -139,8 +139,11 @@ export type FlowNode =
     }
   | {
       readonly kind: "call";
-      /** A journaled call other than a step: a durable timer, a child workflow, search attributes. */
-      readonly call: "timer" | "child" | "attributes";
+      /**
+       * A journaled call other than a step: a durable timer, the timer of a wait's timeout (set only
+       * when the wait does wait), a child workflow, search attributes.
+       */
+      readonly call: "timer" | "wait-timer" | "child" | "attributes";
       /** The child's workflow ID, for `child`. */
       readonly name?: string;
       readonly at: SourceLocation;
@@ -159,6 +162,9 @@ export type FlowNode =
       readonly arms: readonly (readonly FlowNode[])[];
       /** The condition of a two-armed branch (`if`, `?:`, `&&`, ...), normalized; the first arm runs when it holds. */
       readonly when?: string;
+      /** For a `switch`: the expression switched on, and the case of each arm (`default` for the default arm). */
+      readonly switch?: string;
+      readonly cases?: readonly string[];
     }
   | {
       readonly kind: "loop";

@@ -49,12 +49,12 @@ export interface LockSignature {
 export type LockNode =
   | string
   | { readonly step: string; readonly args: string }
-  | { readonly call: "timer" | "attributes" }
+  | { readonly call: "timer" | "wait-timer" | "attributes" }
   | { readonly call: "child"; readonly id: string }
   | { readonly wait: string }
   | { readonly patch: string; readonly then: readonly LockNode[]; readonly else: readonly LockNode[] }
   | { readonly deprecatedPatch: string }
-  | { readonly branch: readonly (readonly LockNode[])[]; readonly if?: string }
+  | { readonly branch: readonly (readonly LockNode[])[]; readonly if?: string; readonly switch?: string; readonly cases?: readonly string[] }
   | { readonly loop: readonly LockNode[]; readonly over?: string }
   | { readonly try: readonly LockNode[]; readonly catch: readonly LockNode[]; readonly finally: readonly LockNode[] };
 
@@ -162,7 +162,11 @@ function lockNode(node: FlowNode): LockNode {
     case "deprecatedPatch":
       return { deprecatedPatch: node.id };
     case "branch":
-      return { branch: node.arms.map((arm) => arm.map(lockNode)), ...(node.when === undefined ? {} : { if: node.when }) };
+      return {
+        branch: node.arms.map((arm) => arm.map(lockNode)),
+        ...(node.when === undefined ? {} : { if: node.when }),
+        ...(node.switch === undefined || node.cases === undefined ? {} : { switch: node.switch, cases: node.cases }),
+      };
     case "loop":
       return { loop: node.body.map(lockNode), ...(node.over === undefined ? {} : { over: node.over }) };
     case "try":

@@ -4,11 +4,18 @@ import type { LockNode } from "./lock.js";
 /** A path element read from either side (the lock or the code), with the location when it comes from code. */
 export type Node =
   | { readonly kind: "step"; readonly key: string; readonly name: string; readonly args?: string; readonly at?: SourceLocation }
-  | { readonly kind: "call"; readonly call: "timer" | "child" | "attributes"; readonly name: string; readonly at?: SourceLocation }
+  | { readonly kind: "call"; readonly call: "timer" | "wait-timer" | "child" | "attributes"; readonly name: string; readonly at?: SourceLocation }
   | { readonly kind: "wait"; readonly on: string; readonly at?: SourceLocation }
   | { readonly kind: "patch"; readonly id: string; readonly then: readonly Node[]; readonly else: readonly Node[]; readonly at?: SourceLocation }
   | { readonly kind: "deprecated"; readonly id: string }
-  | { readonly kind: "branch"; readonly arms: readonly (readonly Node[])[]; readonly when?: string; readonly at?: SourceLocation }
+  | {
+      readonly kind: "branch";
+      readonly arms: readonly (readonly Node[])[];
+      readonly when?: string;
+      readonly switch?: string;
+      readonly cases?: readonly string[];
+      readonly at?: SourceLocation;
+    }
   | { readonly kind: "loop"; readonly body: readonly Node[]; readonly over?: string; readonly at?: SourceLocation }
   | { readonly kind: "try"; readonly body: readonly Node[]; readonly catch: readonly Node[]; readonly finally: readonly Node[]; readonly at?: SourceLocation };
 
@@ -19,6 +26,8 @@ export type Leaf = Extract<Node, { kind: "step" | "call" | "wait" }>;
 export function leafName(leaf: Leaf): string {
   if (leaf.kind === "step") return leaf.name;
   if (leaf.kind === "wait") return `wait:${leaf.on}`;
+  // A wait's timeout journals the same timer record as a sleep.
+  if (leaf.call === "wait-timer") return "timer";
   return leaf.call === "child" ? `child:${leaf.name}` : leaf.call;
 }
 
@@ -26,7 +35,8 @@ export function leafName(leaf: Leaf): string {
 export function describeLeaf(leaf: Leaf): string {
   if (leaf.kind === "step") return `step "${leaf.name}"`;
   if (leaf.kind === "wait") return `a wait for ${leaf.on}`;
-  if (leaf.call === "timer") return "a durable timer (ctx.sleep, or the timeout of a wait)";
+  if (leaf.call === "timer") return "a durable timer (ctx.sleep)";
+  if (leaf.call === "wait-timer") return "the timeout of a wait (a timer journaled when the wait does wait)";
   if (leaf.call === "child") return `child workflow "${leaf.name}"`;
   return "ctx.setAttributes()";
 }
@@ -79,7 +89,7 @@ export function records(node: Node): boolean {
 /** Whether a run can stop in this node and stay in flight: a wait, a timer, or anything holding one. */
 export function canWait(node: Node): boolean {
   if (node.kind === "patch") return [...node.then, ...node.else].some(canWait);
-  return leaves(node).some((l) => l.kind === "wait" || (l.kind === "call" && l.call === "timer"));
+  return leaves(node).some((l) => l.kind === "wait" || (l.kind === "call" && (l.call === "timer" || l.call === "wait-timer")));
 }
 
 export function locationOf(node: Node | undefined): SourceLocation | undefined {
@@ -98,7 +108,14 @@ export function fromLock(node: LockNode): Node {
   if ("wait" in node) return { kind: "wait", on: node.wait };
   if ("patch" in node) return { kind: "patch", id: node.patch, then: node.then.map(fromLock), else: node.else.map(fromLock) };
   if ("deprecatedPatch" in node) return { kind: "deprecated", id: node.deprecatedPatch };
-  if ("branch" in node) return { kind: "branch", arms: node.branch.map((arm) => arm.map(fromLock)), ...(node.if === undefined ? {} : { when: node.if }) };
+  if ("branch" in node) {
+    return {
+      kind: "branch",
+      arms: node.branch.map((arm) => arm.map(fromLock)),
+      ...(node.if === undefined ? {} : { when: node.if }),
+      ...(node.switch === undefined || node.cases === undefined ? {} : { switch: node.switch, cases: node.cases }),
+    };
+  }
   if ("loop" in node) return { kind: "loop", body: node.loop.map(fromLock), ...(node.over === undefined ? {} : { over: node.over }) };
   return { kind: "try", body: node.try.map(fromLock), catch: node.catch.map(fromLock), finally: node.finally.map(fromLock) };
 }
@@ -121,7 +138,15 @@ export function fromFlow(node: FlowNode, stepsOnly = false): Node[] {
     case "deprecatedPatch":
       return [{ kind: "deprecated", id: node.id }];
     case "branch":
-      return [{ kind: "branch", arms: node.arms.map(map), at: node.at, ...(stepsOnly || node.when === undefined ? {} : { when: node.when }) }];
+      return [
+        {
+          kind: "branch",
+          arms: node.arms.map(map),
+          at: node.at,
+          ...(stepsOnly || node.when === undefined ? {} : { when: node.when }),
+          ...(stepsOnly || node.switch === undefined || node.cases === undefined ? {} : { switch: node.switch, cases: node.cases }),
+        },
+      ];
     case "loop":
       return [{ kind: "loop", body: map(node.body), at: node.at, ...(stepsOnly || node.over === undefined ? {} : { over: node.over }) }];
     case "try":
@@ -164,26 +189,63 @@ const MAX_CONDITIONS = 8;
  * a common call out of the arms or swapping the arms of a negated condition is no change.
  */
 export function samePaths(a: readonly Node[], b: readonly Node[]): boolean {
-  const conditions = [...new Set([...a, ...b].flatMap(conditionsOf))];
-  if (conditions.length > MAX_CONDITIONS) return false;
-  for (let mask = 0; mask < 1 << conditions.length; mask++) {
-    const holds = (c: string) => (mask & (1 << conditions.indexOf(c))) !== 0;
-    if (walk(a, holds).join("\n") !== walk(b, holds).join("\n")) return false;
+  const all = [...a, ...b];
+  const conditions = [...new Set(all.flatMap(conditionsOf))];
+  // A switch takes one of the cases either side names, or none of them.
+  const subjects = new Map<string, string[]>();
+  for (const s of all.flatMap(switchesOf)) subjects.set(s.subject, [...new Set([...(subjects.get(s.subject) ?? []), ...s.cases.filter((c) => c !== "default")])]);
+  const domains = [...subjects].map(([subject, cases]) => ({ subject, values: [...cases, "\u0000other"] }));
+  let combinations = 2 ** conditions.length;
+  for (const d of domains) combinations *= d.values.length;
+  if (conditions.length > MAX_CONDITIONS || combinations > MAX_PATHS) return false;
+  for (let n = 0; n < combinations; n++) {
+    let rest = n;
+    const mask = rest % 2 ** conditions.length;
+    rest = Math.floor(rest / 2 ** conditions.length);
+    const values = new Map<string, string>();
+    for (const d of domains) {
+      values.set(d.subject, d.values[rest % d.values.length] as string);
+      rest = Math.floor(rest / d.values.length);
+    }
+    const choice: Choice = { holds: (c) => (mask & (1 << conditions.indexOf(c))) !== 0, value: (s) => values.get(s) ?? "\u0000other" };
+    if (walk(a, choice).join("\n") !== walk(b, choice).join("\n")) return false;
   }
   return true;
 }
 
-function conditionsOf(node: Node): string[] {
-  if (node.kind !== "branch" || node.when === undefined || node.arms.length !== 2) return [];
-  return [node.when, ...node.arms.flatMap((arm) => arm.flatMap(conditionsOf))];
+const MAX_PATHS = 4096;
+
+interface Choice {
+  holds(condition: string): boolean;
+  value(subject: string): string;
 }
 
-/** The calls one assignment of the conditions makes; what is not a two-armed branch stands for itself. */
-function walk(nodes: readonly Node[], holds: (condition: string) => boolean): string[] {
+function children(node: Node): readonly Node[] {
+  return node.kind === "branch" ? node.arms.flat() : [];
+}
+
+function conditionsOf(node: Node): string[] {
+  const inner = children(node).flatMap(conditionsOf);
+  if (node.kind !== "branch" || node.when === undefined || node.arms.length !== 2) return inner;
+  return [node.when, ...inner];
+}
+
+function switchesOf(node: Node): { subject: string; cases: readonly string[] }[] {
+  const inner = children(node).flatMap(switchesOf);
+  if (node.kind !== "branch" || node.switch === undefined || node.cases === undefined) return inner;
+  return [{ subject: node.switch, cases: node.cases }, ...inner];
+}
+
+/** The calls one choice of the conditions makes; what is not a branch with a known condition stands for itself. */
+function walk(nodes: readonly Node[], choice: Choice): string[] {
   const out: string[] = [];
   for (const node of nodes) {
     if (node.kind === "branch" && node.when !== undefined && node.arms.length === 2) {
-      out.push(...walk((holds(node.when) ? node.arms[0] : node.arms[1]) ?? [], holds));
+      out.push(...walk((choice.holds(node.when) ? node.arms[0] : node.arms[1]) ?? [], choice));
+    } else if (node.kind === "branch" && node.switch !== undefined && node.cases !== undefined) {
+      const value = choice.value(node.switch);
+      const arm = node.cases.indexOf(value) >= 0 ? node.cases.indexOf(value) : node.cases.indexOf("default");
+      out.push(...walk(node.arms[arm] ?? [], choice));
     } else if (node.kind === "step") out.push(`${signature(node)}(${node.args ?? ""})`);
     else out.push(JSON.stringify(strip(node)));
   }

@@ -27,6 +27,7 @@ export interface FlowContext {
  */
 export class FlowReader {
   private readonly following = new Set<ts.Node>();
+  private readonly conditionText = (node: ts.Node): string => expandedText(node, this.context.checker);
 
   constructor(private readonly context: FlowContext) {}
 
@@ -83,9 +84,14 @@ export class FlowReader {
         }
         arms.push(this.statements(arm));
       });
-      if (!clauses.some(ts.isDefaultClause)) arms.push({ nodes: [], exits: false });
+      const cases = clauses.map((c) => (ts.isDefaultClause(c) ? "default" : text(c.expression)));
+      if (!clauses.some(ts.isDefaultClause)) {
+        arms.push({ nodes: [], exits: false });
+        cases.push("default");
+      }
       const location = at();
-      return { before: this.node(s.expression), arms, build: (folded) => ({ kind: "branch", at: location, arms: folded }) };
+      const subject = text(s.expression);
+      return { before: this.node(s.expression), arms, build: (folded) => ({ kind: "branch", at: location, arms: folded, switch: subject, cases }) };
     }
     if (ts.isForStatement(s)) {
       const init = s.initializer === undefined ? [] : this.node(s.initializer);
@@ -139,7 +145,7 @@ export class FlowReader {
     }
     if (ts.isBinaryExpression(n) && isShortCircuit(n.operatorToken.kind)) {
       // `a && f()` runs f when a holds, `a || f()` when it does not, `a ?? f()` when a is nullish.
-      const when = canonical(n.left);
+      const when = canonical(n.left, this.conditionText);
       const kind = n.operatorToken.kind;
       const nullish = kind === ts.SyntaxKind.QuestionQuestionToken || kind === ts.SyntaxKind.QuestionQuestionEqualsToken;
       const runsWhenFalse = !nullish && (kind === ts.SyntaxKind.BarBarToken || kind === ts.SyntaxKind.BarBarEqualsToken) !== when.negated;
@@ -167,7 +173,7 @@ export class FlowReader {
       const [patched, unpatched] = guard.negated ? [whenFalse, whenTrue] : [whenTrue, whenFalse];
       return { before: [], arms: [patched, unpatched], build: ([then = [], otherwise = []]) => ({ kind: "patch", id: guard.id, at, then, else: otherwise }) };
     }
-    const when = canonical(condition);
+    const when = canonical(condition, this.conditionText);
     return {
       before: this.node(condition),
       arms: [whenTrue, whenFalse],
@@ -247,19 +253,21 @@ export class FlowReader {
   private durable(member: string, call: ts.CallExpression, at: SourceLocation): FlowNode[] | undefined {
     const [first, second, , fourth] = call.arguments;
     const timer: FlowNode = { kind: "call", call: "timer", at };
+    // A wait's timeout journals a timer only when the wait waits (no buffered signal, a false predicate).
+    const timeout: FlowNode = { kind: "call", call: "wait-timer", at };
     switch (member) {
       case "Ctx.sleep":
       case "Ctx.sleepUntil":
         return [timer];
       case "Ctx.waitFor":
-        return hasTimeout(second) ? [timer] : [{ kind: "wait", on: `signal "${this.context.literal(first) ?? (first === undefined ? "" : text(first))}"`, at }];
+        return hasTimeout(second) ? [timeout] : [{ kind: "wait", on: `signal "${this.context.literal(first) ?? (first === undefined ? "" : text(first))}"`, at }];
       case "Ctx.condition":
-        return hasTimeout(second) ? [timer] : [{ kind: "wait", on: "condition", at }];
+        return hasTimeout(second) ? [timeout] : [{ kind: "wait", on: "condition", at }];
       case "Ctx.startChild":
       case "Ctx.executeChild": {
         const id = this.context.literal(call.arguments[1]) ?? dynamicName(call.arguments[1]);
         const nodes: FlowNode[] = [{ kind: "call", call: "child", name: id, at }];
-        if (hasTimeout(fourth)) nodes.push(timer);
+        if (hasTimeout(fourth)) nodes.push(timeout);
         if (member === "Ctx.executeChild") nodes.push({ kind: "wait", on: `child "${id}"`, at });
         return nodes;
       }
@@ -313,7 +321,7 @@ function text(node: ts.Node): string {
  * written one way (`a > b` as `b < a`, `a !== b` as the negation of `a === b`), so that negating a
  * condition and swapping the arms reads as the same branch.
  */
-export function canonical(condition: ts.Expression): { text: string; negated: boolean } {
+export function canonical(condition: ts.Expression, textOf: (node: ts.Node) => string = text): { text: string; negated: boolean } {
   let e = condition;
   let negated = false;
   for (;;) {
@@ -324,8 +332,8 @@ export function canonical(condition: ts.Expression): { text: string; negated: bo
     } else break;
   }
   if (ts.isBinaryExpression(e)) {
-    const l = text(e.left);
-    const r = text(e.right);
+    const l = textOf(e.left);
+    const r = textOf(e.right);
     switch (e.operatorToken.kind) {
       case ts.SyntaxKind.ExclamationEqualsEqualsToken:
         return { text: `${l} === ${r}`, negated: !negated };
@@ -341,7 +349,44 @@ export function canonical(condition: ts.Expression): { text: string; negated: bo
         break;
     }
   }
-  return { text: text(e), negated };
+  return { text: textOf(e), negated };
+}
+
+/**
+ * The text of a condition with each `const` alias of a plain value (`const amount = input;`)
+ * written as what it names, so introducing or removing such an alias is no change of condition.
+ */
+function expandedText(node: ts.Node, checker: ts.TypeChecker, depth = 0): string {
+  if (ts.isIdentifier(node) && depth < 4) {
+    const declaration = checker.getSymbolAtLocation(node)?.valueDeclaration;
+    if (
+      declaration !== undefined &&
+      ts.isVariableDeclaration(declaration) &&
+      declaration.initializer !== undefined &&
+      (ts.getCombinedNodeFlags(declaration) & ts.NodeFlags.Const) !== 0 &&
+      declaration.getSourceFile() === node.getSourceFile() &&
+      isPlainValue(declaration.initializer)
+    ) {
+      return expandedText(declaration.initializer, checker, depth + 1);
+    }
+  }
+  const source = node.getSourceFile().text;
+  let out = "";
+  let at = node.getStart();
+  node.forEachChild((child) => {
+    out += source.slice(at, child.getStart());
+    out += expandedText(child, checker, depth);
+    at = child.getEnd();
+  });
+  out += source.slice(at, node.getEnd());
+  return out.replace(/\s+/g, " ").trim();
+}
+
+/** A name, a property of one, or a literal: reading it twice gives the same value. */
+function isPlainValue(e: ts.Expression): boolean {
+  if (ts.isParenthesizedExpression(e)) return isPlainValue(e.expression);
+  if (ts.isIdentifier(e) || ts.isStringLiteral(e) || ts.isNumericLiteral(e) || e.kind === ts.SyntaxKind.ThisKeyword) return true;
+  return ts.isPropertyAccessExpression(e) && isPlainValue(e.expression);
 }
 
 /** Nodes read from statements, and whether they always end in `return` or `throw`. */

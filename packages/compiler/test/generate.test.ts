@@ -93,7 +93,7 @@ describe("generate", () => {
         run: [
           weigh,
           { branch: [["heavy"], ["light"]], if: "10 < parcel.weight" },
-          { branch: [["heavy"], ["light", weigh], [weigh]] },
+          { branch: [["heavy"], ["light", weigh], [weigh]], switch: "this.speed", cases: ["Speed.Slow", "Speed.Fast", "default"] },
           { branch: [["light"], []], if: 'parcel.id === "x"' },
           { loop: ["scan"], over: "const p of [parcel]" },
           { loop: ["heavy"] },

@@ -181,4 +181,13 @@ export const CASES: readonly ChangePair[] = [
   // ---- the workflow itself ----
   pair("workflow class renamed, type name kept", "harmless", base, src(lines(...BASE), { className: "Flow2", typeName: "Flow" })),
   pair("workflow type name changed", "workflow", base, src(lines(...BASE), { typeName: "Flow2" })),
+
+  // ---- harder cases: the same calls in another form, and forms that only look alike ----
+  pair("condition rewritten through a local alias", "harmless", src(edit({ [B]: "    const y = input > 0 ? await this.b(2) : \"none\";" })), src(edit({ [B]: "    const amount = input;\n    const y = amount > 0 ? await this.b(2) : \"none\";" }))),
+  pair("for loop rewritten as while with the same bound", "harmless", src(edit({ [B]: "    let y = \"\";\n    for (let i = 0; i < 2; i++) y += await this.b(i);" })), src(edit({ [B]: "    let y = \"\";\n    let i = 0;\n    while (i < 2) { y += await this.b(i); i++; }" }))),
+  pair("sleep replaced by a condition with a timeout", "wait", base, src(edit({ [SLEEP]: '    await this.ctx.condition(() => this.approved, { timeout: "10s" });' }))),
+  pair("timeout added to a child workflow", "child", src(edit({ [B]: `    await this.ctx.executeChild("Child", "kid-1", 2);\n${B}` })), src(edit({ [B]: `    await this.ctx.executeChild("Child", "kid-1", 2, { timeout: "1d" });\n${B}` }))),
+  pair("setAttributes moved after a step", "attributes", src(edit({ [B]: `    this.ctx.setAttributes({ stage: "b" });\n${B}` })), src(edit({ [B]: `${B}\n    this.ctx.setAttributes({ stage: "b" });` }))),
+  pair("step parameter type narrowed", "types", base, src(lines(...BASE), { aParams: "n: 0 | 1 | 2 | 3" })),
+  pair("switch cases reordered with the same calls", "harmless", src(edit({ [B]: "    let y = \"\";\n    switch (input) {\n      case 1: y = await this.b(1); break;\n      case 2: y = await this.c(2); break;\n      default: y = await this.d(3);\n    }" })), src(edit({ [B]: "    let y = \"\";\n    switch (input) {\n      case 2: y = await this.c(2); break;\n      case 1: y = await this.b(1); break;\n      default: y = await this.d(3);\n    }" }))),
 ];

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Config, Engine, Replayer, type RunHandle } from "@fusee/runtime";
+import { Config, Engine, type JournalRecord, Replayer, type RunHandle } from "@fusee/runtime";
 import { VirtualClock } from "@fusee/runtime/testing";
 import { ts } from "ts-morph";
 import { type ChangePair, versionFiles, type WorkflowSource } from "./pair.js";
@@ -21,6 +21,7 @@ export interface Verdict {
 type Ctor = abstract new (...args: never[]) => unknown;
 
 interface Loaded {
+  readonly typeName: string;
   readonly workflow: Ctor;
   readonly child: Ctor;
 }
@@ -44,10 +45,11 @@ export class RuntimeJudge {
     const v1 = await this.load(pair.name, "v1", pair.v1);
     const v2 = await this.load(pair.name, "v2", pair.v2);
     const reference = await this.reference(v1);
+    const fresh = await this.fingerprints(v2);
     let detail: string | undefined;
     let breaksInFlight = false;
     for (let k = 0; k < reference.waits && !breaksInFlight; k++) {
-      const problem = await this.resumeAt(v1, v2, k, reference.waits);
+      const problem = await this.resumeAt(v1, v2, k, reference.waits, fresh);
       if (problem !== undefined) {
         breaksInFlight = true;
         detail = `in flight at wait ${k + 1}: ${problem}`;
@@ -78,8 +80,24 @@ export class RuntimeJudge {
     }
   }
 
+  /** The argument fingerprints of each step's calls in a run of `code` from start to finish. */
+  private async fingerprints(code: Loaded): Promise<Map<string, string[]>> {
+    const { engine, done } = await this.open(code, this.freshDir());
+    try {
+      const run = await engine.start(code.typeName, ID, 1);
+      for (let i = 0; i < MAX_TICKS; i++) {
+        await engine.idle();
+        if (await finished(run)) break;
+        await tick(engine, run, i);
+      }
+      return fingerprintsOf((await run.describe()).journal);
+    } finally {
+      await done();
+    }
+  }
+
   /** Version 1 up to wait `k`, then version 2 on the same directory to the end; a problem in words, or undefined. */
-  private async resumeAt(v1: Loaded, v2: Loaded, k: number, waits: number): Promise<string | undefined> {
+  private async resumeAt(v1: Loaded, v2: Loaded, k: number, waits: number, fresh: ReadonlyMap<string, readonly string[]>): Promise<string | undefined> {
     const dir = this.freshDir();
     const clock = new VirtualClock(Date.UTC(2026, 0, 1));
     const first = await this.open(v1, dir, clock);
@@ -105,8 +123,14 @@ export class RuntimeJudge {
       const status = await run.status();
       if (status.status !== "ok") return `ended ${status.status}${status.error === undefined ? "" : `: ${status.error}`}`;
       const detail = await run.describe();
+      // Calls of one step that got each other's results: the recorded arguments are those of a run of
+      // version 2 in another order. Other arguments than a fresh run's are results of older code, kept.
+      for (const [name, prints] of fingerprintsOf(detail.journal)) {
+        const expected = fresh.get(name) ?? [];
+        if (prints.join() !== expected.join() && [...prints].sort().join() === [...expected].sort().join()) return `calls of step '${name}' got each other's results`;
+      }
       const replay = await new Replayer().register(v2.workflow as never, v2.child as never).replay(detail);
-      if (!replay.ok) return `its journal does not replay: ${replay.error ?? "?"}`;
+      if (!replay.ok && !(replay.error ?? "").includes("with other arguments")) return `its journal does not replay: ${replay.error ?? "?"}`;
       return undefined;
     } finally {
       await second.done();
@@ -130,7 +154,8 @@ export class RuntimeJudge {
       await first.done();
     }
     const replay = await new Replayer().register(v2.workflow as never, v2.child as never).replay(journal);
-    if (!replay.ok) return replay.error ?? "the replay failed";
+    // Other arguments than recorded are results of older code, kept; swapped calls are judged on runs in flight.
+    if (!replay.ok) return (replay.error ?? "").includes("with other arguments") ? undefined : (replay.error ?? "the replay failed");
     if (!replay.finished) return "the code did not reach the journal's finish";
     return undefined;
   }
@@ -175,12 +200,18 @@ export class RuntimeJudge {
     const child = (await import(pathToFileURL(join(folder, "child.js")).href)) as Record<string, Ctor>;
     const workflow = flow[source.className ?? "Flow"];
     if (workflow === undefined || child.Child === undefined) throw new Error(`corpus pair ${name} ${version}: no workflow class exported`);
-    return { workflow, child: child.Child };
+    return { typeName: source.typeName ?? "Flow", workflow, child: child.Child };
   }
 
   remove(): void {
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+function fingerprintsOf(journal: readonly JournalRecord[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const r of journal) if (r.kind === "step" && r.args !== undefined) out.set(r.name, [...(out.get(r.name) ?? []), r.args]);
+  return out;
 }
 
 async function finished(run: RunHandle<unknown>): Promise<boolean> {
