@@ -109,7 +109,7 @@ describe("generate", () => {
           { step: "quote", args: "cents" },
           { patch: "early-notice", then: [{ step: "notify", args: "Channel.Email" }], else: [] },
           { step: "charge-card", args: "quote" },
-          { call: "timer" },
+          { call: "wait-timer" },
           { wait: "condition" },
         ],
         "signal:approve": [],
