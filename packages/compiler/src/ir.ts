@@ -162,6 +162,8 @@ export type FlowNode =
       readonly arms: readonly (readonly FlowNode[])[];
       /** The condition of a two-armed branch (`if`, `?:`, `&&`, ...), normalized; the first arm runs when it holds. */
       readonly when?: string;
+      /** True when the arms are in the other order in the source (the condition was negated to read `when`). */
+      readonly swapped?: boolean;
       /** For a `switch`: the expression switched on, and the case of each arm (`default` for the default arm). */
       readonly switch?: string;
       readonly cases?: readonly string[];

@@ -141,7 +141,8 @@ export function fromFlow(node: FlowNode, stepsOnly = false): Node[] {
       return [
         {
           kind: "branch",
-          arms: node.arms.map(map),
+          // Locks of version 1 kept the arms in source order.
+          arms: stepsOnly && node.swapped === true ? [...node.arms].reverse().map(map) : node.arms.map(map),
           at: node.at,
           ...(stepsOnly || node.when === undefined ? {} : { when: node.when }),
           ...(stepsOnly || node.switch === undefined || node.cases === undefined ? {} : { switch: node.switch, cases: node.cases }),

@@ -152,7 +152,13 @@ export class FlowReader {
       const right = this.node(n.right);
       return [
         ...this.node(n.left),
-        { kind: "branch", at: this.context.locate(n), arms: runsWhenFalse ? [[], right] : [right, []], when: nullish ? `${when.negated ? "!" : ""}${when.text} == null` : when.text },
+        {
+          kind: "branch",
+          at: this.context.locate(n),
+          arms: runsWhenFalse ? [[], right] : [right, []],
+          when: nullish ? `${when.negated ? "!" : ""}${when.text} == null` : when.text,
+          ...(runsWhenFalse ? { swapped: true } : {}),
+        },
       ];
     }
     return this.children(n);
@@ -177,7 +183,7 @@ export class FlowReader {
     return {
       before: this.node(condition),
       arms: [whenTrue, whenFalse],
-      build: ([yes = [], no = []]) => ({ kind: "branch", at, arms: when.negated ? [no, yes] : [yes, no], when: when.text }),
+      build: ([yes = [], no = []]) => ({ kind: "branch", at, arms: when.negated ? [no, yes] : [yes, no], when: when.text, ...(when.negated ? { swapped: true } : {}) }),
     };
   }
 
