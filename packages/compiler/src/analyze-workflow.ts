@@ -3,6 +3,7 @@ import type { SourceProblem, SourceProblemCode } from "./errors.js";
 import type { FlowEntry, HandlerIR, ParamIR, SourceLocation, StepIR, TypeRef, ValueRef, WorkflowIR } from "./ir.js";
 import type { RuntimeSymbols } from "./runtime-symbols.js";
 import { locate } from "./source-location.js";
+import { DeterminismLint } from "./determinism-lint.js";
 import { FlowReader } from "./step-flow.js";
 import type { TypeRenderer } from "./type-render.js";
 
@@ -108,6 +109,16 @@ class WorkflowAnalysis {
     }
 
     const scan = this.scanCalls();
+    const lint = new DeterminismLint(this.checker, this.context.runtime, (member) => this.stepKeys.has(member as ts.Declaration));
+    for (const cls of this.classes) {
+      for (const use of lint.lintClass(cls)) {
+        this.problem(
+          "FUSEE_GEN_NONDETERMINISM",
+          use.node,
+          `${use.what} in workflow ${options.typeName}, outside a step: a replay runs this code again and would get another value (or start what the journal cannot see), so runs could diverge from their journal. Fix: ${use.fix}.`,
+        );
+      }
+    }
     for (const waited of scan.waits) {
       if (!signals.some((s) => s.name === waited.name)) signals.push(waited);
     }
