@@ -73,13 +73,15 @@ export class WorkflowDiff {
     }
   }
 
-  private sequence(oldRaw: readonly Node[], nextRaw: readonly Node[], fallback: SourceLocation, entry: string): void {
-    if (samePaths(oldRaw, nextRaw)) return;
+  private sequence(oldRaw: readonly Node[], codeRaw: readonly Node[], fallback: SourceLocation, entry: string): void {
+    if (samePaths(oldRaw, codeRaw)) return;
+    const oldPatches = new Set(oldRaw.flatMap((n) => (n.kind === "patch" ? [n.id] : [])));
+    // A renamed patch is reported once, then compared under its recorded ID like any other patch.
+    const renamed = this.renamedPatches(oldRaw, codeRaw, oldPatches, fallback, entry);
+    const nextRaw = codeRaw.map((n) => (n.kind === "patch" && renamed.has(n.id) ? { ...n, id: renamed.get(n.id) as string } : n));
     const nextPatches = new Set(nextRaw.flatMap((n) => (n.kind === "patch" ? [n.id] : [])));
     const nextDeprecated = new Set(nextRaw.flatMap((n) => (n.kind === "deprecated" ? [n.id] : [])));
-    const oldPatches = new Set(oldRaw.flatMap((n) => (n.kind === "patch" ? [n.id] : [])));
-    const renamed = this.renamedPatches(oldRaw, nextRaw, nextPatches, oldPatches, fallback, entry);
-    const old = this.spliceOld(oldRaw, nextPatches, nextDeprecated, renamed, fallback, entry);
+    const old = this.spliceOld(oldRaw, nextPatches, nextDeprecated, fallback, entry);
     const next = spliceNew(nextRaw, oldPatches);
     if (samePaths(old, next)) return;
     const pairs = align(old.map(signature), next.map(signature));
@@ -152,7 +154,7 @@ export class WorkflowDiff {
       if (group.old.join("\u0000") === group.next.join("\u0000")) continue;
       if ([...group.old].sort().join("\u0000") !== [...group.next].sort().join("\u0000")) continue;
       const at = group.at ?? this.current.at;
-      this.push("reordered", name, at, `calls of step "${name}" were swapped: they now pass (${group.next.join("), (")}) where runs recorded (${group.old.join("), (")}) (${formatLocation(at)}), so replay would hand each call the other's recorded result`, entry, `reorder-${name}`);
+      this.push("reordered", name, at, `calls of step "${name}" were swapped: they now pass (${group.next.join("), (")}) where runs recorded (${group.old.join("), (")}) (${formatLocation(at)}): replay would hand each call the other's recorded result`, entry, `reorder-${name}`);
     }
   }
 
@@ -192,7 +194,7 @@ export class WorkflowDiff {
       const name = leafName(n.leaf);
       const at = n.leaf.at ?? anchorAt(n.gap);
       if (n.leaf.kind === "wait") {
-        if (n.recordedAfter || this.tail) this.push("inserted", name, at, `${describeLeaf(n.leaf)} was inserted before calls runs recorded (${formatLocation(at)}), so their replay would stop there`, entry, `wait-${slug(n.leaf.on)}`);
+        if (n.recordedAfter || this.tail) this.push("inserted", name, at, `${describeLeaf(n.leaf)} was inserted before calls runs recorded (${formatLocation(at)}), where their replay would stop`, entry, `wait-${slug(n.leaf.on)}`);
       } else if (!oldNames.has(name)) {
         this.push("inserted", name, at, `${describeLeaf(n.leaf)} was inserted (${formatLocation(at)})`, entry, `add-${slug(name)}`);
       }
@@ -205,28 +207,29 @@ export class WorkflowDiff {
       "condition-changed",
       first === undefined ? what : leafName(first),
       at,
-      `${subject} (${formatLocation(at)}), so a run may now take another path than the one it recorded`,
+      `${subject} (${formatLocation(at)}): a run may now take another path than the one it recorded`,
       entry,
       `${what}-${first === undefined ? "change" : slug(leafName(first))}`,
     );
   }
 
-  /** Old patches gone at this level and new ones at the same place with the same arms: a renamed ID. */
-  private renamedPatches(old: readonly Node[], next: readonly Node[], nextPatches: ReadonlySet<string>, oldPatches: ReadonlySet<string>, at: SourceLocation, entry: string): Set<string> {
-    const renamed = new Set<string>();
+  /** Old patches gone at this level and new ones at the same place with the same arms: renamed IDs, new to old. */
+  private renamedPatches(old: readonly Node[], next: readonly Node[], oldPatches: ReadonlySet<string>, at: SourceLocation, entry: string): Map<string, string> {
+    const renamed = new Map<string, string>();
+    const nextPatches = new Set(next.flatMap((n) => (n.kind === "patch" ? [n.id] : [])));
     const added = next.filter((n): n is Extract<Node, { kind: "patch" }> => n.kind === "patch" && !oldPatches.has(n.id));
     for (const o of old) {
       if (o.kind !== "patch" || nextPatches.has(o.id)) continue;
       const shape = (p: Extract<Node, { kind: "patch" }>) => JSON.stringify([p.then.map(signature), p.else.map(signature)]);
-      const match = added.find((n) => shape(n) === shape(o));
+      const match = added.find((n) => shape(n) === shape(o) && !renamed.has(n.id));
       if (match === undefined) continue;
-      renamed.add(o.id);
+      renamed.set(match.id, o.id);
       const where = match.at ?? at;
       this.push(
         "patch-renamed",
         o.id,
         where,
-        `patch ID "${o.id}" was renamed to "${match.id}" (${formatLocation(where)}); runs that recorded the marker "${o.id}" find no ctx.patched("${o.id}") to answer it, so they could not replay`,
+        `patch ID "${o.id}" was renamed to "${match.id}" (${formatLocation(where)}): runs that recorded the marker "${o.id}" find no ctx.patched("${o.id}") to answer it`,
         entry,
         undefined,
         `keep the ID "${o.id}" in ctx.patched() and in @Workflow({ patches }) while such runs are in flight`,
@@ -236,26 +239,25 @@ export class WorkflowDiff {
   }
 
   /** Old patch branches the code no longer has at this level stand for their patched arm. */
-  private spliceOld(nodes: readonly Node[], nextPatches: ReadonlySet<string>, nextDeprecated: ReadonlySet<string>, renamed: ReadonlySet<string>, at: SourceLocation, entry: string): Node[] {
+  private spliceOld(nodes: readonly Node[], nextPatches: ReadonlySet<string>, nextDeprecated: ReadonlySet<string>, at: SourceLocation, entry: string): Node[] {
     const out: Node[] = [];
     for (const n of nodes) {
       if (n.kind === "deprecated") continue;
       if (n.kind === "patch" && !nextPatches.has(n.id)) {
-        if (!nextDeprecated.has(n.id) && !renamed.has(n.id)) {
+        if (!nextDeprecated.has(n.id)) {
           const unpatched = n.else.flatMap(leaves).filter((l) => l.kind !== "wait");
           this.push(
             "removed",
             n.id,
             at,
             `the guard ctx.patched("${n.id}") was removed (near ${formatLocation(at)}). Every run that passed it recorded the marker "${n.id}" and expects the guard there` +
-              (unpatched.length > 0 ? `; runs that did not take it also recorded ${unpatched.map(describeLeaf).join(", ")}` : "") +
-              ", so they could not replay",
+              (unpatched.length > 0 ? `; runs that did not take it also recorded ${unpatched.map(describeLeaf).join(", ")}` : ""),
             entry,
             undefined,
             `keep the if/else on ctx.patched("${n.id}") while such runs are in flight, then replace it with ctx.deprecatePatch("${n.id}") followed by the patched code`,
           );
         }
-        out.push(...this.spliceOld(n.then, nextPatches, nextDeprecated, renamed, at, entry));
+        out.push(...this.spliceOld(n.then, nextPatches, nextDeprecated, at, entry));
       } else out.push(n);
     }
     return out;
@@ -318,7 +320,7 @@ export class WorkflowDiff {
     const message = finishedOnly
       ? `Workflow ${w}, ${describeEntry(entry)}: ${what}, after the last point where a run can wait, so no run in flight is affected, but finished runs no longer replay (queries and describe of runs kept by keepHistory). ` +
         `Fix: ${guard} if finished runs must stay readable; else nothing to do (fusee patches --data DIR shows which runs still need old code).`
-      : `Workflow ${w}, ${describeEntry(entry)}: ${what} on a path recorded in fusee.lock.json, so runs started before this change could not replay. ` +
+      : `Workflow ${w}, ${describeEntry(entry)}: ${what}. Runs recorded in fusee.lock.json before this change could not replay. ` +
         `Fix: ${guard}; or pass --accept-breaking when no runs of ${w} are in flight.`;
     const change: BreakingChange = { workflow: w, step: subject, kind: finishedOnly ? "after-last-wait" : kind, at, message };
     const key = `${change.kind}\u0000${change.step}\u0000${formatLocation(change.at)}`;
