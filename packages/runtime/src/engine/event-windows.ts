@@ -1,8 +1,9 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
 import { RejectedError, StorageError } from "../core/errors.js";
-import type { SystemRecord } from "./system-records.js";
+import type { SystemRecord } from "../journal/system-records.js";
 import { retryDelay, startOnce, type FlowRuns } from "./flow-runs.js";
-import type { StreamName, SystemLog } from "./system-streams.js";
+import type { StreamName } from "../journal/stream-names.js";
+import type { SystemLog } from "./system-streams.js";
 
 /** An event as its record holds it. */
 export interface WindowEvent<Rule> {
@@ -97,7 +98,7 @@ export class EventWindows<Rule> {
     const now = this.clock.now();
     let w = state.windows[state.windows.length - 1];
     if (w !== undefined && !w.closed && w.type !== type) {
-      throw new RejectedError(`${this.policy.family} key '${key}' has an open window of workflow type '${w.type}'; a ${type} event cannot join it`);
+      throw new RejectedError(`${this.policy.family} key '${key}' has an open window of workflow type '${w.type}'; a ${type} event cannot join it`, { reason: "window-conflict" });
     }
     const opening = w === undefined || w.closed;
     const n = opening ? Math.max(now, state.lastN + 1) : (w as Window<Rule>).n;

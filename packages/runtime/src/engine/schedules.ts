@@ -2,9 +2,9 @@ import { NotFoundError, RejectedError } from "../core/errors.js";
 import type { ScheduleOp } from "./schedule-handle.js";
 import { ScheduleRuntime, type ScheduleDeps } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
-import { ScheduleGenerations } from "./schedule-generations.js";
-import type { SystemRecord } from "./system-records.js";
-import type { StreamName } from "./system-streams.js";
+import { ScheduleGenerations } from "../journal/schedule-generations.js";
+import type { SystemRecord } from "../journal/system-records.js";
+import type { StreamName } from "../journal/stream-names.js";
 
 /** The engine's schedules, by name. */
 export class Schedules {
@@ -97,7 +97,7 @@ export class Schedules {
   }
 
   private async upsert(name: string, settings: ScheduleSettings, paused: boolean): Promise<void> {
-    if (this.closed) throw new RejectedError(`schedule '${name}' cannot be set: the engine is shut down`);
+    if (this.closed) throw new RejectedError(`schedule '${name}' cannot be set: the engine is shut down`, { reason: "shut-down" });
     const known = this.schedules.get(name);
     if (known !== undefined) return known.update(settings);
     const state = ScheduleRuntime.initial(settings, paused, this.deps.clock.now());

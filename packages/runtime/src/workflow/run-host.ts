@@ -1,7 +1,7 @@
 import type { Clock } from "../core/clock.js";
-import type { JournalRecord } from "../core/records.js";
+import type { JournalRecord } from "../journal/records.js";
 import type { ChildOptions } from "./ctx.js";
-import type { PermitRequest } from "./step-runner.js";
+import type { AttemptObserver, PermitRequest } from "./step-runner.js";
 import type { StepOptions } from "./step-options.js";
 
 /** What an executor needs from the engine that hosts its run. */
@@ -41,6 +41,8 @@ export interface RunHost {
   readonly strictArguments?: boolean;
   /** Told when a recorded step call is answered for a call with other arguments, in a live run. */
   argumentsDiffer?(message: string): void;
+  /** Watches one attempt of a step that really runs (never a replayed one), for traces and metrics. */
+  observeAttempt?(name: string, attempt: number): AttemptObserver | undefined;
 }
 
 /** What `ctx.startChild` asks the engine to start. */
