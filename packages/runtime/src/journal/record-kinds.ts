@@ -93,7 +93,7 @@ type StartHeader = Pick<StartRecord, "at" | "type" | "runId" | "seed" | "from" |
   /** Set when the payload holds start attributes, which the index then reads. */
   attributes?: true;
 };
-type StepHeader = Pick<StepRecord, "at" | "seq" | "name" | "ok" | "attempts">;
+type StepHeader = Pick<StepRecord, "at" | "seq" | "name" | "ok" | "attempts" | "args">;
 type AttemptHeader = Pick<AttemptRecord, "at" | "seq" | "name" | "attempt" | "retryAt" | "since">;
 type SignalHeader = Pick<SignalRecord, "at" | "name" | "request" | "trace">;
 type UpdateHeader = Pick<UpdateRecord, "at" | "id" | "name" | "trace">;
@@ -153,8 +153,20 @@ const step: RecordKindDescriptor<"step", StepHeader> = {
   wakes: false,
   readsBack: (r) => r.ok && isPrimitive(r.value),
   describe: (r) => `step '${r.name}' (call #${r.seq})`,
-  encode: (r, p) => ({ header: { at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts }, payload: outcome(r.ok, r, p) }),
-  decode: (h, p) => ({ kind: "step", at: h.at, seq: h.seq, name: h.name, ok: h.ok, attempts: h.attempts, ...(h.ok ? { value: p.value() } : { error: p.error() }) }),
+  encode: (r, p) => ({
+    header: { at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts, ...(r.args === undefined ? {} : { args: r.args }) },
+    payload: outcome(r.ok, r, p),
+  }),
+  decode: (h, p) => ({
+    kind: "step",
+    at: h.at,
+    seq: h.seq,
+    name: h.name,
+    ok: h.ok,
+    attempts: h.attempts,
+    ...(typeof h.args === "string" ? { args: h.args } : {}),
+    ...(h.ok ? { value: p.value() } : { error: p.error() }),
+  }),
 };
 
 const signal: RecordKindDescriptor<"signal", SignalHeader> = {

@@ -73,6 +73,8 @@ export interface StepRecord extends RecordBase {
   /** The step's final error when not `ok`. */
   readonly error?: Error;
   readonly attempts: number;
+  /** A fingerprint of the call's arguments (see `fingerprintArgs`); absent for inline steps and older records. */
+  readonly args?: string;
 }
 
 /**

@@ -68,7 +68,8 @@ export interface CtxBackend {
   now(): number;
   random(): number;
   uuid(): string;
-  step(name: string, fn: () => unknown, options: StepOptions): Promise<unknown>;
+  /** `args`: the fingerprint of a `@Step` method call's arguments (see `fingerprintArgs`). */
+  step(name: string, fn: () => unknown, options: StepOptions, args?: string): Promise<unknown>;
   sleepUntil(ms: number): Promise<void>;
   waitFor(name: string, timeoutMs: number | undefined): Promise<unknown>;
   condition(pred: () => boolean, timeoutMs: number | undefined): Promise<boolean>;

@@ -255,8 +255,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return this.applied;
   }
 
-  step(name: string, fn: () => unknown, options: StepOptions): Promise<unknown> {
-    return this.steps.step(name, fn, options);
+  step(name: string, fn: () => unknown, options: StepOptions, args?: string): Promise<unknown> {
+    return this.steps.step(name, fn, options, args);
   }
 
   sleepUntil(until: number): Promise<void> {
@@ -327,7 +327,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return this.applied < this.replayEnd;
   }
 
-  call(kind: CallRecord["kind"], name: string | undefined): number {
+  call(kind: CallRecord["kind"], name: string | undefined, args?: string): number {
     const seq = ++this.seq;
     this.lastKind = kind;
     this.lastName = name;
@@ -340,8 +340,26 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
         this.breakWith(error);
         throw error;
       }
+      if (r.kind === "step" && r.args !== undefined && args !== undefined && r.args !== args) this.argumentsDiffer(recorded.position, r.name, seq);
     }
     return seq;
+  }
+
+  /**
+   * A recorded step call answered for a call with other arguments: two calls swapped, or an
+   * argument computed another way. A replay check refuses it; a live run is told of it and goes on,
+   * since the arguments of older code may differ harmlessly (a reformatted value, a new field).
+   */
+  private argumentsDiffer(position: number, name: string, seq: number): void {
+    const message =
+      `workflow ${this.definition.name} (ID ${this.workflowId}, run ${this.host.runId}) called step '${name}' (call #${seq}) with other arguments than the journal recorded at position ${position}, ` +
+      `so it is answered with the result of a call it may not be (two calls swapped?). Guard changed code paths with ctx.patched().`;
+    if (this.host.strictArguments === true) {
+      const error = new NonDeterminismError(message);
+      this.breakWith(error);
+      throw error;
+    }
+    this.host.argumentsDiffer?.(message);
   }
 
   whenLive(action: () => void): void {
@@ -435,7 +453,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   private apply(record: JournalRecord, position: number, replayed: boolean): void {
     // Calls are numbered from 1 as the code makes them, so the code has made call `seq` iff seq <= this.seq.
     if (replayed && isCallRecord(record) && record.seq > this.seq) {
-      this.breakWith(this.mismatch(position, record, "and is now waiting"));
+      this.breakWith(this.mismatch(position, record, this.lifecycle.ending("and is now waiting")));
       return;
     }
     (APPLIERS[record.kind] as (run: RunExecutor, r: JournalRecord, replayed: boolean, position: number) => void)(this, record, replayed, position);

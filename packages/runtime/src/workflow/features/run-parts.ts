@@ -43,7 +43,8 @@ export interface RunParts {
   /** Workflow time: the time of the record applied last. */
   now(): number;
   /** Numbers a call of the workflow code and, while replaying, checks it against the journal. */
-  call(kind: CallRecord["kind"], name: string | undefined): number;
+  /** Numbers a call of the code and checks it against the journal; `args` is a step call's argument fingerprint. */
+  call(kind: CallRecord["kind"], name: string | undefined, args?: string): number;
   /** True when the journal being replayed answers call `seq`. */
   recorded(seq: number): boolean;
   /** The journal's record for the code's next call, while replaying. */
