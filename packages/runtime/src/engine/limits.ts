@@ -132,7 +132,7 @@ export class Limits {
     if (limit === undefined) {
       const known = [...this.limits.keys()].map((n) => `'${n}'`).join(", ") || "none";
       return refused(
-        new RejectedError(`the step names limit '${name}', which was never declared (declared: ${known}); declare it with engine.limit('${name}', { concurrent })`),
+        new RejectedError(`the step names limit '${name}', which was never declared (declared: ${known}); declare it with engine.limit('${name}', { concurrent })`, { reason: "unknown-limit" }),
       );
     }
     const priority = options.priority ?? 0;
@@ -206,7 +206,7 @@ export class Limits {
 
   private known(name: string): Limit {
     const limit = this.limits.get(name);
-    if (limit === undefined) throw new RejectedError(`no limit is named '${name}'; declare it with engine.limit('${name}', { concurrent })`);
+    if (limit === undefined) throw new RejectedError(`no limit is named '${name}'; declare it with engine.limit('${name}', { concurrent })`, { reason: "unknown-limit" });
     return limit;
   }
 

@@ -197,7 +197,7 @@ export class LocalRuns implements RunService {
     const running = options.idPolicy?.running ?? "use-existing";
     if (existing !== undefined && existing.finished === undefined && running === "use-existing") return this.update(id, update, arg, updateId);
     if (!def.updates.has(update)) {
-      throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`);
+      throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`, { reason: "unknown-update" });
     }
     const outcome = this.updates.wait(`${id}\0${updateId}`);
     try {
@@ -255,7 +255,7 @@ export class LocalRuns implements RunService {
     const entry = this.entryOf(id);
     checkName(name, "signal name");
     if (entry.finished !== undefined) {
-      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`);
+      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`, { reason: "already-finished" });
     }
     await this.records.append(entry, { kind: "signal", name, value, at: this.deps.clock.now(), ...requestField(request), ...traceField(this.deps.telemetry) });
   }
@@ -287,7 +287,7 @@ export class LocalRuns implements RunService {
     const done = executor.updateOutcome(updateId);
     if (done !== undefined) return unwrap(done);
     if (executor.knowsUpdate(updateId)) return unwrap(await this.updates.wait(key));
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`);
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`, { reason: "already-finished" });
     executor.validateUpdate(name, arg);
     executor.claimUpdate(updateId);
     const outcome = this.updates.wait(key);
@@ -507,7 +507,7 @@ export class LocalRuns implements RunService {
 
   private unfinished(id: string): RunEntry {
     const entry = this.entryOf(id);
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`);
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`, { reason: "already-finished" });
     return entry;
   }
 
@@ -523,15 +523,15 @@ export class LocalRuns implements RunService {
     const address = parseCompletionToken(token);
     this.held(address.workflowId);
     const entry = this.runs.get(address.workflowId);
-    if (entry === undefined) throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`);
+    if (entry === undefined) throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`, { reason: "invalid-token" });
     if (entry.runId !== address.runId) {
-      throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`);
+      throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`, { reason: "stale-token" });
     }
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`);
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`, { reason: "already-finished" });
     const executor = await this.idleExecutor(entry);
     const state = executor.completionState(token);
-    if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`);
-    if (state === "unknown") throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`);
+    if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`, { reason: "token-used" });
+    if (state === "unknown") throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`, { reason: "stale-token" });
     executor.claimCompletion(token);
     await this.records.append(entry, { kind: "completion", token, ...outcome, at: this.deps.clock.now(), ...requestField(request) });
   }
