@@ -411,8 +411,11 @@ export class PostgresLog implements Log {
       return new StorageError(`shard ${shard} does not exist (the PostgreSQL log at ${this.p.where} has ${this.shardCount} shards)`);
     }
     if (this.closed) return new StorageError(`the PostgreSQL log at ${this.p.where} is closed`);
-    const h = this.shards.live(shard) ?? (stopped ? this.shards.last(shard) : undefined);
+    const h = this.shards.live(shard);
     if (h !== undefined) return h;
+    // A writer that stopped refuses with its own reason; one whose lease just ran out is being stopped.
+    const last = this.shards.last(shard);
+    if (stopped && last !== undefined && !last.writer.healthy) return last;
     return new ShardMovedError(
       `shard ${shard} is not held by owner "${this.owner}" (table ${this.p.tables.leases}); it holds ${this.ownedShards().join(", ") || "no shard"}`,
     );
