@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import pg from "pg";
 import { ConfigError, FuseeError, ShardMovedError, StorageError } from "../../core/errors.js";
-import type { AppendWaiter, Log, LogEntry, LogStats } from "../log.js";
+import type { AppendWaiter, CommitObserver, Log, LogEntry, LogStats } from "../log.js";
 import { candidateOrder, fairShare } from "./fair-share.js";
 import { ShardWriter, type StopReason } from "./group-insert.js";
 import { type LeaseGrant, type LeaseRow, LeaseTable, describeLease } from "./leases.js";
@@ -171,6 +171,7 @@ export class PostgresLog implements Log {
   private readonly acquiredListeners = new Set<AcquiredListener>();
   private readonly lostListeners = new Set<LostListener>();
   private readonly lateListeners = new Set<(lateMs: number, leaseMs: number) => void>();
+  private commitObserver: CommitObserver | undefined;
   private readonly notifyListeners = new Set<NotifyListener>();
   private readonly ownerWakeListeners = new Set<() => void>();
   private listener: WakeListener | undefined;
@@ -229,6 +230,11 @@ export class PostgresLog implements Log {
   onLost(listener: LostListener): () => void {
     this.lostListeners.add(listener);
     return () => this.lostListeners.delete(listener);
+  }
+
+  /** Tells `observer` of each batch inserted from now on: its entries, bytes and the statement's time. */
+  observeCommits(observer: CommitObserver): void {
+    this.commitObserver = observer;
   }
 
   /** Calls `listener` when a lease renewal runs a third of the lease late; returns the unsubscribe function. */
@@ -526,9 +532,10 @@ export class PostgresLog implements Log {
         epoch: grant.epoch,
         lastSeq,
         index,
-        committed: (entries) => {
+        committed: (entries, bytes, ms) => {
           this.appended[grant.shard]! += entries;
           this.syncs[grant.shard]! += 1;
+          this.commitObserver?.committed(grant.shard, ms, entries, bytes);
         },
         stopped: (error, reason) => this.shardStopped(writer, error, reason),
       });
