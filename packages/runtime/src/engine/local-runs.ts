@@ -42,6 +42,11 @@ export interface LocalRunsDeps {
   readonly keepHistory: boolean;
   /** Whether this process holds the shard: always, outside a cluster. */
   owns(shard: number): boolean;
+  /**
+   * Whether this process may still start work (a step, a timer) on the shard: false once its lease
+   * ran out on this process's clock, even before the shard is forgotten. Always, when absent.
+   */
+  leased?(shard: number): boolean;
   /** Tells the operator of a fatal shard or a run that stopped. */
   emit(event: EngineEvent): void;
   /** Spans and metrics, when OpenTelemetry is loaded and not turned off. */
@@ -118,6 +123,7 @@ export class LocalRuns implements RunService {
       ...(telemetry === undefined ? {} : { observeAttempt: (entry: RunEntry, name: string, attempt: number) => telemetry.attempt(entry, name, attempt) }),
       clock: time,
       closed: () => this.closed,
+      holds: (shard) => this.deps.leased?.(shard) ?? true,
       append: (entry, record) => this.records.appendFromRun(entry, record),
       changed: (entry, executor) => this.executorChanged(entry, executor),
       acquire: (options) => this.flow.limits.acquire(options),
@@ -191,7 +197,7 @@ export class LocalRuns implements RunService {
     const running = options.idPolicy?.running ?? "use-existing";
     if (existing !== undefined && existing.finished === undefined && running === "use-existing") return this.update(id, update, arg, updateId);
     if (!def.updates.has(update)) {
-      throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`);
+      throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`, { reason: "unknown-update" });
     }
     const outcome = this.updates.wait(`${id}\0${updateId}`);
     try {
@@ -249,7 +255,7 @@ export class LocalRuns implements RunService {
     const entry = this.entryOf(id);
     checkName(name, "signal name");
     if (entry.finished !== undefined) {
-      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`);
+      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`, { reason: "already-finished" });
     }
     await this.records.append(entry, { kind: "signal", name, value, at: this.deps.clock.now(), ...requestField(request), ...traceField(this.deps.telemetry) });
   }
@@ -281,7 +287,7 @@ export class LocalRuns implements RunService {
     const done = executor.updateOutcome(updateId);
     if (done !== undefined) return unwrap(done);
     if (executor.knowsUpdate(updateId)) return unwrap(await this.updates.wait(key));
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`);
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`, { reason: "already-finished" });
     executor.validateUpdate(name, arg);
     executor.claimUpdate(updateId);
     const outcome = this.updates.wait(key);
@@ -450,7 +456,8 @@ export class LocalRuns implements RunService {
   storageFailed(e: unknown, shard?: number): void {
     if (this.closed) return;
     // The shard's next owner resumes its runs (and its schedules and windows) from what is durable.
-    if ((shard !== undefined && !this.deps.owns(shard)) || e instanceof ShardMovedError) return;
+    const of = shard ?? (e instanceof StorageError ? e.shard : undefined);
+    if ((of !== undefined && !this.deps.owns(of)) || e instanceof ShardMovedError) return;
     const error = e instanceof StorageError ? e : new StorageError(`storage failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
     if (this.fatal === undefined) {
       this.fatal = error;
@@ -500,7 +507,7 @@ export class LocalRuns implements RunService {
 
   private unfinished(id: string): RunEntry {
     const entry = this.entryOf(id);
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`);
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`, { reason: "already-finished" });
     return entry;
   }
 
@@ -516,15 +523,15 @@ export class LocalRuns implements RunService {
     const address = parseCompletionToken(token);
     this.held(address.workflowId);
     const entry = this.runs.get(address.workflowId);
-    if (entry === undefined) throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`);
+    if (entry === undefined) throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`, { reason: "invalid-token" });
     if (entry.runId !== address.runId) {
-      throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`);
+      throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`, { reason: "stale-token" });
     }
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`);
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`, { reason: "already-finished" });
     const executor = await this.idleExecutor(entry);
     const state = executor.completionState(token);
-    if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`);
-    if (state === "unknown") throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`);
+    if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`, { reason: "token-used" });
+    if (state === "unknown") throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`, { reason: "stale-token" });
     executor.claimCompletion(token);
     await this.records.append(entry, { kind: "completion", token, ...outcome, at: this.deps.clock.now(), ...requestField(request) });
   }

@@ -109,7 +109,7 @@ export class RunStarts {
     const at = journal.findIndex((r) => r.kind === "step" && r.name === stepName);
     if (at < 0) {
       const names = [...new Set(journal.flatMap((r) => (r.kind === "step" ? [`'${r.name}'`] : [])))].join(", ") || "none";
-      throw new RejectedError(`run ${entry.runId} of ${id} has no step '${stepName}' to reset to; its steps are ${names}`);
+      throw new RejectedError(`run ${entry.runId} of ${id} has no step '${stepName}' to reset to; its steps are ${names}`, { reason: "unknown-step" });
     }
     const { request: _startedBy, ...start } = journal[0] as StartRecord;
     const runId = entry.runId + 1;

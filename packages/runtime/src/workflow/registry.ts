@@ -192,5 +192,5 @@ export function definitionOf(cls: WorkflowClass): WorkflowDefinition {
 export function unknownHandler(kind: "query" | "update" | "signal", name: string, def: WorkflowDefinition, id: string): RejectedError {
   const names = [...(kind === "query" ? def.queries : kind === "update" ? def.updates : def.signals).keys()];
   const known = names.length ? `; it has ${names.map((n) => `'${n}'`).join(", ")}` : `; it has none`;
-  return new RejectedError(`workflow ${def.name} (ID ${id}) has no ${kind} '${name}'${known}`);
+  return new RejectedError(`workflow ${def.name} (ID ${id}) has no ${kind} '${name}'${known}`, { reason: `unknown-${kind}` });
 }
