@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type pg from "pg";
 import { ConfigError, FuseeError, ShardMovedError, StorageError } from "../../core/errors.js";
-import type { AppendWaiter, Log, LogEntry, LogStats } from "../log.js";
+import type { AppendWaiter, CommitObserver, Log, LogEntry, LogStats } from "../log.js";
 import { type Driver, loadDriver } from "./driver.js";
 import type { ShardWriter } from "./group-insert.js";
 import { type LeaseRow, LeaseTable } from "./leases.js";
@@ -226,6 +226,11 @@ export class PostgresLog implements Log {
   /** Calls `listener` whenever this process stops holding a shard; returns the unsubscribe function. */
   onLost(listener: LostListener): () => void {
     return this.shards.onLost(listener);
+  }
+
+  /** Tells `observer` of each batch inserted from now on: its entries, bytes and the statement's time. */
+  observeCommits(observer: CommitObserver): void {
+    this.shards.commitObserver = observer;
   }
 
   /** Calls `listener` when a lease renewal runs a third of the lease late; returns the unsubscribe function. */
