@@ -249,6 +249,37 @@ registerWorkflowTypes(Shipment, {
       ]);
     });
 
+    describe("the sources workflows are read from", () => {
+      const TEST_ONLY = `import { Workflow } from "@fusee/runtime";\n\n@Workflow()\nexport class Probe {\n  async run(): Promise<void> {}\n}\n`;
+      let sources: Fixture;
+
+      beforeEach(() => {
+        sources = Fixture.create({ "src/models.ts": MODELS, "src/payments.ts": PAYMENTS, "src/pay.ts": PAY, "src/pay.test.ts": TEST_ONLY.replace(/Probe/g, "PayProbe"), "test/probe.ts": TEST_ONLY });
+        sources.replace("tsconfig.json", '"include": [\n    "src"\n  ]', '"include": [\n    "src",\n    "test"\n  ]');
+      });
+
+      afterEach(() => sources.remove());
+
+      it("leaves out workflows declared in test files and test folders by default", async () => {
+        const result = await generate({ project: sources.dir });
+        expect(result.workflows.map((w) => w.type)).to.deep.equal(["Pay"]);
+        expect(sources.read("src/fusee.generated.ts")).not.to.contain("Probe");
+      });
+
+      it("reads what include and exclude of fusee.config.json select, among the files tsconfig.json includes", async () => {
+        sources.write("fusee.config.json", `${JSON.stringify({ include: ["src/**/*", "test/**/*"], exclude: ["src/pay.ts"] })}\n`);
+        const result = await generate({ project: sources.dir });
+        expect(result.workflows.map((w) => w.type)).to.deep.equal(["PayProbe", "Probe"]);
+      });
+
+      it("refuses include or exclude that is not a list of patterns", async () => {
+        sources.write("fusee.config.json", `${JSON.stringify({ exclude: "test" })}\n`);
+        const error = await generate({ project: sources.dir }).catch((e: unknown) => e);
+        expect(error).to.be.instanceOf(GenConfigError);
+        expect((error as GenConfigError).message).to.contain('"exclude" must be an array of file patterns');
+      });
+    });
+
     it("refuses an unknown key in fusee.config.json, naming it", async () => {
       fixture.write("fusee.config.json", `${JSON.stringify({ output: "x.ts" })}\n`);
       const error = await generate({ project: fixture.dir }).catch((e: unknown) => e);
