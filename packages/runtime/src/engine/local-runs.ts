@@ -8,6 +8,7 @@ import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/t
 import type { Log } from "../storage/log.js";
 import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
+import { unwantedSignal } from "../workflow/registry.js";
 import { ChildRuns } from "./child-runs.js";
 import { RunStarts } from "./run-starts.js";
 import { FlowControl } from "./flow-control.js";
@@ -226,6 +227,9 @@ export class LocalRuns implements RunService {
     if (entry.finished !== undefined) {
       throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`);
     }
+    const def = this.deps.catalog.get(entry.type);
+    const unwanted = def === undefined ? undefined : unwantedSignal(def, name, id);
+    if (unwanted !== undefined) throw unwanted;
     await this.records.append(entry, { kind: "signal", name, value, at: this.deps.clock.now(), ...requestField(request) });
   }
 

@@ -6,6 +6,7 @@ import { InlineFirstMap } from "../core/inline-first-map.js";
 import { describeRecord, isCallRecord, type CallRecord, type ChildResultRecord, type CompletionRecord, type JournalRecord } from "../core/records.js";
 import type { FinishedStatus } from "../core/status.js";
 import { Ctx, type ChildHandle, type ChildOptions, type CtxBackend } from "./ctx.js";
+import { explainMissingTypeInfo } from "./injection-diagnosis.js";
 import { unknownHandler, type WorkflowDefinition } from "./registry.js";
 import { bindInstance, outsideSteps, scopeOf, type StepHost } from "./run-binding.js";
 import { makeCompletionToken } from "./completion-token.js";
@@ -858,9 +859,8 @@ export class RunExecutor implements CtxBackend, StepHost, StepEnvironment {
       child.register(Ctx, { useValue: new Ctx(this) });
       this.instance = child.resolve(this.definition.cls) as Record<string, any>;
     } catch (e) {
-      this.breakWith(
-        new ConfigError(`workflow ${this.definition.name} (ID ${this.workflowId}) could not be constructed: ${(e as Error)?.message ?? String(e)}`, { cause: e }),
-      );
+      const what = `workflow ${this.definition.name} (ID ${this.workflowId})`;
+      this.breakWith(explainMissingTypeInfo(this.definition.cls, e, what) ?? new ConfigError(`${what} could not be constructed: ${(e as Error)?.message ?? String(e)}`, { cause: e }));
       return;
     }
     bindInstance(this.instance, this);
