@@ -4,7 +4,17 @@ export type { Clock, ClockTimer, ClockUser } from "./core/clock.js";
 export * from "./workflow/index.js";
 export { Config } from "./engine/config.js";
 export { Engine, type EngineDescription, type EngineOptions, type IdleOptions } from "./engine/engine.js";
-export type { EngineEvent, FormatMigratedEvent, RecoveryCutEvent } from "./engine/engine-events.js";
+export type {
+  EngineEvent,
+  FormatMigratedEvent,
+  LeaseLateEvent,
+  LeaseLostEvent,
+  RecoveryCutEvent,
+  RunStoppedEvent,
+  ShardFatalEvent,
+} from "./engine/engine-events.js";
+export type { EngineEventListener } from "./engine/event-bus.js";
+export type { Logger, LogLevel } from "./core/logger.js";
 export { repairDataDir } from "./engine/repair-data-dir.js";
 export type { LimitSpec } from "./engine/limits.js";
 export { Debounce, Batch, type EventOptions } from "./engine/flow-rules.js";

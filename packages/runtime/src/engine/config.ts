@@ -1,6 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import { toMillis, type Duration } from "../core/duration.js";
 import { ConfigError } from "../core/errors.js";
+import { isLogger, type Logger } from "../core/logger.js";
 import { MAX_ENTRY_BYTES, type FlushMethod } from "../storage/log.js";
 import type { PayloadCipher } from "../codec/cipher.js";
 import { tablesOf } from "../storage/postgres/schema.js";
@@ -39,6 +40,7 @@ interface Settings {
   readonly clock: Clock | undefined;
   readonly segmentBytes: number | undefined;
   readonly repair: boolean;
+  readonly logger: Logger | undefined;
 }
 
 const FLUSH_METHODS: readonly FlushMethod[] = ["fdatasync", "fsync", "dsync", "none"];
@@ -142,6 +144,19 @@ export class Config {
   }
 
   /** The clock timers run on; the system clock by default (`TestEngine` passes a virtual one). */
+  /**
+   * Where the engine logs what an operator should know (see `EngineEvent`): a pino or bunyan logger,
+   * or anything with `debug`, `info`, `warn` and `error` taking `(fields, message)`. None by
+   * default; the same events reach `engine.on("event", ...)` either way.
+   *
+   * @example
+   * Config.local("./data").logger(pino({ name: "fusee" }))
+   */
+  logger(logger: Logger): Config {
+    if (!isLogger(logger)) throw new ConfigError("logger needs debug, info, warn and error methods taking (fields, message), as pino's do");
+    return this.with({ logger });
+  }
+
   clock(clock: Clock): Config {
     return this.with({ clock });
   }
@@ -166,6 +181,7 @@ const DEFAULTS: Settings = {
   cache: 10_000,
   maxPayloadBytes: 2 * 1024 * 1024,
   clock: undefined,
+  logger: undefined,
   segmentBytes: undefined,
   repair: false,
 };

@@ -31,10 +31,63 @@ export interface FormatMigratedEvent {
 }
 
 /**
- * Something the engine found or did that the application should know of, told through
- * `EngineOptions.onEvent` and kept by `engine.recoveryEvents()`: each cut recovery made, and a move
- * of the directory to the current format. The union gains kinds over time: handle the kinds you
- * know and ignore the rest.
+ * A shard's storage failed (a write or sync error, corruption found while reading) and the engine
+ * stopped acknowledging records: pending and later calls reject with `error`. Reopen the engine once
+ * the cause (a full disk, a failing device, a lost database) is fixed; what was synced is kept.
+ */
+export interface ShardFatalEvent {
+  readonly kind: "shard-fatal";
+  /** The shard whose storage failed, when the failure belongs to one. */
+  readonly shard: number | undefined;
+  readonly error: Error;
+}
+
+/**
+ * A lease renewal on PostgreSQL ran late because the event loop was blocked: a third of the lease
+ * or more. A little longer and the process loses its shards to another.
+ */
+export interface LeaseLateEvent {
+  readonly kind: "lease-late";
+  /** This process's owner name in the lease table. */
+  readonly owner: string;
+  readonly lateMs: number;
+  readonly leaseMs: number;
+}
+
+/**
+ * This process stopped holding a shard on PostgreSQL: its lease expired, another owner took it, its
+ * storage failed, or it was released so another process could take it. The runs of the shard go on
+ * wherever the shard is held next.
+ */
+export interface LeaseLostEvent {
+  readonly kind: "lease-lost";
+  readonly owner: string;
+  readonly shard: number;
+  readonly reason: "taken" | "expired" | "failed" | "released";
+  readonly error: Error | undefined;
+}
+
+/**
+ * A run stopped in this process without finishing: its class could not be constructed (`reason`
+ * `"construct-failed"`, such as a dependency the container cannot resolve), its code no longer
+ * matches its journal (`"non-determinism"`), or something else broke it (`"broken"`). Its journal is
+ * untouched: deploy a fix (or guard the change with `ctx.patched`) and the run resumes on the next open.
+ */
+export interface RunStoppedEvent {
+  readonly kind: "run-stopped";
+  readonly reason: "construct-failed" | "non-determinism" | "broken";
+  readonly workflowId: string;
+  readonly workflowType: string;
+  readonly runId: number;
+  readonly error: Error;
+}
+
+/**
+ * Something the engine found or did that an operator should know of, told to `engine.on("event")`
+ * listeners, `EngineOptions.onEvent` and the `Config.logger`. What opening the storage did (each cut
+ * recovery made, a move of the directory to the current format) is also kept by
+ * `engine.recoveryEvents()`. The union gains kinds over time: handle the kinds you know and ignore
+ * the rest.
  *
  * @example
  * const engine = await Engine.open(Config.local("./data"), {
@@ -43,8 +96,9 @@ export interface FormatMigratedEvent {
  *     if (e.kind === "recovery-cut") log.warn(`shard ${e.shard}: cut ${e.discardedBytes} bytes at ${e.segment}:${e.offset}: ${e.reason}`);
  *   },
  * });
+ * engine.on("event", (e) => { if (e.kind === "run-stopped") alert(e.workflowId, e.error.message); });
  */
-export type EngineEvent = RecoveryCutEvent | FormatMigratedEvent;
+export type EngineEvent = RecoveryCutEvent | FormatMigratedEvent | ShardFatalEvent | LeaseLateEvent | LeaseLostEvent | RunStoppedEvent;
 
 /** What opening a local log for writing did: its cuts, then a move to the current format. */
 export function openEvents(log: LocalLog): EngineEvent[] {

@@ -15,6 +15,7 @@ import type { ClusterNode } from "./cluster/node.js";
 import { checkCodec, recordCodec } from "./codec-manifest.js";
 import type { Config } from "./config.js";
 import { type EngineEvent, openEvents } from "./engine-events.js";
+import { EventBus, type EngineEventListener } from "./event-bus.js";
 import type { Batch, Debounce, EventOptions } from "./flow-rules.js";
 import type { LimitSpec } from "./limits.js";
 import { checkFilter } from "./list-filter.js";
@@ -57,8 +58,8 @@ export interface EngineOptions {
   /** Limits declared before any run resumes, so resumed steps find them (more with `engine.limit`). */
   limits?: Readonly<Record<string, LimitSpec>>;
   /**
-   * Told of what opening the storage found and did, such as each cut recovery made; the same
-   * events are kept by `engine.recoveryEvents()`.
+   * Told of every engine event (see {@link EngineEvent}), from what opening the storage found and
+   * did, such as each cut recovery made (those are also kept by `engine.recoveryEvents()`), onwards.
    */
   onEvent?: (event: EngineEvent) => void;
   /**
@@ -101,6 +102,7 @@ export class Engine {
   private openEvents: readonly EngineEvent[] = [];
   /** Ends this engine's attachment to a virtual clock. */
   private detachClock: (() => void) | undefined;
+  private readonly events: EventBus;
 
   private constructor(
     private readonly config: Config,
@@ -108,6 +110,7 @@ export class Engine {
     options: EngineOptions,
   ) {
     const s = config.settings;
+    this.events = new EventBus(s.logger, options.onEvent);
     this.time = s.clock ?? systemClock;
     this.sealBudget = s.cipher === undefined ? undefined : new SealBudget(s.cipher);
     this.local = new LocalRuns({
@@ -120,6 +123,7 @@ export class Engine {
       maxRecordBytes: s.maxPayloadBytes,
       keepHistory: s.keepHistory,
       owns: (shard) => this.cluster === undefined || this.cluster.owns(shard),
+      emit: (event) => this.events.emit(event),
     });
     this.service = this.local;
     for (const [name, spec] of Object.entries(options.limits ?? {})) this.local.flow.limits.declare(name, spec);
@@ -158,8 +162,9 @@ export class Engine {
       if (local !== undefined) {
         await local.completeOpen();
         engine.openEvents = openEvents(local);
-        for (const event of engine.openEvents) options.onEvent?.(event);
+        for (const event of engine.openEvents) engine.events.emit(event);
       }
+      if (s.storage.kind === "postgres") engine.followLeases(log as PostgresLog);
       await recordCodec(log, s.cipher);
       await engine.sealBudget?.load(log);
       if (s.storage.kind === "postgres" && s.storage.cluster === true) {
@@ -203,6 +208,34 @@ export class Engine {
       engine.retention.start();
     }
     return engine;
+  }
+
+  /**
+   * Adds a listener of the engine's events: a fatal shard, a run that stopped (non-determinism, a
+   * class that could not be constructed), a lease renewed late or lost. What opening the storage
+   * reported came before any listener could be added: see `EngineOptions.onEvent` and
+   * {@link recoveryEvents}. A listener runs on the engine's path and should not block.
+   *
+   * @example
+   * engine.on("event", (e) => { if (e.kind === "run-stopped") pager.send(`${e.workflowId}: ${e.error.message}`); });
+   */
+  on(name: "event", listener: EngineEventListener): this {
+    if (name !== "event") throw new FuseeError(`the engine emits "event" only; got ${JSON.stringify(name)}`);
+    this.events.add(listener);
+    return this;
+  }
+
+  /** Removes a listener added with {@link on}. */
+  off(name: "event", listener: EngineEventListener): this {
+    if (name === "event") this.events.remove(listener);
+    return this;
+  }
+
+  /** Tells the listeners when a lease renewal runs late and when this process stops holding a shard. */
+  private followLeases(log: PostgresLog): void {
+    const owner = log.owner;
+    log.onLeaseLate((lateMs, leaseMs) => this.events.emit({ kind: "lease-late", owner, lateMs, leaseMs }));
+    log.onLost((shard, reason, error) => this.events.emit({ kind: "lease-lost", owner, shard, reason, error }));
   }
 
   /**

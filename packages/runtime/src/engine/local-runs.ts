@@ -1,6 +1,6 @@
 import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
-import { CancelledError, FuseeError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
+import { CancelledError, ConfigError, FuseeError, NonDeterminismError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
 import { decodeRecord, readRecordHeader, type PayloadCodec } from "../core/record-codec.js";
 import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../core/records.js";
@@ -10,6 +10,7 @@ import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 import { unwantedSignal } from "../workflow/registry.js";
 import { ChildRuns } from "./child-runs.js";
+import type { EngineEvent } from "./engine-events.js";
 import { RunStarts } from "./run-starts.js";
 import { FlowControl } from "./flow-control.js";
 import { Batch, Debounce } from "./flow-rules.js";
@@ -40,6 +41,8 @@ export interface LocalRunsDeps {
   readonly keepHistory: boolean;
   /** Whether this process holds the shard: always, outside a cluster. */
   owns(shard: number): boolean;
+  /** Tells the operator of a fatal shard or a run that stopped. */
+  emit(event: EngineEvent): void;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: Error };
@@ -69,6 +72,8 @@ export class LocalRuns implements RunService {
   private router: RunService = this;
   private closed = false;
   private fatal: Error | undefined;
+  /** Executors whose breaking was reported, so a run stopped is told once per load. */
+  private readonly reported = new WeakSet<RunExecutor>();
 
   constructor(private readonly deps: LocalRunsDeps) {
     const time = deps.clock;
@@ -420,7 +425,10 @@ export class LocalRuns implements RunService {
     // The shard's next owner resumes its runs (and its schedules and windows) from what is durable.
     if ((shard !== undefined && !this.deps.owns(shard)) || e instanceof ShardMovedError) return;
     const error = e instanceof StorageError ? e : new StorageError(`storage failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
-    this.fatal ??= error;
+    if (this.fatal === undefined) {
+      this.fatal = error;
+      this.deps.emit({ kind: "shard-fatal", shard, error });
+    }
     this.results.rejectAll(error);
     this.updates.rejectAll(error);
   }
@@ -518,7 +526,16 @@ export class LocalRuns implements RunService {
 
   private executorChanged(entry: RunEntry, executor: RunExecutor): void {
     if (entry.executor !== executor) return;
-    if (executor.broken) this.results.reject(entry.id, executor.broken);
+    const broken = executor.broken;
+    if (broken) {
+      this.results.reject(entry.id, broken);
+      if (!this.reported.has(executor)) {
+        this.reported.add(executor);
+        // A ConfigError breaks a run only where its class is constructed.
+        const reason = broken instanceof NonDeterminismError ? "non-determinism" : broken instanceof ConfigError ? "construct-failed" : "broken";
+        this.deps.emit({ kind: "run-stopped", reason, workflowId: entry.id, workflowType: entry.type, runId: entry.runId, error: broken });
+      }
+    }
     this.cache.changed();
   }
 

@@ -170,6 +170,7 @@ export class PostgresLog implements Log {
   private readonly syncs: number[];
   private readonly acquiredListeners = new Set<AcquiredListener>();
   private readonly lostListeners = new Set<LostListener>();
+  private readonly lateListeners = new Set<(lateMs: number, leaseMs: number) => void>();
   private readonly notifyListeners = new Set<NotifyListener>();
   private readonly ownerWakeListeners = new Set<() => void>();
   private listener: WakeListener | undefined;
@@ -228,6 +229,12 @@ export class PostgresLog implements Log {
   onLost(listener: LostListener): () => void {
     this.lostListeners.add(listener);
     return () => this.lostListeners.delete(listener);
+  }
+
+  /** Calls `listener` when a lease renewal runs a third of the lease late; returns the unsubscribe function. */
+  onLeaseLate(listener: (lateMs: number, leaseMs: number) => void): () => void {
+    this.lateListeners.add(listener);
+    return () => this.lateListeners.delete(listener);
   }
 
   /**
@@ -442,6 +449,7 @@ export class PostgresLog implements Log {
    */
   private warnIfLate(lateMs: number): void {
     if (lateMs < this.p.leaseMs / 3) return;
+    emit(this.lateListeners, (l) => l(lateMs, this.p.leaseMs));
     process.emitWarning(
       `owner "${this.owner}" renewed its shard leases ${Math.round(lateMs)} ms late: the event loop was blocked that long, ` +
         `and a block longer than ${Math.round((this.p.leaseMs * 2) / 3)} ms loses the leases (leaseMs ${this.p.leaseMs}). ` +
