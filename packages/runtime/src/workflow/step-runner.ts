@@ -29,6 +29,8 @@ export interface AttemptHistory {
  * serves every step of a run, so starting a step allocates no closures for it.
  */
 export interface StepEnvironment {
+  /** The run the step belongs to: its attempts' scopes answer for that run alone (see `scopeOf`). */
+  readonly owner: object;
   readonly clock: Clock;
   /** The idempotency key of call `seq`: the same for every attempt of the call. */
   stepKey(seq: number): string;
@@ -279,7 +281,7 @@ class AttemptScope implements StepScope {
   ) {}
 
   get owner(): object {
-    return this.call.env;
+    return this.call.env.owner;
   }
 
   get key(): string {

@@ -1,0 +1,100 @@
+import type { NonDeterminismError } from "../../core/errors.js";
+import type { CallRecord, JournalRecord, RecordKind } from "../../core/records.js";
+import type { FinishedStatus } from "../../core/status.js";
+import type { WorkflowDefinition } from "../registry.js";
+import type { RunHost } from "../run-host.js";
+import type { StepOptions } from "../step-options.js";
+import type { Cancellation } from "./cancellation.js";
+import type { Children } from "./children.js";
+import type { Completions } from "./completions.js";
+import type { Conditions } from "./conditions.js";
+import type { Lifecycle } from "./lifecycle.js";
+import type { Signals } from "./signals.js";
+import type { Steps } from "./steps.js";
+import type { Timers } from "./timers.js";
+import type { Updates } from "./updates.js";
+
+/** A numbered call of the workflow code waiting for the record that answers it. */
+export interface Pending {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  /** Set for a step call: a cancellation reaches the calls of steps that have not answered. */
+  readonly step?: true;
+}
+
+/**
+ * What the feature modules of a run see of its executor: the replay cursor's services (call
+ * numbering, the journal being replayed, recording) and the other features. Features are created by
+ * the executor on first use, so a run pays only for what its code uses.
+ */
+export interface RunParts {
+  readonly definition: WorkflowDefinition;
+  readonly workflowId: string;
+  readonly host: RunHost;
+  /** The workflow instance, once the start record applied. */
+  readonly instance: Record<string, unknown> | undefined;
+  readonly broken: Error | undefined;
+  readonly finished: FinishedStatus | undefined;
+  /** Calls waiting for their answer, by call number. */
+  readonly pending: { set(seq: number, p: Pending): void; take(seq: number): Pending | undefined; forEach(fn: (p: Pending, seq: number) => void): void };
+  /** True while a replay holds back what the code asks to do (see {@link whenLive}). */
+  readonly replaying: boolean;
+  /** Workflow time: the time of the record applied last. */
+  now(): number;
+  /** Numbers a call of the workflow code and, while replaying, checks it against the journal. */
+  call(kind: CallRecord["kind"], name: string | undefined): number;
+  /** True when the journal being replayed answers call `seq`. */
+  recorded(seq: number): boolean;
+  /** The journal's record for the code's next call, while replaying. */
+  nextRecorded(): CallRecord | undefined;
+  /** Counts the code's next call as answered by the journal without numbering it anew. */
+  skipCall(): void;
+  /** True while records of the journal loaded for replay are still being applied. */
+  inReplay(): boolean;
+  /** Runs `action` now, or once the replay is done when one is under way. */
+  whenLive(action: () => void): void;
+  /** Appends `record` unless the run can no longer record anything. */
+  record(record: JournalRecord): void;
+  /** Appends the failure that replaces an unjournalable outcome, or breaks the run when even that fails. */
+  recordOrBreak(record: JournalRecord): void;
+  /** The workflow code failed outside its body (a handler, a condition): the run fails. */
+  codeFailed(error: Error): void;
+  /** Stops the run: its code and journal disagree, or it cannot go on. */
+  breakWith(error: Error): void;
+  /** The error for a journal whose `record` at `position` the code did not ask for; `asking` follows the code's last call. */
+  mismatch(position: number, record: JournalRecord, asking: string): NonDeterminismError;
+  step(name: string, fn: () => unknown, options: StepOptions): Promise<unknown>;
+  readonly lifecycle: Lifecycle;
+  readonly steps: Steps;
+  readonly timers: Timers;
+  readonly cancellation: Cancellation;
+  readonly signals: Signals;
+  readonly conditions: Conditions;
+  readonly updates: Updates;
+  readonly completions: Completions;
+  readonly children: Children;
+}
+
+/** The journal record of kind `K`. */
+export type RecordOf<K extends RecordKind> = Extract<JournalRecord, { kind: K }>;
+
+/**
+ * How a feature applies the records it owns, one function per kind: `replayed` is true for records
+ * of the journal loaded for replay, false for records that just became durable.
+ */
+export type RecordAppliers<K extends RecordKind, R = RunParts> = {
+  readonly [P in K]: (run: R, record: RecordOf<P>, replayed: boolean, position: number) => void;
+};
+
+export function asError(e: unknown): Error {
+  if (e instanceof Error) return e;
+  return new Error(typeof e === "string" ? e : `non-error thrown: ${safeString(e)}`);
+}
+
+function safeString(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}

@@ -1,0 +1,93 @@
+import { RejectedError } from "../../core/errors.js";
+import { unknownHandler } from "../registry.js";
+import { asError, type RecordAppliers, type RunParts } from "./run-parts.js";
+
+export type UpdateOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * Updates: an `update` record runs the handler at its point of the journal, and the handler's outcome
+ * is journaled as `update-result`, from which a repeated update ID is answered.
+ */
+export class Updates {
+  private readonly results = new Map<string, UpdateOutcome>();
+  private readonly accepted = new Set<string>();
+  /** Updates whose result the journal being replayed holds already: it is not journaled again. */
+  private readonly replayedResults = new Set<string>();
+
+  constructor(private readonly run: RunParts) {}
+
+  /** The journal loaded for replay holds the result of update `id`. */
+  resultReplayed(id: string): void {
+    this.replayedResults.add(id);
+  }
+
+  /** Runs an update's validator; a throw becomes a `RejectedError` and nothing is recorded. */
+  validate(name: string, arg: unknown): void {
+    const { definition, workflowId, instance } = this.run;
+    const update = definition.updates.get(name);
+    if (update === undefined) throw unknownHandler("update", name, definition, workflowId);
+    if (update.validate === undefined) return;
+    try {
+      update.validate.call(instance, arg);
+    } catch (e) {
+      if (e instanceof RejectedError) throw e;
+      throw new RejectedError(`update '${name}' of ${definition.name} (ID ${workflowId}) was rejected: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+    }
+  }
+
+  /** The recorded outcome of update `id`, once its result record has been applied. */
+  outcome(id: string): UpdateOutcome | undefined {
+    return this.results.get(id);
+  }
+
+  /** True when update `id` was accepted (journaled, or being journaled) by this run. */
+  knows(id: string): boolean {
+    return this.accepted.has(id);
+  }
+
+  /** Reserves update `id` before its record is appended, so a concurrent retry waits for it instead. */
+  claim(id: string): void {
+    this.accepted.add(id);
+  }
+
+  /** Runs the handler of update `id` at this point of the journal and journals its outcome. */
+  apply(id: string, name: string, arg: unknown): void {
+    const run = this.run;
+    this.accepted.add(id);
+    const update = run.definition.updates.get(name);
+    let result: Promise<unknown>;
+    if (update === undefined || !run.instance) {
+      result = Promise.reject(unknownHandler("update", name, run.definition, run.workflowId));
+    } else {
+      try {
+        result = Promise.resolve((run.instance[update.method] as (a: unknown) => unknown)(arg));
+      } catch (e) {
+        result = Promise.reject(e);
+      }
+    }
+    const done = (outcome: { ok: true; value: unknown } | { ok: false; error: Error }): void => {
+      if (this.replayedResults.has(id)) return;
+      run.whenLive(() => {
+        const at = run.host.clock.now();
+        try {
+          run.record({ kind: "update-result", id, at, ...outcome });
+        } catch (encodeError) {
+          run.recordOrBreak({ kind: "update-result", id, at, ok: false, error: asError(encodeError) });
+        }
+      });
+    };
+    result.then(
+      (value) => done({ ok: true, value }),
+      (error: unknown) => done({ ok: false, error: asError(error) }),
+    );
+  }
+
+  applyResult(id: string, outcome: UpdateOutcome): void {
+    this.results.set(id, outcome);
+  }
+}
+
+export const updateRecords: RecordAppliers<"update" | "update-result"> = {
+  update: (run, record) => run.updates.apply(record.id, record.name, record.arg),
+  "update-result": (run, record) => run.updates.applyResult(record.id, record.ok ? { ok: true, value: record.value } : { ok: false, error: record.error }),
+};

@@ -1,0 +1,49 @@
+import type { Clock } from "../core/clock.js";
+import type { JournalRecord } from "../core/records.js";
+import type { ChildOptions } from "./ctx.js";
+import type { PermitRequest } from "./step-runner.js";
+import type { StepOptions } from "./step-options.js";
+
+/** What an executor needs from the engine that hosts its run. */
+export interface RunHost {
+  readonly workflowId: string;
+  readonly runId: number;
+  readonly clock: Clock;
+  /**
+   * Appends a record to the run's journal; once durable it comes back through `deliver`. Throws
+   * synchronously when the record cannot be encoded or is too large.
+   */
+  append(record: JournalRecord): void;
+  /** The timer set by call `seq` is no longer needed. */
+  cancelTimer(seq: number): void;
+  /** True once the engine shut down: results can no longer be recorded. */
+  closed(): boolean;
+  /** The executor's state changed (idle, finished, broken): the engine may update its index. */
+  changed(): void;
+  /**
+   * A permit of the step's limit (`StepOptions.limit`), awaited before each attempt of the step and
+   * released when the attempt ends, so a step backing off between retries holds none; `undefined`
+   * when the step names no limit.
+   */
+  acquire?(options: StepOptions): PermitRequest | undefined;
+  /** Starts a child run for call `seq`; the engine journals a `child` record with the outcome. */
+  startChild(request: ChildRequest): void;
+  /** Ends this run and starts a fresh one of the same ID with `input`. */
+  continueAsNew(input: unknown): void;
+  /** Applies a close policy to a child whose wait timed out. */
+  closeChild(childId: string, reason: string): void;
+  /**
+   * When present, steps never run: a step the journal does not answer is reported here and stays
+   * pending. A replay check sets it, because checking code against a journal must have no effects.
+   */
+  skipStep?(seq: number, name: string): void;
+}
+
+/** What `ctx.startChild` asks the engine to start. */
+export interface ChildRequest {
+  readonly seq: number;
+  readonly type: string;
+  readonly id: string;
+  readonly input: unknown;
+  readonly close: NonNullable<ChildOptions["close"]>;
+}
