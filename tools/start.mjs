@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/* global process, console, setInterval, clearInterval */
 // `npm start`: builds the workspace, telling what it compiles (a fresh clone takes a while, and
 // silence reads as a hang), then runs the order-fulfilment example with the arguments given.
 import { spawn } from "node:child_process";
