@@ -18,7 +18,7 @@ import { type EngineEvent, openEvents } from "./engine-events.js";
 import { EventBus, type EngineEventListener } from "./event-bus.js";
 import type { Batch, Debounce, EventOptions } from "./flow-rules.js";
 import type { LimitSpec } from "./limits.js";
-import { checkFilter } from "./list-filter.js";
+import { checkFilter } from "../journal/list-filter.js";
 import { LocalRuns } from "./local-runs.js";
 import { createPayloadCodec } from "./payloads.js";
 import { RetentionSweep } from "./retention.js";

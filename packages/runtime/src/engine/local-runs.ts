@@ -2,8 +2,9 @@ import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
 import { CancelledError, ConfigError, FuseeError, NonDeterminismError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
-import { decodeRecord, readRecordHeader, type PayloadCodec } from "../core/record-codec.js";
-import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../core/records.js";
+import { decodeRecord, readRecordHeader, type PayloadCodec } from "../journal/record-codec.js";
+import { readsBackUnchanged, wakesRun } from "../journal/record-kinds.js";
+import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../journal/records.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
 import type { Log } from "../storage/log.js";
 import { parseCompletionToken } from "../workflow/completion-token.js";
@@ -14,7 +15,7 @@ import type { EngineEvent } from "./engine-events.js";
 import { RunStarts } from "./run-starts.js";
 import { FlowControl } from "./flow-control.js";
 import { Batch, Debounce } from "./flow-rules.js";
-import { checkFilter } from "./list-filter.js";
+import { checkFilter } from "../journal/list-filter.js";
 import { RunCache } from "./run-cache.js";
 import { RunEntry } from "./run-entry.js";
 import type { RunHostEngine } from "./run-host.js";
@@ -511,7 +512,7 @@ export class LocalRuns implements RunService {
     this.index.apply(entry, record);
     if (entry.executor !== undefined) entry.executor.deliver(position, record);
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
-    else if (entry.finished === undefined && wakes(record) && entry.durable === entry.appended) void this.cache.load(entry).catch(() => undefined);
+    else if (entry.finished === undefined && wakesRun(record) && entry.durable === entry.appended) void this.cache.load(entry).catch(() => undefined);
     if (record.kind === "finish") this.finishRun(entry, record);
     else if (record.kind === "update-result") this.updates.resolve(`${entry.id}\0${record.id}`, record);
   }
@@ -559,39 +560,6 @@ export class LocalRuns implements RunService {
   private internalAppendFailed(e: unknown, shard: number): void {
     if (!(e instanceof RejectedError)) this.storageFailed(e, shard);
   }
-}
-
-/** True when decoding the record would give back equal values of the same types (no objects, no errors). */
-function readsBackUnchanged(record: JournalRecord): boolean {
-  switch (record.kind) {
-    case "timer":
-    case "fired":
-    case "patch":
-    case "cancel":
-      return true;
-    case "step":
-      return record.ok && isPrimitive(record.value);
-    case "signal":
-      return isPrimitive(record.value);
-    default:
-      return false;
-  }
-}
-
-function isPrimitive(v: unknown): boolean {
-  return v === null || (typeof v !== "object" && typeof v !== "function" && typeof v !== "symbol");
-}
-
-function wakes(record: JournalRecord): boolean {
-  return (
-    record.kind === "signal" ||
-    record.kind === "update" ||
-    record.kind === "fired" ||
-    record.kind === "cancel" ||
-    record.kind === "completion" ||
-    record.kind === "child" ||
-    record.kind === "child-result"
-  );
 }
 
 function unwrap(o: { ok: boolean; value?: unknown; error?: unknown }): unknown {

@@ -1,5 +1,5 @@
 import type { Clock } from "../core/clock.js";
-import type { JournalRecord } from "../core/records.js";
+import type { JournalRecord } from "../journal/records.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { ChildRequest, RunExecutor, RunHost } from "../workflow/run-executor.js";
 import type { StepOptions } from "../workflow/step-options.js";

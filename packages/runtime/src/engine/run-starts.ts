@@ -2,7 +2,7 @@ import { randomInt } from "node:crypto";
 import type { Clock } from "../core/clock.js";
 import { AlreadyExistsError, CancelledError, NotFoundError, RejectedError } from "../core/errors.js";
 import { shardOf } from "../core/ids.js";
-import type { JournalRecord, StartRecord } from "../core/records.js";
+import type { JournalRecord, StartRecord } from "../journal/records.js";
 import type { StartOptions } from "../client/types.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { RunCache } from "./run-cache.js";

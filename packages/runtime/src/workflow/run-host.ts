@@ -1,5 +1,5 @@
 import type { Clock } from "../core/clock.js";
-import type { JournalRecord } from "../core/records.js";
+import type { JournalRecord } from "../journal/records.js";
 import type { ChildOptions } from "./ctx.js";
 import type { PermitRequest } from "./step-runner.js";
 import type { StepOptions } from "./step-options.js";

@@ -1,4 +1,4 @@
-import type { FinishedStatus } from "./status.js";
+import type { FinishedStatus } from "../core/status.js";
 
 /**
  * The journal of a run: every durable fact about it, in the order it became durable. A run's state
@@ -195,44 +195,5 @@ export interface FinishRecord extends RecordBase {
 /** Records that answer a numbered call of the workflow code. */
 export type CallRecord = StepRecord | TimerRecord | PatchRecord | AttributesRecord | ChildRecord;
 
-export function isCallRecord(r: JournalRecord): r is CallRecord {
-  return r.kind === "step" || r.kind === "timer" || r.kind === "patch" || r.kind === "attributes" || r.kind === "child";
-}
-
-/** A short human description of a record, for error messages: `step 'charge' (call #2)`. */
-export function describeRecord(r: JournalRecord): string {
-  switch (r.kind) {
-    case "step":
-      return `step '${r.name}' (call #${r.seq})`;
-    case "timer":
-      return `timer until ${new Date(r.until).toISOString()} (call #${r.seq})`;
-    case "patch":
-      return `patch '${r.id}' (call #${r.seq})`;
-    case "attributes":
-      return `attributes (call #${r.seq})`;
-    case "signal":
-      return `signal '${r.name}'`;
-    case "update":
-      return `update '${r.name}' (id ${r.id})`;
-    case "update-result":
-      return `result of update ${r.id}`;
-    case "fired":
-      return `timer fired (call #${r.seq})`;
-    case "start":
-      return `start of ${r.type} run ${r.runId}`;
-    case "heartbeat":
-      return `heartbeat of call #${r.seq}`;
-    case "attempt":
-      return `failed attempt ${r.attempt} of step '${r.name}' (call #${r.seq})`;
-    case "completion":
-      return `completion of a token`;
-    case "child":
-      return `child '${r.childId}' (call #${r.seq})`;
-    case "child-result":
-      return `result of child '${r.childId}'`;
-    case "cancel":
-      return `cancellation`;
-    case "finish":
-      return `finish (${r.status})`;
-  }
-}
+/** The journal record of kind `K`. */
+export type RecordOf<K extends RecordKind> = Extract<JournalRecord, { kind: K }>;
