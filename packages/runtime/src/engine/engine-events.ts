@@ -1,3 +1,4 @@
+import { ConfigError, NonDeterminismError } from "../core/errors.js";
 import type { LocalLog } from "../storage/local-log.js";
 import { recoveryCuts } from "../storage/recovery-cuts.js";
 import type { RecoveryCutEvent } from "../storage/recovery-cuts.js";
@@ -94,4 +95,11 @@ export function openEvents(log: LocalLog): EngineEvent[] {
     events.push({ kind: "format-migrated", from: log.migratedFrom, to: log.manifest.format, dir: log.dir });
   }
   return events;
+}
+
+/** The event of a run that `error` stopped, named by what broke it. */
+export function runStopped(run: { readonly id: string; readonly type: string; readonly runId: number }, error: Error): RunStoppedEvent {
+  // A ConfigError breaks a run only where its class is constructed.
+  const reason = error instanceof NonDeterminismError ? "non-determinism" : error instanceof ConfigError ? "construct-failed" : "broken";
+  return { kind: "run-stopped", reason, workflowId: run.id, workflowType: run.type, runId: run.runId, error };
 }

@@ -119,7 +119,7 @@ export class Limits {
     if (limit === undefined) {
       const known = [...this.limits.keys()].map((n) => `'${n}'`).join(", ") || "none";
       return refused(
-        new RejectedError(`the step names limit '${name}', which was never declared (declared: ${known}); declare it with engine.limit('${name}', { concurrent })`),
+        new RejectedError(`the step names limit '${name}', which was never declared (declared: ${known}); declare it with engine.limit('${name}', { concurrent })`, { reason: "unknown-limit" }),
       );
     }
     const priority = options.priority ?? 0;
@@ -153,6 +153,11 @@ export class Limits {
     return this.known(name).inUse;
   }
 
+  /** The names of the limits declared. */
+  names(): string[] {
+    return [...this.limits.keys()];
+  }
+
   /** Steps waiting for a permit of the limit. */
   waiting(name: string): number {
     return this.waitingIn(this.known(name));
@@ -184,7 +189,7 @@ export class Limits {
 
   private known(name: string): Limit {
     const limit = this.limits.get(name);
-    if (limit === undefined) throw new RejectedError(`no limit is named '${name}'; declare it with engine.limit('${name}', { concurrent })`);
+    if (limit === undefined) throw new RejectedError(`no limit is named '${name}'; declare it with engine.limit('${name}', { concurrent })`, { reason: "unknown-limit" });
     return limit;
   }
 

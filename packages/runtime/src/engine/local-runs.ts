@@ -1,6 +1,6 @@
 import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
-import { CancelledError, ConfigError, FuseeError, NonDeterminismError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
+import { CancelledError, FuseeError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
 import { decodeRecord, readRecordHeader, type PayloadCodec } from "../journal/record-codec.js";
 import { readsBackUnchanged, wakesRun } from "../journal/record-kinds.js";
@@ -11,7 +11,8 @@ import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 import { unwantedSignal } from "../workflow/registry.js";
 import { ChildRuns } from "./child-runs.js";
-import type { EngineEvent } from "./engine-events.js";
+import { type EngineEvent, runStopped } from "./engine-events.js";
+import { type RunTelemetry, traceField } from "./run-telemetry.js";
 import { RunStarts } from "./run-starts.js";
 import { FlowControl } from "./flow-control.js";
 import { Batch, Debounce } from "./flow-rules.js";
@@ -44,6 +45,8 @@ export interface LocalRunsDeps {
   owns(shard: number): boolean;
   /** Tells the operator of a fatal shard or a run that stopped. */
   emit(event: EngineEvent): void;
+  /** Spans and metrics, when OpenTelemetry is loaded and not turned off. */
+  readonly telemetry?: RunTelemetry | undefined;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: Error };
@@ -111,7 +114,9 @@ export class LocalRuns implements RunService {
       stopped: () => this.fatal !== undefined || this.closed,
       failed: (e, shard) => this.storageFailed(e, shard),
     });
+    const telemetry = deps.telemetry;
     const host: RunHostEngine = {
+      ...(telemetry === undefined ? {} : { observeAttempt: (entry: RunEntry, name: string, attempt: number) => telemetry.attempt(entry, name, attempt) }),
       clock: time,
       closed: () => this.closed,
       append: (entry, record) => this.records.appendFromRun(entry, record),
@@ -119,7 +124,11 @@ export class LocalRuns implements RunService {
       acquire: (options) => this.flow.limits.acquire(options),
       startChild: (entry, request) => void this.children.start(entry, request),
       continueAsNew: (entry, runId, def, input) => {
-        const lineage = { from: { runId, reason: "continue-as-new" as const }, ...(entry.parent ? { parent: entry.parent } : {}) };
+        const lineage = {
+          from: { runId, reason: "continue-as-new" as const },
+          ...(entry.parent ? { parent: entry.parent } : {}),
+          ...(entry.trace ? { trace: entry.trace } : {}),
+        };
         this.starts.begin(def, entry.id, input, {}, undefined, lineage).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
       },
       closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
@@ -141,6 +150,7 @@ export class LocalRuns implements RunService {
       shardCount: deps.log.shardCount,
       terminate: (id, reason) => this.terminate(id, reason),
       started: (id) => this.started.resolve(id),
+      currentTrace: () => telemetry?.current(),
     });
     this.children = new ChildRuns({
       runs: this.runs,
@@ -149,7 +159,11 @@ export class LocalRuns implements RunService {
       closed: () => this.closed,
       local: (id) => this.deps.owns(shardOf(id, this.deps.log.shardCount)),
       router: () => this.router,
-      begin: (def, id, input, parent, request) => this.starts.begin(def, id, input, {}, undefined, { parent, ...(request ? { request } : {}) }),
+      begin: (def, id, input, parent, request) => {
+        const from = this.runs.get(parent.id);
+        const trace = from === undefined ? undefined : telemetry?.traceOf(from);
+        return this.starts.begin(def, id, input, {}, undefined, { parent, ...(request ? { request } : {}), ...(trace ? { trace } : {}) });
+      },
       resolve: (type) => this.deps.catalog.resolve(type),
       failed: (e, shard) => this.storageFailed(e, shard),
     });
@@ -178,7 +192,7 @@ export class LocalRuns implements RunService {
     const running = options.idPolicy?.running ?? "use-existing";
     if (existing !== undefined && existing.finished === undefined && running === "use-existing") return this.update(id, update, arg, updateId);
     if (!def.updates.has(update)) {
-      throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`);
+      throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`, { reason: "unknown-update" });
     }
     const outcome = this.updates.wait(`${id}\0${updateId}`);
     try {
@@ -226,27 +240,42 @@ export class LocalRuns implements RunService {
     return entry === undefined ? undefined : { ...this.statusOf(entry), journal: await this.records.read(entry) };
   }
 
-  async signal(id: string, name: string, value: unknown, request?: string): Promise<void> {
+  signal(id: string, name: string, value: unknown, request?: string): Promise<void> {
+    const t = this.deps.telemetry;
+    return t === undefined ? this.signalRun(id, name, value, request) : t.request("signal", name, id, () => this.signalRun(id, name, value, request));
+  }
+
+  private async signalRun(id: string, name: string, value: unknown, request: string | undefined): Promise<void> {
     this.assertOpen();
     const entry = this.entryOf(id);
     checkName(name, "signal name");
     if (entry.finished !== undefined) {
-      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`);
+      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`, { reason: "already-finished" });
     }
     const def = this.deps.catalog.get(entry.type);
     const unwanted = def === undefined ? undefined : unwantedSignal(def, name, id);
     if (unwanted !== undefined) throw unwanted;
-    await this.records.append(entry, { kind: "signal", name, value, at: this.deps.clock.now(), ...requestField(request) });
+    await this.records.append(entry, { kind: "signal", name, value, at: this.deps.clock.now(), ...requestField(request), ...traceField(this.deps.telemetry) });
   }
 
-  async query(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
+  query(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
+    const t = this.deps.telemetry;
+    return t === undefined ? this.queryRun(id, name, args) : t.request("query", name, id, () => this.queryRun(id, name, args));
+  }
+
+  private async queryRun(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
     this.assertOpen();
     checkName(name, "query name");
     const executor = await this.idleExecutor(this.entryOf(id));
     return executor.query(name, args);
   }
 
-  async update(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
+  update(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
+    const t = this.deps.telemetry;
+    return t === undefined ? this.updateRun(id, name, arg, updateId) : t.request("update", name, id, () => this.updateRun(id, name, arg, updateId));
+  }
+
+  private async updateRun(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
     this.assertOpen();
     checkName(name, "update name");
     checkId(updateId, "update ID");
@@ -256,12 +285,12 @@ export class LocalRuns implements RunService {
     const done = executor.updateOutcome(updateId);
     if (done !== undefined) return unwrap(done);
     if (executor.knowsUpdate(updateId)) return unwrap(await this.updates.wait(key));
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`);
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`, { reason: "already-finished" });
     executor.validateUpdate(name, arg);
     executor.claimUpdate(updateId);
     const outcome = this.updates.wait(key);
     try {
-      await this.records.append(entry, { kind: "update", id: updateId, name, arg, at: this.deps.clock.now() });
+      await this.records.append(entry, { kind: "update", id: updateId, name, arg, at: this.deps.clock.now(), ...traceField(this.deps.telemetry) });
     } catch (e) {
       // The update was not journaled; the storage failure that stopped it also rejects `outcome`.
       outcome.catch(() => undefined);
@@ -413,6 +442,7 @@ export class LocalRuns implements RunService {
     this.updates.rejectAll(error);
     this.started.rejectAll(error);
     this.cache.dropAll(new CancelledError("the engine is shutting down; the step runs again when the engine reopens"));
+    this.deps.telemetry?.close();
   }
 
   /** The error that stopped the runs (a failed storage), if any. */
@@ -474,7 +504,7 @@ export class LocalRuns implements RunService {
 
   private unfinished(id: string): RunEntry {
     const entry = this.entryOf(id);
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`);
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`, { reason: "already-finished" });
     return entry;
   }
 
@@ -490,15 +520,15 @@ export class LocalRuns implements RunService {
     const address = parseCompletionToken(token);
     this.held(address.workflowId);
     const entry = this.runs.get(address.workflowId);
-    if (entry === undefined) throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`);
+    if (entry === undefined) throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`, { reason: "invalid-token" });
     if (entry.runId !== address.runId) {
-      throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`);
+      throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`, { reason: "stale-token" });
     }
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`);
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`, { reason: "already-finished" });
     const executor = await this.idleExecutor(entry);
     const state = executor.completionState(token);
-    if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`);
-    if (state === "unknown") throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`);
+    if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`, { reason: "token-used" });
+    if (state === "unknown") throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`, { reason: "stale-token" });
     executor.claimCompletion(token);
     await this.records.append(entry, { kind: "completion", token, ...outcome, at: this.deps.clock.now(), ...requestField(request) });
   }
@@ -510,6 +540,7 @@ export class LocalRuns implements RunService {
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
     if (!readsBackUnchanged(record)) record = decodeRecord(body, this.deps.codec, { workflowId: entry.id, runId, position });
     this.index.apply(entry, record);
+    this.deps.telemetry?.recorded(entry, record);
     if (entry.executor !== undefined) entry.executor.deliver(position, record);
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
     else if (entry.finished === undefined && wakesRun(record) && entry.durable === entry.appended) void this.cache.load(entry).catch(() => undefined);
@@ -532,11 +563,10 @@ export class LocalRuns implements RunService {
       this.results.reject(entry.id, broken);
       if (!this.reported.has(executor)) {
         this.reported.add(executor);
-        // A ConfigError breaks a run only where its class is constructed.
-        const reason = broken instanceof NonDeterminismError ? "non-determinism" : broken instanceof ConfigError ? "construct-failed" : "broken";
-        this.deps.emit({ kind: "run-stopped", reason, workflowId: entry.id, workflowType: entry.type, runId: entry.runId, error: broken });
+        this.deps.emit(runStopped(entry, broken));
       }
     }
+    if (this.deps.telemetry !== undefined && executor.status() !== "running") this.deps.telemetry.idle(entry);
     this.cache.changed();
   }
 

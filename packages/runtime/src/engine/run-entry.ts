@@ -64,6 +64,15 @@ export class RunEntry {
   }
 
   /** Unfinished children of this run and what to do with them when it ends. */
+  /** The trace context the run's start carried (a W3C `traceparent`), parent of its spans. */
+  get trace(): string | undefined {
+    return this.rare?.trace;
+  }
+
+  set trace(value: string | undefined) {
+    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).trace = value;
+  }
+
   get children(): Map<string, ChildLink> | undefined {
     return this.rare?.children;
   }
@@ -134,4 +143,5 @@ interface RareFields {
   parent?: ParentLink | undefined;
   children?: Map<string, ChildLink> | undefined;
   moreTimers?: Map<number, number> | undefined;
+  trace?: string | undefined;
 }

@@ -84,6 +84,7 @@ export class RunIndex {
       } else if (run.runId > entry.runId) superseded.add(entry.stream);
       entry.reset(header.type as string, run.runId, header.at as number, item.stream);
       if (header.parent !== undefined) entry.parent = header.parent as RunEntry["parent"];
+      if (typeof header.trace === "string") entry.trace = header.trace;
     } else if (entry === undefined || run.runId !== entry.runId) {
       throw new StorageError(`shard ${shard} holds a ${header.kind} record of run ${run.runId} of '${run.id}' before its start record`);
     }

@@ -97,7 +97,7 @@ export class Schedules {
   }
 
   private async upsert(name: string, settings: ScheduleSettings, paused: boolean): Promise<void> {
-    if (this.closed) throw new RejectedError(`schedule '${name}' cannot be set: the engine is shut down`);
+    if (this.closed) throw new RejectedError(`schedule '${name}' cannot be set: the engine is shut down`, { reason: "shut-down" });
     const known = this.schedules.get(name);
     if (known !== undefined) return known.update(settings);
     const state = ScheduleRuntime.initial(settings, paused, this.deps.clock.now());

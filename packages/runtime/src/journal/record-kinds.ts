@@ -73,6 +73,11 @@ function request(from: { readonly request?: unknown }): { request?: string } {
   return typeof from.request === "string" ? { request: from.request } : {};
 }
 
+/** The `trace` field of a record or header, when it has one (the trace context of the call that made it). */
+function trace(from: { readonly trace?: unknown }): { trace?: string } {
+  return typeof from.trace === "string" ? { trace: from.trace } : {};
+}
+
 function isPrimitive(v: unknown): boolean {
   return v === null || (typeof v !== "object" && typeof v !== "function" && typeof v !== "symbol");
 }
@@ -82,11 +87,11 @@ function outcome(ok: boolean, r: { readonly value?: unknown; readonly error?: Er
   return ok ? p.value(r.value) : p.error(r.error);
 }
 
-type StartHeader = Pick<StartRecord, "at" | "type" | "runId" | "seed" | "from" | "parent" | "request"> & { update?: { id: string; name: string } };
+type StartHeader = Pick<StartRecord, "at" | "type" | "runId" | "seed" | "from" | "parent" | "request" | "trace"> & { update?: { id: string; name: string } };
 type StepHeader = Pick<StepRecord, "at" | "seq" | "name" | "ok" | "attempts">;
 type AttemptHeader = Pick<AttemptRecord, "at" | "seq" | "name" | "attempt" | "retryAt">;
-type SignalHeader = Pick<SignalRecord, "at" | "name" | "request">;
-type UpdateHeader = Pick<UpdateRecord, "at" | "id" | "name">;
+type SignalHeader = Pick<SignalRecord, "at" | "name" | "request" | "trace">;
+type UpdateHeader = Pick<UpdateRecord, "at" | "id" | "name" | "trace">;
 type UpdateResultHeader = Pick<UpdateResultRecord, "at" | "id" | "ok">;
 type TimerHeader = Pick<TimerRecord, "at" | "seq" | "until">;
 type FiredHeader = Pick<FiredRecord, "at" | "seq">;
@@ -112,6 +117,7 @@ const start: RecordKindDescriptor<"start", StartHeader> = {
       ...(r.from ? { from: r.from } : {}),
       ...(r.parent ? { parent: r.parent } : {}),
       ...request(r),
+      ...trace(r),
     },
     payload: p.value([r.input, r.update?.arg]),
   }),
@@ -123,6 +129,7 @@ const start: RecordKindDescriptor<"start", StartHeader> = {
       ...(h.from ? { from: h.from } : {}),
       ...(h.parent ? { parent: h.parent } : {}),
       ...request(h),
+      ...trace(h),
     };
   },
 };
@@ -146,8 +153,8 @@ const signal: RecordKindDescriptor<"signal", SignalHeader> = {
   wakes: true,
   readsBack: (r) => isPrimitive(r.value),
   describe: (r) => `signal '${r.name}'`,
-  encode: (r, p) => ({ header: { at: r.at, name: r.name, ...request(r) }, payload: p.value(r.value) }),
-  decode: (h, p) => ({ kind: "signal", at: h.at, name: h.name, value: p.value(), ...request(h) }),
+  encode: (r, p) => ({ header: { at: r.at, name: r.name, ...request(r), ...trace(r) }, payload: p.value(r.value) }),
+  decode: (h, p) => ({ kind: "signal", at: h.at, name: h.name, value: p.value(), ...request(h), ...trace(h) }),
 };
 
 const update: RecordKindDescriptor<"update", UpdateHeader> = {
@@ -156,8 +163,8 @@ const update: RecordKindDescriptor<"update", UpdateHeader> = {
   wakes: true,
   readsBack: never,
   describe: (r) => `update '${r.name}' (id ${r.id})`,
-  encode: (r, p) => ({ header: { at: r.at, id: r.id, name: r.name }, payload: p.value(r.arg) }),
-  decode: (h, p) => ({ kind: "update", at: h.at, id: h.id, name: h.name, arg: p.value() }),
+  encode: (r, p) => ({ header: { at: r.at, id: r.id, name: r.name, ...trace(r) }, payload: p.value(r.arg) }),
+  decode: (h, p) => ({ kind: "update", at: h.at, id: h.id, name: h.name, arg: p.value(), ...trace(h) }),
 };
 
 const updateResult: RecordKindDescriptor<"update-result", UpdateResultHeader> = {

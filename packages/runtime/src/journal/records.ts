@@ -55,6 +55,8 @@ export interface StartRecord extends RecordBase {
   readonly parent?: { readonly id: string; readonly runId: number; readonly seq: number };
   /** The cluster request this start performs, so a shard's next owner does not perform it again. */
   readonly request?: string;
+  /** The caller's trace context (a W3C `traceparent`), so the run's spans join the caller's trace. */
+  readonly trace?: string;
 }
 
 export interface StepRecord extends RecordBase {
@@ -90,6 +92,8 @@ export interface SignalRecord extends RecordBase {
   readonly value: unknown;
   /** The cluster request this signal performs, so a shard's next owner does not deliver it again. */
   readonly request?: string;
+  /** The sender's trace context (a W3C `traceparent`). */
+  readonly trace?: string;
 }
 
 /** An update accepted by its validator; its handler runs at this point of the journal. */
@@ -98,6 +102,8 @@ export interface UpdateRecord extends RecordBase {
   readonly id: string;
   readonly name: string;
   readonly arg: unknown;
+  /** The caller's trace context (a W3C `traceparent`). */
+  readonly trace?: string;
 }
 
 /** The outcome of an update's handler; a repeated update ID is answered from it. */

@@ -131,6 +131,11 @@ export class DataDirReader {
     return out.slice(0, Math.max(0, limit));
   }
 
+  /** The directory's shard count, fixed for the life of the data (what `Config.local(dir).shards(n)` must say). */
+  get shardCount(): number {
+    return this.log.shardCount;
+  }
+
   /** The latest run of a workflow ID, or `undefined` when the directory has none. */
   status(id: string): DataDirRun | undefined {
     const entry = this.runs.get(id);

@@ -267,7 +267,7 @@ export class Ctx {
 
   private scope(what: string): StepScope {
     const s = scopeOf(this.backend);
-    if (s === undefined) throw new RejectedError(`ctx.${what} is only available inside a running step of ${this.backend.workflowId}`);
+    if (s === undefined) throw new RejectedError(`ctx.${what} is only available inside a running step of ${this.backend.workflowId}`, { reason: "outside-step" });
     return s;
   }
 }

@@ -215,6 +215,7 @@ export function unwantedSignal(def: WorkflowDefinition, name: string, id: string
   return new RejectedError(
     `workflow ${def.name} (ID ${id}) takes no signal '${name}': it has no handler of that name (handlers: ${handlers}) and awaits no such mailbox (declared: ${mailboxes}). ` +
       `Fix: send one of those names, or add the name to @Workflow({ signals: [...] }) if the workflow awaits it with ctx.waitFor.`,
+    { reason: "unknown-signal" },
   );
 }
 
@@ -222,5 +223,5 @@ export function unwantedSignal(def: WorkflowDefinition, name: string, id: string
 export function unknownHandler(kind: "query" | "update" | "signal", name: string, def: WorkflowDefinition, id: string): RejectedError {
   const names = [...(kind === "query" ? def.queries : kind === "update" ? def.updates : def.signals).keys()];
   const known = names.length ? `; it has ${names.map((n) => `'${n}'`).join(", ")}` : `; it has none`;
-  return new RejectedError(`workflow ${def.name} (ID ${id}) has no ${kind} '${name}'${known}`);
+  return new RejectedError(`workflow ${def.name} (ID ${id}) has no ${kind} '${name}'${known}`, { reason: `unknown-${kind}` });
 }

@@ -45,6 +45,7 @@ onEachEngine("declared mailboxes", (kind) => {
     const run = await engine.start(Gate, "gate-1", undefined);
     const error = await run.signal("og", 1).catch((e: unknown) => e);
     expect(error).to.be.instanceOf(RejectedError);
+    expect((error as RejectedError).reason).to.equal("unknown-signal");
     expect((error as Error).message).to.contain("workflow Gate (ID gate-1) takes no signal 'og'").and.contain("'open'").and.contain("'go'");
     await run.signal("go", 7);
     await run.signal("open", undefined);
