@@ -96,6 +96,20 @@ describe("a Nest application on fusee from packed tarballs", function () {
     }
   });
 
+  it("starts again on the same data directory, which the first process released", async () => {
+    const { child, url } = await startApp(app, join(scratch, "data"));
+    try {
+      expect(await (await fetch(url)).text()).to.equal("Hello World!");
+      // The ID's run finished before the restart; the default ID policy starts a new one.
+      expect((await fetch(`${url}/welcome/ada`, { method: "POST" })).status).to.equal(201);
+      expect(await (await fetch(`${url}/welcome/ada/confirm`, { method: "POST" })).json()).to.deep.equal({ mail: "Hello World! Welcome, ada." });
+    } finally {
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      await exited;
+    }
+  });
+
   it("ships a README and a LICENSE in every package", () => {
     for (const p of PACKAGES) {
       const dir = join(app, "node_modules/@fusee", p);
