@@ -22,7 +22,7 @@ import {
  */
 export function Workflow(nameOrOptions?: string | WorkflowOptions): ClassDecorator {
   const options = typeof nameOrOptions === "string" ? { name: nameOrOptions } : (nameOrOptions ?? {});
-  return (target: Function, context?: unknown) => {
+  return (target: object, context?: unknown) => {
     assertExperimentalDecorator("@Workflow", context);
     registerWorkflow(target as unknown as WorkflowClass, options);
   };

@@ -62,7 +62,7 @@ export function registerWorkflowTypes(cls: WorkflowClass, types: WorkflowTypes):
  * @example
  * registerConstructorTypes(PaymentService, [Ledger, HttpClient]);
  */
-export function registerConstructorTypes(cls: Function, params: readonly Slot[]): void {
+export function registerConstructorTypes(cls: abstract new (...args: never[]) => unknown, params: readonly Slot[]): void {
   if (typeof cls !== "function") throw new ConfigError(`registerConstructorTypes needs a class; got ${String(cls)}`);
   if (Reflect.getOwnMetadata("design:paramtypes", cls) !== undefined) return;
   // Without compiler-emitted metadata tsyringe cannot see the constructor; give it what gen read.
