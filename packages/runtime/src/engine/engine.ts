@@ -126,6 +126,7 @@ export class Engine {
       maxRecordBytes: s.maxPayloadBytes,
       keepHistory: s.keepHistory,
       owns: (shard) => this.cluster === undefined || this.cluster.owns(shard),
+      leased: (shard) => this.cluster === undefined || this.cluster.leased(shard),
       emit: (event) => this.events.emit(event),
       telemetry,
     });
@@ -193,7 +194,7 @@ export class Engine {
           forgetShard: (shard: number) => runs.forgetShard(shard),
         };
         // Limits are shared before any run resumes, so no step takes a permit of this process alone.
-        engine.cluster = await ClusterNode.join(host, log as PostgresLog, { url: s.storage.url, schema: s.storage.schema }, (permits) =>
+        engine.cluster = await ClusterNode.join(host, log as PostgresLog, { forwardTimeoutMs: s.storage.forwardTimeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS }, (permits) =>
           runs.flow.limits.share(permits),
         );
         engine.routed = routedRuns(runs, engine.cluster, log.shardCount);
@@ -548,6 +549,9 @@ export interface IdleOptions {
   /** Stops waiting (the promise resolves) once aborted. */
   readonly signal?: AbortSignal;
 }
+
+/** How long a call forwarded to another process of a cluster waits for its answer, by default. */
+const DEFAULT_FORWARD_TIMEOUT_MS = 30_000;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

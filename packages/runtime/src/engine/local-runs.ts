@@ -43,6 +43,11 @@ export interface LocalRunsDeps {
   readonly keepHistory: boolean;
   /** Whether this process holds the shard: always, outside a cluster. */
   owns(shard: number): boolean;
+  /**
+   * Whether this process may still start work (a step, a timer) on the shard: false once its lease
+   * ran out on this process's clock, even before the shard is forgotten. Always, when absent.
+   */
+  leased?(shard: number): boolean;
   /** Tells the operator of a fatal shard or a run that stopped. */
   emit(event: EngineEvent): void;
   /** Spans and metrics, when OpenTelemetry is loaded and not turned off. */
@@ -119,6 +124,7 @@ export class LocalRuns implements RunService {
       ...(telemetry === undefined ? {} : { observeAttempt: (entry: RunEntry, name: string, attempt: number) => telemetry.attempt(entry, name, attempt) }),
       clock: time,
       closed: () => this.closed,
+      holds: (shard) => this.deps.leased?.(shard) ?? true,
       append: (entry, record) => this.records.appendFromRun(entry, record),
       changed: (entry, executor) => this.executorChanged(entry, executor),
       acquire: (options) => this.flow.limits.acquire(options),
@@ -454,7 +460,8 @@ export class LocalRuns implements RunService {
   storageFailed(e: unknown, shard?: number): void {
     if (this.closed) return;
     // The shard's next owner resumes its runs (and its schedules and windows) from what is durable.
-    if ((shard !== undefined && !this.deps.owns(shard)) || e instanceof ShardMovedError) return;
+    const of = shard ?? (e instanceof StorageError ? e.shard : undefined);
+    if ((of !== undefined && !this.deps.owns(of)) || e instanceof ShardMovedError) return;
     const error = e instanceof StorageError ? e : new StorageError(`storage failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
     if (this.fatal === undefined) {
       this.fatal = error;

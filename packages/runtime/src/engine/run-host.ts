@@ -11,6 +11,8 @@ export interface RunHostEngine {
   readonly clock: Clock;
   /** True once the engine shut down. */
   closed(): boolean;
+  /** Whether the engine may still work on the runs of `shard` (in a cluster, its lease has not run out). */
+  holds(shard: number): boolean;
   append(entry: RunEntry, record: JournalRecord): void;
   changed(entry: RunEntry, executor: RunExecutor): void;
   acquire(options: StepOptions): PermitRequest | undefined;
@@ -54,7 +56,7 @@ export class EngineRunHost implements RunHost {
   }
 
   closed(): boolean {
-    return this.engine.closed() || this.entry.executor !== this.executor;
+    return this.engine.closed() || this.entry.executor !== this.executor || !this.engine.holds(this.entry.shard);
   }
 
   changed(): void {

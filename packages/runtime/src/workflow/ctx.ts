@@ -143,7 +143,10 @@ export class Ctx {
    * Inside a running step: reports liveness and progress; the next attempt sees it via `progress()`.
    * Throws once the attempt is aborted: `CancelledError` when the run is cancelled or the engine
    * shuts down, `TerminatedError` when it is terminated, `TimeoutError` when the attempt ran past
-   * its `timeout` or `heartbeatTimeout` (a retry may already be running).
+   * its `timeout` or `heartbeatTimeout` (a retry may already be running). In a cluster it also
+   * throws, checked on the spot, once the attempt's permit of a shared limit or its run's shard
+   * lease ran out (the process was paused): a step that heartbeats before each effect makes none
+   * that another process may be making in its place.
    */
   heartbeat(progress?: unknown): void {
     this.scope("heartbeat()").heartbeat(progress);

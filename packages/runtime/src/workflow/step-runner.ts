@@ -13,6 +13,13 @@ export interface PermitRequest {
   readonly granted: Promise<Release>;
   /** Leaves the queue; the permit is never granted. */
   withdraw(): void;
+  /**
+   * A permit shared with other processes can run out while the attempt holds it (its process was
+   * paused past its expiry): `listener` is then called, and the attempt is stopped.
+   */
+  onLost?(listener: (reason: Error) => void): void;
+  /** Why the granted permit no longer holds (it ran out), checked at once; undefined while it holds. */
+  lapsed?(): Error | undefined;
 }
 
 /**
@@ -113,6 +120,8 @@ class StepCall implements RunningStep {
   private aborted: Error | undefined = undefined;
   private scope: AttemptScope | undefined = undefined;
   private permit: PermitRequest | undefined = undefined;
+  /** The permit the running attempt holds, when its limit is shared with other processes. */
+  private held: PermitRequest | undefined = undefined;
   private release: Release | undefined = undefined;
   private timers: ClockTimer[] | undefined = undefined;
   /** The back-off before the next attempt, while it runs. */
@@ -173,6 +182,8 @@ class StepCall implements RunningStep {
     }
     if (request === undefined) return this.run(attempt);
     this.permit = request;
+    // The attempt fails like one that timed out, and its retry waits for a new permit.
+    request.onLost?.((reason) => this.timedOut(attempt, reason));
     request.granted.then(
       (release) => {
         this.permit = undefined;
@@ -182,6 +193,7 @@ class StepCall implements RunningStep {
           return this.report(false, new FuseeError("the step was abandoned while it waited for a permit"), this.ran);
         }
         this.release = release;
+        this.held = request;
         this.run(attempt);
       },
       (error: unknown) => {
@@ -192,6 +204,9 @@ class StepCall implements RunningStep {
   }
 
   private run(attempt: number): void {
+    // Checked at the last moment: the run's shard may have been lost (its lease ran out) since the
+    // step was asked for, and another process may already be running this step.
+    if (this.env.abandoned()) return this.report(false, new FuseeError("the step was abandoned before its attempt started"), this.ran);
     this.running = true;
     const scope = new AttemptScope(this, attempt);
     this.scope = scope;
@@ -232,7 +247,7 @@ class StepCall implements RunningStep {
   }
 
   /** The attempt is stale: its code may go on, but it is told (abort signal, heartbeats) and its outcome is ignored. */
-  private timedOut(attempt: number, error: TimeoutError): void {
+  private timedOut(attempt: number, error: Error): void {
     if (attempt !== this.attempt || !this.running) return;
     this.scope?.abort(error);
     this.end(attempt, false, error);
@@ -253,6 +268,7 @@ class StepCall implements RunningStep {
     }
     const release = this.release;
     this.release = undefined;
+    this.held = undefined;
     release?.();
     if (ok || this.aborted !== undefined || this.env.abandoned()) return this.report(ok, outcome, attempt);
     const delay = this.policy().delayAfter(attempt, outcome);
@@ -275,6 +291,18 @@ class StepCall implements RunningStep {
       if (this.env.abandoned()) this.report(false, new FuseeError("the step was abandoned while it waited to retry"), this.ran);
       else this.next();
     });
+  }
+
+  /**
+   * Throws (and stops the attempt) when the attempt may no longer go on: its permit ran out, or its
+   * run's shard is no longer this process's. Called at each heartbeat, so a step that heartbeats
+   * before each effect learns of it before the effect, even right after its process was paused.
+   */
+  checkHeld(attempt: number): void {
+    const lost = this.held?.lapsed?.() ?? (this.env.abandoned() ? new FuseeError("the step's run can no longer be recorded here: its shard moved to another process or the engine shut down") : undefined);
+    if (lost === undefined) return;
+    this.timedOut(attempt, lost);
+    throw lost;
   }
 
   private policy(): RetryPolicy {
@@ -329,6 +357,7 @@ class AttemptScope implements StepScope {
     if (this.reason !== undefined) throw this.reason;
     const call = this.call;
     if (call.attempt !== this.attempt || !call.running) return;
+    call.checkHeld(this.attempt);
     call.progress = progress;
     call.lastBeat = call.env.clock.now();
     call.env.onHeartbeat(call.seq, progress);

@@ -393,20 +393,25 @@ export class ShardWriter {
     const error = new StorageError(
       `shard ${this.o.shard} stopped: inserting a batch of ${b.count} entries into ${this.o.tables.batches} ` +
         `(owner "${this.o.owner}", epoch ${this.o.epoch}) failed: ${cause.message}. Whether it committed is unknown, so ` +
-        "nothing appended to this shard after it is acknowledged and the statement is not retried; reopen the log to recover",
-      { cause },
+        "nothing appended to this shard after it is acknowledged and the statement is not retried; the lease is given " +
+        "back, and the shard is taken again at a new epoch from what the database holds",
+      { cause, shard: this.o.shard },
     );
     this.stop(b, error, "failed");
   }
 
+  /**
+   * The shard is marked stopped (and its log told) before the failed batch's waiters hear of it, so
+   * a waiter that asks whether this process still holds the shard already hears that it does not.
+   */
   private stop(b: Batch, error: StorageError, reason: StopReason): void {
     this.flying = undefined;
-    b.reject(error);
-    tellWaiters(b.waiters, error);
     if (this.fatal === undefined) {
       this.halt(error);
       this.o.stopped(error, reason);
     }
+    b.reject(error);
+    tellWaiters(b.waiters, error);
     this.settleIdle();
   }
 
