@@ -8,6 +8,7 @@ import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../journal
 import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateStage } from "../client/types.js";
 import type { Log } from "../storage/log.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
+import { unwantedSignal } from "../workflow/registry.js";
 import { ChildRuns } from "./child-runs.js";
 import { type EngineEvent, runStopped } from "./engine-events.js";
 import { type RunTelemetry, traceField } from "./run-telemetry.js";
@@ -292,6 +293,9 @@ export class LocalRuns implements RunService {
     if (entry.finished !== undefined) {
       throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`, { reason: "already-finished" });
     }
+    const def = this.deps.catalog.get(entry.type);
+    const unwanted = def === undefined ? undefined : unwantedSignal(def, name, id);
+    if (unwanted !== undefined) throw unwanted;
     await this.records.append(entry, { kind: "signal", name, value, at: this.deps.clock.now(), ...requestField(request), ...traceField(this.deps.telemetry) });
   }
 

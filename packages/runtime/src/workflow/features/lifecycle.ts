@@ -3,6 +3,7 @@ import { DeterministicRandom } from "../../core/deterministic-random.js";
 import { CancelledError, ConfigError, FuseeError, TerminatedError } from "../../core/errors.js";
 import type { FinishedStatus } from "../../core/status.js";
 import { Ctx, type CtxBackend } from "../ctx.js";
+import { explainMissingTypeInfo } from "../injection-diagnosis.js";
 import { bindInstance, type StepHost } from "../run-binding.js";
 import { asError, type RecordAppliers, type RunParts } from "./run-parts.js";
 
@@ -44,9 +45,8 @@ export class Lifecycle {
       child.register(Ctx, { useValue: new Ctx(run) });
       instance = child.resolve(run.definition.cls) as Record<string, unknown>;
     } catch (e) {
-      run.breakWith(
-        new ConfigError(`workflow ${run.definition.name} (ID ${run.workflowId}) could not be constructed: ${(e as Error)?.message ?? String(e)}`, { cause: e }),
-      );
+      const what = `workflow ${run.definition.name} (ID ${run.workflowId})`;
+      run.breakWith(explainMissingTypeInfo(run.definition.cls, e, what) ?? new ConfigError(`${what} could not be constructed: ${(e as Error)?.message ?? String(e)}`, { cause: e }));
       return;
     }
     this.instance = instance;
