@@ -7,50 +7,13 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Config, Engine } from "@fusee/runtime";
+import { Order } from "./fixtures/ui-workflows.js";
+import { type RunningUi, startUi } from "./support/running-ui.js";
 import { runCli } from "../src/cli.js";
 import type { Io } from "../src/io.js";
-import { Order } from "./fixtures/ui-workflows.js";
 
 const main = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "main.js");
 const HOSTILE_ID = "<script>alert(1)</script>";
-
-/** `fusee ui` started in this process, stopped as Ctrl-C would stop it. */
-interface RunningUi {
-  readonly url: string;
-  readonly output: () => string;
-  stop(): Promise<number>;
-}
-
-async function startUi(...args: string[]): Promise<RunningUi> {
-  let stdout = "";
-  let interrupt = (): void => undefined;
-  const interrupted = new Promise<void>((resolve) => (interrupt = resolve));
-  const io: Io = {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stdout += text) },
-    color: false,
-    cwd: process.cwd(),
-    interrupted: () => interrupted,
-  };
-  const exit = runCli(["ui", ...args], io);
-  let settled: number | undefined;
-  void exit.then((code) => (settled = code));
-  for (;;) {
-    const url = /http:\/\/127\.0\.0\.1:\d+\//.exec(stdout)?.[0];
-    if (url !== undefined) {
-      return {
-        url,
-        output: () => stdout,
-        stop: () => {
-          interrupt();
-          return exit;
-        },
-      };
-    }
-    if (settled !== undefined) throw new Error(`fusee ui exited with ${settled}: ${stdout}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 async function get(url: string): Promise<{ status: number; type: string; body: string }> {
   const response = await fetch(url);

@@ -35,6 +35,9 @@ interface ThroughputRow {
 /** Timed rounds per concurrency, after one untimed round that lets the JIT compile the hot path. */
 const THROUGHPUT_ROUNDS = 3;
 
+/** `--otel off` turns telemetry off in every engine the benchmark opens. */
+let configure = (c: Config): Config => c;
+
 /**
  * `npm run bench -- steps [--json]`: durable steps on the local engine against the disk's floor,
  * measured in one run so their ratio holds on a noisy machine. `--engine postgres` runs the
@@ -48,12 +51,18 @@ export async function runStepsBench(args: readonly string[]): Promise<void> {
     return (await import("./pg-steps-bench.js")).runPgStepsBench(args);
   }
   const json = args.includes("--json");
+  // `--otel memory` measures the cost of recording every span and metric (see docs/observability.md).
+  const otelAt = args.indexOf("--otel");
+  const otel = otelAt < 0 ? undefined : args[otelAt + 1];
+  if (otel !== undefined && otel !== "memory" && otel !== "off") throw new Error(`--otel takes memory or off; got ${otel}`);
+  const sdk = otel === "memory" ? (await import("./otel-setup.js")).registerMemorySdk() : undefined;
+  if (otel === "off") configure = (c) => c.telemetry(false);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "fusee-steps-"));
   const say = (line: string): void => {
     if (!json) process.stdout.write(`${line}\n`);
   };
   try {
-    say(`fusee steps benchmark: ${STEPS}-step workflows, local engine, flush fdatasync, data under ${root}`);
+    say(`fusee steps benchmark: ${STEPS}-step workflows, local engine, flush fdatasync, data under ${root}, telemetry ${otel === "memory" ? "recorded in memory" : otel === "off" ? "off" : "on, no SDK"}`);
     const { floor, step } = await sequential(root);
     const ratio = round(step.p50_us / floor.p50_us, 3);
     say(`floor (write + fdatasync)        p50 ${floor.p50_us} us  p99 ${floor.p99_us} us`);
@@ -88,7 +97,9 @@ export async function runStepsBench(args: readonly string[]): Promise<void> {
         })}\n`,
       );
     }
+    if (sdk !== undefined) say(`spans exported                   ${sdk.spans()}`);
   } finally {
+    await sdk?.close();
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
@@ -100,7 +111,7 @@ async function sequential(root: string): Promise<{ floor: { p50_us: number; p99_
   const samples = new Float64Array(BLOCKS * perBlock * STEPS);
   stepLatencies.into = samples;
   stepLatencies.count = 0;
-  const engine = await Engine.open(Config.local(path.join(root, "seq")).shards(1), { workflows: [Timed] });
+  const engine = await Engine.open(configure(Config.local(path.join(root, "seq")).shards(1)), { workflows: [Timed] });
   try {
     for (let i = 0; i < 20; i++) await (await engine.start(Timed, `warm-${i}`, 0)).result();
     stepLatencies.count = 0;
@@ -134,7 +145,7 @@ async function concurrent(root: string, workflows: number): Promise<ThroughputRo
 
 /** One round on a fresh engine and data directory; returns steps per second. */
 async function concurrentRound(dir: string, workflows: number): Promise<number> {
-  const engine = await Engine.open(Config.local(dir).shards(2).cache(workflows), { workflows: [Plain] });
+  const engine = await Engine.open(configure(Config.local(dir).shards(2).cache(workflows)), { workflows: [Plain] });
   try {
     const t0 = performance.now();
     const runs = await Promise.all(Array.from({ length: workflows }, (_, i) => engine.start(Plain, `p-${i}`, 0)));
@@ -156,7 +167,7 @@ function heapAfterGc(): number {
 
 async function parked(root: string): Promise<{ bytesPerRun: number; recoverySPerMillion: number; warmRecoverySPerMillion: number; records: number }> {
   const dir = path.join(root, "parked");
-  const config = Config.local(dir).shards(2).cache(1_000);
+  const config = configure(Config.local(dir).shards(2).cache(1_000));
   const engine = await Engine.open(config, { workflows: [Sleeper] });
   const before = heapAfterGc();
   const batch = 5_000;

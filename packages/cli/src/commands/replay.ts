@@ -1,14 +1,12 @@
 import { readdirSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import { basename, relative, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import * as bundledRuntime from "@fusee/runtime";
-import type { ReplayResult, WorkflowClass } from "@fusee/runtime";
+import type { ReplayResult } from "@fusee/runtime";
 import type { Command } from "commander";
 import { reportError, toJson, UsageError } from "../data-dir.js";
 import { ExitCode } from "../exit-codes.js";
 import { type Io, paint } from "../io.js";
 import { Progress } from "../progress.js";
+import { loadWorkflows, type Runtime } from "../workflow-modules.js";
 import type { CommandContext } from "./index.js";
 
 interface ReplayFlags {
@@ -16,7 +14,6 @@ interface ReplayFlags {
   json?: boolean;
 }
 
-type Runtime = Pick<typeof bundledRuntime, "Replayer" | "EXPORT_FILE_SUFFIX">;
 
 /** `fusee replay`: checks workflow code against exported journals. */
 export function replayCommand(program: Command, context: CommandContext): void {
@@ -79,52 +76,6 @@ async function replayOne(replayer: InstanceType<Runtime["Replayer"]>, file: stri
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     return { workflowId: "", type: "", runId: 0, file, ok: false, finished: false, error: message, next: [], records: 0 };
-  }
-}
-
-/**
- * Imports the workflow modules and collects their exported workflow classes. The `Replayer` comes
- * from the copy of @fusee/runtime the first module resolves, so its decorators and the replayer
- * share one registry and one tsyringe.
- */
-async function loadWorkflows(io: Io, modules: readonly string[]): Promise<{ runtime: Runtime; classes: WorkflowClass[] }> {
-  let runtime: Runtime | undefined;
-  const classes: WorkflowClass[] = [];
-  for (const spec of modules) {
-    const file = resolve(io.cwd, spec);
-    runtime ??= await runtimeFor(file);
-    let loaded: Record<string, unknown>;
-    try {
-      loaded = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
-    } catch (e) {
-      throw new UsageError(`cannot import the workflow module ${file}: ${(e as Error)?.message ?? String(e)}`);
-    }
-    const found = Object.values(loaded).filter((value): value is WorkflowClass => isWorkflow(runtime as Runtime, value));
-    if (found.length === 0) throw new UsageError(`the module ${file} exports no @Workflow class`);
-    for (const cls of found) if (!classes.includes(cls)) classes.push(cls);
-  }
-  if (runtime === undefined) throw new UsageError("--workflows names no module");
-  return { runtime, classes };
-}
-
-/** The @fusee/runtime that `file` imports, or the one bundled with the command line. */
-async function runtimeFor(file: string): Promise<Runtime> {
-  let resolved: string;
-  try {
-    resolved = createRequire(file).resolve("@fusee/runtime");
-  } catch {
-    return bundledRuntime;
-  }
-  return (await import(pathToFileURL(resolved).href)) as Runtime;
-}
-
-function isWorkflow(runtime: Runtime, value: unknown): boolean {
-  if (typeof value !== "function") return false;
-  try {
-    new runtime.Replayer().register(value as WorkflowClass);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -2,13 +2,14 @@ import { FuseeError, NotFoundError, type DataDirReader } from "@fusee/runtime";
 import { toJson } from "../data-dir.js";
 import { BadRequestError } from "./bad-request-error.js";
 import { errorPage, runPage, runsPage, schedulesPage } from "./pages.js";
-import { filterOf, parseRunQuery } from "./run-query.js";
+import { filterOf, pageOf, parseRunQuery } from "./run-query.js";
 
 /** What the server sends back for a request. */
 export interface UiResponse {
   readonly status: number;
   readonly type: "html" | "json";
   readonly body: string;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -18,15 +19,15 @@ export interface UiResponse {
 export type ReaderSource = () => Promise<DataDirReader>;
 
 /**
- * Answers a GET request of the UI: `/`, `/runs/<id>`, `/schedules` as pages, and `/api/runs`,
- * `/api/runs/<id>`, `/api/schedules` as JSON. Errors come back as a page, or as
+ * Answers a GET request of the UI: `/`, `/runs/<id>`, `/schedules` as pages, and `/api/runs`
+ * (a `link` header with `rel="next"` when there is a next page), `/api/runs/<id>`, `/api/schedules` as JSON. Errors come back as a page, or as
  * `{ ok: false, error: { code, message } }` under `/api/`: 400 for a bad query, 404 for an unknown
  * run or path, 500 when the directory cannot be read.
  *
  * @example
  * const response = await route("/api/runs?status=failed", () => DataDirReader.open("./data"));
  */
-export async function route(target: string, open: ReaderSource): Promise<UiResponse> {
+export async function route(target: string, open: ReaderSource, token?: string): Promise<UiResponse> {
   const api = target.startsWith("/api/");
   try {
     // Split by hand rather than through URL, which would resolve dot segments of encoded IDs.
@@ -36,8 +37,10 @@ export async function route(target: string, open: ReaderSource): Promise<UiRespo
     if (path === "/" || path === "/api/runs") {
       const query = parseRunQuery(params);
       return await withReader(open, (reader) => {
-        const runs = reader.list(filterOf(query), query.limit);
-        return api ? json(200, runs) : page(200, runsPage(runs, query, reader.dir));
+        const { runs, next } = pageOf(reader.list(filterOf(query), Number.MAX_SAFE_INTEGER), query);
+        if (!api) return page(200, runsPage(runs, query, reader.dir, next, token));
+        // The body stays a plain array; the next page is a link, as in RFC 8288.
+        return { ...json(200, runs), ...(next !== undefined ? { headers: { link: `<${nextLink(params, next)}>; rel="next"` } } : {}) };
       });
     }
     if (path === "/schedules" || path === "/api/schedules") {
@@ -50,7 +53,7 @@ export async function route(target: string, open: ReaderSource): Promise<UiRespo
     const runPrefix = api ? "/api/runs/" : "/runs/";
     if (path.startsWith(runPrefix) && path.length > runPrefix.length) {
       noQuery(params);
-      return await runResponse(decodeId(path.slice(runPrefix.length)), api, open);
+      return await runResponse(decodeId(path.slice(runPrefix.length)), api, open, token);
     }
     throw new NotFoundError(`nothing is at ${path}; the pages are /, /runs/<id> and /schedules, the JSON is under /api/runs and /api/schedules`);
   } catch (e) {
@@ -58,7 +61,7 @@ export async function route(target: string, open: ReaderSource): Promise<UiRespo
   }
 }
 
-async function runResponse(id: string, api: boolean, open: ReaderSource): Promise<UiResponse> {
+async function runResponse(id: string, api: boolean, open: ReaderSource, token: string | undefined): Promise<UiResponse> {
   return withReader(open, async (reader) => {
     const run = reader.status(id);
     if (run === undefined) throw new NotFoundError(`no run has the workflow ID '${id}' in ${reader.dir}`);
@@ -68,10 +71,10 @@ async function runResponse(id: string, api: boolean, open: ReaderSource): Promis
     }
     // The status shows even when the journal needs keys the server was not given.
     try {
-      return page(200, runPage(run, await reader.export(id), undefined));
+      return page(200, runPage(run, await reader.export(id), undefined, token));
     } catch (e) {
       if (!(e instanceof FuseeError)) throw e;
-      return page(200, runPage(run, undefined, e.message));
+      return page(200, runPage(run, undefined, e.message, token));
     }
   });
 }
@@ -112,4 +115,11 @@ function json(status: number, value: unknown): UiResponse {
 
 function page(status: number, body: string): UiResponse {
   return { status, type: "html", body };
+}
+
+/** `/api/runs` with the same query, starting at `cursor`. */
+function nextLink(params: URLSearchParams, cursor: string): string {
+  const p = new URLSearchParams(params);
+  p.set("cursor", cursor);
+  return `/api/runs?${p.toString()}`;
 }

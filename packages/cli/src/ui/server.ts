@@ -1,12 +1,23 @@
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { actionPath, performAction, readBody, type UiActions } from "./actions.js";
+import { CLIENT_SCRIPT } from "./client-script.js";
+import { LiveFeed } from "./live-feed.js";
 import { route, type ReaderSource } from "./routes.js";
 
-/** Where {@link startUiServer} listens. */
+/** Where {@link startUiServer} listens and what it may do. */
 export interface UiServerOptions {
   /** The TCP port; 0 picks a free one. */
   readonly port: number;
   readonly open: ReaderSource;
+  /**
+   * What the pages' action buttons do (signal, cancel, terminate, reset). Without it every action
+   * endpoint answers 403; with it each POST must carry the token the pages hold.
+   */
+  readonly actions?: UiActions;
+  /** How often `/api/events` reads the directory while someone listens; 500 ms by default. */
+  readonly pollMs?: number;
 }
 
 /** A running UI server. */
@@ -14,6 +25,8 @@ export interface UiServer {
   /** The address to browse, `http://127.0.0.1:<port>/`. */
   readonly url: string;
   readonly port: number;
+  /** The token action requests must carry, present when actions are allowed. */
+  readonly token: string | undefined;
   /** Stops listening and drops open connections; resolves once the server is closed. */
   close(): Promise<void>;
 }
@@ -21,18 +34,19 @@ export interface UiServer {
 // Loopback only: the pages show workflow data (decrypted with --keys), so nothing off the machine may reach them.
 const HOST = "127.0.0.1";
 
-const CONTENT_TYPES = { html: "text/html; charset=utf-8", json: "application/json; charset=utf-8" } as const;
+const CONTENT_TYPES = { html: "text/html; charset=utf-8", json: "application/json; charset=utf-8", js: "text/javascript; charset=utf-8" } as const;
 
-// Pages hold no script; the policy makes sure injected markup could not run any either.
+// The pages run their one script from this server and nothing inline, so injected markup could run nothing.
 const SECURITY_HEADERS = {
-  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+  "content-security-policy": "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'self'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "cache-control": "no-store",
 } as const;
 
 /**
- * Serves the read-only pages and JSON of a data directory on 127.0.0.1.
+ * Serves the pages, the JSON and the live events of a data directory on 127.0.0.1, and with
+ * `actions` the action endpoints, each POST checked against a token made for this process.
  *
  * @example
  * const server = await startUiServer({ port: 0, open: () => DataDirReader.open("./data") });
@@ -40,8 +54,10 @@ const SECURITY_HEADERS = {
  * await server.close();
  */
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
+  const token = options.actions === undefined ? undefined : randomBytes(24).toString("base64url");
+  const feed = new LiveFeed(options.open, options.pollMs ?? 500);
   const server = createServer((request, response) => {
-    answer(request, response, options.open).catch(() => response.destroy());
+    answer(request, response, options, token, feed).catch(() => response.destroy());
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -54,30 +70,46 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   return {
     url: `http://${HOST}:${port}/`,
     port,
+    token,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        feed.close();
         server.close((e) => (e === undefined ? resolve() : reject(e)));
         server.closeAllConnections();
       }),
   };
 }
 
-async function answer(request: IncomingMessage, response: ServerResponse, open: ReaderSource): Promise<void> {
+async function answer(request: IncomingMessage, response: ServerResponse, options: UiServerOptions, token: string | undefined, feed: LiveFeed): Promise<void> {
   const method = request.method ?? "GET";
   if (!isLocalHost(request.headers.host)) {
     // A page elsewhere may point a DNS name at 127.0.0.1; only requests addressed to this machine are answered.
     return send(response, 421, "text/plain; charset=utf-8", "this server answers requests to 127.0.0.1 or localhost only\n", method);
   }
+  const target = request.url ?? "/";
+  const path = target.split("?")[0] as string;
+  if (method === "POST") {
+    const action = actionPath(path);
+    if (action !== undefined) {
+      const body = await readBody(request).catch(() => "");
+      const given = request.headers["x-fusee-token"];
+      const result = await performAction(options.actions, token, typeof given === "string" ? given : undefined, action, body);
+      return send(response, result.status, CONTENT_TYPES.json, `${JSON.stringify(result.body)}\n`, method);
+    }
+  }
   if (method !== "GET" && method !== "HEAD") {
     response.setHeader("allow", "GET, HEAD");
-    return send(response, 405, "text/plain; charset=utf-8", "the UI is read-only: GET and HEAD only\n", method);
+    const why = options.actions === undefined ? "the UI is read-only: GET and HEAD only" : "GET and HEAD only, and POST to /api/runs/<id>/<action>";
+    return send(response, 405, "text/plain; charset=utf-8", `${why}\n`, method);
   }
-  const result = await route(request.url ?? "/", open);
-  send(response, result.status, CONTENT_TYPES[result.type], result.body, method);
+  if (path === "/ui.js") return send(response, 200, CONTENT_TYPES.js, CLIENT_SCRIPT, method);
+  if (path === "/api/events" && method === "GET") return feed.subscribe(response, SECURITY_HEADERS);
+  const result = await route(target, options.open, token);
+  send(response, result.status, CONTENT_TYPES[result.type], result.body, method, result.headers);
 }
 
-function send(response: ServerResponse, status: number, contentType: string, body: string, method: string): void {
-  response.writeHead(status, { ...SECURITY_HEADERS, "content-type": contentType, "content-length": Buffer.byteLength(body) });
+function send(response: ServerResponse, status: number, contentType: string, body: string, method: string, headers: Readonly<Record<string, string>> = {}): void {
+  response.writeHead(status, { ...SECURITY_HEADERS, ...headers, "content-type": contentType, "content-length": Buffer.byteLength(body) });
   response.end(method === "HEAD" ? undefined : body);
 }
 

@@ -2,7 +2,7 @@
 // clients build on these; the engine that hands them out is in the package's root.
 export * from "../core/errors.js";
 export type { RunStatusValue, FinishedStatus } from "../core/status.js";
-export type * from "../core/records.js";
+export type * from "../journal/records.js";
 export { RunHandle } from "./run-handle.js";
 export type { RunOperations } from "./run-operations.js";
 export type * from "./types.js";

@@ -1,4 +1,4 @@
-import type { JournalRecord } from "../core/records.js";
+import type { JournalRecord } from "../journal/records.js";
 import type { RunStatusValue } from "../core/status.js";
 
 /** What happens when a start names a workflow ID that already has a run. */

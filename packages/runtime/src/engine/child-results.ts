@@ -1,5 +1,5 @@
 import { CancelledError, StorageError, TerminatedError } from "../core/errors.js";
-import type { ChildResultRecord, FinishRecord, JournalRecord } from "../core/records.js";
+import type { ChildResultRecord, FinishRecord, JournalRecord } from "../journal/records.js";
 import type { RunEntry } from "./run-entry.js";
 
 /** What getting children's results into their parents needs of the engine. */

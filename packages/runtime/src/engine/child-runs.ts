@@ -1,6 +1,6 @@
 import { FuseeError, RejectedError } from "../core/errors.js";
 import { checkId } from "../core/ids.js";
-import type { ChildRecord, FinishRecord } from "../core/records.js";
+import type { ChildRecord, FinishRecord } from "../journal/records.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { ChildRequest } from "../workflow/run-executor.js";
 import { ChildResults } from "./child-results.js";

@@ -2,6 +2,7 @@ import type { Clock } from "../core/clock.js";
 import { toMillis, type Duration } from "../core/duration.js";
 import { ConfigError } from "../core/errors.js";
 import { isLogger, type Logger } from "../core/logger.js";
+import type { TelemetryOptions } from "../telemetry/telemetry-options.js";
 import { MAX_ENTRY_BYTES, type FlushMethod } from "../storage/log.js";
 import type { PayloadCipher } from "../codec/cipher.js";
 import { tablesOf } from "../storage/postgres/schema.js";
@@ -41,6 +42,7 @@ interface Settings {
   readonly segmentBytes: number | undefined;
   readonly repair: boolean;
   readonly logger: Logger | undefined;
+  readonly telemetry: TelemetryOptions | false;
 }
 
 const FLUSH_METHODS: readonly FlushMethod[] = ["fdatasync", "fsync", "dsync", "none"];
@@ -157,6 +159,23 @@ export class Config {
     return this.with({ logger });
   }
 
+  /**
+   * OpenTelemetry: `false` records nothing and never loads `@opentelemetry/api`; providers given
+   * here are used instead of the global ones. By default fusee records through the global tracer and
+   * meter providers when `@opentelemetry/api` is installed (with no SDK registered, that records
+   * nothing). See `docs/observability.md` for the spans and metrics.
+   *
+   * @example
+   * Config.local("./data").telemetry({ tracerProvider, meterProvider })
+   * Config.local("./data").telemetry(false)
+   */
+  telemetry(options: TelemetryOptions | false): Config {
+    if (options !== false && (typeof options !== "object" || options === null)) {
+      throw new ConfigError("telemetry takes false or { tracerProvider?, meterProvider? }");
+    }
+    return this.with({ telemetry: options });
+  }
+
   clock(clock: Clock): Config {
     return this.with({ clock });
   }
@@ -182,6 +201,7 @@ const DEFAULTS: Settings = {
   maxPayloadBytes: 2 * 1024 * 1024,
   clock: undefined,
   logger: undefined,
+  telemetry: {},
   segmentBytes: undefined,
   repair: false,
 };

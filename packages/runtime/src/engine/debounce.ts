@@ -3,8 +3,9 @@ import { checkId } from "../core/ids.js";
 import { EventWindows, type WindowPolicy } from "./event-windows.js";
 import type { Debounce } from "./flow-rules.js";
 import type { FlowRuns } from "./flow-runs.js";
-import type { SystemRecord } from "./system-records.js";
-import { checkFlowName, type StreamName, type SystemLog } from "./system-streams.js";
+import type { SystemRecord } from "../journal/system-records.js";
+import type { StreamName } from "../journal/stream-names.js";
+import { checkFlowName, type SystemLog } from "./system-streams.js";
 
 interface DebounceRule {
   readonly delayMs: number;

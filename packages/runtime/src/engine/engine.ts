@@ -18,7 +18,7 @@ import { type EngineEvent, openEvents } from "./engine-events.js";
 import { EventBus, type EngineEventListener } from "./event-bus.js";
 import type { Batch, Debounce, EventOptions } from "./flow-rules.js";
 import type { LimitSpec } from "./limits.js";
-import { checkFilter } from "./list-filter.js";
+import { checkFilter } from "../journal/list-filter.js";
 import { LocalRuns } from "./local-runs.js";
 import { createPayloadCodec } from "./payloads.js";
 import { RetentionSweep } from "./retention.js";
@@ -29,6 +29,8 @@ import { checkScheduleSpec, type ScheduleSpec } from "./schedule-spec.js";
 import { SealBudget } from "./seal-budget.js";
 import { checkFlowName } from "./system-streams.js";
 import { WorkflowCatalog } from "./workflow-catalog.js";
+import { RunTelemetry } from "./run-telemetry.js";
+import { loadOtel } from "../telemetry/otel-api.js";
 
 /** What {@link Engine.describeEngine} reports. */
 export interface EngineDescription {
@@ -108,6 +110,7 @@ export class Engine {
     private readonly config: Config,
     private readonly log: Log,
     options: EngineOptions,
+    telemetry: RunTelemetry | undefined,
   ) {
     const s = config.settings;
     this.events = new EventBus(s.logger, options.onEvent);
@@ -124,6 +127,7 @@ export class Engine {
       keepHistory: s.keepHistory,
       owns: (shard) => this.cluster === undefined || this.cluster.owns(shard),
       emit: (event) => this.events.emit(event),
+      telemetry,
     });
     this.service = this.local;
     for (const [name, spec] of Object.entries(options.limits ?? {})) this.local.flow.limits.declare(name, spec);
@@ -132,6 +136,7 @@ export class Engine {
   /** Opens (or creates) the engine's storage, rebuilds its index and resumes every unfinished run. */
   static async open(config: Config, options: EngineOptions = {}): Promise<Engine> {
     const s = config.settings;
+    const otel = s.telemetry === false ? undefined : await loadOtel();
     let log: Log;
     let local: LocalLog | undefined;
     if (s.storage.kind === "memory") log = options.memoryLog ?? new MemoryLog(s.shards);
@@ -154,7 +159,16 @@ export class Engine {
         ...(options.fileLayer !== undefined ? { fileLayer: options.fileLayer } : {}),
       });
     }
-    const engine = new Engine(config, log, options);
+    let telemetry: RunTelemetry | undefined;
+    if (otel !== undefined && s.telemetry !== false) {
+      telemetry = RunTelemetry.create(otel, s.telemetry, {
+        liveRuns: (): number => engine.local.cache.size,
+        parkedRuns: (): number => engine.parkedRuns(),
+        waitingPermits: (): Map<string, number> => new Map(engine.local.flow.limits.names().map((n: string) => [n, engine.local.flow.limits.waiting(n)])),
+      });
+      if (telemetry !== undefined) log.observeCommits?.(telemetry);
+    }
+    const engine: Engine = new Engine(config, log, options, telemetry);
     const runs = engine.local;
     try {
       for (const cls of options.workflows ?? []) engine.catalog.register(cls);
@@ -229,6 +243,13 @@ export class Engine {
   off(name: "event", listener: EngineEventListener): this {
     if (name === "event") this.events.remove(listener);
     return this;
+  }
+
+  /** Unfinished runs of this process's index whose executor is not in memory. */
+  private parkedRuns(): number {
+    let n = 0;
+    for (const entry of this.local.runs.values()) if (entry.finished === undefined && entry.executor === undefined) n++;
+    return n;
   }
 
   /** Tells the listeners when a lease renewal runs late and when this process stops holding a shard. */

@@ -1,8 +1,9 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
 import { RejectedError, StorageError } from "../core/errors.js";
-import type { SystemRecord } from "./system-records.js";
+import type { SystemRecord } from "../journal/system-records.js";
 import { retryDelay, startOnce, type FlowRuns } from "./flow-runs.js";
-import type { StreamName, SystemLog } from "./system-streams.js";
+import type { StreamName } from "../journal/stream-names.js";
+import type { SystemLog } from "./system-streams.js";
 
 /** An event as its record holds it. */
 export interface WindowEvent<Rule> {

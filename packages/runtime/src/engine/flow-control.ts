@@ -1,12 +1,13 @@
 import type { Clock } from "../core/clock.js";
-import type { PayloadCodec } from "../core/record-codec.js";
+import type { PayloadCodec } from "../journal/record-codec.js";
 import type { Log } from "../storage/log.js";
 import { Batcher } from "./batches.js";
 import { Debouncer } from "./debounce.js";
 import type { FlowRuns } from "./flow-runs.js";
 import { Limits } from "./limits.js";
 import { Schedules } from "./schedules.js";
-import { parseStreamName, SystemLog } from "./system-streams.js";
+import { parseStreamName } from "../journal/stream-names.js";
+import { SystemLog } from "./system-streams.js";
 import { StorageError } from "../core/errors.js";
 
 /** What flow control needs from the engine that owns it. */

@@ -153,6 +153,11 @@ export class Limits {
     return this.known(name).inUse;
   }
 
+  /** The names of the limits declared. */
+  names(): string[] {
+    return [...this.limits.keys()];
+  }
+
   /** Steps waiting for a permit of the limit. */
   waiting(name: string): number {
     return this.waitingIn(this.known(name));

@@ -2,18 +2,20 @@ import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
 import { CancelledError, ConfigError, FuseeError, NonDeterminismError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
-import { decodeRecord, readRecordHeader, type PayloadCodec } from "../core/record-codec.js";
-import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../core/records.js";
+import { decodeRecord, readRecordHeader, type PayloadCodec } from "../journal/record-codec.js";
+import { readsBackUnchanged, wakesRun } from "../journal/record-kinds.js";
+import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../journal/records.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
 import type { Log } from "../storage/log.js";
 import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 import { ChildRuns } from "./child-runs.js";
 import type { EngineEvent } from "./engine-events.js";
+import type { RunTelemetry } from "./run-telemetry.js";
 import { RunStarts } from "./run-starts.js";
 import { FlowControl } from "./flow-control.js";
 import { Batch, Debounce } from "./flow-rules.js";
-import { checkFilter } from "./list-filter.js";
+import { checkFilter } from "../journal/list-filter.js";
 import { RunCache } from "./run-cache.js";
 import { RunEntry } from "./run-entry.js";
 import type { RunHostEngine } from "./run-host.js";
@@ -42,6 +44,8 @@ export interface LocalRunsDeps {
   owns(shard: number): boolean;
   /** Tells the operator of a fatal shard or a run that stopped. */
   emit(event: EngineEvent): void;
+  /** Spans and metrics, when OpenTelemetry is loaded and not turned off. */
+  readonly telemetry?: RunTelemetry | undefined;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: Error };
@@ -109,7 +113,9 @@ export class LocalRuns implements RunService {
       stopped: () => this.fatal !== undefined || this.closed,
       failed: (e, shard) => this.storageFailed(e, shard),
     });
+    const telemetry = deps.telemetry;
     const host: RunHostEngine = {
+      ...(telemetry === undefined ? {} : { observeAttempt: (entry: RunEntry, name: string, attempt: number) => telemetry.attempt(entry, name, attempt) }),
       clock: time,
       closed: () => this.closed,
       append: (entry, record) => this.records.appendFromRun(entry, record),
@@ -117,7 +123,11 @@ export class LocalRuns implements RunService {
       acquire: (options) => this.flow.limits.acquire(options),
       startChild: (entry, request) => void this.children.start(entry, request),
       continueAsNew: (entry, runId, def, input) => {
-        const lineage = { from: { runId, reason: "continue-as-new" as const }, ...(entry.parent ? { parent: entry.parent } : {}) };
+        const lineage = {
+          from: { runId, reason: "continue-as-new" as const },
+          ...(entry.parent ? { parent: entry.parent } : {}),
+          ...(entry.trace ? { trace: entry.trace } : {}),
+        };
         this.starts.begin(def, entry.id, input, {}, undefined, lineage).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
       },
       closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
@@ -139,6 +149,7 @@ export class LocalRuns implements RunService {
       shardCount: deps.log.shardCount,
       terminate: (id, reason) => this.terminate(id, reason),
       started: (id) => this.started.resolve(id),
+      currentTrace: () => telemetry?.current(),
     });
     this.children = new ChildRuns({
       runs: this.runs,
@@ -147,7 +158,11 @@ export class LocalRuns implements RunService {
       closed: () => this.closed,
       local: (id) => this.deps.owns(shardOf(id, this.deps.log.shardCount)),
       router: () => this.router,
-      begin: (def, id, input, parent, request) => this.starts.begin(def, id, input, {}, undefined, { parent, ...(request ? { request } : {}) }),
+      begin: (def, id, input, parent, request) => {
+        const from = this.runs.get(parent.id);
+        const trace = from === undefined ? undefined : telemetry?.traceOf(from);
+        return this.starts.begin(def, id, input, {}, undefined, { parent, ...(request ? { request } : {}), ...(trace ? { trace } : {}) });
+      },
       resolve: (type) => this.deps.catalog.resolve(type),
       failed: (e, shard) => this.storageFailed(e, shard),
     });
@@ -224,24 +239,39 @@ export class LocalRuns implements RunService {
     return entry === undefined ? undefined : { ...this.statusOf(entry), journal: await this.records.read(entry) };
   }
 
-  async signal(id: string, name: string, value: unknown, request?: string): Promise<void> {
+  signal(id: string, name: string, value: unknown, request?: string): Promise<void> {
+    const t = this.deps.telemetry;
+    return t === undefined ? this.signalRun(id, name, value, request) : t.request("signal", name, id, () => this.signalRun(id, name, value, request));
+  }
+
+  private async signalRun(id: string, name: string, value: unknown, request: string | undefined): Promise<void> {
     this.assertOpen();
     const entry = this.entryOf(id);
     checkName(name, "signal name");
     if (entry.finished !== undefined) {
       throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`);
     }
-    await this.records.append(entry, { kind: "signal", name, value, at: this.deps.clock.now(), ...requestField(request) });
+    await this.records.append(entry, { kind: "signal", name, value, at: this.deps.clock.now(), ...requestField(request), ...traceField(this.deps.telemetry) });
   }
 
-  async query(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
+  query(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
+    const t = this.deps.telemetry;
+    return t === undefined ? this.queryRun(id, name, args) : t.request("query", name, id, () => this.queryRun(id, name, args));
+  }
+
+  private async queryRun(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
     this.assertOpen();
     checkName(name, "query name");
     const executor = await this.idleExecutor(this.entryOf(id));
     return executor.query(name, args);
   }
 
-  async update(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
+  update(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
+    const t = this.deps.telemetry;
+    return t === undefined ? this.updateRun(id, name, arg, updateId) : t.request("update", name, id, () => this.updateRun(id, name, arg, updateId));
+  }
+
+  private async updateRun(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
     this.assertOpen();
     checkName(name, "update name");
     checkId(updateId, "update ID");
@@ -256,7 +286,7 @@ export class LocalRuns implements RunService {
     executor.claimUpdate(updateId);
     const outcome = this.updates.wait(key);
     try {
-      await this.records.append(entry, { kind: "update", id: updateId, name, arg, at: this.deps.clock.now() });
+      await this.records.append(entry, { kind: "update", id: updateId, name, arg, at: this.deps.clock.now(), ...traceField(this.deps.telemetry) });
     } catch (e) {
       // The update was not journaled; the storage failure that stopped it also rejects `outcome`.
       outcome.catch(() => undefined);
@@ -408,6 +438,7 @@ export class LocalRuns implements RunService {
     this.updates.rejectAll(error);
     this.started.rejectAll(error);
     this.cache.dropAll(new CancelledError("the engine is shutting down; the step runs again when the engine reopens"));
+    this.deps.telemetry?.close();
   }
 
   /** The error that stopped the runs (a failed storage), if any. */
@@ -505,9 +536,10 @@ export class LocalRuns implements RunService {
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
     if (!readsBackUnchanged(record)) record = decodeRecord(body, this.deps.codec, { workflowId: entry.id, runId, position });
     this.index.apply(entry, record);
+    this.deps.telemetry?.recorded(entry, record);
     if (entry.executor !== undefined) entry.executor.deliver(position, record);
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
-    else if (entry.finished === undefined && wakes(record) && entry.durable === entry.appended) void this.cache.load(entry).catch(() => undefined);
+    else if (entry.finished === undefined && wakesRun(record) && entry.durable === entry.appended) void this.cache.load(entry).catch(() => undefined);
     if (record.kind === "finish") this.finishRun(entry, record);
     else if (record.kind === "update-result") this.updates.resolve(`${entry.id}\0${record.id}`, record);
   }
@@ -532,6 +564,7 @@ export class LocalRuns implements RunService {
         this.deps.emit({ kind: "run-stopped", reason, workflowId: entry.id, workflowType: entry.type, runId: entry.runId, error: broken });
       }
     }
+    if (this.deps.telemetry !== undefined && executor.status() !== "running") this.deps.telemetry.idle(entry);
     this.cache.changed();
   }
 
@@ -557,39 +590,11 @@ export class LocalRuns implements RunService {
   }
 }
 
-/** True when decoding the record would give back equal values of the same types (no objects, no errors). */
-function readsBackUnchanged(record: JournalRecord): boolean {
-  switch (record.kind) {
-    case "timer":
-    case "fired":
-    case "patch":
-    case "cancel":
-      return true;
-    case "step":
-      return record.ok && isPrimitive(record.value);
-    case "signal":
-      return isPrimitive(record.value);
-    default:
-      return false;
-  }
+/** The `trace` field of a record a caller's request journals: the caller's trace context, if any. */
+function traceField(telemetry: RunTelemetry | undefined): { trace?: string } {
+  const trace = telemetry?.current();
+  return trace === undefined ? {} : { trace };
 }
-
-function isPrimitive(v: unknown): boolean {
-  return v === null || (typeof v !== "object" && typeof v !== "function" && typeof v !== "symbol");
-}
-
-function wakes(record: JournalRecord): boolean {
-  return (
-    record.kind === "signal" ||
-    record.kind === "update" ||
-    record.kind === "fired" ||
-    record.kind === "cancel" ||
-    record.kind === "completion" ||
-    record.kind === "child" ||
-    record.kind === "child-result"
-  );
-}
-
 function unwrap(o: { ok: boolean; value?: unknown; error?: unknown }): unknown {
   if (o.ok) return o.value;
   throw o.error;

@@ -3,7 +3,7 @@ import { sealedKeyId } from "../codec/aes-gcm.js";
 import { decodeError, decodeValue, encodeError, encodeValue } from "../codec/index.js";
 import { encodeValueTransient } from "../codec/value-codec.js";
 import { CodecError } from "../core/errors.js";
-import { payloadAssociatedData as associatedData, type PayloadCodec, type PayloadContext } from "../core/record-codec.js";
+import { payloadAssociatedData as associatedData, type PayloadCodec, type PayloadContext } from "../journal/record-codec.js";
 import { payloadTypes } from "../workflow/payload-types.js";
 
 /** The engine's payload codec: type-preserving serialization, then encryption when configured. */

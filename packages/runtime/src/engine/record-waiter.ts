@@ -1,4 +1,4 @@
-import type { JournalRecord } from "../core/records.js";
+import type { JournalRecord } from "../journal/records.js";
 import type { AppendWaiter } from "../storage/log.js";
 import type { RunEntry } from "./run-entry.js";
 

@@ -1,6 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import type { Log } from "../storage/log.js";
-import { parseStream, type RunEntry } from "./run-entry.js";
+import { parseStream } from "../journal/stream-names.js";
+import type { RunEntry } from "./run-entry.js";
 
 /** What the retention sweep needs of the engine. */
 export interface RetentionDeps {

@@ -1,6 +1,6 @@
 import type { DependencyContainer } from "tsyringe";
 import { NotFoundError } from "../core/errors.js";
-import type { JournalRecord } from "../core/records.js";
+import type { JournalRecord } from "../journal/records.js";
 import { RunExecutor } from "../workflow/run-executor.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { RunEntry } from "./run-entry.js";

@@ -1,4 +1,5 @@
 import type { FinishedStatus } from "../core/status.js";
+import { streamOf } from "../journal/stream-names.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 
 /**
@@ -63,6 +64,15 @@ export class RunEntry {
   }
 
   /** Unfinished children of this run and what to do with them when it ends. */
+  /** The trace context the run's start carried (a W3C `traceparent`), parent of its spans. */
+  get trace(): string | undefined {
+    return this.rare?.trace;
+  }
+
+  set trace(value: string | undefined) {
+    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).trace = value;
+  }
+
   get children(): Map<string, ChildLink> | undefined {
     return this.rare?.children;
   }
@@ -133,26 +143,5 @@ interface RareFields {
   parent?: ParentLink | undefined;
   children?: Map<string, ChildLink> | undefined;
   moreTimers?: Map<number, number> | undefined;
-}
-
-/** The log stream of run `runId` of workflow `id`. */
-export function streamOf(id: string, runId: number): string {
-  return `${id}#${runId}`;
-}
-
-/** Splits a stream name into workflow ID and run; IDs may hold '#', run numbers never do. */
-export function parseStream(stream: string): { id: string; runId: number } | undefined {
-  const at = stream.lastIndexOf("#");
-  if (at < 0) return undefined;
-  // Digits read in place: recovery parses a stream name per record. `streamOf` writes no sign, no
-  // leading zero and no more digits than a safe integer has.
-  const digits = stream.length - at - 1;
-  if (digits < 1 || digits > 15 || stream.charCodeAt(at + 1) === 0x30) return undefined;
-  let runId = 0;
-  for (let i = at + 1; i < stream.length; i++) {
-    const d = stream.charCodeAt(i) - 0x30;
-    if (d < 0 || d > 9) return undefined;
-    runId = runId * 10 + d;
-  }
-  return { id: stream.slice(0, at), runId };
+  trace?: string | undefined;
 }

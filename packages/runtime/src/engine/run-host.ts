@@ -1,9 +1,9 @@
 import type { Clock } from "../core/clock.js";
-import type { JournalRecord } from "../core/records.js";
+import type { JournalRecord } from "../journal/records.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { ChildRequest, RunExecutor, RunHost } from "../workflow/run-executor.js";
 import type { StepOptions } from "../workflow/step-options.js";
-import type { PermitRequest } from "../workflow/step-runner.js";
+import type { AttemptObserver, PermitRequest } from "../workflow/step-runner.js";
 import type { RunEntry } from "./run-entry.js";
 
 /** What every run's host asks of the engine: one object per engine, shared by all its runs. */
@@ -17,6 +17,8 @@ export interface RunHostEngine {
   startChild(entry: RunEntry, request: ChildRequest): void;
   continueAsNew(entry: RunEntry, runId: number, def: WorkflowDefinition, input: unknown): void;
   closeChild(entry: RunEntry, childId: string, reason: string): void;
+  /** Present when steps are traced or measured. */
+  observeAttempt?(entry: RunEntry, name: string, attempt: number): AttemptObserver;
 }
 
 /**
@@ -73,6 +75,10 @@ export class EngineRunHost implements RunHost {
 
   closeChild(childId: string, reason: string): void {
     if (this.entry.runId === this.runId) this.engine.closeChild(this.entry, childId, reason);
+  }
+
+  observeAttempt(name: string, attempt: number): AttemptObserver | undefined {
+    return this.engine.observeAttempt?.(this.entry, name, attempt);
   }
 
   /** Whether this host's run is still the entry's current run, executed by this host's executor. */

@@ -1,9 +1,10 @@
 import { StorageError } from "../core/errors.js";
-import { decodeRecord, readRecordHeader, readRecordKind, type PayloadCodec, type RecordHeader } from "../core/record-codec.js";
-import type { ChildRecord, FinishRecord, JournalRecord, RecordKind } from "../core/records.js";
+import { decodeRecord, readRecordHeader, readRecordKind, type PayloadCodec, type RecordHeader } from "../journal/record-codec.js";
+import { INDEXED_KINDS } from "../journal/record-kinds.js";
+import type { ChildRecord, FinishRecord, JournalRecord } from "../journal/records.js";
 import type { LogEntry } from "../storage/log.js";
-import { isSystemStream } from "./system-streams.js";
-import { RunEntry, parseStream } from "./run-entry.js";
+import { isSystemStream, parseStream } from "../journal/stream-names.js";
+import { RunEntry } from "./run-entry.js";
 
 /** What keeping the index needs of the engine. */
 export interface RunIndexDeps {
@@ -13,9 +14,6 @@ export interface RunIndexDeps {
   /** Takes a record of one of the engine's own streams (schedules, windows) read on open. */
   recoverSystem(shard: number, stream: string, body: Uint8Array): void;
 }
-
-/** Record kinds whose headers the index reads on open (see {@link RunIndex.apply}); the rest are only counted. */
-const INDEXED_KINDS: ReadonlySet<RecordKind> = new Set<RecordKind>(["start", "timer", "fired", "finish", "attributes", "child", "child-result"]);
 
 /**
  * The engine's index of runs by workflow ID: what a parked run costs in memory, kept in step with
@@ -86,6 +84,7 @@ export class RunIndex {
       } else if (run.runId > entry.runId) superseded.add(entry.stream);
       entry.reset(header.type as string, run.runId, header.at as number, item.stream);
       if (header.parent !== undefined) entry.parent = header.parent as RunEntry["parent"];
+      if (typeof header.trace === "string") entry.trace = header.trace;
     } else if (entry === undefined || run.runId !== entry.runId) {
       throw new StorageError(`shard ${shard} holds a ${header.kind} record of run ${run.runId} of '${run.id}' before its start record`);
     }

@@ -1,6 +1,6 @@
 import { RejectedError, StorageError } from "../core/errors.js";
-import { decodeRecord, encodeRecord, type PayloadCodec } from "../core/record-codec.js";
-import type { FinishRecord, JournalRecord } from "../core/records.js";
+import { decodeRecord, encodeRecord, type PayloadCodec } from "../journal/record-codec.js";
+import type { FinishRecord, JournalRecord } from "../journal/records.js";
 import type { Log } from "../storage/log.js";
 import { type DurableSink, RecordWaiter } from "./record-waiter.js";
 import type { RunEntry } from "./run-entry.js";

@@ -2,7 +2,7 @@ import { randomInt } from "node:crypto";
 import type { Clock } from "../core/clock.js";
 import { AlreadyExistsError, CancelledError, NotFoundError, RejectedError } from "../core/errors.js";
 import { shardOf } from "../core/ids.js";
-import type { JournalRecord, StartRecord } from "../core/records.js";
+import type { JournalRecord, StartRecord } from "../journal/records.js";
 import type { StartOptions } from "../client/types.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { RunCache } from "./run-cache.js";
@@ -23,10 +23,12 @@ export interface RunStartsDeps {
   terminate(id: string, reason: string): Promise<void>;
   /** The ID has a run now: whoever waits for it to start goes on. */
   started(id: string): void;
+  /** The caller's trace context, journaled with a start that names none. */
+  currentTrace?(): string | undefined;
 }
 
 /** Where a run comes from, as its start record says. */
-export type Lineage = Pick<StartRecord, "from" | "parent" | "request">;
+export type Lineage = Pick<StartRecord, "from" | "parent" | "request" | "trace">;
 
 /**
  * New runs of a workflow ID: a start (under the ID's policy), a child's start, a continue-as-new,
@@ -60,6 +62,7 @@ export class RunStarts {
       }
     }
     const runId = (existing?.runId ?? 0) + 1;
+    const trace = lineage.trace ?? this.deps.currentTrace?.();
     const record: StartRecord = {
       kind: "start",
       at: clock.now(),
@@ -69,6 +72,7 @@ export class RunStarts {
       input,
       ...(update ? { update } : {}),
       ...lineage,
+      ...(trace === undefined ? {} : { trace }),
     };
     const body = records.encode(id, runId, 0, record);
     // Everything below runs without yielding until the append is queued, so two starts of one ID
@@ -82,6 +86,7 @@ export class RunStarts {
     }
     entry.reset(def.name, runId, record.at);
     if (lineage.parent !== undefined) entry.parent = lineage.parent;
+    if (trace !== undefined) entry.trace = trace;
     runs.set(id, entry);
     cache.create(entry, def).load([]);
     this.deps.started(id);
@@ -120,6 +125,7 @@ export class RunStarts {
     cache.evict(entry, () => new CancelledError(`run ${entry.runId} of '${id}' was reset to step '${stepName}'; its steps stop`));
     entry.reset(def.name, runId, now);
     if (parent !== undefined) entry.parent = parent;
+    if (start.trace !== undefined) entry.trace = start.trace;
     await Promise.all(copy.map((r, i) => records.appendEncoded(entry, r, bodies[i] as Uint8Array)));
     records.drop(entry.shard, previous);
     if (entry.executor === undefined && entry.finished === undefined) await cache.load(entry);

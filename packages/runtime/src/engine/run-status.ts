@@ -1,6 +1,6 @@
 import type { ListFilter, RunStatus } from "../client/types.js";
 import { isFinished, type RunStatusValue } from "../core/status.js";
-import { compileFilter } from "./list-filter.js";
+import { compileFilter } from "../journal/list-filter.js";
 import type { RunEntry } from "./run-entry.js";
 
 /** Where an indexed run stands; `registered` tells whether its workflow type is known here. */

@@ -1,39 +1,12 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
 import { StorageError } from "../core/errors.js";
-import { CoveredRanges } from "./covered-ranges.js";
-import type { Recurrence } from "./cron.js";
+import { recurrenceOf } from "../journal/recurrence.js";
+import { ScheduleState, scheduleRunId, stateSpec, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
+import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
 import { retryDelay, startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
-import { recurrenceOf, type CatchUp, type Overlap, type ScheduleSettings } from "./schedule-spec.js";
-import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "./system-records.js";
 import type { SystemLog } from "./system-streams.js";
 
-/** Where a schedule stands, from `schedule.describe()`. */
-export interface ScheduleDescription {
-  readonly name: string;
-  readonly workflow: string;
-  readonly every?: number;
-  readonly cron?: string;
-  readonly timezone?: string;
-  readonly overlap: Overlap;
-  readonly catchUp: CatchUp;
-  readonly paused: boolean;
-  /** Runs started by the schedule: live, triggered, buffered, caught up and backfilled. */
-  readonly started: number;
-  /** Instants skipped by the overlap or catch-up policy. */
-  readonly skipped: number;
-  /** The next instants the schedule will start (none while paused). */
-  readonly nextTimes: readonly number[];
-  /** IDs of the latest runs started live, by trigger or from the buffer, newest first. */
-  readonly recentRuns: readonly string[];
-  /** Runs of the schedule that may still be going (the ones overlap policies look at). */
-  readonly running: readonly string[];
-  /** The instant waiting for the running run to end (`overlap: "buffer-one"`). */
-  readonly buffered?: number;
-  /** Backfills under way: the next instant each will look at, and where it ends. */
-  readonly backfills: readonly { readonly next: number; readonly to: number }[];
-  /** Why the latest start failed (it is retried), if it did. */
-  readonly lastError?: string;
-}
+export { scheduleRunId, type ScheduleDescription } from "../journal/schedule-state.js";
 
 /** What a schedule needs of the engine. */
 export interface ScheduleDeps {
@@ -43,28 +16,14 @@ export interface ScheduleDeps {
   readonly failed: (e: unknown) => void;
 }
 
-interface Backfill {
-  readonly id: string;
-  next: number;
-  readonly to: number;
-  readonly catchUp: boolean;
-  running: boolean;
-}
-
 /** A schedule stream gets a fresh generation, holding one snapshot, after this many records. */
 const SNAPSHOT_EVERY = 512;
 /** Instants a backfill starts between two progress records. */
 const PAGE = 256;
 /** Backfilled runs that may be unfinished at once; the backfill waits when it has this many. */
 const MAX_IN_FLIGHT = 1024;
-const RECENT = 10;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-/** The run ID of a schedule's instant. */
-export function scheduleRunId(name: string, instant: number): string {
-  return `${name}@${instant}`;
-}
 
 /**
  * One schedule: its state, its timer and its backfills. Every change is a record of the
@@ -72,25 +31,11 @@ export function scheduleRunId(name: string, instant: number): string {
  * again, in order, on recovery. A run is started before the record saying so is appended, and
  * under the instant's run ID, so a crash in between neither loses the instant nor starts it twice.
  */
-export class ScheduleRuntime {
-  settings: ScheduleSettings;
-  private recurrence: Recurrence;
+export class ScheduleRuntime extends ScheduleState {
   private gen: number;
   private records = 0;
-  private paused = false;
-  private cursor = 0;
-  private started = 0;
-  /** Runs a backfill page started whose page is not recorded yet: started, but not in `started`. */
-  private startedUnrecorded = 0;
-  private skipped = 0;
-  private covered = new CoveredRanges();
   /** Instants being started right now, not covered yet. */
   private readonly claimed = new Set<number>();
-  private recent: string[] = [];
-  private readonly active = new Set<string>();
-  private buffered: number | undefined;
-  private readonly backfills = new Map<string, Backfill>();
-  private lastError: string | undefined;
   private timer: ClockTimer | undefined;
   private readonly retries = new Set<ClockTimer>();
   private failures = 0;
@@ -102,15 +47,13 @@ export class ScheduleRuntime {
   private slotWaiters: Array<() => void> = [];
 
   constructor(
-    readonly name: string,
+    name: string,
     state: ScheduleStateRecord,
     gen: number,
     private readonly deps: ScheduleDeps,
   ) {
+    super(name, state);
     this.gen = gen;
-    this.settings = settingsOf(state);
-    this.recurrence = recurrenceOf(this.settings);
-    this.load(state);
   }
 
   /** A new schedule's first state record. */
@@ -128,43 +71,6 @@ export class ScheduleRuntime {
       active: [],
       backfills: [],
     };
-  }
-
-  /** Applies a record of the schedule's stream to its state. */
-  apply(record: SystemRecord): void {
-    switch (record.kind) {
-      case "schedule-state":
-        this.load(record);
-        return;
-      case "schedule-tick":
-        this.applyTick(record);
-        return;
-      case "schedule-skip":
-        this.cover(record.from, record.to);
-        this.skipped += record.count;
-        this.cursor = Math.max(this.cursor, record.to);
-        return;
-      case "schedule-pause":
-        this.paused = record.paused;
-        if (!record.paused) this.cursor = Math.max(this.cursor, record.at);
-        return;
-      case "schedule-backfill":
-        this.backfills.set(record.id, { id: record.id, next: record.from, to: record.to, catchUp: record.catchUp, running: false });
-        if (record.catchUp) this.cursor = Math.max(this.cursor, record.to);
-        return;
-      case "schedule-backfill-page": {
-        this.cover(record.first, record.through);
-        this.started += record.started;
-        const b = this.backfills.get(record.id);
-        if (b !== undefined) {
-          b.next = record.through + 1;
-          if (b.next > b.to) this.backfills.delete(record.id);
-        }
-        return;
-      }
-      default:
-        return;
-    }
   }
 
   /** Starts the schedule's work after it was created or recovered: its timer, backfills and catch-up. */
@@ -194,33 +100,7 @@ export class ScheduleRuntime {
   }
 
   describe(): ScheduleDescription {
-    const s = this.settings;
-    const nextTimes: number[] = [];
-    if (!this.paused) {
-      let t: number | undefined = Math.max(this.cursor, this.deps.clock.now());
-      for (let i = 0; i < 3 && t !== undefined; i++) {
-        t = this.recurrence.next(t);
-        if (t !== undefined) nextTimes.push(t);
-      }
-    }
-    return {
-      name: this.name,
-      workflow: s.workflow,
-      ...(s.everyMs !== undefined ? { every: s.everyMs } : {}),
-      ...(s.cron !== undefined ? { cron: s.cron } : {}),
-      ...(s.timezone !== undefined ? { timezone: s.timezone } : {}),
-      overlap: s.overlap,
-      catchUp: s.catchUp,
-      paused: this.paused,
-      started: this.started + this.startedUnrecorded,
-      skipped: this.skipped,
-      nextTimes,
-      recentRuns: [...this.recent],
-      running: [...this.active],
-      ...(this.buffered !== undefined ? { buffered: this.buffered } : {}),
-      backfills: [...this.backfills.values()].map((b) => ({ next: b.next, to: b.to })),
-      ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
-    };
+    return this.describeAt(this.deps.clock.now());
   }
 
   async pause(): Promise<void> {
@@ -336,20 +216,9 @@ export class ScheduleRuntime {
     return this.write({ kind: "schedule-tick", at: this.deps.clock.now(), instant, outcome, source });
   }
 
-  private applyTick(r: ScheduleTickRecord): void {
-    this.cover(r.instant, r.instant);
+  protected override applyTick(r: ScheduleTickRecord): void {
+    super.applyTick(r);
     this.claimed.delete(r.instant);
-    if (r.source === "live") this.cursor = Math.max(this.cursor, r.instant);
-    if (r.outcome === "skipped") this.skipped++;
-    else if (r.outcome === "buffered") this.buffered = r.instant;
-    else {
-      this.started++;
-      if (this.buffered === r.instant) this.buffered = undefined;
-      const id = scheduleRunId(this.name, r.instant);
-      this.active.add(id);
-      this.recent.unshift(id);
-      if (this.recent.length > RECENT) this.recent.length = RECENT;
-    }
   }
 
   /** Follows a run the schedule started until it ends, then starts the buffered instant if any. */
@@ -509,45 +378,10 @@ export class ScheduleRuntime {
     const old = this.gen;
     this.gen++;
     this.records = 0;
-    await this.append(this.stateRecord());
+    await this.append(this.snapshotRecord(this.deps.clock.now()));
     if (!this.deleted) await this.deps.sys.drop("schedule", this.name, [old]);
   }
 
-  private stateRecord(): ScheduleStateRecord {
-    return {
-      kind: "schedule-state",
-      at: this.deps.clock.now(),
-      ...stateSpec(this.settings),
-      paused: this.paused,
-      cursor: this.cursor,
-      started: this.started,
-      skipped: this.skipped,
-      covered: this.covered.list(),
-      recent: [...this.recent],
-      active: [...this.active],
-      ...(this.buffered !== undefined ? { buffered: this.buffered } : {}),
-      backfills: [...this.backfills.values()].map((b) => ({ id: b.id, next: b.next, to: b.to, catchUp: b.catchUp })),
-    };
-  }
-
-  private load(s: ScheduleStateRecord): void {
-    this.settings = settingsOf(s);
-    this.recurrence = recurrenceOf(this.settings);
-    this.paused = s.paused;
-    this.cursor = s.cursor;
-    this.started = s.started;
-    this.skipped = s.skipped;
-    this.covered = new CoveredRanges(s.covered);
-    this.recent = [...s.recent];
-    this.active.clear();
-    for (const id of s.active) this.active.add(id);
-    this.buffered = s.buffered;
-    for (const b of s.backfills) this.backfills.set(b.id, { ...b, running: this.backfills.get(b.id)?.running ?? false });
-  }
-
-  private cover(first: number, last: number): void {
-    this.covered.add(first, last, (t) => this.recurrence.next(t));
-  }
 
   // ---- plumbing ----
 
@@ -582,30 +416,6 @@ export class ScheduleRuntime {
     this.retries.clear();
     for (const w of this.slotWaiters.splice(0)) w();
   }
-}
-
-function stateSpec(s: ScheduleSettings): Pick<ScheduleStateRecord, "workflow" | "everyMs" | "cron" | "timezone" | "overlap" | "catchUp" | "input"> {
-  return {
-    workflow: s.workflow,
-    ...(s.everyMs !== undefined ? { everyMs: s.everyMs } : {}),
-    ...(s.cron !== undefined ? { cron: s.cron } : {}),
-    ...(s.timezone !== undefined ? { timezone: s.timezone } : {}),
-    overlap: s.overlap,
-    catchUp: s.catchUp,
-    input: s.input,
-  };
-}
-
-function settingsOf(s: ScheduleStateRecord): ScheduleSettings {
-  return {
-    workflow: s.workflow,
-    everyMs: s.everyMs,
-    cron: s.cron,
-    timezone: s.timezone,
-    overlap: s.overlap as Overlap,
-    catchUp: s.catchUp as CatchUp,
-    input: s.input,
-  };
 }
 
 function sameSettings(a: ScheduleSettings, b: ScheduleSettings): boolean {

@@ -1,13 +1,10 @@
 import { toMillis, type Duration } from "../core/duration.js";
 import { RejectedError } from "../core/errors.js";
 import type { WorkflowClass } from "../workflow/registry.js";
-import { cronRecurrence, everyRecurrence, type Recurrence } from "./cron.js";
+import { recurrenceOf } from "../journal/recurrence.js";
+import type { CatchUp, Overlap, ScheduleSettings } from "../journal/schedule-state.js";
 
-/** What a schedule does when an instant comes while a run it started earlier is still going. */
-export type Overlap = "skip" | "buffer-one" | "allow-all" | "cancel-other" | "terminate-other";
-
-/** Which of the instants missed while the engine was down (or paused by a busy event loop) start runs. */
-export type CatchUp = "one" | "all" | "none";
+export type { CatchUp, Overlap, ScheduleSettings } from "../journal/schedule-state.js";
 
 /**
  * A schedule: which workflow to start, when, and what to do about overlaps and missed instants.
@@ -43,17 +40,6 @@ export interface ScheduleSpec {
   input?: unknown;
 }
 
-/** A validated spec, with the workflow resolved to its type name. */
-export interface ScheduleSettings {
-  readonly workflow: string;
-  readonly everyMs: number | undefined;
-  readonly cron: string | undefined;
-  readonly timezone: string | undefined;
-  readonly overlap: Overlap;
-  readonly catchUp: CatchUp;
-  readonly input: unknown;
-}
-
 const OVERLAPS: readonly Overlap[] = ["skip", "buffer-one", "allow-all", "cancel-other", "terminate-other"];
 const CATCH_UPS: readonly CatchUp[] = ["one", "all", "none"];
 
@@ -84,8 +70,4 @@ export function checkScheduleSpec(name: string, spec: ScheduleSpec, resolve: (wo
   const settings: ScheduleSettings = { workflow, everyMs, cron: spec.cron, timezone: spec.timezone, overlap, catchUp, input: spec.input };
   recurrenceOf(settings);
   return settings;
-}
-
-export function recurrenceOf(s: Pick<ScheduleSettings, "everyMs" | "cron" | "timezone">): Recurrence {
-  return s.everyMs !== undefined ? everyRecurrence(s.everyMs) : cronRecurrence(s.cron as string, s.timezone);
 }

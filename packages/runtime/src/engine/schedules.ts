@@ -2,9 +2,9 @@ import { NotFoundError, RejectedError } from "../core/errors.js";
 import type { ScheduleOp } from "./schedule-handle.js";
 import { ScheduleRuntime, type ScheduleDeps } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
-import { ScheduleGenerations } from "./schedule-generations.js";
-import type { SystemRecord } from "./system-records.js";
-import type { StreamName } from "./system-streams.js";
+import { ScheduleGenerations } from "../journal/schedule-generations.js";
+import type { SystemRecord } from "../journal/system-records.js";
+import type { StreamName } from "../journal/stream-names.js";
 
 /** The engine's schedules, by name. */
 export class Schedules {

@@ -1,41 +1,9 @@
 import { SYSTEM_STREAM_PREFIX, checkWellFormed, shardOf } from "../core/ids.js";
 import { RejectedError } from "../core/errors.js";
-import type { PayloadCodec } from "../core/record-codec.js";
+import type { PayloadCodec } from "../journal/payload-codec.js";
+import { parseStreamName, streamName, type StreamFamily } from "../journal/stream-names.js";
+import { decodeSystemRecord, encodeSystemRecord, type SystemRecord } from "../journal/system-records.js";
 import type { Log } from "../storage/log.js";
-import { decodeSystemRecord, encodeSystemRecord, type SystemRecord } from "./system-records.js";
-
-/** The modules that own engine streams. */
-export type StreamFamily = "schedule" | "debounce" | "batch";
-
-/** An engine stream's name, parsed: `$<family>/<name>/<n>`. */
-export interface StreamName {
-  readonly family: StreamFamily;
-  /** The schedule's name, or the debounce or batch key. */
-  readonly name: string;
-  /** The schedule stream's generation, or the window's or batch's number. */
-  readonly n: number;
-}
-
-const FAMILIES: readonly StreamFamily[] = ["schedule", "debounce", "batch"];
-
-export function isSystemStream(stream: string): boolean {
-  return stream.startsWith(SYSTEM_STREAM_PREFIX);
-}
-
-export function streamName(family: StreamFamily, name: string, n: number): string {
-  return `${SYSTEM_STREAM_PREFIX}${family}/${name}/${n}`;
-}
-
-export function parseStreamName(stream: string): StreamName | undefined {
-  if (!isSystemStream(stream)) return undefined;
-  const slash = stream.indexOf("/");
-  const last = stream.lastIndexOf("/");
-  if (slash < 0 || last <= slash) return undefined;
-  const family = stream.slice(SYSTEM_STREAM_PREFIX.length, slash) as StreamFamily;
-  const n = Number(stream.slice(last + 1));
-  if (!FAMILIES.includes(family) || !Number.isSafeInteger(n)) return undefined;
-  return { family, name: stream.slice(slash + 1, last), n };
-}
 
 /** Checks a schedule name or a debounce or batch key, which become part of run IDs. */
 export function checkFlowName(name: unknown, what: string): string {

@@ -2,15 +2,15 @@ import type { PayloadCipher } from "../codec/cipher.js";
 import type { TypeRegistry } from "../codec/type-registry.js";
 import { FuseeError, StorageError } from "../core/errors.js";
 import { SYSTEM_STREAM_PREFIX } from "../core/ids.js";
-import { readRecordHeader } from "../core/record-codec.js";
+import { readRecordHeader } from "../journal/record-codec.js";
 import type { FinishedStatus, RunStatusValue } from "../core/status.js";
 import type { ListFilter, RunStatus } from "../client/types.js";
-import { checkFilter, matches } from "../engine/list-filter.js";
-import { parseStream } from "../engine/run-entry.js";
-import { type RecoveryCutEvent, recoveryCuts } from "../engine/engine-events.js";
+import { checkFilter, matches } from "../journal/list-filter.js";
+import { parseStream } from "../journal/stream-names.js";
+import { type RecoveryCutEvent, recoveryCuts } from "../storage/recovery-cuts.js";
 import type { Log } from "../storage/log.js";
 import { type LocalLog, openLocalLog } from "../storage/local-log.js";
-import type { ScheduleDescription } from "../engine/schedule-runtime.js";
+import type { ScheduleDescription } from "../journal/schedule-state.js";
 import { payloadTypes } from "../workflow/payload-types.js";
 import { EXPORT_FORMAT, type ExportedJournal, type ExportedRecord } from "./export-format.js";
 import { exportedRecordOf } from "./export-journal.js";
@@ -87,7 +87,7 @@ export class DataDirReader {
     private readonly options: DataDirOptions,
     private readonly cuts: readonly RecoveryCutEvent[],
   ) {
-    this.recordedSchedules = new RecordedSchedules(log);
+    this.recordedSchedules = new RecordedSchedules();
   }
 
   /**
@@ -129,6 +129,11 @@ export class DataDirReader {
     }
     out.sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? -1 : 1));
     return out.slice(0, Math.max(0, limit));
+  }
+
+  /** The directory's shard count, fixed for the life of the data (what `Config.local(dir).shards(n)` must say). */
+  get shardCount(): number {
+    return this.log.shardCount;
   }
 
   /** The latest run of a workflow ID, or `undefined` when the directory has none. */

@@ -1,5 +1,5 @@
 import { CodecError } from "../core/errors.js";
-import type { RecordKind } from "../core/records.js";
+import type { RecordKind } from "../journal/records.js";
 import type { RunStatusValue } from "../core/status.js";
 import type { ExportedValue, JsonValue } from "./exported-value.js";
 

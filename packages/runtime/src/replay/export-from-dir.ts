@@ -1,4 +1,4 @@
-import type { RecoveryCutEvent } from "../engine/engine-events.js";
+import type { RecoveryCutEvent } from "../storage/recovery-cuts.js";
 import type { ExportedJournal } from "./export-format.js";
 import { DataDirReader, type DataDirOptions } from "./data-dir-reader.js";
 

@@ -11,8 +11,8 @@ import {
   readRecordPayload,
   type PayloadCodec,
   type PayloadContext,
-} from "../core/record-codec.js";
-import type { JournalRecord } from "../core/records.js";
+} from "../journal/record-codec.js";
+import type { JournalRecord } from "../journal/records.js";
 import type { RunDetail } from "../client/types.js";
 import { payloadTypes } from "../workflow/payload-types.js";
 import { EXPORT_FORMAT, type ExportedJournal, type ExportedRecord } from "./export-format.js";

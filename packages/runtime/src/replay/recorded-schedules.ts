@@ -1,12 +1,8 @@
-import type { Clock } from "../core/clock.js";
-import { StorageError } from "../core/errors.js";
-import type { PayloadCodec } from "../core/record-codec.js";
-import type { FlowRuns } from "../engine/flow-runs.js";
-import { ScheduleRuntime, type ScheduleDescription } from "../engine/schedule-runtime.js";
-import { ScheduleGenerations } from "../engine/schedule-generations.js";
-import { decodeSystemRecord } from "../engine/system-records.js";
-import { parseStreamName, SystemLog } from "../engine/system-streams.js";
-import type { Log } from "../storage/log.js";
+import type { PayloadCodec } from "../journal/payload-codec.js";
+import { ScheduleGenerations } from "../journal/schedule-generations.js";
+import { ScheduleState, type ScheduleDescription } from "../journal/schedule-state.js";
+import { parseStreamName } from "../journal/stream-names.js";
+import { decodeSystemRecord } from "../journal/system-records.js";
 
 interface RawRecord {
   readonly stream: string;
@@ -24,15 +20,12 @@ const UNREAD_PAYLOADS: PayloadCodec = {
 };
 
 /**
- * Schedules rebuilt from the records of their streams (`$schedule/<name>/<generation>`), as the
- * engine rebuilds them on recovery, without arming anything: the rebuilt schedules only describe
- * themselves.
+ * Schedules rebuilt from the records of their streams (`$schedule/<name>/<generation>`) by the same
+ * fold the engine's schedules apply on recovery, without arming anything: they only describe themselves.
  */
 export class RecordedSchedules {
   /** Each schedule's records, undecoded until asked for, so one unreadable schedule never hides the runs. */
   private readonly recorded = new Map<string, RawRecord[]>();
-
-  constructor(private readonly log: Log) {}
 
   /** Takes a record of an engine stream, in the order the shard scan yields them; ignores other families. */
   add(stream: string, body: Uint8Array): void {
@@ -50,14 +43,13 @@ export class RecordedSchedules {
    * @throws CodecError when a schedule record cannot be decoded.
    */
   describe(now: number): ScheduleDescription[] {
-    const deps = { sys: new SystemLog(this.log, UNREAD_PAYLOADS, 0), runs: NO_RUNS, clock: frozenClock(now), failed: () => undefined };
     const out: ScheduleDescription[] = [];
     for (const [name, raw] of this.recorded) {
       const latest = generationsOf(raw);
       if (latest.state === undefined) continue;
-      const schedule = new ScheduleRuntime(name, latest.state, latest.generation, deps);
+      const schedule = new ScheduleState(name, latest.state);
       for (const record of latest.records) schedule.apply(record);
-      out.push(schedule.describe());
+      out.push(schedule.describeAt(now));
     }
     return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
@@ -73,14 +65,4 @@ function generationsOf(raw: readonly RawRecord[]): ScheduleGenerations {
     generations.add(generation, decodeSystemRecord(body, UNREAD_PAYLOADS, { workflowId: stream, runId: 0, position }));
   }
   return generations;
-}
-
-function readOnly(): never {
-  throw new StorageError("a data directory reader starts, stops and schedules nothing");
-}
-
-const NO_RUNS: FlowRuns = { start: readOnly, awaitResult: readOnly, status: readOnly, terminate: readOnly, cancel: readOnly };
-
-function frozenClock(now: number): Clock {
-  return { now: () => now, schedule: readOnly };
 }

@@ -40,7 +40,7 @@ import {
   maxFrameBytes,
 } from "./frame.js";
 import { BatchFront, PendingBatch } from "./batch-front.js";
-import type { LogEntry } from "./log.js";
+import type { CommitObserver, LogEntry } from "./log.js";
 import type { Segment } from "./segment.js";
 import { type StreamIndex, position } from "./stream-index.js";
 
@@ -120,6 +120,9 @@ export class ShardCommitter extends BatchFront<Batch> {
   private flying: Batch | undefined;
   private fatal: StorageError | undefined;
   private stage = WRITE;
+  /** Told of each batch synced; `takenAt` is when the batch in flight was taken, while there is one. */
+  observer: CommitObserver | undefined = undefined;
+  private takenAt = 0;
 
   constructor(
     private readonly target: CommitTarget,
@@ -306,6 +309,7 @@ export class ShardCommitter extends BatchFront<Batch> {
   }
 
   private take(): Batch {
+    if (this.observer !== undefined) this.takenAt = performance.now();
     const b = this.open;
     this.open = this.spare;
     this.flying = b;
@@ -363,6 +367,7 @@ export class ShardCommitter extends BatchFront<Batch> {
   private finish(b: Batch): void {
     this.syncs += 1;
     this.appended += b.entries;
+    this.observer?.committed(this.target.shard, performance.now() - this.takenAt, b.entries, b.len);
     this.flying = undefined;
     // Waiters run before the batch is reused: nothing flushes until a later scheduler tick.
     b.settle(undefined);

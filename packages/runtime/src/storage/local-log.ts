@@ -4,7 +4,7 @@ import { compactShard } from "./compaction.js";
 import { type DirLock, lockDirectory, writerHolds } from "./dir-lock.js";
 import { type FileLayer, nodeFileLayer } from "./file-layer.js";
 import { CommitScheduler, SyncKind } from "./group-commit.js";
-import type { AppendWaiter, FlushMethod, Log, LogEntry, LogStats } from "./log.js";
+import type { AppendWaiter, CommitObserver, FlushMethod, Log, LogEntry, LogStats } from "./log.js";
 import { FORMAT_VERSION, type Manifest, readManifest, writeManifest } from "./manifest.js";
 import type { RecoveryEvent, RecoveryMode } from "./recovery.js";
 import { DIR_MODE, shardDirName } from "./segment.js";
@@ -284,6 +284,10 @@ export class LocalLog implements Log {
     });
     this.manifestWrite = run.catch(() => undefined);
     return run;
+  }
+
+  observeCommits(observer: CommitObserver): void {
+    for (const s of this.shards) if (s.committer !== undefined) s.committer.observer = observer;
   }
 
   stats(): LogStats {

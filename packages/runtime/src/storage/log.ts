@@ -48,6 +48,11 @@ export interface LogStats {
  *   `StorageError`, and nothing appended after the failure is ever acknowledged.
  * - `scan` (and `scanBatches`) yield exactly the durable, non-dropped entries of a shard in append order.
  */
+/** Told of each batch a log made durable: one write and one sync (or one insert) for all its records. */
+export interface CommitObserver {
+  committed(shard: number, ms: number, records: number, bytes: number): void;
+}
+
 export interface Log {
   /** Number of shards, fixed for the life of the data. */
   readonly shardCount: number;
@@ -95,6 +100,12 @@ export interface Log {
 
   /** Counters for benchmarks and diagnostics. */
   stats(): LogStats;
+
+  /**
+   * Tells `observer` of every batch made durable from now on, for metrics; logs that cannot tell
+   * leave it out. One observer at a time: a later call replaces it.
+   */
+  observeCommits?(observer: CommitObserver): void;
 
   /** Waits for pending appends, then releases files and the directory lock. */
   close(): Promise<void>;

@@ -1,7 +1,8 @@
 import type { DependencyContainer } from "tsyringe";
 import { FuseeError, NonDeterminismError } from "../core/errors.js";
 import { InlineFirstMap } from "../core/inline-first-map.js";
-import { describeRecord, isCallRecord, type CallRecord, type JournalRecord, type RecordKind } from "../core/records.js";
+import { callName, describeRecord, isCallRecord } from "../journal/record-kinds.js";
+import type { CallRecord, JournalRecord, RecordKind } from "../journal/records.js";
 import type { FinishedStatus } from "../core/status.js";
 import type { ChildHandle, ChildOptions, CtxBackend } from "./ctx.js";
 import { unknownHandler, type WorkflowDefinition } from "./registry.js";
@@ -303,9 +304,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     const recorded = this.replayCalls?.get(seq);
     if (recorded !== undefined) {
       const r = recorded.record;
-      const recordedName = r.kind === "step" ? r.name : r.kind === "patch" ? r.id : r.kind === "child" ? r.childId : undefined;
-      const same = r.kind === kind && recordedName === name;
-      if (!same) {
+      if (r.kind !== kind || callName(r) !== name) {
         const error = this.nonDeterminism(recorded.position, describeRecord(r), this.lastCall());
         this.breakWith(error);
         throw error;

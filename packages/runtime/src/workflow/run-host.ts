@@ -1,7 +1,7 @@
 import type { Clock } from "../core/clock.js";
-import type { JournalRecord } from "../core/records.js";
+import type { JournalRecord } from "../journal/records.js";
 import type { ChildOptions } from "./ctx.js";
-import type { PermitRequest } from "./step-runner.js";
+import type { AttemptObserver, PermitRequest } from "./step-runner.js";
 import type { StepOptions } from "./step-options.js";
 
 /** What an executor needs from the engine that hosts its run. */
@@ -37,6 +37,8 @@ export interface RunHost {
    * pending. A replay check sets it, because checking code against a journal must have no effects.
    */
   skipStep?(seq: number, name: string): void;
+  /** Watches one attempt of a step that really runs (never a replayed one), for traces and metrics. */
+  observeAttempt?(name: string, attempt: number): AttemptObserver | undefined;
 }
 
 /** What `ctx.startChild` asks the engine to start. */

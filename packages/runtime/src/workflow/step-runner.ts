@@ -15,6 +15,15 @@ export interface PermitRequest {
   withdraw(): void;
 }
 
+/**
+ * Watches one attempt of a step as it runs: `run` calls the attempt's code (in a trace context of
+ * its own, say), `end` tells its outcome once, whether the code returned, threw or timed out.
+ */
+export interface AttemptObserver {
+  run<T>(fn: () => T): T;
+  end(ok: boolean, outcome: unknown): void;
+}
+
 /** The failed attempts of a step call that are in its run's journal. */
 export interface AttemptHistory {
   /** Attempts that failed, so the next is `failed + 1`. */
@@ -57,6 +66,8 @@ export interface StepEnvironment {
    * `attempts` counts the attempts that ran.
    */
   stepSettled(seq: number, name: string, ok: boolean, outcome: unknown, attempts: number): void;
+  /** An observer of attempt `attempt` of call `seq`, when something watches steps. */
+  observeAttempt?(seq: number, name: string, attempt: number): AttemptObserver | undefined;
 }
 
 /** A step call in flight, as its run holds it. */
@@ -106,6 +117,8 @@ class StepCall implements RunningStep {
   private timers: ClockTimer[] | undefined = undefined;
   /** The back-off before the next attempt, while it runs. */
   private waiting: ClockTimer | undefined = undefined;
+  /** Watches the running attempt, when something watches steps. */
+  private observer: AttemptObserver | undefined = undefined;
   private readonly timeoutMs: number | undefined;
   private readonly heartbeatMs: number | undefined;
 
@@ -193,8 +206,9 @@ class StepCall implements RunningStep {
       this.watchHeartbeat(attempt, this.heartbeatMs);
     }
     let result: unknown;
+    const observer = (this.observer = this.env.observeAttempt?.(this.seq, this.name, attempt));
     try {
-      result = stepScope.run(scope, this.fn);
+      result = observer === undefined ? stepScope.run(scope, this.fn) : observer.run(() => stepScope.run(scope, this.fn));
     } catch (error) {
       result = Promise.reject(error);
     }
@@ -229,6 +243,10 @@ class StepCall implements RunningStep {
     if (attempt !== this.attempt || !this.running) return;
     this.running = false;
     this.ran = attempt;
+    if (this.observer !== undefined) {
+      this.observer.end(ok, outcome);
+      this.observer = undefined;
+    }
     if (this.timers !== undefined) {
       for (const t of this.timers) t.cancel();
       this.timers = undefined;

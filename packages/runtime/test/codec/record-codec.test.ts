@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { decodeRecord, encodeRecord, readRecordHeader, readRecordKind } from "../../src/core/record-codec.js";
-import type { JournalRecord } from "../../src/core/records.js";
+import { decodeRecord, encodeRecord, readRecordHeader, readRecordKind } from "../../src/journal/record-codec.js";
+import type { JournalRecord } from "../../src/journal/records.js";
 import { createPayloadCodec } from "../../src/engine/payloads.js";
 
 const codec = createPayloadCodec(undefined);

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { ScheduleGenerations } from "../../src/engine/schedule-generations.js";
-import type { ScheduleStateRecord, SystemRecord } from "../../src/engine/system-records.js";
+import { ScheduleGenerations } from "../../src/journal/schedule-generations.js";
+import type { ScheduleStateRecord, SystemRecord } from "../../src/journal/system-records.js";
 
 const state = (at: number): ScheduleStateRecord => ({ kind: "schedule-state", at, workflow: "report" }) as ScheduleStateRecord;
 const pause = (at: number): SystemRecord => ({ kind: "schedule-pause", at, paused: at % 2 === 0 });

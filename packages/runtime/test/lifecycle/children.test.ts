@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import path from "node:path";
-import { encodeRecord } from "../../src/core/record-codec.js";
+import { encodeRecord } from "../../src/journal/record-codec.js";
 import { Config } from "../../src/engine/config.js";
 import { Engine } from "../../src/engine/engine.js";
 import { createPayloadCodec } from "../../src/engine/payloads.js";

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { SYSTEM_STREAM_PREFIX, shardOf } from "../../src/core/ids.js";
-import type { ScheduleDescription } from "../../src/engine/schedule-runtime.js";
+import type { ScheduleDescription } from "../../src/journal/schedule-state.js";
 import { type ClusterWorker, holders, useClusterPair } from "./support/cluster.js";
 import { useSchemas } from "./support/database.js";
 import { eventually } from "./support/wait.js";

@@ -2,7 +2,7 @@ import "reflect-metadata";
 import { expect } from "chai";
 import { aesGcm } from "../../src/codec/aes-gcm.js";
 import { CodecError, RejectedError } from "../../src/core/errors.js";
-import { readRecordPayload } from "../../src/core/record-codec.js";
+import { readRecordPayload } from "../../src/journal/record-codec.js";
 import type { Engine } from "../../src/engine/engine.js";
 import { exportFromDir } from "../../src/replay/export-from-dir.js";
 import { Replayer } from "../../src/replay/replayer.js";

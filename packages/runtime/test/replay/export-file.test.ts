@@ -3,7 +3,7 @@ import { expect } from "chai";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CodecError, StorageError, WorkflowFailedError } from "../../src/core/errors.js";
-import type { JournalRecord } from "../../src/core/records.js";
+import type { JournalRecord } from "../../src/journal/records.js";
 import { exportFileName, readExport, writeExport } from "../../src/replay/export-file.js";
 import { EXPORT_FORMAT } from "../../src/replay/export-format.js";
 import { exportJournal, importJournal } from "../../src/replay/export-journal.js";

@@ -1,5 +1,6 @@
 import { expect } from "chai";
-import { RunEntry, parseStream, streamOf } from "../../src/engine/run-entry.js";
+import { RunEntry } from "../../src/engine/run-entry.js";
+import { parseStream, streamOf } from "../../src/journal/stream-names.js";
 
 describe("run index entries", () => {
   it("read back the workflow ID and run of every stream name they write", () => {

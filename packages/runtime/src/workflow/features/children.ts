@@ -1,5 +1,5 @@
 import { TimeoutError } from "../../core/errors.js";
-import type { ChildResultRecord } from "../../core/records.js";
+import type { ChildResultRecord } from "../../journal/records.js";
 import type { ChildHandle, ChildOptions } from "../ctx.js";
 import type { RecordAppliers, RunParts } from "./run-parts.js";
 

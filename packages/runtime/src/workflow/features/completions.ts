@@ -1,4 +1,4 @@
-import type { CompletionRecord } from "../../core/records.js";
+import type { CompletionRecord } from "../../journal/records.js";
 import { makeCompletionToken } from "../completion-token.js";
 import { scopeOf } from "../run-binding.js";
 import type { StepOptions } from "../step-options.js";

@@ -1,5 +1,5 @@
 import type { NonDeterminismError } from "../../core/errors.js";
-import type { CallRecord, JournalRecord, RecordKind } from "../../core/records.js";
+import type { CallRecord, JournalRecord, RecordKind, RecordOf } from "../../journal/records.js";
 import type { FinishedStatus } from "../../core/status.js";
 import type { WorkflowDefinition } from "../registry.js";
 import type { RunHost } from "../run-host.js";
@@ -75,8 +75,7 @@ export interface RunParts {
   readonly children: Children;
 }
 
-/** The journal record of kind `K`. */
-export type RecordOf<K extends RecordKind> = Extract<JournalRecord, { kind: K }>;
+export type { RecordOf } from "../../journal/records.js";
 
 /**
  * How a feature applies the records it owns, one function per kind: `replayed` is true for records

@@ -1,7 +1,7 @@
 import { CancelledError } from "../../core/errors.js";
 import { InlineFirstMap } from "../../core/inline-first-map.js";
 import type { Clock } from "../../core/clock.js";
-import { runStep, type AttemptHistory, type PermitRequest, type RunningStep, type StepEnvironment } from "../step-runner.js";
+import { runStep, type AttemptHistory, type AttemptObserver, type PermitRequest, type RunningStep, type StepEnvironment } from "../step-runner.js";
 import type { StepOptions } from "../step-options.js";
 import { asError, type Pending, type RecordAppliers, type RecordOf, type RunParts } from "./run-parts.js";
 
@@ -160,6 +160,10 @@ export class Steps implements StepEnvironment {
 
   acquire(options: StepOptions): PermitRequest | undefined {
     return this.run.host.acquire?.(options);
+  }
+
+  observeAttempt(_seq: number, name: string, attempt: number): AttemptObserver | undefined {
+    return this.run.host.observeAttempt?.(name, attempt);
   }
 
   stepSettled(seq: number, name: string, ok: boolean, outcome: unknown, attempts: number): void {

@@ -45,3 +45,8 @@ export function cronRecurrence(expression: string, timezone: string | undefined)
     },
   };
 }
+
+/** The recurrence of a schedule's settings: `every` or `cron`, whichever it has. */
+export function recurrenceOf(s: { readonly everyMs: number | undefined; readonly cron: string | undefined; readonly timezone: string | undefined }): Recurrence {
+  return s.everyMs !== undefined ? everyRecurrence(s.everyMs) : cronRecurrence(s.cron as string, s.timezone);
+}

@@ -1,5 +1,5 @@
 import { CodecError } from "../core/errors.js";
-import type { PayloadCodec, PayloadContext } from "../core/record-codec.js";
+import type { PayloadCodec, PayloadContext } from "./payload-codec.js";
 
 /**
  * Records of the engine's own streams (schedules, debounce windows, batches), kept in the same log

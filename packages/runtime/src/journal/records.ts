@@ -1,4 +1,4 @@
-import type { FinishedStatus } from "./status.js";
+import type { FinishedStatus } from "../core/status.js";
 
 /**
  * The journal of a run: every durable fact about it, in the order it became durable. A run's state
@@ -55,6 +55,8 @@ export interface StartRecord extends RecordBase {
   readonly parent?: { readonly id: string; readonly runId: number; readonly seq: number };
   /** The cluster request this start performs, so a shard's next owner does not perform it again. */
   readonly request?: string;
+  /** The caller's trace context (a W3C `traceparent`), so the run's spans join the caller's trace. */
+  readonly trace?: string;
 }
 
 export interface StepRecord extends RecordBase {
@@ -90,6 +92,8 @@ export interface SignalRecord extends RecordBase {
   readonly value: unknown;
   /** The cluster request this signal performs, so a shard's next owner does not deliver it again. */
   readonly request?: string;
+  /** The sender's trace context (a W3C `traceparent`). */
+  readonly trace?: string;
 }
 
 /** An update accepted by its validator; its handler runs at this point of the journal. */
@@ -98,6 +102,8 @@ export interface UpdateRecord extends RecordBase {
   readonly id: string;
   readonly name: string;
   readonly arg: unknown;
+  /** The caller's trace context (a W3C `traceparent`). */
+  readonly trace?: string;
 }
 
 /** The outcome of an update's handler; a repeated update ID is answered from it. */
@@ -195,44 +201,5 @@ export interface FinishRecord extends RecordBase {
 /** Records that answer a numbered call of the workflow code. */
 export type CallRecord = StepRecord | TimerRecord | PatchRecord | AttributesRecord | ChildRecord;
 
-export function isCallRecord(r: JournalRecord): r is CallRecord {
-  return r.kind === "step" || r.kind === "timer" || r.kind === "patch" || r.kind === "attributes" || r.kind === "child";
-}
-
-/** A short human description of a record, for error messages: `step 'charge' (call #2)`. */
-export function describeRecord(r: JournalRecord): string {
-  switch (r.kind) {
-    case "step":
-      return `step '${r.name}' (call #${r.seq})`;
-    case "timer":
-      return `timer until ${new Date(r.until).toISOString()} (call #${r.seq})`;
-    case "patch":
-      return `patch '${r.id}' (call #${r.seq})`;
-    case "attributes":
-      return `attributes (call #${r.seq})`;
-    case "signal":
-      return `signal '${r.name}'`;
-    case "update":
-      return `update '${r.name}' (id ${r.id})`;
-    case "update-result":
-      return `result of update ${r.id}`;
-    case "fired":
-      return `timer fired (call #${r.seq})`;
-    case "start":
-      return `start of ${r.type} run ${r.runId}`;
-    case "heartbeat":
-      return `heartbeat of call #${r.seq}`;
-    case "attempt":
-      return `failed attempt ${r.attempt} of step '${r.name}' (call #${r.seq})`;
-    case "completion":
-      return `completion of a token`;
-    case "child":
-      return `child '${r.childId}' (call #${r.seq})`;
-    case "child-result":
-      return `result of child '${r.childId}'`;
-    case "cancel":
-      return `cancellation`;
-    case "finish":
-      return `finish (${r.status})`;
-  }
-}
+/** The journal record of kind `K`. */
+export type RecordOf<K extends RecordKind> = Extract<JournalRecord, { kind: K }>;

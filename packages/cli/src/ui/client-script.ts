@@ -1,0 +1,66 @@
+/**
+ * The one script of the pages, served at `/ui.js` (the pages' policy allows no inline script). It
+ * follows `/api/events` and, when something the page shows changed, fetches the page again and
+ * swaps its `<main>`; on a run's page it sends the action forms as JSON with the process's token.
+ * Without it the pages still work, only not live.
+ */
+export const CLIENT_SCRIPT = `"use strict";
+(() => {
+  const body = document.body;
+  const page = body.dataset.page;
+  const runId = body.dataset.run;
+  const token = document.querySelector('meta[name="fusee-token"]')?.getAttribute("content") ?? "";
+  const live = document.getElementById("live");
+  let timer;
+  let refreshes = 0;
+
+  const refresh = async () => {
+    const response = await fetch(location.href, { headers: { accept: "text/html" } });
+    if (!response.ok) return;
+    const fresh = new DOMParser().parseFromString(await response.text(), "text/html").querySelector("main");
+    const main = document.querySelector("main");
+    if (fresh === null || main === null) return;
+    main.replaceWith(fresh);
+    bind();
+    body.dataset.refreshes = String(++refreshes);
+  };
+  const soon = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => void refresh(), 100);
+  };
+
+  const events = new EventSource("/api/events");
+  events.onopen = () => { if (live) { live.textContent = "live"; live.className = "live on"; } };
+  events.onerror = () => { if (live) { live.textContent = "reconnecting"; live.className = "live off"; } };
+  events.addEventListener("run", (e) => {
+    const event = JSON.parse(e.data);
+    if (page === "run" && event.id !== runId) return;
+    if (page === "runs" || page === "run") soon();
+  });
+
+  function bind() {
+    // The action forms sit outside <main> and outlive its refreshes: each is bound once.
+    for (const form of document.querySelectorAll("form[data-action]:not([data-bound])")) {
+      form.dataset.bound = "1";
+      form.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        const out = form.querySelector("output");
+        const fields = Object.fromEntries(new FormData(form));
+        if (form.dataset.confirm && !confirm(form.dataset.confirm)) return;
+        const response = await fetch(form.action, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-fusee-token": token },
+          body: JSON.stringify(fields),
+        });
+        const answer = await response.json().catch(() => ({ ok: false, error: { message: response.statusText } }));
+        if (out) {
+          out.textContent = answer.ok ? "done" : answer.error.message;
+          out.className = answer.ok ? "done" : "error";
+        }
+        soon();
+      });
+    }
+  }
+  bind();
+})();
+`;
