@@ -2,8 +2,8 @@ import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
 import { CancelledError, FuseeError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
-import { decodeRecord, type PayloadCodec } from "../journal/record-codec.js";
-import { readsBackUnchanged, wakesRun } from "../journal/record-kinds.js";
+import { readBackRecord, readRecordHeader, type PayloadCodec } from "../journal/record-codec.js";
+import { wakesRun } from "../journal/record-kinds.js";
 import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../journal/records.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateStage } from "../client/types.js";
 import type { Log } from "../storage/log.js";
@@ -574,7 +574,7 @@ export class LocalRuns implements RunService {
     if (entry.runId !== runId) return;
     entry.durable = position + 1;
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
-    if (!readsBackUnchanged(record)) record = decodeRecord(body, this.deps.codec, { workflowId: entry.id, runId, position });
+    record = readBackRecord(record, body, this.deps.codec, { workflowId: entry.id, runId, position });
     this.index.apply(entry, record);
     noteRequest(entry, record);
     this.deps.telemetry?.recorded(entry, record);

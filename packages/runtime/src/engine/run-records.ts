@@ -115,13 +115,6 @@ export class RunRecords implements DurableSink {
     if (record.kind === "finish") entry.finishAppended = true;
     const waiter = new RecordWaiter(this, entry, entry.runId, entry.appended++, record, body, resolve, reject);
     this.unsynced++;
-    const log = this.deps.log;
-    if (log.appendThen !== undefined) log.appendThen(entry.shard, entry.stream, body, waiter);
-    else {
-      log.append(entry.shard, { stream: entry.stream, body }).then(
-        () => waiter.appended(),
-        (e: unknown) => waiter.failed(e),
-      );
-    }
+    this.deps.log.appendThen(entry.shard, entry.stream, body, waiter);
   }
 }

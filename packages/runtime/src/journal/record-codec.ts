@@ -2,7 +2,7 @@ import { Buffer } from "node:buffer";
 import { CodecError } from "../core/errors.js";
 import { parseHeaderJson } from "../core/header-json.js";
 import type { PayloadCodec, PayloadContext } from "./payload-codec.js";
-import { KINDS_BY_CODE, RECORD_KINDS, kindOf, splitRecord } from "./record-kinds.js";
+import { KINDS_BY_CODE, RECORD_KINDS, decodeFromPayload, kindOf, readsBackUnchanged, splitRecord } from "./record-kinds.js";
 import type { JournalRecord, RecordKind, StepRecord } from "./records.js";
 
 export { payloadAssociatedData, type PayloadCodec, type PayloadContext } from "./payload-codec.js";
@@ -84,6 +84,20 @@ export function decodeRecord(body: Uint8Array, codec: PayloadCodec, context: Pay
   const header = parseHeaderJson(body, 6, headerEnd);
   const payload = body.subarray(headerEnd);
   return kindOf(kind).decode(header, {
+    value: () => codec.decodeValue(payload, context),
+    error: () => codec.decodeError(payload, context),
+  });
+}
+
+/**
+ * The record as a replay would read it from `body`, its encoding: the record itself when decoding
+ * gives back equal values of the same types, else its payload decoded from the bytes and its header
+ * taken from the record, so the step path never parses back a header it has just written.
+ */
+export function readBackRecord(record: JournalRecord, body: Uint8Array, codec: PayloadCodec, context: PayloadContext): JournalRecord {
+  if (readsBackUnchanged(record)) return record;
+  const payload = body.subarray(frame(body).headerEnd);
+  return decodeFromPayload(record, {
     value: () => codec.decodeValue(payload, context),
     error: () => codec.decodeError(payload, context),
   });

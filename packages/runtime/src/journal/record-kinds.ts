@@ -113,7 +113,7 @@ const start: RecordKindDescriptor<"start", StartHeader> = {
   code: 1,
   indexed: true,
   wakes: false,
-  readsBack: never,
+  readsBack: (r) => r.update === undefined && isPrimitive(r.input),
   describe: (r) => `start of ${r.type} run ${r.runId}`,
   encode: (r, p) => ({
     header: {
@@ -247,7 +247,7 @@ const finish: RecordKindDescriptor<"finish", FinishHeader> = {
   code: 10,
   indexed: true,
   wakes: false,
-  readsBack: never,
+  readsBack: (r) => r.status === "ok" && isPrimitive(r.value),
   describe: (r) => `finish (${r.status})`,
   encode: (r, p) => ({ header: { at: r.at, status: r.status, ...request(r) }, payload: outcome(r.status === "ok", r, p) }),
   decode: (h, p) => ({ kind: "finish", at: h.at, status: h.status, ...(h.status === "ok" ? { value: p.value() } : { error: p.error() }), ...request(h) }),
@@ -389,6 +389,19 @@ export function wakesRun(record: JournalRecord): boolean {
 /** True when decoding `record` would give back equal values of the same types (no objects, no errors). */
 export function readsBackUnchanged(record: JournalRecord): boolean {
   return kindOf(record.kind).readsBack(record);
+}
+
+/** A payload writer for when only a record's header is wanted: it encodes nothing. */
+const HEADER_ONLY: PayloadWriter = { value: () => EMPTY, error: () => EMPTY };
+
+/**
+ * Decodes a record from its own header fields and the payload bytes it was encoded to: what
+ * `decodeRecord` of its encoding gives, without parsing the header back (the header holds numbers,
+ * strings and plain objects of them, which read back equal).
+ */
+export function decodeFromPayload(record: JournalRecord, payload: PayloadReader): JournalRecord {
+  const kind = kindOf(record.kind);
+  return kind.decode(kind.encode(record, HEADER_ONLY).header, payload);
 }
 
 /** Encodes the header and payload of any record through its kind's descriptor. */

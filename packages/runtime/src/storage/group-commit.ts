@@ -39,8 +39,8 @@ import {
   encodeFrame,
   maxFrameBytes,
 } from "./frame.js";
-import { tellWaiters } from "./append-waiters.js";
-import type { AppendWaiter, CommitObserver, LogEntry } from "./log.js";
+import { BatchFront, PendingBatch } from "./batch-front.js";
+import type { CommitObserver, LogEntry } from "./log.js";
 import type { Segment } from "./segment.js";
 import { type StreamIndex, position } from "./stream-index.js";
 
@@ -77,7 +77,7 @@ const ROLL = 2;
  * Frames waiting for one write and one sync. The first {@link BATCH_FRAME_BYTES} of `buf` are kept
  * for the batch header, so a batch written whole goes out in one write without a copy.
  */
-class Batch {
+class Batch extends PendingBatch {
   buf: Buffer = Buffer.allocUnsafe(64 * 1024);
   len = BATCH_FRAME_BYTES;
   /** Frames in the batch; `keys` and `offs` keep their capacity between batches. */
@@ -87,14 +87,8 @@ class Batch {
   /** Start of each frame in `buf`; a drop frame is stored as the bitwise NOT of its start. */
   readonly offs: number[] = [];
   entries = 0;
-  /** Callers told through `appendThen`, in append order; the array keeps its capacity between batches. */
-  readonly waiters: AppendWaiter[] = [];
   /** Set once the scheduler was asked to flush this batch. */
   wanted = false;
-  /** Made only when a caller awaits the batch (`append`, `idle`). */
-  promise: Promise<void> | undefined;
-  resolve: () => void = noop;
-  reject: (err: Error) => void = noop;
 
   start(i: number): number {
     const o = this.offs[i]!;
@@ -105,20 +99,16 @@ class Batch {
     this.len = BATCH_FRAME_BYTES;
     this.count = 0;
     this.entries = 0;
-    this.waiters.length = 0;
     this.wanted = false;
-    this.promise = undefined;
-    this.resolve = noop;
-    this.reject = noop;
+    this.forgetWaiters();
   }
 }
 
-function noop(): void {}
-
 /**
- * The append side of one shard: batches, writes, syncs, and applies durable frames to the index.
+ * The append side of one shard: batches (through the shared front end), writes, syncs, and applies
+ * durable frames to the index. Its flush strategy is the {@link CommitScheduler}'s.
  */
-export class ShardCommitter {
+export class ShardCommitter extends BatchFront<Batch> {
   /** Entries made durable since open. */
   appended = 0;
   /** Batches synced since open. */
@@ -140,7 +130,9 @@ export class ShardCommitter {
     private readonly scheduler: CommitScheduler,
     /** The number of the next batch header; one more than the last batch on disk. */
     private nextBatch: number,
-  ) {}
+  ) {
+    super();
+  }
 
   /** The error that made this shard fatal, if any. */
   get failure(): StorageError | undefined {
@@ -157,34 +149,6 @@ export class ShardCommitter {
 
   get pendingFrames(): number {
     return this.open.count;
-  }
-
-  append(entry: LogEntry): Promise<void> {
-    const b = this.admit(entry.stream, entry.body);
-    return b instanceof StorageError ? Promise.reject(b) : this.promiseOf(b);
-  }
-
-  appendThen(stream: string, body: Uint8Array, waiter: AppendWaiter): void {
-    const b = this.admit(stream, body);
-    if (b instanceof StorageError) {
-      queueMicrotask(() => waiter.failed(b));
-      return;
-    }
-    b.waiters.push(waiter);
-    this.enlist(b);
-  }
-
-  appendAll(entries: readonly LogEntry[]): Promise<void> {
-    if (this.fatal !== undefined) return Promise.reject(this.fatal);
-    for (const e of entries) {
-      const problem = this.check(e.stream, e.body.length);
-      if (problem !== undefined) return Promise.reject(problem);
-    }
-    if (entries.length === 0) return Promise.resolve();
-    const b = this.open;
-    for (const e of entries) this.encode(b, FrameKind.Entry, e.stream, e.body);
-    b.entries += entries.length;
-    return this.promiseOf(b);
   }
 
   drop(streams: readonly string[]): Promise<void> {
@@ -204,7 +168,7 @@ export class ShardCommitter {
     for (;;) {
       const b = this.flying ?? (this.open.count > 0 ? this.open : undefined);
       if (b === undefined) return;
-      await this.promiseOf(b).catch(noop);
+      await this.promiseOf(b).catch(() => undefined);
     }
   }
 
@@ -294,17 +258,25 @@ export class ShardCommitter {
     step();
   }
 
-  /** Encodes one entry into the open batch, or returns why the shard refuses it. */
-  private admit(stream: string, body: Uint8Array): Batch | StorageError {
-    const problem = this.fatal ?? this.check(stream, body.length);
-    if (problem !== undefined) return problem;
+  protected refusal(): StorageError | undefined {
+    return this.fatal;
+  }
+
+  protected add(stream: string, body: Uint8Array): Batch {
     const b = this.open;
     this.encode(b, FrameKind.Entry, stream, body);
     b.entries += 1;
     return b;
   }
 
-  private check(key: string, payloadBytes: number): StorageError | undefined {
+  protected addAll(entries: readonly LogEntry[]): Batch {
+    const b = this.open;
+    for (const e of entries) this.encode(b, FrameKind.Entry, e.stream, e.body);
+    b.entries += entries.length;
+    return b;
+  }
+
+  protected check(key: string, payloadBytes: number): StorageError | undefined {
     if (payloadBytes > MAX_PAYLOAD_BYTES) {
       return new StorageError(
         `an entry of stream "${key.slice(0, 80)}" has ${payloadBytes} bytes; the limit is ${MAX_PAYLOAD_BYTES}`,
@@ -329,19 +301,8 @@ export class ShardCommitter {
     b.len = encodeFrame(b.buf, b.len, kind, key, body);
   }
 
-  private promiseOf(b: Batch): Promise<void> {
-    if (b.promise === undefined) {
-      b.promise = new Promise<void>((resolve, reject) => {
-        b.resolve = resolve;
-        b.reject = reject;
-      });
-    }
-    this.enlist(b);
-    return b.promise;
-  }
-
   /** Asks the scheduler to flush the open batch (once per batch; the batch in flight needs no asking). */
-  private enlist(b: Batch): void {
+  protected want(b: Batch): void {
     if (b.wanted || b === this.flying) return;
     b.wanted = true;
     this.scheduler.want(this);
@@ -408,12 +369,10 @@ export class ShardCommitter {
     this.appended += b.entries;
     this.observer?.committed(this.target.shard, performance.now() - this.takenAt, b.entries, b.len);
     this.flying = undefined;
-    const resolve = b.resolve;
     // Waiters run before the batch is reused: nothing flushes until a later scheduler tick.
-    tellWaiters(b.waiters, undefined);
+    b.settle(undefined);
     b.reset();
     this.spare = b;
-    resolve();
   }
 
   private fail(err: unknown): void {
@@ -434,12 +393,8 @@ export class ShardCommitter {
     const open = this.open;
     this.flying = undefined;
     this.open = new Batch();
-    if (flying !== undefined) {
-      flying.reject(this.fatal);
-      tellWaiters(flying.waiters, this.fatal);
-    }
-    open.reject(this.fatal);
-    tellWaiters(open.waiters, this.fatal);
+    flying?.settle(this.fatal);
+    open.settle(this.fatal);
   }
 }
 

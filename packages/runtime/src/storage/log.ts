@@ -64,10 +64,11 @@ export interface Log {
 
   /**
    * `append` for callers that make an entry per step and cannot afford a promise reaction each:
-   * the waiter is told when the entry is durable, in the order the entries were appended. Logs
-   * without it are used through `append`.
+   * the waiter is told when the entry is durable, in the order the entries were appended, before
+   * the promises of `append` calls of the same batch resolve. A refused entry (a closed log, an
+   * unknown shard, a fatal shard) is told on a later microtask, never during the call.
    */
-  appendThen?(shard: number, stream: string, body: Uint8Array, waiter: AppendWaiter): void;
+  appendThen(shard: number, stream: string, body: Uint8Array, waiter: AppendWaiter): void;
 
   /** Appends entries to a shard in order; resolves when all of them are durable. */
   appendAll(shard: number, entries: readonly LogEntry[]): Promise<void>;

@@ -1,5 +1,6 @@
 import { StorageError } from "../core/errors.js";
-import type { Log, LogEntry, LogStats } from "./log.js";
+import { tellWaiters } from "./append-waiters.js";
+import type { AppendWaiter, Log, LogEntry, LogStats } from "./log.js";
 
 /** Entries per batch of `scanBatches`. */
 const SCAN_BATCH = 1024;
@@ -19,6 +20,15 @@ interface MemoryShard {
 
 type PendingOp = { shard: number; entry: LogEntry } | { shard: number; drop: readonly string[] };
 
+/** The appends of one turn, applied together on a microtask. */
+interface PendingBatch {
+  readonly promise: Promise<void>;
+  readonly resolve: () => void;
+  readonly reject: (e: Error) => void;
+  /** Told through `appendThen`, in append order, before the promise resolves. */
+  readonly waiters: AppendWaiter[];
+}
+
 /**
  * A {@link Log} held in memory, for tests and `TestEngine`: the same contract as the local log with
  * nothing on disk. Appends made in one turn are applied together on a microtask, which is when
@@ -34,7 +44,7 @@ export class MemoryLog implements Log {
   readonly readOnly = false;
   private shards: MemoryShard[];
   private pending: PendingOp[] = [];
-  private batch: { promise: Promise<void>; resolve: () => void; reject: (e: Error) => void } | undefined;
+  private batch: PendingBatch | undefined;
   private closed = false;
 
   constructor(shards: number) {
@@ -47,6 +57,16 @@ export class MemoryLog implements Log {
 
   append(shard: number, entry: LogEntry): Promise<void> {
     return this.enqueue(shard, [{ shard, entry: copy(entry) }]);
+  }
+
+  appendThen(shard: number, stream: string, body: Uint8Array, waiter: AppendWaiter): void {
+    const refused = this.refusal(shard);
+    if (refused !== undefined) {
+      queueMicrotask(() => waiter.failed(refused));
+      return;
+    }
+    this.pending.push({ shard, entry: { stream, body: body.slice() } });
+    this.open().waiters.push(waiter);
   }
 
   appendAll(shard: number, entries: readonly LogEntry[]): Promise<void> {
@@ -126,16 +146,28 @@ export class MemoryLog implements Log {
     this.pending = [];
     this.batch = undefined;
     this.closed = true;
-    lost?.reject(new StorageError("the process crashed before the append was durable"));
+    const error = new StorageError("the process crashed before the append was durable");
+    lost?.reject(error);
+    if (lost !== undefined) tellWaiters(lost.waiters, error);
     return this.reopen();
   }
 
   private enqueue(shard: number, ops: PendingOp[]): Promise<void> {
-    if (this.shards[shard] === undefined || !Number.isInteger(shard)) {
-      return Promise.reject(new StorageError(`shard ${shard} does not exist (the log has ${this.shardCount} shards)`));
-    }
-    if (this.closed) return Promise.reject(new StorageError("the log is closed"));
+    const refused = this.refusal(shard);
+    if (refused !== undefined) return Promise.reject(refused);
     for (const op of ops) this.pending.push(op);
+    return this.open().promise;
+  }
+
+  private refusal(shard: number): StorageError | undefined {
+    if (this.shards[shard] === undefined || !Number.isInteger(shard)) {
+      return new StorageError(`shard ${shard} does not exist (the log has ${this.shardCount} shards)`);
+    }
+    return this.closed ? new StorageError("the log is closed") : undefined;
+  }
+
+  /** The batch of this turn, made (and its apply scheduled) by the turn's first append. */
+  private open(): PendingBatch {
     if (this.batch === undefined) {
       let resolve!: () => void;
       let reject!: (e: Error) => void;
@@ -143,10 +175,10 @@ export class MemoryLog implements Log {
         resolve = res;
         reject = rej;
       });
-      this.batch = { promise, resolve, reject };
+      this.batch = { promise, resolve, reject, waiters: [] };
       queueMicrotask(() => this.apply());
     }
-    return this.batch.promise;
+    return this.batch;
   }
 
   private apply(): void {
@@ -172,7 +204,9 @@ export class MemoryLog implements Log {
       }
     }
     for (const s of touched) s.syncs += 1;
-    batch?.resolve();
+    if (batch === undefined) return;
+    tellWaiters(batch.waiters, undefined);
+    batch.resolve();
   }
 
   private shard(shard: number): MemoryShard {

@@ -17,8 +17,8 @@
  */
 import type pg from "pg";
 import { ShardMovedError, StorageError } from "../../core/errors.js";
-import { tellWaiters } from "../append-waiters.js";
-import { type AppendWaiter, type LogEntry, MAX_ENTRY_BYTES } from "../log.js";
+import { BatchFront, PendingBatch } from "../batch-front.js";
+import { type LogEntry, MAX_ENTRY_BYTES } from "../log.js";
 import { Int4ArrayWriter, TextArrayWriter } from "./binary-array.js";
 import { leaseFence } from "./leases.js";
 import type { Tables } from "./schema.js";
@@ -52,7 +52,7 @@ export interface ShardWriterOptions {
 }
 
 /** Appends and drops waiting for one statement. */
-class Batch {
+class Batch extends PendingBatch {
   buf: Buffer = Buffer.allocUnsafe(16 * 1024);
   len = 0;
   /** Entries in the batch; the arrays below are reused from batch to batch and hold stale items past it. */
@@ -67,12 +67,6 @@ class Batch {
   readonly drops: { at: number; streams: readonly string[] }[] = [];
   /** When the batch's statement was sent (`performance.now()`). */
   sentAt = 0;
-  /** Callers told through `appendThen`, in append order. */
-  readonly waiters: AppendWaiter[] = [];
-  /** Made only when a caller awaits the batch. */
-  promise: Promise<void> | undefined;
-  resolve: () => void = noop;
-  reject: (err: Error) => void = noop;
 
   get empty(): boolean {
     return this.count === 0 && this.drops.length === 0;
@@ -109,20 +103,16 @@ class Batch {
     this.names.clear();
     this.endsParam.clear();
     this.drops.length = 0;
-    this.waiters.length = 0;
-    this.promise = undefined;
-    this.resolve = noop;
-    this.reject = noop;
+    this.forgetWaiters();
   }
 }
 
-function noop(): void {}
-
 /**
  * The append side of one shard this process holds the lease of, at one epoch. A new lease (even of
- * the same shard) gets a new writer.
+ * the same shard) gets a new writer. Appends batch through the front end shared with the local log;
+ * the flush strategy is this writer's: one statement in flight, the next sent when it commits.
  */
-export class ShardWriter {
+export class ShardWriter extends BatchFront<Batch> {
   /** Set once the shard stopped for this writer; later appends reject with it. */
   private fatal: StorageError | undefined;
   /** Set when the writer takes no more appends but still commits what it has queued. */
@@ -137,6 +127,7 @@ export class ShardWriter {
   private readonly insertAndDrop: pg.QueryConfig;
 
   constructor(private readonly o: ShardWriterOptions) {
+    super();
     this.lastSeq = o.lastSeq;
     const t = o.tables;
     const lease = leaseFence(t);
@@ -184,35 +175,6 @@ export class ShardWriter {
     return this.fatal === undefined && this.sealed === undefined;
   }
 
-  append(entry: LogEntry): Promise<void> {
-    const b = this.admit(entry.stream, entry.body);
-    return b instanceof StorageError ? Promise.reject(b) : this.promiseOf(b);
-  }
-
-  appendThen(stream: string, body: Uint8Array, waiter: AppendWaiter): void {
-    const b = this.admit(stream, body);
-    if (b instanceof StorageError) {
-      queueMicrotask(() => waiter.failed(b));
-      return;
-    }
-    b.waiters.push(waiter);
-    this.schedule();
-  }
-
-  appendAll(entries: readonly LogEntry[]): Promise<void> {
-    const refused = this.refusal();
-    if (refused !== undefined) return Promise.reject(refused);
-    for (const e of entries) {
-      const problem = this.check(e.stream, e.body);
-      if (problem !== undefined) return Promise.reject(problem);
-    }
-    if (entries.length === 0) return Promise.resolve();
-    const total = entries.reduce((n, e) => n + e.body.length, 0);
-    const b = this.openBatch(total, entries.length);
-    for (const e of entries) b.add(e.stream, e.body);
-    return this.promiseOf(b);
-  }
-
   drop(streams: readonly string[]): Promise<void> {
     const refused = this.refusal();
     if (refused !== undefined) return Promise.reject(refused);
@@ -242,30 +204,31 @@ export class ShardWriter {
     if (this.fatal !== undefined) return;
     this.fatal = error;
     const queued = this.queue.splice(0);
-    for (const b of queued) {
-      b.reject(error);
-      tellWaiters(b.waiters, error);
-    }
+    for (const b of queued) b.settle(error);
     this.settleIdle();
   }
 
-  private refusal(): StorageError | undefined {
+  protected refusal(): StorageError | undefined {
     return this.fatal ?? this.sealed;
   }
 
-  /** Adds one entry to the batch new appends go to, or returns why the shard refuses it. */
-  private admit(stream: string, body: Uint8Array): Batch | StorageError {
-    const refused = this.refusal() ?? this.check(stream, body);
-    if (refused !== undefined) return refused;
+  protected add(stream: string, body: Uint8Array): Batch {
     const b = this.openBatch(body.length);
     b.add(stream, body);
     return b;
   }
 
-  private check(stream: string, body: Uint8Array): StorageError | undefined {
-    if (body.length > MAX_BODY_BYTES) {
+  protected addAll(entries: readonly LogEntry[]): Batch {
+    const total = entries.reduce((n, e) => n + e.body.length, 0);
+    const b = this.openBatch(total, entries.length);
+    for (const e of entries) b.add(e.stream, e.body);
+    return b;
+  }
+
+  protected check(stream: string, bytes: number): StorageError | undefined {
+    if (bytes > MAX_BODY_BYTES) {
       return new StorageError(
-        `an entry of stream "${stream.slice(0, 80)}" for shard ${this.o.shard} has ${body.length} bytes; ` +
+        `an entry of stream "${stream.slice(0, 80)}" for shard ${this.o.shard} has ${bytes} bytes; ` +
           `the limit is ${MAX_BODY_BYTES}`,
       );
     }
@@ -289,17 +252,8 @@ export class ShardWriter {
     return b;
   }
 
-  private promiseOf(b: Batch): Promise<void> {
-    b.promise ??= new Promise<void>((resolve, reject) => {
-      b.resolve = resolve;
-      b.reject = reject;
-    });
-    this.schedule();
-    return b.promise;
-  }
-
   /** Sends the next batch on a microtask unless one is in flight (its commit sends the next). */
-  private schedule(): void {
+  protected want(): void {
     if (this.flying === undefined && !this.scheduled) {
       this.scheduled = true;
       queueMicrotask(this.flush);
@@ -356,11 +310,9 @@ export class ShardWriter {
     this.o.index.addRow(first, b.count, b.streams, b.ends, dead);
     this.o.committed(b.count, b.len, performance.now() - b.sentAt);
     this.flying = undefined;
-    const resolve = b.resolve;
-    tellWaiters(b.waiters, undefined);
+    b.settle(undefined);
     b.reset();
     this.spare = b;
-    resolve();
     this.next();
   }
 
@@ -414,8 +366,7 @@ export class ShardWriter {
       this.halt(error);
       this.o.stopped(error, reason);
     }
-    b.reject(error);
-    tellWaiters(b.waiters, error);
+    b.settle(error);
     this.settleIdle();
   }
 
