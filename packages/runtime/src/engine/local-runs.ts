@@ -2,7 +2,7 @@ import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
 import { CancelledError, FuseeError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
-import { readBackRecord, readRecordHeader, type PayloadCodec } from "../journal/record-codec.js";
+import { readBackRecord, type PayloadCodec } from "../journal/record-codec.js";
 import { wakesRun } from "../journal/record-kinds.js";
 import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../journal/records.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateStage } from "../client/types.js";

@@ -37,10 +37,10 @@ export function Workflow(nameOrOptions?: string | WorkflowOptions): ClassDecorat
  * async charge(quote: number): Promise<string> { ... }
  */
 export function Step(options: StepOptions = {}): MethodDecorator {
-  return (target, key, descriptor) => {
+  return (target, key, _descriptor) => {
     assertExperimentalDecorator("@Step", key);
     registerStep(target.constructor, String(key), options);
-    return Object.getOwnPropertyDescriptor(target, key) as typeof descriptor;
+    return Object.getOwnPropertyDescriptor(target, key) as typeof _descriptor;
   };
 }
 
@@ -78,6 +78,8 @@ export function Query(options: HandlerOptions = {}): MethodDecorator {
  * @Update({ validate(item: string) { if (!item) throw new RejectedError("empty item"); } })
  * async add(item: string): Promise<number> { ... }
  */
+// `any` by default, as in UpdateHandlerOptions: a validator's parameter type is the handler's own.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function Update<A = any>(options: UpdateHandlerOptions<A> = {}): MethodDecorator {
   return (target, key) => {
     assertExperimentalDecorator("@Update", key);

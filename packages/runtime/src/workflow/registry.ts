@@ -1,3 +1,7 @@
+/* eslint-disable @typescript-eslint/no-unsafe-function-type, @typescript-eslint/no-explicit-any --
+   Decorators hand their classes over as `target.constructor`, which TypeScript types as Function;
+   a workflow class's constructor takes whatever its injector gives it, and a validator's `this` is
+   the workflow instance, whose type the decorator cannot name. */
 import { fingerprintArgs } from "./args-fingerprint.js";
 import "reflect-metadata";
 import { injectable } from "tsyringe";

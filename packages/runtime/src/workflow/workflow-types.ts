@@ -1,3 +1,5 @@
+/* eslint-disable @typescript-eslint/no-unsafe-function-type --
+   Classes arrive from decorators and generated tables as plain constructors, which TypeScript types as Function. */
 import "reflect-metadata";
 import { injectable } from "tsyringe";
 import { ConfigError } from "../core/errors.js";
