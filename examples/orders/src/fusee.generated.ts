@@ -59,6 +59,11 @@ export interface FulfilmentSignals {
   packed(report?: PackedReport): Promise<void>;
 }
 
+/** The argument type of each signal of workflow Fulfilment. */
+export interface FulfilmentSignalTypes {
+  packed: PackedReport | undefined;
+}
+
 /** Queries of workflow Fulfilment, answered from the run's state. */
 export interface FulfilmentQueries {
   progress(): Promise<Progress>;
@@ -108,6 +113,17 @@ export class FulfilmentClient {
   /** A handle on the run with workflow ID `id`. */
   run(id: string): FulfilmentRun {
     return new FulfilmentRun(this.engine.run<Receipt>(id));
+  }
+
+  /** Signals run `id`, or starts it with `input` and the signal in its start record when it does not run. */
+  async signalWithStart<K extends keyof FulfilmentSignalTypes>(
+    id: string,
+    input: Order,
+    signal: K,
+    arg: FulfilmentSignalTypes[K],
+    options?: fusee.StartOptions,
+  ): Promise<FulfilmentRun> {
+    return new FulfilmentRun(await this.engine.signalWithStart<Receipt>("Fulfilment", id, input, signal, arg, options));
   }
 
   /** Sends update `update` to run `id`, starting the run with `input` first when it does not exist. */
