@@ -10,7 +10,7 @@ import type { LocalLog } from "../storage/local-log.js";
 import type { Log } from "../storage/log.js";
 import { MemoryLog } from "../storage/memory-log.js";
 import type { PostgresLog } from "../storage/postgres/index.js";
-import type { WorkflowClass } from "../workflow/registry.js";
+import { unwantedSignal, type WorkflowClass } from "../workflow/registry.js";
 import { checkStartAttributes } from "../workflow/ctx.js";
 import type { InputArgs, WorkflowInput as Input, WorkflowOutput as Output } from "../workflow/workflow-io.js";
 import type { ClusterNode } from "./cluster/node.js";
@@ -343,10 +343,13 @@ export class Engine {
   async signalWithStart<R = unknown>(type: string, id: string, input: unknown, signal: string, arg?: unknown, options?: StartOptions): Promise<RunHandle<R>>;
   async signalWithStart(type: WorkflowClass | string, id: string, input: unknown, signal: string, arg?: unknown, options: StartOptions = {}): Promise<RunHandle<unknown>> {
     this.assertOpen();
-    const name = this.catalog.resolve(type).name;
+    const def = this.catalog.resolve(type);
+    const name = def.name;
     checkId(id);
     checkName(signal, "signal name");
     checkStartAttributes(options, "signalWithStart");
+    const unwanted = unwantedSignal(def, signal, id);
+    if (unwanted !== undefined) throw unwanted;
     await this.service.signalWithStart(name, id, input, signal, arg, options);
     return this.run(id);
   }

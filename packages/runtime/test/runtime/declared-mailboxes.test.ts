@@ -54,6 +54,14 @@ onEachEngine("declared mailboxes", (kind) => {
     await engine.shutdown();
   });
 
+  it("refuses signalWithStart of such a name, starting nothing", async () => {
+    const engine = await kind().open({ workflows: [Gate] });
+    const error = await engine.signalWithStart(Gate, "gate-2", undefined, "og", 1).catch((e: unknown) => e);
+    expect(error).to.be.instanceOf(RejectedError);
+    expect(await engine.status("gate-2")).to.equal(undefined);
+    await engine.shutdown();
+  });
+
   it("takes the mailbox names the worker type table registers", async () => {
     const engine = await kind().open({ workflows: [Found] });
     const run = await engine.start<number>("Found", "found-1", undefined);
