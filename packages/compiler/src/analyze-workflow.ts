@@ -1,4 +1,5 @@
 import { ts } from "ts-morph";
+import { analyzeServices } from "./analyze-services.js";
 import type { SourceProblem, SourceProblemCode } from "./errors.js";
 import type { FlowEntry, HandlerIR, ParamIR, SourceLocation, StepIR, TypeRef, ValueRef, WorkflowIR } from "./ir.js";
 import type { RuntimeSymbols } from "./runtime-symbols.js";
@@ -132,6 +133,7 @@ class WorkflowAnalysis {
 
     const input = runSignature.params[0];
     const constructorParams = this.constructorParams();
+    const services = analyzeServices(this.context, constructorParams.map((p) => p.checkerType));
     return {
       className,
       typeName: options.typeName,
@@ -141,7 +143,9 @@ class WorkflowAnalysis {
       patchUses: scan.patchUses,
       ...(input === undefined ? {} : { input }),
       output: runSignature.result,
-      constructorParams,
+      constructorParams: constructorParams.map(({ value, type }) => ({ value, type })),
+      services,
+      ...(scan.dynamicWait ? {} : { mailboxes: [...new Set(scan.waits.map((w) => w.name))].sort(compareText) }),
       steps: [...this.steps].sort((a, b) => compareText(a.key, b.key)),
       signals: sortByName(signals),
       queries: sortByName(queries),
@@ -281,8 +285,9 @@ class WorkflowAnalysis {
   }
 
   /** Every `ctx.waitFor(name)` (signals without a handler) and `ctx.patched` / `ctx.deprecatePatch` in the class. */
-  private scanCalls(): { waits: HandlerIR[]; patchUses: { id: string; at: SourceLocation }[] } {
+  private scanCalls(): { waits: HandlerIR[]; dynamicWait: boolean; patchUses: { id: string; at: SourceLocation }[] } {
     const waits: HandlerIR[] = [];
+    let dynamicWait = false;
     const patchUses: { id: string; at: SourceLocation }[] = [];
     const visit = (node: ts.Node): void => {
       if (ts.isCallExpression(node) && (ts.isPropertyAccessExpression(node.expression) || ts.isElementAccessExpression(node.expression))) {
@@ -290,6 +295,7 @@ class WorkflowAnalysis {
         const first = node.arguments[0];
         if (member === "Ctx.waitFor" && first !== undefined) {
           const name = this.literal(first);
+          if (name === undefined) dynamicWait = true;
           const typeArgument = node.typeArguments?.[0];
           if (name !== undefined && !waits.some((w) => w.name === name)) {
             const type = typeArgument === undefined ? undefined : this.checker.getTypeFromTypeNode(typeArgument);
@@ -306,16 +312,16 @@ class WorkflowAnalysis {
       ts.forEachChild(node, visit);
     };
     for (const cls of this.classes) visit(cls);
-    return { waits, patchUses };
+    return { waits, dynamicWait, patchUses };
   }
 
-  private constructorParams(): { value: ValueRef; type: TypeRef }[] {
+  private constructorParams(): { value: ValueRef; type: TypeRef; checkerType: ts.Type }[] {
     for (const cls of this.classes) {
       const ctor = cls.members.find(ts.isConstructorDeclaration);
       if (ctor === undefined) continue;
       return ctor.parameters.map((p) => {
         const type = this.checker.getTypeAtLocation(p);
-        return { value: this.context.types.metadataValue(type), type: this.render(type) };
+        return { value: this.context.types.metadataValue(type), type: this.render(type), checkerType: type };
       });
     }
     return [];

@@ -200,11 +200,24 @@ export interface WorkflowIR {
   readonly output: TypeRef;
   /** What `design:paramtypes` would hold for the constructor, for dependency injection without emitted metadata. */
   readonly constructorParams: readonly { readonly value: ValueRef; readonly type: TypeRef }[];
+  /** The services the constructor needs, directly or not, with the parameter types of their own constructors. */
+  readonly services: readonly ServiceIR[];
+  /**
+   * The names every `ctx.waitFor(name)` of the class awaits, sorted; absent when one of them is not a
+   * literal, so the set is not known.
+   */
+  readonly mailboxes?: readonly string[];
   readonly steps: readonly StepIR[];
   readonly signals: readonly HandlerIR[];
   readonly queries: readonly HandlerIR[];
   readonly updates: readonly HandlerIR[];
   readonly flows: readonly FlowEntry[];
+}
+
+/** A class injected into a workflow (or into such a class) and what `design:paramtypes` would hold for it. */
+export interface ServiceIR {
+  readonly classRef: DeclRef;
+  readonly params: readonly ValueRef[];
 }
 
 export interface ProjectIR {

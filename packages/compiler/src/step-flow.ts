@@ -213,6 +213,11 @@ export class FlowReader {
       const name = this.context.literal(call.arguments[0]) ?? dynamicName(call.arguments[0]);
       return [{ kind: "step", key: this.context.inlineStep(call, name), at }];
     }
+    // A message to another workflow is journaled as a step of the sender, under the method's name.
+    const message = member === undefined ? undefined : MESSAGE_STEPS.get(member);
+    if (message !== undefined) {
+      return [...call.arguments.flatMap((a) => this.node(a)), { kind: "step", key: this.context.inlineStep(call, message), at }];
+    }
     if (member === "Ctx.patched") {
       const id = this.context.literal(call.arguments[0]);
       return id === undefined ? [] : [{ kind: "patch", id, at, then: [], else: [] }];
@@ -394,6 +399,11 @@ function isPlainValue(e: ts.Expression): boolean {
   if (ts.isIdentifier(e) || ts.isStringLiteral(e) || ts.isNumericLiteral(e) || e.kind === ts.SyntaxKind.ThisKeyword) return true;
   return ts.isPropertyAccessExpression(e) && isPlainValue(e.expression);
 }
+
+/** The `Ctx` methods that send a message to another workflow, and the name of the step that journals it. */
+const MESSAGE_STEPS: ReadonlyMap<string, string> = new Map(
+  ["startWorkflow", "signalWorkflow", "cancelWorkflow", "updateWorkflow", "signalWithStart"].map((m) => [`Ctx.${m}`, `ctx.${m}`]),
+);
 
 /** Nodes read from statements, and whether they always end in `return` or `throw`. */
 interface Seq {

@@ -131,6 +131,16 @@ describe("checkCompatibility", () => {
       ]);
     });
 
+    it("is refused for a message to another workflow, which is journaled as a step", () => {
+      const body = `
+    const count = await this.reserve(id);
+    await this.ctx.signalWorkflow("ledger", "reserved", count);
+    const receipt = await this.charge(count);
+    await this.ship(receipt);
+    return receipt;`;
+      expectRefused(order({ body }), { kind: "inserted", step: "ctx.signalWorkflow" }, 10);
+    });
+
     it("is refused inside a new branch, which runs recorded before it may take", () => {
       const body = `
     const count = await this.reserve(id);

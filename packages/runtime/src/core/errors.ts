@@ -18,7 +18,7 @@ export class FuseeError extends Error {
 
 /**
  * The stable codes of fusee's errors, one per error class (a {@link ShardMovedError} is also a
- * {@link StorageError}). `FUSEE_BAD_REQUEST` is the code of the CLI's web UI refusing a request.
+ * {@link StorageError}, a `DurationError` a {@link ConfigError}). `FUSEE_BAD_REQUEST` is the code of the CLI's web UI refusing a request.
  */
 export type FuseeErrorCode =
   | "FUSEE_ERROR"
@@ -32,8 +32,11 @@ export type FuseeErrorCode =
   | "FUSEE_NON_DETERMINISM"
   | "FUSEE_CODEC"
   | "FUSEE_CONFIG"
+  | "FUSEE_DURATION"
   | "FUSEE_STORAGE"
   | "FUSEE_SHARD_MOVED"
+  | "FUSEE_DRIVER_MISSING"
+  | "FUSEE_FORWARD_TIMEOUT"
   | "FUSEE_BAD_REQUEST";
 
 /**
@@ -133,7 +136,7 @@ export class CancelledError extends FuseeError {
 
 /** A step, child or wait ran past its timeout. */
 export class TimeoutError extends FuseeError {
-  override readonly code = "FUSEE_TIMEOUT";
+  override readonly code: "FUSEE_TIMEOUT" | "FUSEE_FORWARD_TIMEOUT" = "FUSEE_TIMEOUT";
 }
 
 /** Workflow code asked for something other than what its journal holds at that position. */
@@ -148,12 +151,19 @@ export class CodecError extends FuseeError {
 
 /** The configuration is invalid or does not match what is on disk. */
 export class ConfigError extends FuseeError {
-  override readonly code = "FUSEE_CONFIG";
+  override readonly code: "FUSEE_CONFIG" | "FUSEE_DRIVER_MISSING" | "FUSEE_DURATION" = "FUSEE_CONFIG";
 }
 
 /** The storage failed: an I/O error, corruption, a lock held by another process, a fatal shard. */
 export class StorageError extends FuseeError {
   override readonly code: "FUSEE_STORAGE" | "FUSEE_SHARD_MOVED" = "FUSEE_STORAGE";
+  /** The shard the failure stopped, when it stopped one (its other shards go on). */
+  readonly shard: number | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; shard?: number }) {
+    super(message, options);
+    this.shard = options?.shard;
+  }
 }
 
 /**
@@ -162,4 +172,21 @@ export class StorageError extends FuseeError {
  */
 export class ShardMovedError extends StorageError {
   override readonly code = "FUSEE_SHARD_MOVED";
+}
+
+/**
+ * The PostgreSQL driver (`pg`) is not installed: PostgreSQL storage loads it on demand, so an
+ * application that uses `Config.postgres` installs it itself (`npm install pg`).
+ */
+export class DriverMissingError extends ConfigError {
+  override readonly code = "FUSEE_DRIVER_MISSING";
+}
+
+/**
+ * A call forwarded to the process holding a run's shard got no answer in time (no process held the
+ * shard, or its holder could not reach the database). The request was withdrawn, though a holder
+ * that had begun it may still complete it; asking again is safe for calls that carry their own ID.
+ */
+export class ForwardTimeoutError extends TimeoutError {
+  override readonly code = "FUSEE_FORWARD_TIMEOUT";
 }

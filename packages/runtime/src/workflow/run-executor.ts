@@ -15,7 +15,12 @@ import { Children, childRecords } from "./features/children.js";
 import { Completions, completionRecords } from "./features/completions.js";
 import { Conditions } from "./features/conditions.js";
 import { Lifecycle, lifecycleRecords } from "./features/lifecycle.js";
-import { patchRecords, patched, setAttributes } from "./features/patches.js";
+import { patchRecords, patched } from "./features/patches.js";
+import { SearchAttributes, attributeRecords } from "./features/attributes.js";
+import { sendMessage } from "./features/messages.js";
+import type { Message } from "./messages.js";
+import type { LogLevel } from "../core/logger.js";
+import { writeRunLog, type LogFields } from "./workflow-log.js";
 import { asError, type Pending, type RecordAppliers, type RunParts } from "./features/run-parts.js";
 import { Signals, signalRecords } from "./features/signals.js";
 import { Steps, stepRecords } from "./features/steps.js";
@@ -47,6 +52,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   private seq = 0;
   private applied = 0;
   private replayEnd = 0;
+  /** `ctx.log` writes nothing while the code reacts to the records before this position. */
+  private quietUntil = 0;
   private held: Array<() => void> | null = null;
   /** While replaying: the journal's call records by call number. */
   private replayCalls: Map<number, Recorded> | undefined;
@@ -70,6 +77,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   private updates_: Updates | undefined;
   private completions_: Completions | undefined;
   private children_: Children | undefined;
+  private attributes_: SearchAttributes | undefined;
 
   constructor(
     readonly definition: WorkflowDefinition,
@@ -116,9 +124,18 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return (this.children_ ??= new Children(this));
   }
 
-  /** Starts applying `records` (the durable journal so far) as a replay. */
-  load(records: readonly JournalRecord[]): void {
+  get searchAttributes(): SearchAttributes {
+    return (this.attributes_ ??= new SearchAttributes(this));
+  }
+
+  /**
+   * Starts applying `records` (the durable journal so far) as a replay. The code reacted to the
+   * first `reacted` of them before (all of them, unless the engine knows better): `ctx.log` stays
+   * quiet until it reacts to a later one.
+   */
+  load(records: readonly JournalRecord[], reacted = records.length): void {
     this.replayEnd = records.length;
+    this.quietUntil = Math.min(reacted, records.length);
     if (records.length > 0) this.held = [];
     records.forEach((record, position) => {
       if (isCallRecord(record)) (this.replayCalls ??= new Map()).set(record.seq, { record, position });
@@ -254,8 +271,18 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return this.conditions.wait(pred, timeoutMs);
   }
 
-  awaitCompletion(name: string, send: (c: { token: string }) => unknown, options: StepOptions): Promise<unknown> {
-    return this.completions.await(name, send, options);
+  awaitCompletion(name: string, send: (c: { token: string }) => unknown, options: StepOptions, waitTimeoutMs: number | undefined): Promise<unknown> {
+    return this.completions.await(name, send, options, waitTimeoutMs);
+  }
+
+  send(target: string, message: Message): Promise<unknown> {
+    return sendMessage(this, target, message);
+  }
+
+  log(level: LogLevel, message: string, fields: LogFields | undefined): void {
+    // Code re-run for records it reacted to before (in this process or an earlier one) wrote its lines then.
+    if (this.applied <= this.quietUntil) return;
+    writeRunLog(this.host.logger, { workflowId: this.workflowId, workflowType: this.workflowType, runId: this.host.runId }, level, message, fields);
   }
 
   startChild(type: string, id: string, input: unknown, options: ChildOptions): Promise<ChildHandle<unknown>> {
@@ -270,8 +297,12 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return patched(this, id, deprecated);
   }
 
-  setAttributes(attributes: Record<string, unknown>): void {
-    setAttributes(this, attributes);
+  setAttributes(attributes: Record<string, unknown>, removed: readonly string[] = []): void {
+    this.searchAttributes.change(attributes, removed);
+  }
+
+  attributes(): Readonly<Record<string, unknown>> {
+    return this.attributes_?.get() ?? {};
   }
 
   // ---- RunParts: the cursor's services to the features ----
@@ -471,4 +502,5 @@ const APPLIERS: RecordAppliers<RecordKind, RunExecutor> = {
   ...childRecords,
   ...cancellationRecords,
   ...patchRecords,
+  ...attributeRecords,
 };

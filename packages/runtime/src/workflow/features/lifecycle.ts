@@ -3,6 +3,7 @@ import { DeterministicRandom } from "../../core/deterministic-random.js";
 import { CancelledError, ConfigError, FuseeError, TerminatedError } from "../../core/errors.js";
 import type { FinishedStatus } from "../../core/status.js";
 import { Ctx, type CtxBackend } from "../ctx.js";
+import { explainMissingTypeInfo } from "../injection-diagnosis.js";
 import { bindInstance, type StepHost } from "../run-binding.js";
 import { asError, type RecordAppliers, type RunParts } from "./run-parts.js";
 
@@ -44,9 +45,8 @@ export class Lifecycle {
       child.register(Ctx, { useValue: new Ctx(run) });
       instance = child.resolve(run.definition.cls) as Record<string, unknown>;
     } catch (e) {
-      run.breakWith(
-        new ConfigError(`workflow ${run.definition.name} (ID ${run.workflowId}) could not be constructed: ${(e as Error)?.message ?? String(e)}`, { cause: e }),
-      );
+      const what = `workflow ${run.definition.name} (ID ${run.workflowId})`;
+      run.breakWith(explainMissingTypeInfo(run.definition.cls, e, what) ?? new ConfigError(`${what} could not be constructed: ${(e as Error)?.message ?? String(e)}`, { cause: e }));
       return;
     }
     this.instance = instance;
@@ -122,7 +122,9 @@ export class Lifecycle {
 
 export const lifecycleRecords: RecordAppliers<"start" | "finish"> = {
   start: (run, record) => {
+    if (record.attributes !== undefined) run.searchAttributes.begin(record.attributes);
     run.lifecycle.begin(record.seed, record.input);
+    if (record.signal) run.signals.apply(record.signal.name, record.signal.value);
     if (record.update) run.updates.apply(record.update.id, record.update.name, record.update.arg);
   },
   finish: (run, record, replayed, position) => {

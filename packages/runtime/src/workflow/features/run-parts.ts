@@ -4,6 +4,7 @@ import type { FinishedStatus } from "../../core/status.js";
 import type { WorkflowDefinition } from "../registry.js";
 import type { RunHost } from "../run-host.js";
 import type { StepOptions } from "../step-options.js";
+import type { SearchAttributes } from "./attributes.js";
 import type { Cancellation } from "./cancellation.js";
 import type { Children } from "./children.js";
 import type { Completions } from "./completions.js";
@@ -74,6 +75,7 @@ export interface RunParts {
   readonly updates: Updates;
   readonly completions: Completions;
   readonly children: Children;
+  readonly searchAttributes: SearchAttributes;
 }
 
 export type { RecordOf } from "../../journal/records.js";

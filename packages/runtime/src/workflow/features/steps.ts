@@ -121,7 +121,8 @@ export class Steps implements StepEnvironment {
   }
 
   applyAttempt(record: RecordOf<"attempt">, replayed: boolean): void {
-    (this.attempts ??= new Map()).set(record.seq, { failed: record.attempt, retryAt: record.retryAt, lastError: record.error });
+    const since = record.since ?? this.attempts?.get(record.seq)?.since ?? record.at;
+    (this.attempts ??= new Map()).set(record.seq, { failed: record.attempt, retryAt: record.retryAt, lastError: record.error, since, failedAt: record.at });
     const recorded = this.attemptWaiters?.get(record.seq);
     if (recorded !== undefined && !replayed) {
       this.attemptWaiters?.delete(record.seq);
@@ -156,12 +157,12 @@ export class Steps implements StepEnvironment {
     return this.attempts?.get(seq);
   }
 
-  attemptFailed(seq: number, name: string, attempt: number, error: unknown, retryAt: number, recorded: () => void): void {
+  attemptFailed(seq: number, name: string, attempt: number, error: unknown, retryAt: number, since: number, recorded: () => void): void {
     const { host, broken, finished } = this.run;
     if (host.closed() || broken || finished) return;
     (this.attemptWaiters ??= new Map()).set(seq, recorded);
     try {
-      host.append({ kind: "attempt", seq, name, attempt, retryAt, error: asError(error), at: host.clock.now() });
+      host.append({ kind: "attempt", seq, name, attempt, retryAt, since, error: asError(error), at: host.clock.now() });
     } catch (e) {
       this.attemptWaiters.delete(seq);
       throw e;
