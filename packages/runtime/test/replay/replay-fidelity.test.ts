@@ -28,7 +28,7 @@ class Ship {
   }
 }
 
-class Price {
+class Tariff {
   constructor(public cents = 0) {}
   doubled(): number {
     return this.cents * 2;
@@ -44,9 +44,9 @@ class Priced {
     return price.doubled();
   }
 
-  // Returns a plain object, as code written before the class existed did; `type` makes it a Price.
-  @Step({ type: Price }) async quote(): Promise<Price> {
-    return { cents: 21 } as Price;
+  // Returns a plain object, as code written before the class existed did; `type` makes it a Tariff.
+  @Step({ type: Tariff }) async quote(): Promise<Tariff> {
+    return { cents: 21 } as Tariff;
   }
 }
 
