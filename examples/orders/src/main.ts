@@ -8,7 +8,11 @@ import { scriptFor, type OrderScript } from "./batch.js";
 import { money } from "./catalog.js";
 import { Display, LEGEND } from "./display.js";
 import { Fulfilment } from "./fulfilment.js";
-import type { Progress, Receipt } from "./model.js";
+import { FulfilmentClient } from "./fusee.generated.js";
+import type { Receipt } from "./model.js";
+// The worker type table of `fusee gen`: constructor types for builds without decorator metadata,
+// and the workflow's mailbox names, so a signal it cannot take is refused.
+import "./fusee.workflows.generated.js";
 import { servicesContainer } from "./services/container.js";
 import { Warehouse } from "./warehouse.js";
 
@@ -54,6 +58,7 @@ async function main(): Promise<number> {
     container: servicesContainer({ dir: servicesDir }),
   });
 
+  const fulfilment = new FulfilmentClient(engine);
   const scripts: OrderScript[] = Array.from({ length: count }, (_, i) => scriptFor(i + 1));
   const display = new Display(
     process.stdout,
@@ -80,7 +85,7 @@ async function main(): Promise<number> {
       const status = await engine.status(script.id);
       if (status !== undefined && FINISHED.includes(status.status)) {
         finishedEarlier++;
-        const outcome = await outcomeOf(engine, script.id);
+        const outcome = await outcomeOf(fulfilment, script.id);
         outcomes.set(script.id, outcome);
         display.set(script.id, outcome.ok ? "ok" : "failed");
         return;
@@ -88,7 +93,7 @@ async function main(): Promise<number> {
       if (status !== undefined) resumed++;
       try {
         // A run left unfinished by an earlier process is picked up, never started twice.
-        await engine.start(Fulfilment, script.id, script.order, { idPolicy: { running: "use-existing", finished: "refuse" } });
+        await fulfilment.start(script.id, script.order, { idPolicy: { running: "use-existing", finished: "refuse" } });
       } catch (e) {
         if (!(e instanceof AlreadyExistsError)) throw e;
       }
@@ -100,20 +105,20 @@ async function main(): Promise<number> {
   );
   display.line(LEGEND);
 
-  const warehouse = new Warehouse(engine, display, () => stopping);
+  const warehouse = new Warehouse(fulfilment, display, () => stopping);
   while (outcomes.size < count && !stopping) {
     for (const script of scripts) {
       if (outcomes.has(script.id) || stopping) continue;
       const status = await engine.status(script.id);
       if (status !== undefined && FINISHED.includes(status.status)) {
-        const outcome = await outcomeOf(engine, script.id);
+        const outcome = await outcomeOf(fulfilment, script.id);
         outcomes.set(script.id, outcome);
         display.set(script.id, outcome.ok ? "ok" : "failed");
         display.event(script.id, outcome.ok ? shippedLine(outcome.receipt) : `✗ failed: ${outcome.error}`);
         continue;
       }
       try {
-        const progress = await engine.run(script.id).query<Progress>("progress");
+        const progress = await fulfilment.run(script.id).queries.progress();
         display.set(script.id, progress.stage);
         warehouse.see(script, progress);
       } catch {
@@ -150,9 +155,9 @@ async function main(): Promise<number> {
   return 0;
 }
 
-async function outcomeOf(engine: Engine, id: string): Promise<Outcome> {
+async function outcomeOf(fulfilment: FulfilmentClient, id: string): Promise<Outcome> {
   try {
-    return { ok: true, receipt: await engine.run<Receipt>(id).result() };
+    return { ok: true, receipt: await fulfilment.run(id).result() };
   } catch (e) {
     return { ok: false, error: e instanceof Error ? e.message : String(e) };
   }

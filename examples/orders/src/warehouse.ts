@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { RejectedError, type Engine } from "@fusee/runtime";
+import { RejectedError } from "@fusee/runtime";
 import type { OrderScript } from "./batch.js";
 import { money } from "./catalog.js";
 import type { Display } from "./display.js";
-import type { PricedLine, Progress } from "./model.js";
+import type { FulfilmentClient } from "./fusee.generated.js";
+import type { Progress } from "./model.js";
 
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
@@ -18,7 +19,7 @@ export class Warehouse {
   private readonly work = new Set<Promise<void>>();
 
   constructor(
-    private readonly engine: Engine,
+    private readonly fulfilment: FulfilmentClient,
     private readonly display: Display,
     private readonly stopping: () => boolean,
   ) {}
@@ -40,11 +41,11 @@ export class Warehouse {
   }
 
   private async handle(script: OrderScript): Promise<void> {
-    const run = this.engine.run(script.id);
+    const run = this.fulfilment.run(script.id);
     if (script.bad !== undefined) {
       const { sku, qty } = script.bad;
       try {
-        await run.update("addItem", script.bad, { id: `${script.id}/bad-item` });
+        await run.updates.addItem(script.bad, { id: `${script.id}/bad-item` });
         this.display.event(script.id, `+ ${sku} ×${qty} was accepted, but the validator should have refused it`);
       } catch (e) {
         if (!(e instanceof RejectedError)) throw e;
@@ -54,7 +55,7 @@ export class Warehouse {
     if (script.extra !== undefined) {
       const { sku, qty } = script.extra;
       try {
-        const line = await run.update<PricedLine>("addItem", script.extra, { id: `${script.id}/extra` });
+        const line = await run.updates.addItem(script.extra, { id: `${script.id}/extra` });
         this.display.event(script.id, `+ ${sku} ×${qty} added (${money(line.cents)})`);
       } catch (e) {
         if (this.stopping()) return;
@@ -63,7 +64,7 @@ export class Warehouse {
     }
     await sleep(script.packAfterMs);
     if (this.stopping()) return;
-    await run.signal("packed", script.report);
+    await run.signals.packed(script.report);
     const missing = script.report.missing ?? [];
     this.display.event(script.id, missing.length > 0 ? `packed, ${missing.join(", ")} missing from the shelf` : "packed");
   }

@@ -3,11 +3,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
-import { RejectedError, type JournalRecord, type RunHandle } from "@fusee/runtime";
+import { RejectedError, type JournalRecord } from "@fusee/runtime";
 import { TestEngine } from "@fusee/runtime/testing";
 import { CarrierUnavailableError, OutOfStockError, PackingTimeoutError } from "../src/errors.js";
 import { Fulfilment } from "../src/fulfilment.js";
-import type { Order, PricedLine, Progress, Receipt } from "../src/model.js";
+import { FulfilmentClient, type FulfilmentRun } from "../src/fusee.generated.js";
+import "../src/fusee.workflows.generated.js";
+import type { Line, Order } from "../src/model.js";
 import { servicesContainer } from "../src/services/container.js";
 import { InventoryService } from "../src/services/inventory-service.js";
 import { PaymentService, type PaymentEntry } from "../src/services/payment-service.js";
@@ -19,6 +21,7 @@ const TEA = 850;
 
 interface World {
   engine: TestEngine;
+  fulfilment: FulfilmentClient;
   payments: PaymentService;
   inventory: InventoryService;
 }
@@ -30,7 +33,7 @@ describe("Fulfilment", () => {
   async function open(settings: Partial<ServiceSettingsInit> = {}): Promise<World> {
     const container = servicesContainer({ dir, latencyMs: 0, shippingFailures: 0, paymentGlitches: false, ...settings });
     const engine = await TestEngine.create({ workflows: [Fulfilment], container });
-    world = { engine, payments: container.resolve(PaymentService), inventory: container.resolve(InventoryService) };
+    world = { engine, fulfilment: new FulfilmentClient(engine), payments: container.resolve(PaymentService), inventory: container.resolve(InventoryService) };
     return world;
   }
 
@@ -43,22 +46,22 @@ describe("Fulfilment", () => {
     throw new Error(`timed out waiting until ${what}`);
   }
 
-  const stageOf = async (run: RunHandle<Receipt>): Promise<string> => (await run.query<Progress>("progress")).stage;
-  const finished = async (run: RunHandle<Receipt>): Promise<boolean> => ["ok", "failed"].includes((await run.status()).status);
+  const stageOf = async (run: FulfilmentRun): Promise<string> => (await run.queries.progress()).stage;
+  const finished = async (run: FulfilmentRun): Promise<boolean> => ["ok", "failed"].includes((await run.status()).status);
 
-  async function startAndWaitForPacking(id: string, order: Order = ORDER): Promise<RunHandle<Receipt>> {
-    const run = await world.engine.start(Fulfilment, id, order);
+  async function startAndWaitForPacking(id: string, order: Order = ORDER): Promise<FulfilmentRun> {
+    const run = await world.fulfilment.start(id, order);
     await until(async () => (await stageOf(run)) === "packing", `${id} waits for packing`);
     return run;
   }
 
-  async function finish(run: RunHandle<Receipt>): Promise<void> {
+  async function finish(run: FulfilmentRun): Promise<void> {
     await until(() => finished(run), `${run.id} finishes`);
   }
 
   const ledgerOf = (id: string): readonly PaymentEntry[] => world.payments.entries().filter((e) => e.orderId === id);
   const netPaid = (id: string): number => ledgerOf(id).reduce((t, e) => t + (e.kind === "charge" ? e.cents : -e.cents), 0);
-  const stepRecords = async (run: RunHandle<Receipt>, name: string) =>
+  const stepRecords = async (run: FulfilmentRun, name: string) =>
     (await run.describe()).journal.filter((r): r is Extract<JournalRecord, { kind: "step" }> => r.kind === "step" && r.name === name);
 
   beforeEach(() => {
@@ -77,7 +80,7 @@ describe("Fulfilment", () => {
       expect(ledgerOf("order-1").map((e) => [e.kind, e.purpose, e.cents])).to.deep.equal([["charge", "order", TEAPOT + 2 * TEA]]);
       expect(world.inventory.available("teapot")).to.equal(99);
 
-      await run.signal("packed", {});
+      await run.signals.packed({});
       await until(async () => (await stageOf(run)) === "cooling-off", "the cooling-off pause starts");
       await world.engine.clock.advance("100ms");
       expect(await stageOf(run)).to.equal("cooling-off");
@@ -93,7 +96,7 @@ describe("Fulfilment", () => {
     it("retries the flaky shipping call and ships on a later attempt", async () => {
       await open({ shippingFailures: 1 });
       const run = await startAndWaitForPacking("order-2");
-      await run.signal("packed", {});
+      await run.signals.packed({});
       await finish(run);
 
       const receipt = await run.result();
@@ -102,10 +105,21 @@ describe("Fulfilment", () => {
       expect(ship.map((s) => [s.ok, s.attempts])).to.deep.equal([[true, 2]]);
     });
 
+    it("refuses a misspelled signal sent through the untyped handle, since the workflow declares its mailboxes", async () => {
+      await open();
+      const run = await startAndWaitForPacking("order-typo");
+      const error = await run.handle.signal("pakced", {}).catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(RejectedError);
+      expect((error as Error).message).to.contain("takes no signal 'pakced'").and.contain("'packed'");
+      await run.signals.packed({});
+      await finish(run);
+      expect((await run.status()).status).to.equal("ok");
+    });
+
     it("retries a charge the gateway dropped without charging twice", async () => {
       // With glitches on, a charge whose key hashes to 0 mod 4 fails its first attempt; look for one.
       await open({ paymentGlitches: true });
-      const runs: RunHandle<Receipt>[] = [];
+      const runs: FulfilmentRun[] = [];
       for (let n = 1; n <= 8; n++) runs.push(await startAndWaitForPacking(`glitch-${n}`));
       const charges = await Promise.all(runs.map((r) => stepRecords(r, "charge")));
       const retried = charges.filter((c) => c[0]?.attempts === 2);
@@ -116,7 +130,7 @@ describe("Fulfilment", () => {
     it("refunds and releases the stock when shipping never succeeds", async () => {
       await open({ shippingFailures: Infinity });
       const run = await startAndWaitForPacking("order-3");
-      await run.signal("packed", {});
+      await run.signals.packed({});
       await finish(run);
 
       const error = await run.result().catch((e: unknown) => e);
@@ -129,7 +143,7 @@ describe("Fulfilment", () => {
     it("refunds a line the warehouse cannot find and ships the rest", async () => {
       await open();
       const run = await startAndWaitForPacking("order-4");
-      await run.signal("packed", { missing: ["tea"] });
+      await run.signals.packed({ missing: ["tea"] });
       await finish(run);
 
       const receipt = await run.result();
@@ -140,7 +154,7 @@ describe("Fulfilment", () => {
 
     it("fails without charging when a product is out of stock", async () => {
       await open({ stock: { teapot: 0 } });
-      const run = await world.engine.start(Fulfilment, "order-5", ORDER);
+      const run = await world.fulfilment.start("order-5", ORDER);
       await finish(run);
 
       const error = await run.result().catch((e: unknown) => e);
@@ -168,7 +182,7 @@ describe("Fulfilment", () => {
     it("reports the stage, the items and whether the parcel is packed", async () => {
       await open();
       const run = await startAndWaitForPacking("order-7");
-      expect(await run.query<Progress>("progress")).to.deep.equal({
+      expect(await run.queries.progress()).to.deep.equal({
         stage: "packing",
         items: [
           { sku: "teapot", qty: 1, cents: TEAPOT },
@@ -177,8 +191,8 @@ describe("Fulfilment", () => {
         packed: false,
         totalCents: TEAPOT + 2 * TEA,
       });
-      await run.signal("packed", {});
-      await until(async () => (await run.query<Progress>("progress")).packed, "the query reports the parcel packed");
+      await run.signals.packed({});
+      await until(async () => (await run.queries.progress()).packed, "the query reports the parcel packed");
       await finish(run);
       expect(await stageOf(run)).to.equal("shipped");
     });
@@ -188,16 +202,16 @@ describe("Fulfilment", () => {
     it("prices the item through a step, reserves it and charges it after packing", async () => {
       await open();
       const run = await startAndWaitForPacking("order-8");
-      const line = await run.update<PricedLine>("addItem", { sku: "gift-wrap", qty: 2 }, { id: "add-1" });
+      const line = await run.updates.addItem({ sku: "gift-wrap", qty: 2 }, { id: "add-1" });
       expect(line).to.deep.equal({ sku: "gift-wrap", qty: 2, cents: 598 });
       expect(await stepRecords(run, "quote")).to.have.length(2);
       expect(world.inventory.available("gift-wrap")).to.equal(1);
-      expect((await run.query<Progress>("progress")).totalCents).to.equal(5190 + 598);
+      expect((await run.queries.progress()).totalCents).to.equal(5190 + 598);
 
-      expect(await run.update<PricedLine>("addItem", { sku: "gift-wrap", qty: 2 }, { id: "add-1" })).to.deep.equal(line);
+      expect(await run.updates.addItem({ sku: "gift-wrap", qty: 2 }, { id: "add-1" })).to.deep.equal(line);
       expect(world.inventory.available("gift-wrap")).to.equal(1);
 
-      await run.signal("packed", {});
+      await run.signals.packed({});
       await finish(run);
       expect((await run.result()).totalCents).to.equal(5190 + 598);
       expect(ledgerOf("order-8").map((e) => [e.purpose, e.cents])).to.deep.equal([
@@ -216,15 +230,15 @@ describe("Fulfilment", () => {
         [{ sku: "mug", qty: 1.5 }, "whole number from 1 to 5"],
         ["mug", "needs a sku and a qty"],
       ] as const) {
-        const error = await run.update("addItem", item).catch((e: unknown) => e);
+        const error = await run.updates.addItem(item as unknown as Line).catch((e: unknown) => e);
         expect(error, JSON.stringify(item)).to.be.instanceOf(RejectedError);
         expect((error as Error).message).to.contain(says).and.contain("order-9");
       }
       expect((await run.describe()).journal.length).to.equal(journalBefore);
 
-      await run.signal("packed", {});
-      await until(async () => (await run.query<Progress>("progress")).packed, "the parcel is packed");
-      const late = await run.update("addItem", { sku: "mug", qty: 1 }).catch((e: unknown) => e);
+      await run.signals.packed({});
+      await until(async () => (await run.queries.progress()).packed, "the parcel is packed");
+      const late = await run.updates.addItem({ sku: "mug", qty: 1 }).catch((e: unknown) => e);
       expect(late).to.be.instanceOf(RejectedError);
       expect((late as Error).message).to.contain("already packed");
       await finish(run);
@@ -234,9 +248,9 @@ describe("Fulfilment", () => {
     it("fails the update, not the order, when the added item is out of stock", async () => {
       await open({ stock: { "gift-wrap": 0 } });
       const run = await startAndWaitForPacking("order-10");
-      const error = await run.update("addItem", { sku: "gift-wrap", qty: 1 }).catch((e: unknown) => e);
+      const error = await run.updates.addItem({ sku: "gift-wrap", qty: 1 }).catch((e: unknown) => e);
       expect(error).to.be.instanceOf(OutOfStockError);
-      await run.signal("packed", {});
+      await run.signals.packed({});
       await finish(run);
       expect((await run.result()).totalCents).to.equal(5190);
     });

@@ -1,8 +1,10 @@
 import { ts } from "ts-morph";
+import { analyzeServices } from "./analyze-services.js";
 import type { SourceProblem, SourceProblemCode } from "./errors.js";
 import type { FlowEntry, HandlerIR, ParamIR, SourceLocation, StepIR, TypeRef, ValueRef, WorkflowIR } from "./ir.js";
 import type { RuntimeSymbols } from "./runtime-symbols.js";
 import { locate } from "./source-location.js";
+import { DeterminismLint } from "./determinism-lint.js";
 import { FlowReader } from "./step-flow.js";
 import type { TypeRenderer } from "./type-render.js";
 
@@ -108,6 +110,16 @@ class WorkflowAnalysis {
     }
 
     const scan = this.scanCalls();
+    const lint = new DeterminismLint(this.checker, this.context.runtime, (member) => this.stepKeys.has(member as ts.Declaration));
+    for (const cls of this.classes) {
+      for (const use of lint.lintClass(cls)) {
+        this.problem(
+          "FUSEE_GEN_NONDETERMINISM",
+          use.node,
+          `${use.what} in workflow ${options.typeName}, outside a step: a replay runs this code again and would get another value (or start what the journal cannot see), so runs could diverge from their journal. Fix: ${use.fix}.`,
+        );
+      }
+    }
     for (const waited of scan.waits) {
       if (!signals.some((s) => s.name === waited.name)) signals.push(waited);
     }
@@ -121,6 +133,7 @@ class WorkflowAnalysis {
 
     const input = runSignature.params[0];
     const constructorParams = this.constructorParams();
+    const services = analyzeServices(this.context, constructorParams.map((p) => p.checkerType));
     return {
       className,
       typeName: options.typeName,
@@ -130,7 +143,9 @@ class WorkflowAnalysis {
       patchUses: scan.patchUses,
       ...(input === undefined ? {} : { input }),
       output: runSignature.result,
-      constructorParams,
+      constructorParams: constructorParams.map(({ value, type }) => ({ value, type })),
+      services,
+      ...(scan.dynamicWait ? {} : { mailboxes: [...new Set(scan.waits.map((w) => w.name))].sort(compareText) }),
       steps: [...this.steps].sort((a, b) => compareText(a.key, b.key)),
       signals: sortByName(signals),
       queries: sortByName(queries),
@@ -211,6 +226,7 @@ class WorkflowAnalysis {
       byName.set(name, m);
       const signature = this.signature(m.declaration);
       const typeOption = this.stepTypeOption(m);
+      const methods = this.resultMethods(m.declaration);
       this.steps.push({
         name,
         key: name,
@@ -218,6 +234,7 @@ class WorkflowAnalysis {
         member: m.member,
         args: signature.params,
         result: signature.result,
+        ...(methods.length > 0 && typeOption === undefined ? { resultMethods: methods } : {}),
         ...(typeOption === undefined ? {} : { typeOption }),
         at: this.locate(m.declaration),
       });
@@ -252,6 +269,7 @@ class WorkflowAnalysis {
         (ts.isMethodDeclaration(declaration) || ts.isPropertyDeclaration(declaration)) && classes.has(declaration.parent),
       inlineStep: (call, name) => this.inlineStep(call, name),
       literal: (expression) => (expression === undefined ? undefined : this.literal(expression)),
+      unresolved: (node, message) => this.problem("FUSEE_GEN_UNRESOLVED_CALL", node, message),
     });
   }
 
@@ -267,8 +285,9 @@ class WorkflowAnalysis {
   }
 
   /** Every `ctx.waitFor(name)` (signals without a handler) and `ctx.patched` / `ctx.deprecatePatch` in the class. */
-  private scanCalls(): { waits: HandlerIR[]; patchUses: { id: string; at: SourceLocation }[] } {
+  private scanCalls(): { waits: HandlerIR[]; dynamicWait: boolean; patchUses: { id: string; at: SourceLocation }[] } {
     const waits: HandlerIR[] = [];
+    let dynamicWait = false;
     const patchUses: { id: string; at: SourceLocation }[] = [];
     const visit = (node: ts.Node): void => {
       if (ts.isCallExpression(node) && (ts.isPropertyAccessExpression(node.expression) || ts.isElementAccessExpression(node.expression))) {
@@ -276,6 +295,7 @@ class WorkflowAnalysis {
         const first = node.arguments[0];
         if (member === "Ctx.waitFor" && first !== undefined) {
           const name = this.literal(first);
+          if (name === undefined) dynamicWait = true;
           const typeArgument = node.typeArguments?.[0];
           if (name !== undefined && !waits.some((w) => w.name === name)) {
             const type = typeArgument === undefined ? undefined : this.checker.getTypeFromTypeNode(typeArgument);
@@ -292,16 +312,16 @@ class WorkflowAnalysis {
       ts.forEachChild(node, visit);
     };
     for (const cls of this.classes) visit(cls);
-    return { waits, patchUses };
+    return { waits, dynamicWait, patchUses };
   }
 
-  private constructorParams(): { value: ValueRef; type: TypeRef }[] {
+  private constructorParams(): { value: ValueRef; type: TypeRef; checkerType: ts.Type }[] {
     for (const cls of this.classes) {
       const ctor = cls.members.find(ts.isConstructorDeclaration);
       if (ctor === undefined) continue;
       return ctor.parameters.map((p) => {
         const type = this.checker.getTypeAtLocation(p);
-        return { value: this.context.types.metadataValue(type), type: this.render(type) };
+        return { value: this.context.types.metadataValue(type), type: this.render(type), checkerType: type };
       });
     }
     return [];
@@ -323,6 +343,16 @@ class WorkflowAnalysis {
     });
     const returned = signature === undefined ? this.unknownType() : signature.getReturnType();
     return { params, result: this.render(awaited(this.checker, returned)) };
+  }
+
+  /** The methods of a step's result class declared in the project: what a plain decoded value would lack. */
+  private resultMethods(method: ts.MethodDeclaration): string[] {
+    const signature = this.checker.getSignatureFromDeclaration(method);
+    if (signature === undefined) return [];
+    const symbol = awaited(this.checker, signature.getReturnType()).getSymbol();
+    const declaration = symbol?.declarations?.find(ts.isClassDeclaration);
+    if (symbol === undefined || declaration === undefined || declaration.getSourceFile().isDeclarationFile) return [];
+    return declaration.members.filter((m) => ts.isMethodDeclaration(m) && m.name !== undefined).map((m) => (m.name as ts.PropertyName).getText());
   }
 
   private stepTypeOption(m: Member): ValueRef | undefined {
@@ -350,10 +380,25 @@ class WorkflowAnalysis {
     return value;
   }
 
-  private literal(expression: ts.Expression): string | undefined {
+  /**
+   * The string a name expression always holds: a literal, an expression of a string literal type,
+   * or a constant (`const NAME = "..."`, a property of a `const` object literal) declared in any
+   * module of the project, whose value the type alone (`string`) does not tell.
+   */
+  private literal(expression: ts.Expression, depth = 0): string | undefined {
     if (ts.isStringLiteral(expression) || ts.isNoSubstitutionTemplateLiteral(expression)) return expression.text;
     const type = this.checker.getTypeAtLocation(expression);
-    return type.isStringLiteral() ? type.value : undefined;
+    if (type.isStringLiteral()) return type.value;
+    if (depth > 8 || !(ts.isIdentifier(expression) || ts.isPropertyAccessExpression(expression))) return undefined;
+    let symbol = this.checker.getSymbolAtLocation(ts.isPropertyAccessExpression(expression) ? expression.name : expression);
+    if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias) symbol = this.checker.getAliasedSymbol(symbol);
+    const declaration = symbol?.valueDeclaration;
+    if (declaration === undefined || declaration.getSourceFile().isDeclarationFile) return undefined;
+    if (ts.isVariableDeclaration(declaration) && declaration.initializer !== undefined && ts.getCombinedNodeFlags(declaration) & ts.NodeFlags.Const) {
+      return this.literal(declaration.initializer, depth + 1);
+    }
+    if (ts.isPropertyAssignment(declaration) && isConstObject(declaration.parent)) return this.literal(declaration.initializer, depth + 1);
+    return undefined;
   }
 
   private render(type: ts.Type): TypeRef {
@@ -418,6 +463,12 @@ function property(object: ts.ObjectLiteralExpression, name: string): ts.Expressi
     if (ts.isShorthandPropertyAssignment(p) && p.name.text === name) return p.name;
   }
   return undefined;
+}
+
+/** An object literal that initializes a `const` declaration, whose properties nobody reassigns in place by convention. */
+function isConstObject(node: ts.Node): boolean {
+  const parent = node.parent;
+  return ts.isObjectLiteralExpression(node) && parent !== undefined && ts.isVariableDeclaration(parent) && (ts.getCombinedNodeFlags(parent) & ts.NodeFlags.Const) !== 0;
 }
 
 function memberName(name: ts.PropertyName): string | undefined {

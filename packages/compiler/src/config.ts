@@ -25,6 +25,10 @@ export interface ResolvedConfig {
   readonly out: string;
   readonly workflowsOut: string;
   readonly lock: string;
+  /** Patterns (tsconfig syntax, relative to `dir`) of the files workflows are read from. */
+  readonly include: readonly string[];
+  /** Patterns of files never read for workflows, even when `include` matches them. */
+  readonly exclude: readonly string[];
 }
 
 /** The keys fusee.config.json may hold; each path is relative to the file's folder. */
@@ -32,11 +36,20 @@ interface ConfigFile {
   out?: string;
   workflowsOut?: string;
   lock?: string;
+  include?: string[];
+  exclude?: string[];
 }
+
+const PATH_KEYS = ["out", "workflowsOut", "lock"] as const;
+const PATTERN_KEYS = ["include", "exclude"] as const;
 
 export const CONFIG_FILE = "fusee.config.json";
 export const DEFAULT_OUT = "src/fusee.generated.ts";
 export const DEFAULT_LOCK = "fusee.lock.json";
+/** Every file tsconfig.json includes... */
+export const DEFAULT_INCLUDE: readonly string[] = ["**/*"];
+/** ...but test files: a workflow declared for a test is no part of the application's clients. */
+export const DEFAULT_EXCLUDE: readonly string[] = ["**/*.test.*", "**/*.spec.*", "**/test/**", "**/tests/**", "**/__tests__/**"];
 
 /** Resolves the project, its tsconfig and output paths: options first, then fusee.config.json, then defaults. */
 export function resolveConfig(options: GenerateOptions): ResolvedConfig {
@@ -56,7 +69,7 @@ export function resolveConfig(options: GenerateOptions): ResolvedConfig {
       throw new GenConfigError(`Generated file ${path} must be a .ts file. Fix: give it a .ts name.`);
     }
   }
-  return { dir, tsconfig, out, workflowsOut, lock };
+  return { dir, tsconfig, out, workflowsOut, lock, include: file.include ?? DEFAULT_INCLUDE, exclude: file.exclude ?? DEFAULT_EXCLUDE };
 }
 
 function defaultWorkflowsOut(out: string): string {
@@ -78,11 +91,21 @@ function readConfigFile(path: string): ConfigFile {
   }
   const out: ConfigFile = {};
   for (const [key, value] of Object.entries(parsed)) {
-    if (key !== "out" && key !== "workflowsOut" && key !== "lock") {
-      throw new GenConfigError(`${path}: unknown key "${key}". Fix: use "out", "workflowsOut" or "lock".`);
+    if (isOneOf(key, PATTERN_KEYS)) {
+      if (!Array.isArray(value) || value.some((v) => typeof v !== "string" || v === "")) {
+        throw new GenConfigError(`${path}: "${key}" must be an array of file patterns such as ["src/**/*.workflow.ts"].`);
+      }
+      out[key] = value as string[];
+    } else if (isOneOf(key, PATH_KEYS)) {
+      if (typeof value !== "string" || value === "") throw new GenConfigError(`${path}: "${key}" must be a non-empty path string.`);
+      out[key] = value;
+    } else {
+      throw new GenConfigError(`${path}: unknown key "${key}". Fix: use ${[...PATH_KEYS, ...PATTERN_KEYS].map((k) => `"${k}"`).join(", ")}.`);
     }
-    if (typeof value !== "string" || value === "") throw new GenConfigError(`${path}: "${key}" must be a non-empty path string.`);
-    out[key] = value;
   }
   return out;
+}
+
+function isOneOf<K extends string>(key: string, keys: readonly K[]): key is K {
+  return (keys as readonly string[]).includes(key);
 }

@@ -22,8 +22,8 @@ export function discoverWorkflows(file: ts.SourceFile, runtime: RuntimeSymbols):
 }
 
 /** Whether a file may declare workflows: project source, not declarations, dependencies or generated output. */
-export function isCandidateFile(program: ts.Program, file: ts.SourceFile, generated: ReadonlySet<string>): boolean {
-  if (file.isDeclarationFile || program.isSourceFileFromExternalLibrary(file)) return false;
+export function isCandidateFile(file: ts.SourceFile, isExternal: (file: ts.SourceFile) => boolean, generated: ReadonlySet<string>): boolean {
+  if (file.isDeclarationFile || isExternal(file)) return false;
   if (generated.has(file.fileName)) return false;
   // A file without an `@` has no decorator; skipping it spares the checker.
   return file.text.includes("@");

@@ -104,6 +104,8 @@ export interface StepIR {
   readonly member?: string;
   readonly args: readonly ParamIR[];
   readonly result: TypeRef;
+  /** Methods of the result's class, when it is a class with methods (recorded plain values lack them). */
+  readonly resultMethods?: readonly string[];
   /** `@Step({ type: Cls })`: the class the result is rebuilt with, overriding the declared type. */
   readonly typeOption?: ValueRef;
   readonly at: SourceLocation;
@@ -127,11 +129,52 @@ export interface HandlerIR {
  * of the workflow class are followed and their steps appear in place.
  */
 export type FlowNode =
-  | { readonly kind: "step"; /** The key in {@link WorkflowIR.steps}. */ readonly key: string; readonly at: SourceLocation }
+  | {
+      readonly kind: "step";
+      /** The key in {@link WorkflowIR.steps}. */
+      readonly key: string;
+      readonly at: SourceLocation;
+      /** The source text of the call's arguments, to tell two calls of one step apart. */
+      readonly args?: string;
+    }
+  | {
+      readonly kind: "call";
+      /**
+       * A journaled call other than a step: a durable timer, the timer of a wait's timeout (set only
+       * when the wait does wait), a child workflow, search attributes.
+       */
+      readonly call: "timer" | "wait-timer" | "child" | "attributes";
+      /** The child's workflow ID, for `child`. */
+      readonly name?: string;
+      readonly at: SourceLocation;
+    }
+  | {
+      readonly kind: "wait";
+      /** Where a run stops without a journaled call: `ctx.waitFor(name)`, `ctx.condition`, a child's or a completion's result. */
+      readonly on: string;
+      readonly at: SourceLocation;
+    }
   | { readonly kind: "patch"; readonly id: string; readonly at: SourceLocation; readonly then: readonly FlowNode[]; readonly else: readonly FlowNode[] }
   | { readonly kind: "deprecatedPatch"; readonly id: string; readonly at: SourceLocation }
-  | { readonly kind: "branch"; readonly at: SourceLocation; readonly arms: readonly (readonly FlowNode[])[] }
-  | { readonly kind: "loop"; readonly at: SourceLocation; readonly body: readonly FlowNode[] }
+  | {
+      readonly kind: "branch";
+      readonly at: SourceLocation;
+      readonly arms: readonly (readonly FlowNode[])[];
+      /** The condition of a two-armed branch (`if`, `?:`, `&&`, ...), normalized; the first arm runs when it holds. */
+      readonly when?: string;
+      /** True when the arms are in the other order in the source (the condition was negated to read `when`). */
+      readonly swapped?: boolean;
+      /** For a `switch`: the expression switched on, and the case of each arm (`default` for the default arm). */
+      readonly switch?: string;
+      readonly cases?: readonly string[];
+    }
+  | {
+      readonly kind: "loop";
+      readonly at: SourceLocation;
+      readonly body: readonly FlowNode[];
+      /** The loop's header (`let i = 0; i < 3; i++`, `const x of items`), normalized; absent for callbacks. */
+      readonly over?: string;
+    }
   | { readonly kind: "try"; readonly at: SourceLocation; readonly body: readonly FlowNode[]; readonly catch: readonly FlowNode[]; readonly finally: readonly FlowNode[] };
 
 /** An entry point of a workflow: `run`, `update:<name>` or `signal:<name>`. */
@@ -157,11 +200,24 @@ export interface WorkflowIR {
   readonly output: TypeRef;
   /** What `design:paramtypes` would hold for the constructor, for dependency injection without emitted metadata. */
   readonly constructorParams: readonly { readonly value: ValueRef; readonly type: TypeRef }[];
+  /** The services the constructor needs, directly or not, with the parameter types of their own constructors. */
+  readonly services: readonly ServiceIR[];
+  /**
+   * The names every `ctx.waitFor(name)` of the class awaits, sorted; absent when one of them is not a
+   * literal, so the set is not known.
+   */
+  readonly mailboxes?: readonly string[];
   readonly steps: readonly StepIR[];
   readonly signals: readonly HandlerIR[];
   readonly queries: readonly HandlerIR[];
   readonly updates: readonly HandlerIR[];
   readonly flows: readonly FlowEntry[];
+}
+
+/** A class injected into a workflow (or into such a class) and what `design:paramtypes` would hold for it. */
+export interface ServiceIR {
+  readonly classRef: DeclRef;
+  readonly params: readonly ValueRef[];
 }
 
 export interface ProjectIR {

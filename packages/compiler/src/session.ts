@@ -3,6 +3,8 @@ import { FileSystemRefreshResult, Project, ts } from "ts-morph";
 import { analyzeWorkflow, type AnalysisContext } from "./analyze-workflow.js";
 import type { ResolvedConfig } from "./config.js";
 import { discoverWorkflows, isCandidateFile } from "./discover.js";
+import { FileOrigins } from "./file-origins.js";
+import { genSourceFiles } from "./gen-sources.js";
 import { GenConfigError, SourceError, type SourceProblem } from "./errors.js";
 import type { ProjectIR, WorkflowIR } from "./ir.js";
 import { type Lock, parseLock } from "./lock.js";
@@ -19,6 +21,9 @@ export class Session {
   readonly project: Project;
   readonly compatibility = new TypeCompatibility();
   private readonly generated: Set<string>;
+  private readonly origins = new FileOrigins();
+  /** The files include/exclude select, computed again after files came or went. */
+  private sources: Set<string> | undefined;
   private cache = new Map<string, FileAnalysis>();
   private lastLock: { text: string; lock: Lock } | undefined;
 
@@ -43,6 +48,7 @@ export class Session {
       } else if (existsSync(path) && statSync(path).isFile()) {
         if (this.isIncluded(path)) {
           this.project.addSourceFileAtPath(path);
+          this.sources = undefined;
           changed = true;
         }
       } else {
@@ -53,6 +59,7 @@ export class Session {
         if (existsSync(path)) {
           for (const name of this.includedFiles().filter((f) => f.startsWith(`${path}/`) && this.project.getSourceFile(f) === undefined)) {
             this.project.addSourceFileAtPath(name);
+            this.sources = undefined;
             changed = true;
           }
         }
@@ -68,12 +75,17 @@ export class Session {
    */
   analyze(): ProjectIR {
     const program = this.project.getProgram().compilerObject;
+    this.origins.observe(program);
+    const isExternal = (file: ts.SourceFile) => this.origins.isExternal(file);
     const checker = program.getTypeChecker();
     const runtime = new RuntimeSymbols(checker);
     let context: AnalysisContext | undefined;
-    const roots = new Set(program.getRootFileNames());
-    const candidates = program.getSourceFiles().filter((f) => roots.has(f.fileName) && isCandidateFile(program, f, this.generated));
-    const ambient = program.getSourceFiles().filter((f) => roots.has(f.fileName) && !this.generated.has(f.fileName) && !program.isSourceFileFromExternalLibrary(f) && declaresGlobals(f));
+    // The project's own files; the program's roots also hold every dependency ts-morph loaded before.
+    const own = new Set(this.project.getSourceFiles().map((f) => f.getFilePath() as string));
+    this.sources ??= genSourceFiles(this.config);
+    const sources = this.sources;
+    const candidates = program.getSourceFiles().filter((f) => own.has(f.fileName) && sources.has(f.fileName) && isCandidateFile(f, isExternal, this.generated));
+    const ambient = program.getSourceFiles().filter((f) => own.has(f.fileName) && !this.generated.has(f.fileName) && !isExternal(f) && declaresGlobals(f));
     const cache = new Map<string, FileAnalysis>();
     const workflows: WorkflowIR[] = [];
     const problems: SourceProblem[] = [];
@@ -84,12 +96,12 @@ export class Session {
           projectDir: this.config.dir,
           checker,
           runtime,
-          types: new TypeRenderer(program, checker, this.config.dir, runtime),
+          types: new TypeRenderer(program, checker, this.config.dir, runtime, isExternal),
           problems: [],
         };
         const first = context.problems.length;
         const found = discoverWorkflows(file, runtime).flatMap((w) => analyzeWorkflow(context as AnalysisContext, w) ?? []);
-        entry = { file, deps: [...importClosure(program, checker, file), ...ambient], workflows: found, problems: context.problems.slice(first) };
+        entry = { file, deps: [...importClosure(checker, file, isExternal), ...ambient], workflows: found, problems: context.problems.slice(first) };
       }
       cache.set(file.fileName, entry);
       workflows.push(...entry.workflows);
@@ -144,7 +156,7 @@ interface FileAnalysis {
 }
 
 /** The project files (not dependencies) a file imports, directly or through others. */
-function importClosure(program: ts.Program, checker: ts.TypeChecker, root: ts.SourceFile): ts.SourceFile[] {
+function importClosure(checker: ts.TypeChecker, root: ts.SourceFile, isExternal: (file: ts.SourceFile) => boolean): ts.SourceFile[] {
   const seen = new Set<ts.SourceFile>([root]);
   const queue = [root];
   for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
@@ -157,7 +169,7 @@ function importClosure(program: ts.Program, checker: ts.TypeChecker, root: ts.So
             : undefined;
       if (specifier === undefined) continue;
       const target = checker.getSymbolAtLocation(specifier)?.valueDeclaration;
-      if (target === undefined || !ts.isSourceFile(target) || seen.has(target) || program.isSourceFileFromExternalLibrary(target)) continue;
+      if (target === undefined || !ts.isSourceFile(target) || seen.has(target) || isExternal(target)) continue;
       seen.add(target);
       queue.push(target);
     }

@@ -28,6 +28,8 @@ export class TypeRenderer {
     private readonly checker: ts.TypeChecker,
     private readonly projectDir: string,
     private readonly runtime: RuntimeSymbols,
+    /** Whether a file belongs to a dependency, which is imported by its package name. */
+    private readonly isExternal: (file: ts.SourceFile) => boolean = (file) => program.isSourceFileFromExternalLibrary(file),
   ) {}
 
   /**
@@ -116,7 +118,7 @@ export class TypeRenderer {
       const declared = ts.getNameOfDeclaration(declaration);
       const name = symbol.name === "default" && declared !== undefined && ts.isIdentifier(declared) ? declared.text : symbol.name;
       const base = { name, at, isClass };
-      if (this.program.isSourceFileFromExternalLibrary(file)) {
+      if (this.isExternal(file)) {
         const pkg = this.runtime.packageNameOf(file.fileName);
         const entry = pkg === undefined ? undefined : this.packageEntry(pkg);
         const exportName = entry === undefined ? undefined : this.exportName(entry, symbol);

@@ -179,6 +179,6 @@ describe("build targets", function () {
       }),
     );
     expect(withTable).to.deep.equal({ result: { text: "hello ada", workflowId: "greet-1", ctx: true, mailer: true } });
-    expect(withoutTable?.error).to.contain('TypeInfo not known for "Greet"');
+    expect(withoutTable?.error).to.contain("class Greet has constructor parameters but no recorded types").and.contain('"emitDecoratorMetadata": true');
   });
 });

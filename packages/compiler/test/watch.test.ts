@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { expect } from "chai";
-import { BreakingChangeError, type GenerateResult, watch, type Watcher } from "../src/index.js";
+import { BreakingChangeError, generate, type GenerateResult, watch, type Watcher } from "../src/index.js";
 import { Fixture } from "./support/fixture.js";
 import { MODELS, PAY, PAYMENTS } from "./support/sources.js";
 
@@ -103,5 +103,37 @@ describe("watch", () => {
     fixture.write("src/pay.ts", `${PAY}\n// after close\n`);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(reports.all).to.have.length(count);
+  });
+});
+
+describe("watch, against a fresh generation", () => {
+  it("writes byte for byte what fusee gen writes, through edits of several files", async function () {
+    this.timeout(60_000);
+    const fixture = Fixture.create({ "src/models.ts": MODELS, "src/payments.ts": PAYMENTS, "src/pay.ts": PAY });
+    const reports = new Reports();
+    const watcher = await watch({ project: fixture.dir }, { onResult: (result, changed) => reports.push({ result, changed }), onError: (error, changed) => reports.push({ error, changed }) });
+    const outputs = ["src/fusee.generated.ts", "src/fusee.workflows.generated.ts", "fusee.lock.json"];
+    try {
+      const edits: [string, string][] = [
+        ["src/pay.ts", `${PAY}\n// an edit\n`],
+        ["src/models.ts", `${MODELS}\nexport class Coupon {\n  constructor(public code: string) {}\n}\n`],
+        ["src/pay.ts", PAY.replace("@Query() list(): string[] {", "@Query() size(): number {\n    return this.items.length;\n  }\n\n  @Query() list(): string[] {")],
+      ];
+      for (const [path, content] of edits) {
+        const next = reports.next();
+        fixture.write(path, content);
+        const outcome = await next;
+        expect("result" in outcome, `regenerated after editing ${path}`).to.equal(true);
+        const watched = outputs.map((f) => fixture.read(f));
+        const fresh = await generate({ project: fixture.dir, check: true });
+        expect(fresh.files.map((f) => f.status), `fusee gen --check after editing ${path}`).to.deep.equal(["current", "current", "current"]);
+        await generate({ project: fixture.dir });
+        expect(outputs.map((f) => fixture.read(f)), `files after editing ${path}`).to.deep.equal(watched);
+      }
+      expect(fixture.read("src/fusee.workflows.generated.ts")).to.contain('import { Ctx, registerWorkflowTypes } from "@fusee/runtime";');
+    } finally {
+      await watcher.close();
+      fixture.remove();
+    }
   });
 });

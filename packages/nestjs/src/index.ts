@@ -1,3 +1,8 @@
+/**
+ * The NestJS module: the engine, workflows and generated clients through Nest's injector and lifecycle, and an exception filter.
+ *
+ * @module @fusee/nestjs
+ */
 export { FuseeModule } from "./fusee.module.js";
 export { FUSEE_MODULE_OPTIONS } from "./fusee.constants.js";
 export type { FuseeModuleAsyncOptions } from "./fusee.module-definition.js";

@@ -6,6 +6,7 @@ import { runListBench } from "./list-bench.js";
 /** Benchmarks by sub-command: `npm run bench -- <name> [--json]`. Add one line per benchmark. */
 const commands: Record<string, (args: readonly string[]) => Promise<void>> = {
   codec: async (args) => (await import("./codec-bench.js")).runCodecBench(args),
+  faults: async (args) => (await import("./pg-faults.js")).runFaultBench(args),
   flow: runFlowBench,
   log: runLogBench,
   pg: async (args) => (await import("./pg-bench.js")).runPgBench(args),

@@ -1,3 +1,8 @@
+/**
+ * Decorators, the engine and its configuration, storage engines, run handles, the codec, export and replay.
+ *
+ * @module @fusee/runtime
+ */
 // Everything fusee offers from one entry point; the subpaths (`/workflow`, `/client`, `/replay`,
 // `/testing`) offer each role its part.
 export type { Clock, ClockTimer, ClockUser } from "./core/clock.js";

@@ -19,6 +19,7 @@ export const BENCHMARKS: Readonly<Record<string, string>> = {
   pg: "the PostgreSQL log against one INSERT ... COMMIT per record ($FUSEE_BENCH_PG_URL)",
   steps: "durable steps on the local engine against the disk's floor (--engine postgres: PostgreSQL cluster)",
   list: "engine.listWhere over 100,000 finished runs with search attributes",
+  faults: "a PostgreSQL cluster under SIGKILL, terminated sessions and pauses: failover, re-runs, a limit's bound ($FUSEE_TEST_PG_URL)",
 };
 
 /** `fusee bench`: runs a benchmark of the runtime in a child process, as `npm run bench -- NAME` does. */

@@ -8,7 +8,7 @@
  */
 export class FuseeError extends Error {
   /** A stable identifier of the error kind, for example `"FUSEE_NOT_FOUND"`. */
-  readonly code: string = "FUSEE_ERROR";
+  readonly code: FuseeErrorCode = "FUSEE_ERROR";
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -16,19 +16,96 @@ export class FuseeError extends Error {
   }
 }
 
-/** A request was refused before anything was recorded: a failed validator, an unknown name, a bad rule. */
+/**
+ * The stable codes of fusee's errors, one per error class (a {@link ShardMovedError} is also a
+ * {@link StorageError}, a `DurationError` a {@link ConfigError}). `FUSEE_BAD_REQUEST` is the code of the CLI's web UI refusing a request.
+ */
+export type FuseeErrorCode =
+  | "FUSEE_ERROR"
+  | "FUSEE_REJECTED"
+  | "FUSEE_ALREADY_EXISTS"
+  | "FUSEE_NOT_FOUND"
+  | "FUSEE_WORKFLOW_FAILED"
+  | "FUSEE_TERMINATED"
+  | "FUSEE_CANCELLED"
+  | "FUSEE_TIMEOUT"
+  | "FUSEE_NON_DETERMINISM"
+  | "FUSEE_CODEC"
+  | "FUSEE_CONFIG"
+  | "FUSEE_DURATION"
+  | "FUSEE_STORAGE"
+  | "FUSEE_SHARD_MOVED"
+  | "FUSEE_DRIVER_MISSING"
+  | "FUSEE_FORWARD_TIMEOUT"
+  | "FUSEE_BAD_REQUEST";
+
+/**
+ * Why a {@link RejectedError} refused a request, so callers can tell the cases apart without
+ * parsing messages:
+ *
+ * - `invalid-argument`: an argument is malformed or out of range (an ID, a name, a spec, a filter,
+ *   an option); also the reason of a `RejectedError` that application code throws without one.
+ * - `too-large`: a record would be larger than `Config.maxPayloadBytes`.
+ * - `already-finished`: the run has finished, so it takes no more signals, updates, completions or records.
+ * - `unknown-signal`, `unknown-query`, `unknown-update`: the workflow declares no handler of that name.
+ * - `update-rejected`: the update's validator refused its argument.
+ * - `undeclared-patch`: `ctx.patched` named a patch the workflow does not declare.
+ * - `unknown-step`: a reset named a step the run never reached.
+ * - `unknown-limit`: a step named a limit that was never declared.
+ * - `invalid-token`: a completion token is not one fusee issued, or names a workflow without a run.
+ * - `stale-token`: a completion token belongs to a replaced run or an earlier attempt.
+ * - `token-used`: a completion token was already answered.
+ * - `window-conflict`: a debounce or batch key has an open window of another workflow type.
+ * - `outside-step`: a step-only `ctx` call was made outside a running step.
+ * - `shut-down`: the engine is shut down.
+ * - `unknown-request`: a cluster peer forwarded a call this version does not know.
+ */
+export type RejectionReason =
+  | "invalid-argument"
+  | "too-large"
+  | "already-finished"
+  | "unknown-signal"
+  | "unknown-query"
+  | "unknown-update"
+  | "update-rejected"
+  | "undeclared-patch"
+  | "unknown-step"
+  | "unknown-limit"
+  | "invalid-token"
+  | "stale-token"
+  | "token-used"
+  | "window-conflict"
+  | "outside-step"
+  | "shut-down"
+  | "unknown-request";
+
+/**
+ * A request was refused before anything was recorded: a failed validator, an unknown name, a bad rule.
+ * `code` is always `FUSEE_REJECTED`; `reason` says which refusal it is.
+ *
+ * @example
+ * try { await handle.signal("approve", true); }
+ * catch (e) { if (e instanceof RejectedError && e.reason === "already-finished") return; throw e; }
+ */
 export class RejectedError extends FuseeError {
-  override readonly code: string = "FUSEE_REJECTED";
+  override readonly code = "FUSEE_REJECTED";
+  /** Which refusal this is (see {@link RejectionReason}); `invalid-argument` unless the thrower says otherwise. */
+  readonly reason: RejectionReason;
+
+  constructor(message: string, options?: { reason?: RejectionReason; cause?: unknown }) {
+    super(message, options);
+    this.reason = options?.reason ?? "invalid-argument";
+  }
 }
 
 /** A workflow ID is taken and the ID policy does not allow another run. */
 export class AlreadyExistsError extends FuseeError {
-  override readonly code: string = "FUSEE_ALREADY_EXISTS";
+  override readonly code = "FUSEE_ALREADY_EXISTS";
 }
 
 /** No workflow run, workflow type or schedule has the given name. */
 export class NotFoundError extends FuseeError {
-  override readonly code: string = "FUSEE_NOT_FOUND";
+  override readonly code = "FUSEE_NOT_FOUND";
 }
 
 /**
@@ -36,7 +113,7 @@ export class NotFoundError extends FuseeError {
  * recorded name, message and stack.
  */
 export class WorkflowFailedError extends FuseeError {
-  override readonly code: string = "FUSEE_WORKFLOW_FAILED";
+  override readonly code = "FUSEE_WORKFLOW_FAILED";
   /** The `name` of the original error (for example `"TypeError"`). */
   readonly originalName: string;
 
@@ -49,37 +126,44 @@ export class WorkflowFailedError extends FuseeError {
 
 /** The run was terminated; waiters on its result get this error. */
 export class TerminatedError extends FuseeError {
-  override readonly code: string = "FUSEE_TERMINATED";
+  override readonly code = "FUSEE_TERMINATED";
 }
 
 /** The run was cancelled; delivered to workflow code at its current wait. */
 export class CancelledError extends FuseeError {
-  override readonly code: string = "FUSEE_CANCELLED";
+  override readonly code = "FUSEE_CANCELLED";
 }
 
 /** A step, child or wait ran past its timeout. */
 export class TimeoutError extends FuseeError {
-  override readonly code: string = "FUSEE_TIMEOUT";
+  override readonly code: "FUSEE_TIMEOUT" | "FUSEE_FORWARD_TIMEOUT" = "FUSEE_TIMEOUT";
 }
 
 /** Workflow code asked for something other than what its journal holds at that position. */
 export class NonDeterminismError extends FuseeError {
-  override readonly code: string = "FUSEE_NON_DETERMINISM";
+  override readonly code = "FUSEE_NON_DETERMINISM";
 }
 
 /** A payload could not be encoded, decoded, encrypted or decrypted. */
 export class CodecError extends FuseeError {
-  override readonly code: string = "FUSEE_CODEC";
+  override readonly code = "FUSEE_CODEC";
 }
 
 /** The configuration is invalid or does not match what is on disk. */
 export class ConfigError extends FuseeError {
-  override readonly code: string = "FUSEE_CONFIG";
+  override readonly code: "FUSEE_CONFIG" | "FUSEE_DRIVER_MISSING" | "FUSEE_DURATION" = "FUSEE_CONFIG";
 }
 
 /** The storage failed: an I/O error, corruption, a lock held by another process, a fatal shard. */
 export class StorageError extends FuseeError {
-  override readonly code: string = "FUSEE_STORAGE";
+  override readonly code: "FUSEE_STORAGE" | "FUSEE_SHARD_MOVED" = "FUSEE_STORAGE";
+  /** The shard the failure stopped, when it stopped one (its other shards go on). */
+  readonly shard: number | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; shard?: number }) {
+    super(message, options);
+    this.shard = options?.shard;
+  }
 }
 
 /**
@@ -87,5 +171,22 @@ export class StorageError extends FuseeError {
  * again reaches the new owner.
  */
 export class ShardMovedError extends StorageError {
-  override readonly code: string = "FUSEE_SHARD_MOVED";
+  override readonly code = "FUSEE_SHARD_MOVED";
+}
+
+/**
+ * The PostgreSQL driver (`pg`) is not installed: PostgreSQL storage loads it on demand, so an
+ * application that uses `Config.postgres` installs it itself (`npm install pg`).
+ */
+export class DriverMissingError extends ConfigError {
+  override readonly code = "FUSEE_DRIVER_MISSING";
+}
+
+/**
+ * A call forwarded to the process holding a run's shard got no answer in time (no process held the
+ * shard, or its holder could not reach the database). The request was withdrawn, though a holder
+ * that had begun it may still complete it; asking again is safe for calls that carry their own ID.
+ */
+export class ForwardTimeoutError extends TimeoutError {
+  override readonly code = "FUSEE_FORWARD_TIMEOUT";
 }

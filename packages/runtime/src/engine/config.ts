@@ -27,6 +27,12 @@ export interface PostgresOptions {
    * not hold to their owner. Without it one process holds every shard.
    */
   readonly cluster?: boolean;
+  /**
+   * With `cluster`: how long an operation forwarded to the process holding a run's shard waits for
+   * its answer before it fails with `ForwardTimeoutError` (30 s by default). Waiting for a run's
+   * result or start is not bounded by it.
+   */
+  readonly forwardTimeoutMs?: number;
 }
 
 interface Settings {
@@ -77,6 +83,10 @@ export class Config {
   static postgres(url: string, options: PostgresOptions = {}): Config {
     if (typeof url !== "string" || url.trim() === "") throw new ConfigError("Config.postgres needs a connection URL");
     if (options.schema !== undefined) tablesOf(options.schema);
+    const forward = options.forwardTimeoutMs;
+    if (forward !== undefined && (!Number.isFinite(forward) || forward <= 0)) {
+      throw new ConfigError(`forwardTimeoutMs must be a positive number of milliseconds; got ${String(forward)}`);
+    }
     return new Config({ ...DEFAULTS, storage: { kind: "postgres", url, ...options } });
   }
 

@@ -98,7 +98,7 @@ export class EventWindows<Rule> {
     const now = this.clock.now();
     let w = state.windows[state.windows.length - 1];
     if (w !== undefined && !w.closed && w.type !== type) {
-      throw new RejectedError(`${this.policy.family} key '${key}' has an open window of workflow type '${w.type}'; a ${type} event cannot join it`);
+      throw new RejectedError(`${this.policy.family} key '${key}' has an open window of workflow type '${w.type}'; a ${type} event cannot join it`, { reason: "window-conflict" });
     }
     const opening = w === undefined || w.closed;
     const n = opening ? Math.max(now, state.lastN + 1) : (w as Window<Rule>).n;

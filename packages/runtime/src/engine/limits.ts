@@ -31,8 +31,17 @@ export interface SharedPermits {
   /**
    * Takes a permit of the limit for one attempt: its release, or how long to wait before asking
    * again (`retryInMs` < 0: the limit is full, ask again soon; otherwise the rate's next slot).
+   * `lost` is called if the permit runs out before its release (its holder could not renew it in
+   * time), when other processes may already hold its place.
    */
-  take(name: string, concurrent: number, perSecond: number): Promise<Release | { retryInMs: number }>;
+  take(name: string, concurrent: number, perSecond: number, lost: (reason: Error) => void): Promise<SharedGrant | { retryInMs: number }>;
+}
+
+/** A permit taken from a {@link SharedPermits} store. */
+export interface SharedGrant {
+  readonly release: Release;
+  /** Why the permit no longer holds (it ran out before it was renewed), checked at once; undefined while it holds. */
+  lapsed(): Error | undefined;
 }
 
 // How soon a process asks again for a permit of a full shared limit.
@@ -42,6 +51,10 @@ interface Waiter {
   readonly resolve: (release: Release) => void;
   /** The step gave its place up (its run was cancelled); it is passed over when its turn comes. */
   withdrawn: boolean;
+  /** Told when the shared permit granted to the step runs out before the step releases it. */
+  lost?: (reason: Error) => void;
+  /** The shared permit granted to the step. */
+  grant?: SharedGrant;
 }
 
 class Limit {
@@ -119,7 +132,7 @@ export class Limits {
     if (limit === undefined) {
       const known = [...this.limits.keys()].map((n) => `'${n}'`).join(", ") || "none";
       return refused(
-        new RejectedError(`the step names limit '${name}', which was never declared (declared: ${known}); declare it with engine.limit('${name}', { concurrent })`),
+        new RejectedError(`the step names limit '${name}', which was never declared (declared: ${known}); declare it with engine.limit('${name}', { concurrent })`, { reason: "unknown-limit" }),
       );
     }
     const priority = options.priority ?? 0;
@@ -145,6 +158,10 @@ export class Limits {
         waiter.withdrawn = true;
         limit.withdrawn++;
       },
+      onLost: (listener) => {
+        if (waiter !== undefined) waiter.lost = listener;
+      },
+      lapsed: () => waiter?.grant?.lapsed(),
     };
   }
 
@@ -189,7 +206,7 @@ export class Limits {
 
   private known(name: string): Limit {
     const limit = this.limits.get(name);
-    if (limit === undefined) throw new RejectedError(`no limit is named '${name}'; declare it with engine.limit('${name}', { concurrent })`);
+    if (limit === undefined) throw new RejectedError(`no limit is named '${name}'; declare it with engine.limit('${name}', { concurrent })`, { reason: "unknown-limit" });
     return limit;
   }
 
@@ -233,13 +250,16 @@ export class Limits {
         this.pump(limit);
       });
     };
-    shared.take(limit.name, limit.concurrent, limit.perSecond).then(
+    let holder: Waiter | undefined;
+    shared.take(limit.name, limit.concurrent, limit.perSecond, (reason) => holder?.lost?.(reason)).then(
       (got) => {
         limit.taking = false;
-        if (typeof got !== "function") return retry(got.retryInMs < 0 ? FULL_RETRY_MS : got.retryInMs);
+        if ("retryInMs" in got) return retry(got.retryInMs < 0 ? FULL_RETRY_MS : got.retryInMs);
         const waiter = this.nextWaiter(limit);
-        if (this.closed || waiter === undefined) return got();
-        waiter.resolve(this.grant(limit, got));
+        if (this.closed || waiter === undefined) return got.release();
+        holder = waiter;
+        waiter.grant = got;
+        waiter.resolve(this.grant(limit, got.release));
         this.pump(limit);
       },
       // The store could not be reached: the waiting steps keep waiting and it is asked again.

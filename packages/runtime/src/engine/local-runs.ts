@@ -1,17 +1,18 @@
 import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
-import { CancelledError, ConfigError, FuseeError, NonDeterminismError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
+import { CancelledError, FuseeError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
-import { readBackRecord, readRecordHeader, type PayloadCodec } from "../journal/record-codec.js";
+import { readBackRecord, type PayloadCodec } from "../journal/record-codec.js";
 import { wakesRun } from "../journal/record-kinds.js";
 import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../journal/records.js";
-import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
+import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateStage } from "../client/types.js";
 import type { Log } from "../storage/log.js";
-import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
+import { unwantedSignal } from "../workflow/registry.js";
 import { ChildRuns } from "./child-runs.js";
-import type { EngineEvent } from "./engine-events.js";
-import type { RunTelemetry } from "./run-telemetry.js";
+import { type EngineEvent, runStopped } from "./engine-events.js";
+import { type RunTelemetry, traceField } from "./run-telemetry.js";
+import type { Logger } from "../core/logger.js";
 import { RunStarts } from "./run-starts.js";
 import { FlowControl } from "./flow-control.js";
 import { Batch, Debounce } from "./flow-rules.js";
@@ -24,8 +25,13 @@ import { RunRecords } from "./run-records.js";
 import type { BatchRule, DebounceRule, ParentLink, RunService } from "./run-service.js";
 import { listRuns, statusOf } from "./run-status.js";
 import type { ScheduleOp } from "./schedule-handle.js";
+import type { Message } from "../workflow/messages.js";
+import { deliverMessage } from "./run-messages.js";
+import { noteRequest, performedRequest } from "./performed-requests.js";
+import type { ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 import { TimerQueue } from "./timer-queue.js";
+import { answerToken, type TokenAnswerDeps } from "./token-answers.js";
 import { Waiters } from "./waiters.js";
 import type { WorkflowCatalog } from "./workflow-catalog.js";
 
@@ -42,8 +48,15 @@ export interface LocalRunsDeps {
   readonly keepHistory: boolean;
   /** Whether this process holds the shard: always, outside a cluster. */
   owns(shard: number): boolean;
+  /**
+   * Whether this process may still start work (a step, a timer) on the shard: false once its lease
+   * ran out on this process's clock, even before the shard is forgotten. Always, when absent.
+   */
+  leased?(shard: number): boolean;
   /** Tells the operator of a fatal shard or a run that stopped. */
   emit(event: EngineEvent): void;
+  /** `Config.logger`, where `ctx.log` writes. */
+  readonly logger?: Logger | undefined;
   /** Spans and metrics, when OpenTelemetry is loaded and not turned off. */
   readonly telemetry?: RunTelemetry | undefined;
 }
@@ -77,6 +90,13 @@ export class LocalRuns implements RunService {
   private fatal: Error | undefined;
   /** Executors whose breaking was reported, so a run stopped is told once per load. */
   private readonly reported = new WeakSet<RunExecutor>();
+  private readonly tokens: TokenAnswerDeps = {
+    held: (id) => this.held(id),
+    entry: (id) => this.runs.get(id),
+    idleExecutor: (entry) => this.idleExecutor(entry),
+    append: (entry, record) => this.records.append(entry, record),
+    now: () => this.deps.clock.now(),
+  };
 
   constructor(private readonly deps: LocalRunsDeps) {
     const time = deps.clock;
@@ -117,7 +137,9 @@ export class LocalRuns implements RunService {
     const host: RunHostEngine = {
       ...(telemetry === undefined ? {} : { observeAttempt: (entry: RunEntry, name: string, attempt: number) => telemetry.attempt(entry, name, attempt) }),
       clock: time,
+      logger: deps.logger,
       closed: () => this.closed,
+      holds: (shard) => this.deps.leased?.(shard) ?? true,
       append: (entry, record) => this.records.appendFromRun(entry, record),
       changed: (entry, executor) => this.executorChanged(entry, executor),
       acquire: (options) => this.flow.limits.acquire(options),
@@ -131,6 +153,8 @@ export class LocalRuns implements RunService {
         this.starts.begin(def, entry.id, input, {}, undefined, lineage).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
       },
       closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
+      deliver: (target, message, request) => this.router.deliver(target, message, request),
+      argumentsDiffer: (entry, runId, message) => this.deps.emit({ kind: "arguments-differ", workflowId: entry.id, workflowType: entry.type, runId, message }),
     };
     this.cache = new RunCache({
       catalog: deps.catalog,
@@ -191,7 +215,7 @@ export class LocalRuns implements RunService {
     const running = options.idPolicy?.running ?? "use-existing";
     if (existing !== undefined && existing.finished === undefined && running === "use-existing") return this.update(id, update, arg, updateId);
     if (!def.updates.has(update)) {
-      throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`);
+      throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`, { reason: "unknown-update" });
     }
     const outcome = this.updates.wait(`${id}\0${updateId}`);
     try {
@@ -202,6 +226,24 @@ export class LocalRuns implements RunService {
       throw e;
     }
     return unwrap(await outcome);
+  }
+
+  async signalWithStart(type: string, id: string, input: unknown, signal: string, value: unknown, options: StartOptions, request?: string): Promise<void> {
+    this.assertOpen();
+    const def = this.deps.catalog.resolve(type);
+    this.held(checkId(id));
+    checkName(signal, "signal name");
+    const existing = this.runs.get(id);
+    if (existing !== undefined && existing.finished === undefined) return this.signal(id, signal, value, request);
+    // One start record carries the signal, so no crash can leave the new run without it.
+    await this.starts.begin(def, id, input, options, undefined, { signal: { name: signal, value }, ...requestField(request) });
+  }
+
+  /** Applies a message another workflow sent, once per request (see `deliverMessage`). */
+  deliver(target: string, message: Message, request: string): Promise<unknown> {
+    this.assertOpen();
+    this.held(checkId(target));
+    return deliverMessage(this, target, message, request);
   }
 
   async awaitResult(id: string): Promise<unknown> {
@@ -249,8 +291,11 @@ export class LocalRuns implements RunService {
     const entry = this.entryOf(id);
     checkName(name, "signal name");
     if (entry.finished !== undefined) {
-      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`);
+      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`, { reason: "already-finished" });
     }
+    const def = this.deps.catalog.get(entry.type);
+    const unwanted = def === undefined ? undefined : unwantedSignal(def, name, id);
+    if (unwanted !== undefined) throw unwanted;
     await this.records.append(entry, { kind: "signal", name, value, at: this.deps.clock.now(), ...requestField(request), ...traceField(this.deps.telemetry) });
   }
 
@@ -266,12 +311,12 @@ export class LocalRuns implements RunService {
     return executor.query(name, args);
   }
 
-  update(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
+  update(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage = "completed"): Promise<unknown> {
     const t = this.deps.telemetry;
-    return t === undefined ? this.updateRun(id, name, arg, updateId) : t.request("update", name, id, () => this.updateRun(id, name, arg, updateId));
+    return t === undefined ? this.updateRun(id, name, arg, updateId, stage) : t.request("update", name, id, () => this.updateRun(id, name, arg, updateId, stage));
   }
 
-  private async updateRun(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
+  private async updateRun(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage): Promise<unknown> {
     this.assertOpen();
     checkName(name, "update name");
     checkId(updateId, "update ID");
@@ -279,9 +324,9 @@ export class LocalRuns implements RunService {
     const key = `${id}\0${updateId}`;
     const executor = await this.idleExecutor(entry);
     const done = executor.updateOutcome(updateId);
-    if (done !== undefined) return unwrap(done);
-    if (executor.knowsUpdate(updateId)) return unwrap(await this.updates.wait(key));
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`);
+    if (done !== undefined) return stage === "accepted" ? undefined : unwrap(done);
+    if (executor.knowsUpdate(updateId)) return stage === "accepted" ? undefined : unwrap(await this.updates.wait(key));
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`, { reason: "already-finished" });
     executor.validateUpdate(name, arg);
     executor.claimUpdate(updateId);
     const outcome = this.updates.wait(key);
@@ -291,6 +336,11 @@ export class LocalRuns implements RunService {
       // The update was not journaled; the storage failure that stopped it also rejects `outcome`.
       outcome.catch(() => undefined);
       throw e;
+    }
+    if (stage === "accepted") {
+      // The caller asks for the outcome later, by the update's ID; nobody waits on this promise.
+      outcome.catch(() => undefined);
+      return undefined;
     }
     return unwrap(await outcome);
   }
@@ -348,6 +398,12 @@ export class LocalRuns implements RunService {
     await this.flow.schedules.schedule(name, settings, paused);
   }
 
+  async listSchedules(shard: number): Promise<ScheduleDescription[]> {
+    this.assertOpen();
+    if (!this.deps.owns(shard)) throw shardMoved(shard);
+    return this.flow.schedules.list((name) => this.flow.shardOf("schedule", name), shard);
+  }
+
   async scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown> {
     this.assertOpen();
     this.heldFlow("schedule", name);
@@ -369,15 +425,11 @@ export class LocalRuns implements RunService {
 
   // ---- for the cluster ----
 
-  /** Whether the current run of `id` holds a record that cluster request `request` appended. */
+  /** Whether the current run of `id` holds a record that request `request` appended. */
   async performedRequest(id: string, request: string): Promise<boolean> {
     this.assertOpen();
     const entry = this.runs.get(id);
-    if (entry === undefined) return false;
-    for (const item of await this.deps.log.read(entry.shard, entry.stream)) {
-      if (readRecordHeader(item.body).request === request) return true;
-    }
-    return false;
+    return entry !== undefined && performedRequest(this.deps.log, entry, request);
   }
 
   /**
@@ -450,7 +502,8 @@ export class LocalRuns implements RunService {
   storageFailed(e: unknown, shard?: number): void {
     if (this.closed) return;
     // The shard's next owner resumes its runs (and its schedules and windows) from what is durable.
-    if ((shard !== undefined && !this.deps.owns(shard)) || e instanceof ShardMovedError) return;
+    const of = shard ?? (e instanceof StorageError ? e.shard : undefined);
+    if ((of !== undefined && !this.deps.owns(of)) || e instanceof ShardMovedError) return;
     const error = e instanceof StorageError ? e : new StorageError(`storage failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
     if (this.fatal === undefined) {
       this.fatal = error;
@@ -500,7 +553,7 @@ export class LocalRuns implements RunService {
 
   private unfinished(id: string): RunEntry {
     const entry = this.entryOf(id);
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`);
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`, { reason: "already-finished" });
     return entry;
   }
 
@@ -511,22 +564,9 @@ export class LocalRuns implements RunService {
     return executor;
   }
 
-  private async answer(token: string, outcome: Outcome, request: string | undefined): Promise<void> {
+  private answer(token: string, outcome: Outcome, request: string | undefined): Promise<void> {
     this.assertOpen();
-    const address = parseCompletionToken(token);
-    this.held(address.workflowId);
-    const entry = this.runs.get(address.workflowId);
-    if (entry === undefined) throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`);
-    if (entry.runId !== address.runId) {
-      throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`);
-    }
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`);
-    const executor = await this.idleExecutor(entry);
-    const state = executor.completionState(token);
-    if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`);
-    if (state === "unknown") throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`);
-    executor.claimCompletion(token);
-    await this.records.append(entry, { kind: "completion", token, ...outcome, at: this.deps.clock.now(), ...requestField(request) });
+    return answerToken(this.tokens, token, outcome, request);
   }
 
   /** Applies a record of `entry`'s run `runId` that just became durable at `position`. */
@@ -536,6 +576,7 @@ export class LocalRuns implements RunService {
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
     record = readBackRecord(record, body, this.deps.codec, { workflowId: entry.id, runId, position });
     this.index.apply(entry, record);
+    noteRequest(entry, record);
     this.deps.telemetry?.recorded(entry, record);
     if (entry.executor !== undefined) entry.executor.deliver(position, record);
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
@@ -559,9 +600,7 @@ export class LocalRuns implements RunService {
       this.results.reject(entry.id, broken);
       if (!this.reported.has(executor)) {
         this.reported.add(executor);
-        // A ConfigError breaks a run only where its class is constructed.
-        const reason = broken instanceof NonDeterminismError ? "non-determinism" : broken instanceof ConfigError ? "construct-failed" : "broken";
-        this.deps.emit({ kind: "run-stopped", reason, workflowId: entry.id, workflowType: entry.type, runId: entry.runId, error: broken });
+        this.deps.emit(runStopped(entry, broken));
       }
     }
     if (this.deps.telemetry !== undefined && executor.status() !== "running") this.deps.telemetry.idle(entry);
@@ -590,11 +629,6 @@ export class LocalRuns implements RunService {
   }
 }
 
-/** The `trace` field of a record a caller's request journals: the caller's trace context, if any. */
-function traceField(telemetry: RunTelemetry | undefined): { trace?: string } {
-  const trace = telemetry?.current();
-  return trace === undefined ? {} : { trace };
-}
 function unwrap(o: { ok: boolean; value?: unknown; error?: unknown }): unknown {
   if (o.ok) return o.value;
   throw o.error;

@@ -46,7 +46,7 @@ export class RunRecords implements DurableSink {
   encode(id: string, runId: number, position: number, record: JournalRecord): Uint8Array {
     const body = encodeRecord(record, this.deps.codec, { workflowId: id, runId, position });
     if (body.length > this.deps.maxRecordBytes) {
-      throw new RejectedError(`${record.kind} record of ${id} is ${body.length} bytes; the limit is ${this.deps.maxRecordBytes} (Config.maxPayloadBytes)`);
+      throw new RejectedError(`${record.kind} record of ${id} is ${body.length} bytes; the limit is ${this.deps.maxRecordBytes} (Config.maxPayloadBytes)`, { reason: "too-large" });
     }
     return body;
   }
@@ -80,7 +80,7 @@ export class RunRecords implements DurableSink {
   appendEncoded(entry: RunEntry, record: JournalRecord, body: Uint8Array): Promise<void> {
     try {
       this.deps.assertOpen();
-      if (entry.finishAppended) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished; its journal takes no ${record.kind} record`);
+      if (entry.finishAppended) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished; its journal takes no ${record.kind} record`, { reason: "already-finished" });
     } catch (e) {
       return Promise.reject(e);
     }

@@ -221,3 +221,9 @@ export class RunTelemetry implements CommitObserver {
 function isNoop(provider: object): boolean {
   return provider.constructor.name === "NoopTracerProvider" || provider.constructor.name === "NoopMeterProvider";
 }
+
+/** The `trace` field of a record a caller's request journals: the caller's trace context, if any. */
+export function traceField(telemetry: RunTelemetry | undefined): { trace?: string } {
+  const trace = telemetry?.current();
+  return trace === undefined ? {} : { trace };
+}

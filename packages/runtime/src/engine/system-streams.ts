@@ -39,7 +39,7 @@ export class SystemLog {
     const position = this.positions.get(stream) ?? 0;
     const body = encodeSystemRecord(record, this.codec, { workflowId: stream, runId: 0, position });
     if (body.length > this.maxRecordBytes) {
-      throw new RejectedError(`${record.kind} record of ${family} '${name}' is ${body.length} bytes; the limit is ${this.maxRecordBytes} (Config.maxPayloadBytes)`);
+      throw new RejectedError(`${record.kind} record of ${family} '${name}' is ${body.length} bytes; the limit is ${this.maxRecordBytes} (Config.maxPayloadBytes)`, { reason: "too-large" });
     }
     this.positions.set(stream, position + 1);
     return this.track(this.log.append(this.shardOf(family, name), { stream, body }));

@@ -21,7 +21,7 @@ export function makeCompletionToken(workflowId: string, runId: number, stepKey: 
 
 /** Reads the run a token belongs to, or a `RejectedError` for anything that is not a fusee token. */
 export function parseCompletionToken(token: unknown): TokenAddress {
-  if (typeof token !== "string") throw new RejectedError(`a completion token must be a string; got ${typeof token}`);
+  if (typeof token !== "string") throw new RejectedError(`a completion token must be a string; got ${typeof token}`, { reason: "invalid-token" });
   const [prefix, address] = token.split(".");
   try {
     if (prefix !== PREFIX || address === undefined) throw new Error("bad prefix");
@@ -29,6 +29,6 @@ export function parseCompletionToken(token: unknown): TokenAddress {
     if (typeof parsed.w !== "string" || typeof parsed.r !== "number") throw new Error("bad address");
     return { workflowId: parsed.w, runId: parsed.r };
   } catch {
-    throw new RejectedError(`'${token.slice(0, 40)}' is not a completion token issued by ctx.awaitCompletion`);
+    throw new RejectedError(`'${token.slice(0, 40)}' is not a completion token issued by ctx.awaitCompletion`, { reason: "invalid-token" });
   }
 }

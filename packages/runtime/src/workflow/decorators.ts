@@ -1,3 +1,4 @@
+import { assertExperimentalDecorator } from "./decorator-form.js";
 import type { StepOptions } from "./step-options.js";
 import {
   registerQuery,
@@ -21,7 +22,10 @@ import {
  */
 export function Workflow(nameOrOptions?: string | WorkflowOptions): ClassDecorator {
   const options = typeof nameOrOptions === "string" ? { name: nameOrOptions } : (nameOrOptions ?? {});
-  return (target) => registerWorkflow(target as unknown as WorkflowClass, options);
+  return (target: object, context?: unknown) => {
+    assertExperimentalDecorator("@Workflow", context);
+    registerWorkflow(target as unknown as WorkflowClass, options);
+  };
 }
 
 /**
@@ -33,9 +37,10 @@ export function Workflow(nameOrOptions?: string | WorkflowOptions): ClassDecorat
  * async charge(quote: number): Promise<string> { ... }
  */
 export function Step(options: StepOptions = {}): MethodDecorator {
-  return (target, key, descriptor) => {
+  return (target, key, _descriptor) => {
+    assertExperimentalDecorator("@Step", key);
     registerStep(target.constructor, String(key), options);
-    return Object.getOwnPropertyDescriptor(target, key) as typeof descriptor;
+    return Object.getOwnPropertyDescriptor(target, key) as typeof _descriptor;
   };
 }
 
@@ -46,7 +51,10 @@ export function Step(options: StepOptions = {}): MethodDecorator {
  * @Signal() approve(ok: boolean): void { this.approved = ok; }
  */
 export function Signal(options: HandlerOptions = {}): MethodDecorator {
-  return (target, key) => registerSignal(target.constructor, String(key), options);
+  return (target, key) => {
+    assertExperimentalDecorator("@Signal", key);
+    registerSignal(target.constructor, String(key), options);
+  };
 }
 
 /**
@@ -56,7 +64,10 @@ export function Signal(options: HandlerOptions = {}): MethodDecorator {
  * @Query() list(): string[] { return this.items; }
  */
 export function Query(options: HandlerOptions = {}): MethodDecorator {
-  return (target, key) => registerQuery(target.constructor, String(key), options);
+  return (target, key) => {
+    assertExperimentalDecorator("@Query", key);
+    registerQuery(target.constructor, String(key), options);
+  };
 }
 
 /**
@@ -67,6 +78,11 @@ export function Query(options: HandlerOptions = {}): MethodDecorator {
  * @Update({ validate(item: string) { if (!item) throw new RejectedError("empty item"); } })
  * async add(item: string): Promise<number> { ... }
  */
+// `any` by default, as in UpdateHandlerOptions: a validator's parameter type is the handler's own.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function Update<A = any>(options: UpdateHandlerOptions<A> = {}): MethodDecorator {
-  return (target, key) => registerUpdate(target.constructor, String(key), options);
+  return (target, key) => {
+    assertExperimentalDecorator("@Update", key);
+    registerUpdate(target.constructor, String(key), options);
+  };
 }

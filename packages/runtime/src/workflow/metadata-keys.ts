@@ -4,3 +4,5 @@ export const STEPS_METADATA = "fusee:steps";
 export const SIGNALS_METADATA = "fusee:signals";
 export const QUERIES_METADATA = "fusee:queries";
 export const UPDATES_METADATA = "fusee:updates";
+/** Signal names awaited with `ctx.waitFor`, as `fusee gen` found them (see `registerWorkflowTypes`). */
+export const MAILBOXES_METADATA = "fusee:mailboxes";

@@ -1,9 +1,14 @@
+/* eslint-disable @typescript-eslint/no-unsafe-function-type, @typescript-eslint/no-explicit-any --
+   Decorators hand their classes over as `target.constructor`, which TypeScript types as Function;
+   a workflow class's constructor takes whatever its injector gives it, and a validator's `this` is
+   the workflow instance, whose type the decorator cannot name. */
+import { fingerprintArgs } from "./args-fingerprint.js";
 import "reflect-metadata";
 import { injectable } from "tsyringe";
 import { ConfigError, RejectedError } from "../core/errors.js";
 import { toMillis } from "../core/duration.js";
 import { illFormed } from "../core/ids.js";
-import { QUERIES_METADATA, SIGNALS_METADATA, STEPS_METADATA, UPDATES_METADATA, WORKFLOW_METADATA } from "./metadata-keys.js";
+import { MAILBOXES_METADATA, QUERIES_METADATA, SIGNALS_METADATA, STEPS_METADATA, UPDATES_METADATA, WORKFLOW_METADATA } from "./metadata-keys.js";
 import { RetryPolicy } from "./retry-policy.js";
 import { registerType } from "./payload-types.js";
 import { hostOf, scopeOf } from "./run-binding.js";
@@ -18,6 +23,12 @@ export interface WorkflowOptions {
   name?: string;
   /** Patch IDs this workflow declares; `ctx.patched()` refuses any other. */
   patches?: readonly string[];
+  /**
+   * Names of the signals this workflow awaits with `ctx.waitFor(name)` (its mailboxes). Once declared,
+   * here or by the worker type table `fusee gen` writes, a signal with neither a `@Signal` handler nor
+   * one of these names is rejected with `RejectedError` instead of waiting in a mailbox for ever.
+   */
+  signals?: readonly string[];
 }
 
 /** Options of `@Update`. */
@@ -48,6 +59,8 @@ export interface WorkflowDefinition {
   readonly name: string;
   readonly cls: WorkflowClass;
   readonly patches?: readonly string[];
+  /** Declared mailbox names; absent when undeclared, so every signal name is taken. */
+  readonly mailboxes?: ReadonlySet<string>;
   readonly steps: ReadonlyMap<string, StepDefinition>;
   readonly signals: ReadonlyMap<string, string>;
   readonly queries: ReadonlyMap<string, string>;
@@ -120,7 +133,7 @@ export function registerStep(cls: Function, method: string, options: StepOptions
   const durable = function (this: object, ...args: unknown[]): unknown {
     const host = hostOf(this);
     if (host === undefined || scopeOf(host) !== undefined) return original.apply(this, args);
-    return host.step(name, () => original.apply(this, args), options);
+    return host.step(name, () => original.apply(this, args), options, fingerprintArgs(args));
   };
   Object.defineProperty(durable, "name", { value: method });
   Object.defineProperty(cls.prototype, method, { value: durable, writable: true, configurable: true, enumerable: false });
@@ -167,20 +180,28 @@ export function registerWorkflow(cls: WorkflowClass, options: WorkflowOptions = 
     if (!Array.isArray(patches)) throw new ConfigError(`@Workflow on ${cls.name}: patches must be an array of patch IDs`);
     for (const p of patches) checkName(p, `@Workflow on ${cls.name}: patch`);
   }
-  Reflect.defineMetadata(WORKFLOW_METADATA, { name, ...(patches ? { patches: [...patches] } : {}) }, cls);
+  const signals = options.signals;
+  if (signals !== undefined) {
+    if (!Array.isArray(signals)) throw new ConfigError(`@Workflow on ${cls.name}: signals must be an array of signal names`);
+    for (const s of signals) checkName(s, `@Workflow on ${cls.name}: signal`);
+  }
+  Reflect.defineMetadata(WORKFLOW_METADATA, { name, ...(patches ? { patches: [...patches] } : {}), ...(signals ? { signals: [...signals] } : {}) }, cls);
   injectable()(cls as ClassType);
 }
 
 /** The definition of a workflow class, or a `ConfigError` telling how to declare it. */
 export function definitionOf(cls: WorkflowClass): WorkflowDefinition {
-  const meta = Reflect.getOwnMetadata(WORKFLOW_METADATA, cls) as { name: string; patches?: string[] } | undefined;
+  const meta = Reflect.getOwnMetadata(WORKFLOW_METADATA, cls) as { name: string; patches?: string[]; signals?: string[] } | undefined;
   if (meta === undefined) {
     throw new ConfigError(`${cls?.name ?? String(cls)} is not a workflow: decorate it with @Workflow() or call registerWorkflow(${cls?.name}, {})`);
   }
+  const found = Reflect.getOwnMetadata(MAILBOXES_METADATA, cls) as readonly string[] | undefined;
+  const mailboxes = meta.signals === undefined && found === undefined ? undefined : new Set([...(meta.signals ?? []), ...(found ?? [])]);
   return {
     name: meta.name,
     cls,
     ...(meta.patches ? { patches: meta.patches } : {}),
+    ...(mailboxes ? { mailboxes } : {}),
     steps: (Reflect.getMetadata(STEPS_METADATA, cls) as Map<string, StepDefinition> | undefined) ?? new Map(),
     signals: (Reflect.getMetadata(SIGNALS_METADATA, cls) as Map<string, string> | undefined) ?? new Map(),
     queries: (Reflect.getMetadata(QUERIES_METADATA, cls) as Map<string, string> | undefined) ?? new Map(),
@@ -188,9 +209,24 @@ export function definitionOf(cls: WorkflowClass): WorkflowDefinition {
   };
 }
 
+/**
+ * The refusal of a signal the workflow can never take: no handler and, its mailboxes being
+ * declared, no mailbox of that name. Undefined when the signal is welcome.
+ */
+export function unwantedSignal(def: WorkflowDefinition, name: string, id: string): RejectedError | undefined {
+  if (def.mailboxes === undefined || def.signals.has(name) || def.mailboxes.has(name)) return undefined;
+  const handlers = [...def.signals.keys()].map((n) => `'${n}'`).join(", ") || "none";
+  const mailboxes = [...def.mailboxes].map((n) => `'${n}'`).join(", ") || "none";
+  return new RejectedError(
+    `workflow ${def.name} (ID ${id}) takes no signal '${name}': it has no handler of that name (handlers: ${handlers}) and awaits no such mailbox (declared: ${mailboxes}). ` +
+      `Fix: send one of those names, or add the name to @Workflow({ signals: [...] }) if the workflow awaits it with ctx.waitFor.`,
+    { reason: "unknown-signal" },
+  );
+}
+
 /** A rejected request naming the handler kind, the name and the workflow. */
 export function unknownHandler(kind: "query" | "update" | "signal", name: string, def: WorkflowDefinition, id: string): RejectedError {
   const names = [...(kind === "query" ? def.queries : kind === "update" ? def.updates : def.signals).keys()];
   const known = names.length ? `; it has ${names.map((n) => `'${n}'`).join(", ")}` : `; it has none`;
-  return new RejectedError(`workflow ${def.name} (ID ${id}) has no ${kind} '${name}'${known}`);
+  return new RejectedError(`workflow ${def.name} (ID ${id}) has no ${kind} '${name}'${known}`, { reason: `unknown-${kind}` });
 }

@@ -13,6 +13,13 @@ export interface PermitRequest {
   readonly granted: Promise<Release>;
   /** Leaves the queue; the permit is never granted. */
   withdraw(): void;
+  /**
+   * A permit shared with other processes can run out while the attempt holds it (its process was
+   * paused past its expiry): `listener` is then called, and the attempt is stopped.
+   */
+  onLost?(listener: (reason: Error) => void): void;
+  /** Why the granted permit no longer holds (it ran out), checked at once; undefined while it holds. */
+  lapsed?(): Error | undefined;
 }
 
 /**
@@ -31,6 +38,9 @@ export interface AttemptHistory {
   /** When the next attempt is due (ms since the epoch). */
   readonly retryAt: number;
   readonly lastError: Error;
+  /** When the first attempt began, and when the last failure was journaled (ms since the epoch). */
+  readonly since: number;
+  readonly failedAt: number;
 }
 
 /**
@@ -60,7 +70,7 @@ export interface StepEnvironment {
    * `recorded` once that record is durable: the next attempt starts no sooner, so a crash never
    * loses an attempt the retry budget counted.
    */
-  attemptFailed(seq: number, name: string, attempt: number, error: unknown, retryAt: number, recorded: () => void): void;
+  attemptFailed(seq: number, name: string, attempt: number, error: unknown, retryAt: number, since: number, recorded: () => void): void;
   /**
    * Takes the outcome of all attempts of call `seq`: its value when `ok`, else its last error.
    * `attempts` counts the attempts that ran.
@@ -113,6 +123,8 @@ class StepCall implements RunningStep {
   private aborted: Error | undefined = undefined;
   private scope: AttemptScope | undefined = undefined;
   private permit: PermitRequest | undefined = undefined;
+  /** The permit the running attempt holds, when its limit is shared with other processes. */
+  private held: PermitRequest | undefined = undefined;
   private release: Release | undefined = undefined;
   private timers: ClockTimer[] | undefined = undefined;
   /** The back-off before the next attempt, while it runs. */
@@ -121,6 +133,8 @@ class StepCall implements RunningStep {
   private observer: AttemptObserver | undefined = undefined;
   private readonly timeoutMs: number | undefined;
   private readonly heartbeatMs: number | undefined;
+  /** When the first attempt began, on the engine's clock: a policy's total-time bound counts from it. */
+  private since = 0;
 
   constructor(
     private readonly fn: () => unknown,
@@ -137,9 +151,13 @@ class StepCall implements RunningStep {
   /** Starts the first attempt, or goes on from the attempts an earlier process journaled. */
   begin(): void {
     const history = this.env.stepHistory(this.seq);
-    if (history === undefined) return this.next();
+    if (history === undefined) {
+      this.since = this.env.clock.now();
+      return this.next();
+    }
     this.attempt = this.ran = history.failed;
-    if (this.policy().delayAfter(history.failed, history.lastError) === undefined) {
+    this.since = history.since;
+    if (this.policy().delayAfter(history.failed, history.lastError, history.failedAt - history.since) === undefined) {
       return this.report(false, history.lastError, history.failed);
     }
     this.retryAt(history.retryAt);
@@ -173,6 +191,8 @@ class StepCall implements RunningStep {
     }
     if (request === undefined) return this.run(attempt);
     this.permit = request;
+    // The attempt fails like one that timed out, and its retry waits for a new permit.
+    request.onLost?.((reason) => this.timedOut(attempt, reason));
     request.granted.then(
       (release) => {
         this.permit = undefined;
@@ -182,6 +202,7 @@ class StepCall implements RunningStep {
           return this.report(false, new FuseeError("the step was abandoned while it waited for a permit"), this.ran);
         }
         this.release = release;
+        this.held = request;
         this.run(attempt);
       },
       (error: unknown) => {
@@ -192,6 +213,9 @@ class StepCall implements RunningStep {
   }
 
   private run(attempt: number): void {
+    // Checked at the last moment: the run's shard may have been lost (its lease ran out) since the
+    // step was asked for, and another process may already be running this step.
+    if (this.env.abandoned()) return this.report(false, new FuseeError("the step was abandoned before its attempt started"), this.ran);
     this.running = true;
     const scope = new AttemptScope(this, attempt);
     this.scope = scope;
@@ -232,7 +256,7 @@ class StepCall implements RunningStep {
   }
 
   /** The attempt is stale: its code may go on, but it is told (abort signal, heartbeats) and its outcome is ignored. */
-  private timedOut(attempt: number, error: TimeoutError): void {
+  private timedOut(attempt: number, error: Error): void {
     if (attempt !== this.attempt || !this.running) return;
     this.scope?.abort(error);
     this.end(attempt, false, error);
@@ -253,13 +277,14 @@ class StepCall implements RunningStep {
     }
     const release = this.release;
     this.release = undefined;
+    this.held = undefined;
     release?.();
     if (ok || this.aborted !== undefined || this.env.abandoned()) return this.report(ok, outcome, attempt);
-    const delay = this.policy().delayAfter(attempt, outcome);
+    const delay = this.policy().delayAfter(attempt, outcome, this.env.clock.now() - this.since);
     if (delay === undefined) return this.report(false, outcome, attempt);
     const retryAt = this.env.clock.now() + delay;
     try {
-      this.env.attemptFailed(this.seq, this.name, attempt, outcome, retryAt, () => this.retryAt(retryAt));
+      this.env.attemptFailed(this.seq, this.name, attempt, outcome, retryAt, this.since, () => this.retryAt(retryAt));
     } catch {
       // The failure cannot be journaled (the engine refuses the record): the step ends with it.
       this.report(false, outcome, attempt);
@@ -275,6 +300,18 @@ class StepCall implements RunningStep {
       if (this.env.abandoned()) this.report(false, new FuseeError("the step was abandoned while it waited to retry"), this.ran);
       else this.next();
     });
+  }
+
+  /**
+   * Throws (and stops the attempt) when the attempt may no longer go on: its permit ran out, or its
+   * run's shard is no longer this process's. Called at each heartbeat, so a step that heartbeats
+   * before each effect learns of it before the effect, even right after its process was paused.
+   */
+  checkHeld(attempt: number): void {
+    const lost = this.held?.lapsed?.() ?? (this.env.abandoned() ? new FuseeError("the step's run can no longer be recorded here: its shard moved to another process or the engine shut down") : undefined);
+    if (lost === undefined) return;
+    this.timedOut(attempt, lost);
+    throw lost;
   }
 
   private policy(): RetryPolicy {
@@ -329,6 +366,7 @@ class AttemptScope implements StepScope {
     if (this.reason !== undefined) throw this.reason;
     const call = this.call;
     if (call.attempt !== this.attempt || !call.running) return;
+    call.checkHeld(this.attempt);
     call.progress = progress;
     call.lastBeat = call.env.clock.now();
     call.env.onHeartbeat(call.seq, progress);

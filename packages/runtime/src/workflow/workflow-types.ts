@@ -1,6 +1,9 @@
+/* eslint-disable @typescript-eslint/no-unsafe-function-type --
+   Classes arrive from decorators and generated tables as plain constructors, which TypeScript types as Function. */
 import "reflect-metadata";
 import { injectable } from "tsyringe";
 import { ConfigError } from "../core/errors.js";
+import { MAILBOXES_METADATA } from "./metadata-keys.js";
 import { registerType } from "./payload-types.js";
 import type { WorkflowClass } from "./registry.js";
 
@@ -24,6 +27,8 @@ export interface WorkflowTypes {
   readonly steps?: Readonly<Record<string, HandlerTypes>>;
   readonly signals?: Readonly<Record<string, HandlerTypes>>;
   readonly updates?: Readonly<Record<string, HandlerTypes>>;
+  /** The names the workflow awaits with `ctx.waitFor`, when every such call names a literal. */
+  readonly mailboxes?: readonly string[];
 }
 
 // Values of these constructors are journaled by the codec itself; they need no registration.
@@ -37,12 +42,8 @@ const BUILT_IN = new Set<Function>([String, Number, Boolean, Array, Object, Func
  */
 export function registerWorkflowTypes(cls: WorkflowClass, types: WorkflowTypes): void {
   if (typeof cls !== "function") throw new ConfigError(`registerWorkflowTypes needs a workflow class; got ${String(cls)}`);
-  const params = types.constructorParams;
-  if (params !== undefined && Reflect.getOwnMetadata("design:paramtypes", cls) === undefined) {
-    // Without compiler-emitted metadata tsyringe cannot see the constructor; give it what gen read.
-    Reflect.defineMetadata("design:paramtypes", params.map((p) => p ?? Object), cls);
-    injectable()(cls as new (...args: unknown[]) => unknown);
-  }
+  if (types.constructorParams !== undefined) registerConstructorTypes(cls, types.constructorParams);
+  if (types.mailboxes !== undefined) Reflect.defineMetadata(MAILBOXES_METADATA, [...types.mailboxes], cls);
   const slots: Slot[] = [types.input, types.output];
   for (const group of [types.steps, types.signals, types.updates]) {
     for (const handler of Object.values(group ?? {})) slots.push(...(handler.args ?? []), handler.result);
@@ -52,4 +53,21 @@ export function registerWorkflowTypes(cls: WorkflowClass, types: WorkflowTypes):
       registerType(slot as new (...args: never[]) => unknown);
     }
   }
+}
+
+/**
+ * Gives a class the constructor parameter types `emitDecoratorMetadata` would have recorded, and makes
+ * it injectable, unless the build recorded them already. The worker type table `fusee gen` writes
+ * calls it for the services a workflow's constructor needs, directly or through other services, so
+ * that they resolve under esbuild, tsx, swc or vitest too. `@inject(token)` on a parameter still wins.
+ *
+ * @example
+ * registerConstructorTypes(PaymentService, [Ledger, HttpClient]);
+ */
+export function registerConstructorTypes(cls: abstract new (...args: never[]) => unknown, params: readonly Slot[]): void {
+  if (typeof cls !== "function") throw new ConfigError(`registerConstructorTypes needs a class; got ${String(cls)}`);
+  if (Reflect.getOwnMetadata("design:paramtypes", cls) !== undefined) return;
+  // Without compiler-emitted metadata tsyringe cannot see the constructor; give it what gen read.
+  Reflect.defineMetadata("design:paramtypes", params.map((p) => p ?? Object), cls);
+  injectable()(cls as new (...args: unknown[]) => unknown);
 }

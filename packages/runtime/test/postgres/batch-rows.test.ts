@@ -136,7 +136,8 @@ describe("PostgreSQL batch rows", () => {
 
   it("scans rows past one page, rows of several MiB among them, in order", async () => {
     const name = schema();
-    const log = await open({ schema: name });
+    // Hundreds of inserts with no renewal running: the lease must outlast them on a loaded machine.
+    const log = await open({ schema: name, leaseMs: 30_000 });
     for (let i = 0; i < 300; i++) await log.append(0, { stream: `r${i % 4}`, body: body(String(i)) });
     const big = Buffer.alloc(6 * 1024 * 1024, 7);
     for (let i = 0; i < 4; i++) await log.append(0, { stream: "big", body: big });

@@ -3,7 +3,9 @@ import { StorageError } from "../../src/core/errors.js";
 import type { LogEntry } from "../../src/storage/log.js";
 import { openPostgresLog, type PostgresLog, type PostgresLogOptions } from "../../src/storage/postgres/pg-log.js";
 import { PG_URL, sql, storedEntries, useSchemas } from "./support/database.js";
-import { sleep } from "./support/wait.js";
+import pg from "pg";
+import { uniqueOwner } from "./support/faults.js";
+import { eventually, sleep } from "./support/wait.js";
 
 const entry = (stream: string, body: string): LogEntry => ({ stream, body: new TextEncoder().encode(body) });
 
@@ -32,7 +34,7 @@ describe("PostgreSQL shard leases", () => {
     ]);
   });
 
-  it("fences out a process whose lease expired: its appends reject and nothing it sends is stored", async () => {
+  it("fences out a process whose lease expired, on its own clock first: its appends reject and nothing it sends is stored", async () => {
     const name = schema();
     const a = await open({ schema: name, shards: 2, owner: "a", leaseMs: 300 });
     const lost: [number, string][] = [];
@@ -46,10 +48,12 @@ describe("PostgreSQL shard leases", () => {
 
     const err = await a.append(0, entry("s", "a-after")).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(StorageError);
-    expect((err as Error).message)
-      .to.contain('shard 0: owner "a" no longer holds the lease at epoch 1')
-      .and.contain(`"${name}".leases shows owner "b" at epoch 2`);
-    expect(lost).to.deep.equal([[0, "taken"]]);
+    // No renewal ran, so the process's own clock says the lease ran out before any statement does.
+    expect((err as Error).message).to.contain('shard 0: owner "a" let its lease at epoch 1 run out');
+    expect(lost, "both shards stopped at their deadline, with no call needed").to.deep.equal([
+      [0, "expired"],
+      [1, "expired"],
+    ]);
     const again = await a.append(0, entry("s", "a-later")).catch((e: unknown) => e);
     expect(again).to.equal(err);
     const told = await new Promise<string>((resolve) =>
@@ -66,8 +70,8 @@ describe("PostgreSQL shard leases", () => {
     expect(dropErr, "a drop is fenced like an append").to.be.instanceOf(StorageError);
     expect(await bodies(name, 1)).to.deep.equal(["b-kept"]);
     expect(lost).to.deep.equal([
-      [0, "taken"],
-      [1, "taken"],
+      [0, "expired"],
+      [1, "expired"],
     ]);
     expect(a.ownedShards()).to.deep.equal([]);
     expect(await a.append(1, entry("s", "a-late")).catch((e: unknown) => e)).to.be.instanceOf(StorageError);
@@ -88,7 +92,7 @@ describe("PostgreSQL shard leases", () => {
     await b.close();
 
     await a.rebalance();
-    expect(events).to.deep.equal(["lost 0 (taken)", "took 0 at 3"]);
+    expect(events).to.deep.equal(["lost 0 (expired)", "took 0 at 3"]);
     expect(a.streams(0)).to.deep.equal(["s"]);
     await a.append(0, entry("s", "3"));
     expect(await bodies(name, 0)).to.deep.equal(["1", "2", "3"]);
@@ -174,6 +178,38 @@ describe("PostgreSQL shard leases", () => {
     expect(late?.name).to.equal("FuseeLeaseWarning");
     expect(late?.message).to.match(/owner "blocked" renewed its shard leases \d+ ms late/).and.contain("leaseMs 900");
     await a.append(0, entry("s", "kept"));
+  });
+
+  it("warns that it lost its leases and stops their shards when a renewal hangs past their expiry", async () => {
+    const name = schema();
+    const owner = uniqueOwner("hung");
+    const a = await open({ schema: name, shards: 2, owner, leaseMs: 600, background: true });
+    const lost: string[] = [];
+    a.onLost((shard, reason) => lost.push(`${shard} ${reason}`));
+    const warnings: Error[] = [];
+    const listen = (w: Error): void => void warnings.push(w);
+    process.on("warning", listen);
+    // The renewal's heartbeat waits for this lock, so the renewal in flight never finishes while it is held.
+    const blocker = new pg.Client({ connectionString: PG_URL });
+    await blocker.connect();
+    try {
+      await blocker.query("BEGIN");
+      await blocker.query(`SELECT 1 FROM "${name}".owners WHERE owner = $1 FOR UPDATE`, [owner]);
+      await eventually("both shards to stop", () => a.ownedShards().length === 0, 3_000);
+      expect(lost).to.deep.equal(["0 expired", "1 expired"]);
+      const lostWarnings = (): Error[] => warnings.filter((w) => (w as NodeJS.ErrnoException).code === "FUSEE_LEASE_LOST");
+      // Process warnings are emitted on a later tick.
+      await eventually("the warnings", () => lostWarnings().length === 2, 1_000);
+      const gone = lostWarnings();
+      expect(gone.map((w) => w.name)).to.deep.equal(["FuseeLeaseWarning", "FuseeLeaseWarning"]);
+      expect(gone[0]?.message).to.contain(`owner "${owner}" lost its lease on shard 0`).and.contain("run out");
+      await blocker.query("ROLLBACK");
+    } finally {
+      process.off("warning", listen);
+      await blocker.end();
+    }
+    await eventually("the shards to be taken again once renewals get through", () => a.ownedShards().length === 2, 5_000);
+    await a.append(0, entry("s", "after"));
   });
 
   it("spreads shards over the live owners and takes them back when an owner leaves", async () => {

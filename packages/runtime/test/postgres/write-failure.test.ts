@@ -3,7 +3,8 @@ import pg from "pg";
 import { StorageError } from "../../src/core/errors.js";
 import { openPostgresLog, type PostgresLog } from "../../src/storage/postgres/pg-log.js";
 import { PG_URL, sql, storedEntries, useSchemas } from "./support/database.js";
-import { eventually } from "./support/wait.js";
+import { terminateSessionsOf, uniqueOwner } from "./support/faults.js";
+import { eventually, sleep } from "./support/wait.js";
 
 const entry = (body: string) => ({ stream: "s", body: new TextEncoder().encode(body) });
 
@@ -29,7 +30,11 @@ describe("PostgreSQL write failures", () => {
     await blocker.connect();
     await blocker.query("BEGIN");
     await blocker.query(`SELECT 1 FROM "${name}".leases WHERE shard = 0 FOR UPDATE`);
-    const pending = log.append(0, entry("2")).catch((e: unknown) => e);
+    let heldWhenTold: number | undefined = -1;
+    const pending = log.append(0, entry("2")).catch((e: unknown) => {
+      heldWhenTold = log?.epochOf(0);
+      return e;
+    });
     let pid: number | undefined;
     await eventually("the insert to wait for the lease row", async () => {
       const [row] = await sql<{ pid: number }>(
@@ -47,6 +52,7 @@ describe("PostgreSQL write failures", () => {
       .and.contain(`"${name}".batches`)
       .and.contain('owner "victim", epoch 1');
     expect(lost).to.deep.equal(["0 failed"]);
+    expect(heldWhenTold, "the shard was no longer this process's when the failed append was told").to.equal(undefined);
     await blocker.query("ROLLBACK");
 
     expect(await log.append(0, entry("3")).catch((e: unknown) => e)).to.equal(err);
@@ -55,5 +61,34 @@ describe("PostgreSQL write failures", () => {
       const [lease] = await sql<{ owner: string | null }>(`SELECT owner FROM "${name}".leases WHERE shard = 0`);
       return lease?.owner === null;
     });
+  });
+
+  it("takes a shard whose insert failed again after a back-off, at a new epoch, from what the database holds", async () => {
+    const name = schema();
+    const owner = uniqueOwner("retake");
+    log = await openPostgresLog({ url: PG_URL, schema: name, shards: 1, owner, leaseMs: 900, background: false });
+    await log.append(0, entry("1"));
+    blocker = new pg.Client({ connectionString: PG_URL });
+    await blocker.connect();
+    await blocker.query("BEGIN");
+    await blocker.query(`SELECT 1 FROM "${name}".leases WHERE shard = 0 FOR UPDATE`);
+    const pending = log.append(0, entry("2")).catch((e: unknown) => e);
+    await eventually("the insert to wait for the lease row", async () => {
+      const rows = await sql(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [`fusee ${owner}`]);
+      return rows.length === 1;
+    });
+    await terminateSessionsOf(owner);
+    expect(await pending).to.be.instanceOf(StorageError);
+    await blocker.query("ROLLBACK");
+    expect(log.ownedShards()).to.deep.equal([]);
+
+    await log.rebalance();
+    expect(log.ownedShards(), "not taken again before the back-off").to.deep.equal([]);
+    await sleep(400);
+    await log.rebalance();
+    expect(log.ownedShards()).to.deep.equal([0]);
+    expect(log.epochOf(0)).to.equal(2);
+    await log.append(0, entry("3"));
+    expect((await log.read(0, "s")).map((e) => Buffer.from(e.body).toString())).to.deep.equal(["1", "3"]);
   });
 });

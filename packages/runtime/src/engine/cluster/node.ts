@@ -4,12 +4,10 @@
  * shards it holds, and forwards operations on runs of shards it does not hold to their owner.
  */
 import { FuseeError, StorageError } from "../../core/errors.js";
-import type { PostgresLog } from "../../storage/postgres/index.js";
-import { tablesOf } from "../../storage/postgres/schema.js";
+import type { Answer, PendingRequest, PostgresLog, Reply, RequestTable } from "../../storage/postgres/index.js";
 import type { LocalRuns } from "../local-runs.js";
 import type { RunCall } from "../run-service.js";
 import { perform } from "./operations.js";
-import { type Answer, type PendingRequest, type Reply, RequestTable } from "./requests.js";
 import { BatchQueue } from "./batch-queue.js";
 import { RequestClient } from "./request-client.js";
 import { ClusterPermits } from "./permits.js";
@@ -26,11 +24,17 @@ export interface ClusterHost {
   forgetShard(shard: number): void;
 }
 
-/** Where the cluster's tables are. */
+/** How a cluster process treats the calls it forwards. */
 export interface ClusterOptions {
-  readonly url: string;
-  readonly schema: string | undefined;
+  /**
+   * How long a forwarded call waits for the owner's answer before it fails with
+   * `ForwardTimeoutError` (calls that wait for a run's result or start wait as long as they need).
+   */
+  readonly forwardTimeoutMs: number;
 }
+
+/** Forwarded calls that only wait for a run's progress: they take as long as the run does. */
+const WAITS = new Set<string>(["awaitResult", "awaitStarted"]);
 
 // How often replies no process took (its asker died) are deleted.
 const REPLY_SWEEP_MS = 60_000;
@@ -64,6 +68,7 @@ export class ClusterNode {
     private readonly log: PostgresLog,
     private readonly requests: RequestTable,
     private readonly permits: ClusterPermits,
+    private readonly options: ClusterOptions,
   ) {
     this.client = new RequestClient(requests, log.owner);
     this.answers = new BatchQueue((answers) => requests.answer(answers));
@@ -75,8 +80,8 @@ export class ClusterNode {
    * requests. Resolves once the shards held at the call are recovered.
    */
   static async join(engine: ClusterHost, log: PostgresLog, options: ClusterOptions, sharePermits: (permits: SharedPermits) => void): Promise<ClusterNode> {
-    const tables = tablesOf(options.schema);
-    const node = new ClusterNode(engine, log, new RequestTable(options.url, tables), new ClusterPermits(options.url, tables, log.owner, log.leaseMs));
+    const tables = log.clusterTables();
+    const node = new ClusterNode(engine, log, tables.requests, new ClusterPermits(tables.permits, log.owner), options);
     sharePermits(node.permits);
     node.unsubscribe.push(log.onAcquired((shard) => node.acquired(shard)));
     node.unsubscribe.push(log.onLost((shard) => node.lost(shard)));
@@ -100,14 +105,22 @@ export class ClusterNode {
     return this.ready.has(shard) && this.log.epochOf(shard) !== undefined;
   }
 
+  /** Whether this process holds the shard's lease (recovered or not) and it has not run out. */
+  leased(shard: number): boolean {
+    return this.log.epochOf(shard) !== undefined;
+  }
+
   /**
    * Has the owner of `shard` perform an operation and returns its answer, or throws the error it
-   * threw (of the same class). Waits while no process holds the shard: the request is kept and the
-   * next owner answers it.
+   * threw (of the same class). Waits while no process holds the shard (the request is kept and the
+   * next owner answers it), up to `forwardTimeoutMs` unless the call only waits for a run.
+   *
+   * @throws ForwardTimeoutError when no owner answered in time.
    */
   async forward(shard: number, call: RunCall, args: readonly unknown[]): Promise<unknown> {
     this.assertOpen();
-    const reply = await this.client.request(shard, call, encodeValue(args));
+    const timeoutMs = WAITS.has(call) ? undefined : this.options.forwardTimeoutMs;
+    const reply = await this.client.request(shard, call, encodeValue(args), timeoutMs);
     if (reply.outcome === "ok") return decodeValue(reply.payload);
     throw decodeError(reply.payload);
   }
@@ -131,8 +144,23 @@ export class ClusterNode {
       const shards = [...this.acquiring].filter((s) => !this.ready.has(s) && this.log.epochOf(s) !== undefined);
       this.acquiring.clear();
       if (shards.length === 0) return;
-      await this.engine.recoverShards(shards);
+      try {
+        await this.engine.recoverShards(shards);
+      } catch (e) {
+        // Runs half loaded are dropped and the leases given up, so another process (or this one,
+        // after a back-off) takes the shards and recovers them from the database.
+        for (const s of shards) {
+          this.engine.forgetShard(s);
+          this.log.abandon(s, e);
+        }
+        throw e;
+      }
       for (const s of shards) {
+        // A shard lost while it was recovered is forgotten again: its next owner runs it.
+        if (this.log.epochOf(s) === undefined) {
+          this.engine.forgetShard(s);
+          continue;
+        }
         this.ready.add(s);
         this.takenOver.add(s);
         this.drain(s);
@@ -140,9 +168,14 @@ export class ClusterNode {
     }, `recovering the shards it took (${shard} among them)`);
   }
 
+  /**
+   * Forgets the shard's runs at once, which aborts their running steps (another process may run
+   * them now), and again in turn after any recovery in progress, which may have loaded some.
+   */
   private lost(shard: number): void {
     this.ready.delete(shard);
     for (const [id, { shard: of }] of this.unanswered) if (of === shard) this.unanswered.delete(id);
+    if (!this.closed) this.engine.forgetShard(shard);
     this.serial(async () => {
       if (!this.ready.has(shard)) this.engine.forgetShard(shard);
     }, `forgetting shard ${shard}`);

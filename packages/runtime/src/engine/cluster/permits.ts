@@ -1,53 +1,62 @@
 /*
- * The permits of limits, shared by the processes of a cluster through PostgreSQL (migration 3). A
- * permit is a row with an expiry that its holder renews while the attempt runs, so the permits of
- * a process that died come back after one lease time; a release deletes the row.
+ * The permits of limits, shared by the processes of a cluster through their database (see
+ * storage/postgres/permit-table.ts). Each permit this process holds has a local deadline on the
+ * monotonic clock, counted from the statement that took or last renewed it: past it, or when a
+ * renewal finds it expired, the permit is lost and the attempt holding it is told, so a process
+ * that was paused never goes on beside the attempts that took the place its permit had.
  */
 import { randomUUID } from "node:crypto";
-import pg from "pg";
-import type { Tables } from "../../storage/postgres/schema.js";
-import type { Release, SharedPermits } from "../limits.js";
+import { StorageError } from "../../core/errors.js";
+import type { PermitTable } from "../../storage/postgres/permit-table.js";
+import type { SharedGrant, SharedPermits } from "../limits.js";
+
+interface Held {
+  readonly name: string;
+  deadline: number;
+  readonly lost: (reason: Error) => void;
+  /** Why it was lost, once it was. */
+  gone?: Error;
+}
 
 export class ClusterPermits implements SharedPermits {
-  private readonly pool: pg.Pool;
-  /** Tokens of the permits this process holds. */
-  private readonly held = new Set<string>();
+  /** The permits this process holds, by token. */
+  private readonly held = new Map<string, Held>();
   private readonly renewal: NodeJS.Timeout;
+  private renewing = false;
   private closed = false;
 
   constructor(
-    url: string,
-    private readonly t: Tables,
+    private readonly table: PermitTable,
     private readonly holder: string,
-    private readonly leaseMs: number,
   ) {
-    this.pool = new pg.Pool({ connectionString: url, max: 2, idleTimeoutMillis: 30_000, application_name: "fusee permits" });
-    this.pool.on("error", () => undefined);
-    this.renewal = setInterval(() => void this.renew().catch(() => undefined), Math.max(50, Math.floor(leaseMs / 3)));
+    // On an interval, not after the last renewal: one that hangs still leaves the deadlines checked.
+    this.renewal = setInterval(() => this.tick(), Math.max(50, Math.floor(table.leaseMs / 3)));
     this.renewal.unref();
   }
 
-  async take(name: string, concurrent: number, perSecond: number): Promise<Release | { retryInMs: number }> {
+  async take(name: string, concurrent: number, perSecond: number, lost: (reason: Error) => void): Promise<SharedGrant | { retryInMs: number }> {
     const token = randomUUID();
-    const intervalMs = perSecond > 0 ? 1000 / perSecond : 0;
-    const result = await this.pool.query<{ wait: number }>(`SELECT ${this.t.takePermit}($1, $2, $3, $4, $5, $6) AS wait`, [
-      name,
-      token,
-      this.holder,
-      Math.ceil(this.leaseMs),
-      Number.isFinite(concurrent) ? concurrent : 0,
-      intervalMs,
-    ]);
-    const wait = result.rows[0]?.wait ?? -1;
+    const sentAt = performance.now();
+    const wait = await this.table.take(name, token, Number.isFinite(concurrent) ? concurrent : 0, perSecond > 0 ? 1000 / perSecond : 0);
     if (wait !== 0) return { retryInMs: wait };
-    this.held.add(token);
+    if (this.closed) {
+      void this.table.release([token]).catch(() => undefined);
+      return { retryInMs: -1 };
+    }
+    const permit: Held = { name, deadline: this.deadlineFrom(sentAt), lost };
+    this.held.set(token, permit);
     let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.held.delete(token);
-      // A release that fails to reach the database is made good by the permit's expiry.
-      void this.pool.query(`DELETE FROM ${this.t.permits} WHERE token = $1`, [token]).catch(() => undefined);
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        this.held.delete(token);
+        void this.table.release([token]).catch(() => undefined);
+      },
+      lapsed: () => {
+        if (permit.gone === undefined && !released && performance.now() >= permit.deadline) this.lose(token, permit, "no renewal succeeded in time");
+        return permit.gone;
+      },
     };
   }
 
@@ -55,16 +64,52 @@ export class ClusterPermits implements SharedPermits {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.renewal);
-    if (this.held.size > 0) await this.pool.query(`DELETE FROM ${this.t.permits} WHERE token = ANY($1::uuid[])`, [[...this.held]]).catch(() => undefined);
+    await this.table.release([...this.held.keys()]).catch(() => undefined);
     this.held.clear();
-    await this.pool.end().catch(() => undefined);
+    await this.table.close();
+  }
+
+  /** The permit lasts on the database from a later instant; a tenth of it is kept back, as for leases. */
+  private deadlineFrom(sentAt: number): number {
+    return sentAt + this.table.leaseMs - Math.min(this.table.leaseMs / 10, 1_000);
+  }
+
+  private tick(): void {
+    this.expireLapsed();
+    if (this.renewing || this.closed || this.held.size === 0) return;
+    this.renewing = true;
+    void this.renew()
+      .catch(() => undefined)
+      .finally(() => (this.renewing = false));
   }
 
   private async renew(): Promise<void> {
-    if (this.closed || this.held.size === 0) return;
-    await this.pool.query(
-      `UPDATE ${this.t.permits} SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE token = ANY($1::uuid[])`,
-      [[...this.held], this.leaseMs],
+    const tokens = [...this.held.keys()];
+    const sentAt = performance.now();
+    const renewed = await this.table.renew(tokens);
+    for (const token of tokens) {
+      const permit = this.held.get(token);
+      if (permit === undefined) continue;
+      if (renewed.has(token)) permit.deadline = Math.max(permit.deadline, this.deadlineFrom(sentAt));
+      else this.lose(token, permit, "a renewal found it expired");
+    }
+    this.expireLapsed();
+  }
+
+  private expireLapsed(): void {
+    const now = performance.now();
+    for (const [token, permit] of this.held) if (now >= permit.deadline) this.lose(token, permit, "no renewal succeeded in time");
+  }
+
+  private lose(token: string, permit: Held, why: string): void {
+    this.held.delete(token);
+    void this.table.release([token]).catch(() => undefined);
+    permit.lost(
+      (permit.gone = new StorageError(
+        `the permit of limit '${permit.name}' held by owner "${this.holder}" ran out (${why} within ${this.table.leaseMs} ms; ` +
+          "the process was paused or could not reach the database), so others may hold its place: the attempt holding it is " +
+          "stopped and retried under a new permit",
+      )),
     );
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { FuseeError, StorageError } from "../../core/errors.js";
+import { ForwardTimeoutError, FuseeError, StorageError } from "../../core/errors.js";
+import type { NewRequest, Reply, RequestTable } from "../../storage/postgres/index.js";
 import { BatchQueue } from "./batch-queue.js";
-import type { NewRequest, Reply, RequestTable } from "./requests.js";
 
 // How often the replies of waiting requests are looked for when no owner says one is there: from the
 // first to the last interval, doubling, and back to the first whenever a reply arrives.
@@ -38,11 +38,13 @@ export class RequestClient {
   }
 
   /**
-   * Stores a request for the owner of `shard` and resolves with the owner's reply.
+   * Stores a request for the owner of `shard` and resolves with the owner's reply, waiting up to
+   * `timeoutMs` for it (forever when undefined).
    *
    * @throws StorageError when the request or its reply cannot be read or written.
+   * @throws ForwardTimeoutError when no reply came in time; the request is withdrawn.
    */
-  async request(shard: number, kind: string, payload: Buffer): Promise<Reply> {
+  async request(shard: number, kind: string, payload: Buffer, timeoutMs?: number): Promise<Reply> {
     const id = randomUUID();
     const describe = `${kind} request ${id} to the owner of shard ${shard}`;
     const reply = new Promise<Reply>((resolve, reject) => this.waiting.set(id, { describe, resolve, reject }));
@@ -55,7 +57,13 @@ export class RequestClient {
       throw failure(describe, e);
     }
     this.poll();
-    return reply;
+    if (timeoutMs === undefined) return reply;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([reply, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(this.expired(id, describe, timeoutMs)), timeoutMs)))]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** An owner answered a request of this process: its reply can be taken now. */
@@ -71,6 +79,17 @@ export class RequestClient {
     for (const w of this.waiting.values()) w.reject(error);
     this.waiting.clear();
     this.wake?.();
+  }
+
+  /** Gives a request up: it stops waiting, and it is deleted unless an owner answered it meanwhile. */
+  private expired(id: string, describe: string, timeoutMs: number): ForwardTimeoutError {
+    this.waiting.delete(id);
+    void this.table.withdraw(id).catch(() => undefined);
+    return new ForwardTimeoutError(
+      `${describe} got no answer within ${timeoutMs} ms: no process held the shard, or its holder could not reach the database. ` +
+        "The request was withdrawn, though an owner that had begun it may still complete it; ask again once the cluster has an owner for the shard " +
+        "(or raise forwardTimeoutMs)",
+    );
   }
 
   /** Takes replies while any request waits for one; one loop serves every waiting request. */

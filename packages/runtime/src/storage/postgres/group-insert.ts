@@ -45,7 +45,8 @@ export interface ShardWriterOptions {
   readonly lastSeq: number;
   readonly index: ShardIndex;
   /** Told after each committed batch. */
-  readonly committed: (entries: number) => void;
+  /** A batch of `entries` entries and `bytes` bytes was committed, `ms` after its statement was sent. */
+  readonly committed: (entries: number, bytes: number, ms: number) => void;
   /** Told once, when a statement fails or finds the lease gone; the writer has already stopped. */
   readonly stopped: (error: StorageError, reason: StopReason) => void;
 }
@@ -64,6 +65,8 @@ class Batch extends PendingBatch {
   readonly endsParam = new Int4ArrayWriter();
   /** Drops in the batch: each applies to the entries before `at`. Rare, so a plain list. */
   readonly drops: { at: number; streams: readonly string[] }[] = [];
+  /** When the batch's statement was sent (`performance.now()`). */
+  sentAt = 0;
 
   get empty(): boolean {
     return this.count === 0 && this.drops.length === 0;
@@ -266,6 +269,7 @@ export class ShardWriter extends BatchFront<Batch> {
       return;
     }
     this.flying = b;
+    b.sentAt = performance.now();
     const values: unknown[] = [
       this.o.shard,
       this.o.owner,
@@ -304,7 +308,7 @@ export class ShardWriter extends BatchFront<Batch> {
     this.lastSeq += b.count;
     if (dropped !== undefined) this.o.index.applyDrop(dropped);
     this.o.index.addRow(first, b.count, b.streams, b.ends, dead);
-    this.o.committed(b.count);
+    this.o.committed(b.count, b.len, performance.now() - b.sentAt);
     this.flying = undefined;
     b.settle(undefined);
     b.reset();
@@ -345,19 +349,24 @@ export class ShardWriter extends BatchFront<Batch> {
     const error = new StorageError(
       `shard ${this.o.shard} stopped: inserting a batch of ${b.count} entries into ${this.o.tables.batches} ` +
         `(owner "${this.o.owner}", epoch ${this.o.epoch}) failed: ${cause.message}. Whether it committed is unknown, so ` +
-        "nothing appended to this shard after it is acknowledged and the statement is not retried; reopen the log to recover",
-      { cause },
+        "nothing appended to this shard after it is acknowledged and the statement is not retried; the lease is given " +
+        "back, and the shard is taken again at a new epoch from what the database holds",
+      { cause, shard: this.o.shard },
     );
     this.stop(b, error, "failed");
   }
 
+  /**
+   * The shard is marked stopped (and its log told) before the failed batch's waiters hear of it, so
+   * a waiter that asks whether this process still holds the shard already hears that it does not.
+   */
   private stop(b: Batch, error: StorageError, reason: StopReason): void {
     this.flying = undefined;
-    b.settle(error);
     if (this.fatal === undefined) {
       this.halt(error);
       this.o.stopped(error, reason);
     }
+    b.settle(error);
     this.settleIdle();
   }
 

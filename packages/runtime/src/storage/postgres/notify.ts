@@ -5,8 +5,9 @@
  * listener reports each reconnection (after which the owner should look for work it may have
  * missed) and the log also wakes owners on a polling interval.
  */
-import pg from "pg";
+import type pg from "pg";
 import { StorageError } from "../../core/errors.js";
+import type { Driver } from "./driver.js";
 
 /** The largest payload `notify` takes (PostgreSQL's limit is 8000 bytes for the whole message). */
 export const MAX_NOTIFY_BYTES = 7900;
@@ -35,6 +36,7 @@ export class WakeListener {
   private retry: NodeJS.Timeout | undefined;
 
   constructor(
+    private readonly driver: Driver,
     private readonly config: pg.ClientConfig,
     private readonly channel: string,
     private readonly events: WakeEvents,
@@ -58,7 +60,7 @@ export class WakeListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client(this.config);
+    const client = new this.driver.Client(this.config);
     client.on("error", () => this.lost(client));
     client.on("end", () => this.lost(client));
     client.on("notification", (n) => {

@@ -1,17 +1,23 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
-import pg from "pg";
+import type pg from "pg";
 import { ConfigError, FuseeError, ShardMovedError, StorageError } from "../../core/errors.js";
-import type { AppendWaiter, Log, LogEntry, LogStats } from "../log.js";
-import { candidateOrder, fairShare } from "./fair-share.js";
-import { ShardWriter, type StopReason } from "./group-insert.js";
-import { type LeaseGrant, type LeaseRow, LeaseTable, describeLease } from "./leases.js";
+import type { AppendWaiter, CommitObserver, Log, LogEntry, LogStats } from "../log.js";
+import { type Driver, loadDriver } from "./driver.js";
+import type { ShardWriter } from "./group-insert.js";
+import { type LeaseRow, LeaseTable } from "./leases.js";
+import { LogNotifications, type NotifyListener } from "./log-notifications.js";
 import { migrate } from "./migrations.js";
-import { WakeListener, encodeWake } from "./notify.js";
+import { encodeWake } from "./notify.js";
+import { PermitTable } from "./permit-table.js";
+import { RequestTable } from "./request-table.js";
 import { DEFAULT_SCHEMA, type Tables, tablesOf } from "./schema.js";
 import { liveEntries, pagesOf, readAt, readByScan } from "./batch-rows.js";
 import { compactRows } from "./row-compaction.js";
-import { ShardIndex } from "./shard-index.js";
+import { type AcquiredListener, type HeldShard, type LostListener, ShardLeases } from "./shard-leases.js";
+
+export type { AcquiredListener, LostListener } from "./shard-leases.js";
+export { type NotifyListener, OWNER_WAKE_SHARD } from "./log-notifications.js";
 
 /** Options of {@link openPostgresLog}. */
 export interface PostgresLogOptions {
@@ -41,16 +47,6 @@ export interface PostgresLogOptions {
   readonly poolSize?: number;
 }
 
-/** Called when this process starts holding a shard's lease, once its state is loaded. */
-export type AcquiredListener = (shard: number, epoch: number) => void;
-/** Called when this process stops holding a shard: released, taken, expired or failed. */
-export type LostListener = (shard: number, reason: StopReason, error: StorageError | undefined) => void;
-/** Called for a wake-up of an owned shard; `payload` is undefined for a poll (look for missed work). */
-export type NotifyListener = (shard: number, payload: string | undefined) => void;
-
-/** The shard number of wake-ups addressed to a process by its owner name rather than to a shard. */
-export const OWNER_WAKE_SHARD = -1;
-
 const DEFAULT_LEASE_MS = 10_000;
 const MIN_LEASE_MS = 100;
 const DEFAULT_POLL_MS = 5_000;
@@ -78,12 +74,15 @@ export async function openPostgresLog(options: PostgresLogOptions): Promise<Post
   if (typeof owner !== "string" || owner === "" || owner.length > 200) throw new ConfigError(`owner must be a name of 1 to 200 characters, got "${String(owner)}"`);
 
   const where = `${redact(options.url)} (schema "${tables.schema}")`;
+  // Every connection of the process carries its owner name, so an operator (or a test) can tell
+  // its sessions apart in pg_stat_activity.
   const connection: pg.ClientConfig = {
     connectionString: options.url,
     application_name: `fusee ${owner}`.slice(0, 63),
     keepAlive: true,
   };
-  const pool = new pg.Pool({ ...connection, max: options.poolSize ?? Math.min(options.shards ?? 4, 16) + 2, idleTimeoutMillis: 60_000 });
+  const driver = await loadDriver();
+  const pool = new driver.Pool({ ...connection, max: options.poolSize ?? Math.min(options.shards ?? 4, 16) + 2, idleTimeoutMillis: 60_000 });
   // An idle connection that breaks is dropped by the pool; the error needs a listener, and the next
   // statement on that shard reports any failure that matters.
   pool.on("error", () => undefined);
@@ -93,6 +92,7 @@ export async function openPostgresLog(options: PostgresLogOptions): Promise<Post
     const leases = new LeaseTable(pool, tables, owner, leaseMs);
     await leases.init(shards);
     const log = new PostgresLog({
+      driver,
       pool,
       tables,
       leases,
@@ -100,11 +100,9 @@ export async function openPostgresLog(options: PostgresLogOptions): Promise<Post
       claim,
       where,
       connection,
-      leaseMs,
       pollMs: options.pollMs ?? DEFAULT_POLL_MS,
-      background: options.background ?? true,
     });
-    await log.start(options.claimTimeoutMs ?? leaseMs + 2_000);
+    await log.start(options.claimTimeoutMs ?? leaseMs + 2_000, options.background ?? true);
     return log;
   } catch (err) {
     await pool.end().catch(() => undefined);
@@ -133,6 +131,7 @@ async function settleShardCount(pool: pg.Pool, t: Tables, wanted: number | undef
 }
 
 interface PostgresLogParts {
+  readonly driver: Driver;
   readonly pool: pg.Pool;
   readonly tables: Tables;
   readonly leases: LeaseTable;
@@ -140,14 +139,13 @@ interface PostgresLogParts {
   readonly claim: "fair" | "all";
   readonly where: string;
   readonly connection: pg.ClientConfig;
-  readonly leaseMs: number;
   readonly pollMs: number;
-  readonly background: boolean;
 }
 
-interface Held {
-  readonly writer: ShardWriter;
-  readonly index: ShardIndex;
+/** The tables through which the processes of a cluster reach each other, on connections of their own. */
+export interface ClusterTables {
+  readonly requests: RequestTable;
+  readonly permits: PermitTable;
 }
 
 /**
@@ -155,38 +153,41 @@ interface Held {
  * holds a lease on, and every insert checks that lease in the same statement. Reading (`scan`,
  * `read`) works for any shard; `streams`, `stats` and writing need the lease. Obtain one with
  * {@link openPostgresLog}.
+ *
+ * A lost connection stops only what it was carrying: a batch insert in flight on it fails (whether
+ * it committed is unknown, so it is never retried) and stops its shard for this process, which
+ * gives the lease back and takes the shard again after a back-off (or another process does), at a
+ * new epoch, from what the database holds. Other statements use new connections from the pool.
  */
 export class PostgresLog implements Log {
   readonly shardCount: number;
   readonly readOnly = false;
-  private readonly held: (Held | undefined)[];
-  /**
-   * Shards that stopped for this log on a failure or a lost lease. With `claim: "all"` they are
-   * never taken again, since the single process using the log cannot tell a shard that came back;
-   * with `claim: "fair"` a later rebalance may take one anew (a new epoch, announced by `onAcquired`).
-   */
-  private readonly stopped = new Set<number>();
-  private readonly appended: number[];
-  private readonly syncs: number[];
-  private readonly acquiredListeners = new Set<AcquiredListener>();
-  private readonly lostListeners = new Set<LostListener>();
-  private readonly lateListeners = new Set<(lateMs: number, leaseMs: number) => void>();
-  private readonly notifyListeners = new Set<NotifyListener>();
-  private readonly ownerWakeListeners = new Set<() => void>();
-  private listener: WakeListener | undefined;
-  private listening: Promise<void> | undefined;
-  private tickTimer: NodeJS.Timeout | undefined;
-  private pollTimer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> = Promise.resolve();
+  private readonly shards: ShardLeases;
+  private readonly wakes: LogNotifications;
   private closed = false;
   private closing: Promise<void> | undefined;
 
   /** @internal Use {@link openPostgresLog}. */
   constructor(private readonly p: PostgresLogParts) {
     this.shardCount = p.shards;
-    this.held = new Array<Held | undefined>(p.shards).fill(undefined);
-    this.appended = new Array<number>(p.shards).fill(0);
-    this.syncs = new Array<number>(p.shards).fill(0);
+    this.shards = new ShardLeases({
+      pool: p.pool,
+      tables: p.tables,
+      leases: p.leases,
+      shards: p.shards,
+      claim: p.claim,
+      where: p.where,
+      leaseMs: p.leases.leaseMs,
+    });
+    this.wakes = new LogNotifications({
+      driver: p.driver,
+      connection: p.connection,
+      channel: p.tables.channel,
+      owner: p.leases.owner,
+      pollMs: p.pollMs,
+      owned: () => this.shards.ownedShards(),
+      holds: (shard) => this.shards.live(shard) !== undefined,
+    });
   }
 
   /** This process's name in the lease table. */
@@ -204,37 +205,37 @@ export class PostgresLog implements Log {
     return this.p.tables.schema;
   }
 
-  /** The shards this process holds a working lease on, in order. */
+  /**
+   * The shards this process holds a working lease on, in order: its writer is healthy and the lease
+   * has not run out on this process's monotonic clock.
+   */
   ownedShards(): number[] {
-    const out: number[] = [];
-    this.held.forEach((h, shard) => {
-      if (h?.writer.healthy) out.push(shard);
-    });
-    return out;
+    return this.shards.ownedShards();
   }
 
-  /** The epoch of this process's lease on `shard`, or undefined when it holds none. */
+  /** The epoch of this process's lease on `shard`, or undefined when it holds none (or it ran out). */
   epochOf(shard: number): number | undefined {
-    const h = this.held[shard];
-    return h?.writer.healthy ? h.writer.epoch : undefined;
+    return this.shards.live(shard)?.writer.epoch;
   }
 
   /** Calls `listener` whenever this process starts holding a shard; returns the unsubscribe function. */
   onAcquired(listener: AcquiredListener): () => void {
-    this.acquiredListeners.add(listener);
-    return () => this.acquiredListeners.delete(listener);
+    return this.shards.onAcquired(listener);
   }
 
   /** Calls `listener` whenever this process stops holding a shard; returns the unsubscribe function. */
   onLost(listener: LostListener): () => void {
-    this.lostListeners.add(listener);
-    return () => this.lostListeners.delete(listener);
+    return this.shards.onLost(listener);
+  }
+
+  /** Tells `observer` of each batch inserted from now on: its entries, bytes and the statement's time. */
+  observeCommits(observer: CommitObserver): void {
+    this.shards.commitObserver = observer;
   }
 
   /** Calls `listener` when a lease renewal runs a third of the lease late; returns the unsubscribe function. */
   onLeaseLate(listener: (lateMs: number, leaseMs: number) => void): () => void {
-    this.lateListeners.add(listener);
-    return () => this.lateListeners.delete(listener);
+    return this.shards.onLate(listener);
   }
 
   /**
@@ -246,7 +247,8 @@ export class PostgresLog implements Log {
    * const stop = await log.onNotify((shard, payload) => void drainInbox(shard));
    */
   onNotify(listener: NotifyListener): Promise<() => void> {
-    return this.subscribe(this.notifyListeners, listener);
+    this.assertOpen();
+    return this.wakes.onShard(listener);
   }
 
   /**
@@ -255,22 +257,8 @@ export class PostgresLog implements Log {
    * once this process is listening.
    */
   onOwnerWake(listener: () => void): Promise<() => void> {
-    return this.subscribe(this.ownerWakeListeners, listener);
-  }
-
-  /** Adds a listener of wake-ups once this process listens on the schema's channel. */
-  private async subscribe<L>(listeners: Set<L>, listener: L): Promise<() => void> {
     this.assertOpen();
-    listeners.add(listener);
-    this.listening ??= this.listen();
-    try {
-      await this.listening;
-    } catch (err) {
-      listeners.delete(listener);
-      this.listening = undefined;
-      throw err;
-    }
-    return () => listeners.delete(listener);
+    return this.wakes.onOwner(listener);
   }
 
   /** Wakes the holder of `shard` (whichever process it is) with `payload`; delivered after this resolves. */
@@ -282,7 +270,7 @@ export class PostgresLog implements Log {
 
   /** Extends the leases this process holds; a lease found lost stops its shard. */
   renew(): Promise<void> {
-    return this.serialize(() => this.renewHeld());
+    return this.shards.renew();
   }
 
   /**
@@ -290,15 +278,29 @@ export class PostgresLog implements Log {
    * `claim: "fair"`, every shard for `claim: "all"`.
    */
   rebalance(): Promise<void> {
-    return this.serialize(async () => {
-      await this.renewHeld();
-      await this.balance();
-    });
+    return this.shards.rebalance();
+  }
+
+  /**
+   * Gives the lease of `shard` up at once, because this process cannot work on it (its runs could
+   * not be loaded): another process takes it, or this one after a back-off.
+   */
+  abandon(shard: number, cause: unknown): void {
+    this.shards.abandon(shard, cause);
   }
 
   /** The lease rows of every shard, as the table holds them. */
   leases(): Promise<LeaseRow[]> {
     return this.p.leases.rows();
+  }
+
+  /** The request and permit tables of a cluster on this log's schema, each with connections of its own. */
+  clusterTables(): ClusterTables {
+    this.assertOpen();
+    return {
+      requests: new RequestTable(this.p.driver, this.p.connection, this.p.tables),
+      permits: new PermitTable(this.p.driver, this.p.connection, this.p.tables, this.owner, this.leaseMs),
+    };
   }
 
   append(shard: number, entry: LogEntry): Promise<void> {
@@ -339,9 +341,9 @@ export class PostgresLog implements Log {
   async read(shard: number, stream: string): Promise<LogEntry[]> {
     this.assertOpen();
     this.checkShard(shard);
-    const h = this.held[shard];
+    const h = this.shards.live(shard);
     let bodies: Buffer[];
-    if (h?.writer.healthy) {
+    if (h !== undefined) {
       const at = h.index.locate(stream);
       bodies = await readAt(this.p.pool, this.p.tables, shard, at.rows, at.positions);
     } else bodies = await readByScan(this.p.pool, this.p.tables, shard, stream);
@@ -373,11 +375,12 @@ export class PostgresLog implements Log {
   }
 
   stats(): LogStats {
+    const live = Array.from({ length: this.shardCount }, (_, shard) => this.shards.live(shard));
     return {
-      appended: [...this.appended],
-      syncs: [...this.syncs],
-      liveEntries: this.held.map((h) => (h?.writer.healthy ? h.index.liveEntries : 0)),
-      bytes: this.held.map((h) => (h?.writer.healthy ? h.index.bytes : 0)),
+      appended: [...this.shards.appended],
+      syncs: [...this.shards.syncs],
+      liveEntries: live.map((h) => h?.index.liveEntries ?? 0),
+      bytes: live.map((h) => h?.index.bytes ?? 0),
     };
   }
 
@@ -385,218 +388,21 @@ export class PostgresLog implements Log {
   close(): Promise<void> {
     this.closed = true;
     this.closing ??= (async () => {
-      clearTimeout(this.tickTimer);
-      clearInterval(this.pollTimer);
-      await this.ticking;
-      const held = this.held.flatMap((h) => (h === undefined ? [] : [h]));
-      await Promise.allSettled(held.map((h) => h.writer.idle()));
-      const grants = held.filter((h) => h.writer.healthy).map((h) => ({ shard: h.writer.shard, epoch: h.writer.epoch }));
-      for (const h of held) h.writer.halt(new StorageError(`the PostgreSQL log at ${this.p.where} is closed`));
-      await this.p.leases.release(grants).catch(() => undefined);
-      await this.p.leases.leave().catch(() => undefined);
-      await this.listener?.close();
+      await this.shards.close();
+      await this.wakes.close();
       await this.p.pool.end().catch(() => undefined);
     })();
     return this.closing;
   }
 
   /** @internal Takes the first leases (see `claim`) and starts the background work. */
-  async start(claimTimeoutMs: number): Promise<void> {
+  async start(claimTimeoutMs: number, background: boolean): Promise<void> {
     try {
-      if (this.p.claim === "all") await this.claimAll(claimTimeoutMs);
-      else await this.rebalance();
+      await this.shards.start(claimTimeoutMs, background);
     } catch (err) {
       await this.close();
       throw err;
     }
-    if (this.p.background) this.scheduleTick();
-  }
-
-  private async claimAll(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      await this.rebalance();
-      if (this.ownedShards().length === this.shardCount) return;
-      if (Date.now() >= deadline) {
-        const missing = this.held.flatMap((h, shard) => (h?.writer.healthy ? [] : [shard]));
-        const rows = await this.p.leases.rows(missing);
-        const held = rows.map((r) => `shard ${r.shard}: ${describeLease(r, this.p.tables.leases)}`).join("; ");
-        throw new StorageError(
-          `owner "${this.owner}" could not take every shard of ${this.p.where} within ${timeoutMs} ms, so another ` +
-            `process is using it (${held}). Stop that process, or give each engine its own schema`,
-        );
-      }
-      await sleep(Math.min(250, this.p.leaseMs / 4));
-    }
-  }
-
-  private scheduleTick(): void {
-    if (this.closed) return;
-    const interval = this.p.leaseMs / 3;
-    const due = performance.now() + interval;
-    this.tickTimer = setTimeout(() => {
-      this.warnIfLate(performance.now() - due);
-      this.rebalance()
-        .catch(() => undefined)
-        .finally(() => this.scheduleTick());
-    }, interval);
-    this.tickTimer.unref();
-  }
-
-  /**
-   * Leases are renewed on the event loop: a renewal a third of the lease late means the loop was
-   * blocked that long, and a little more would have cost this process its shards.
-   */
-  private warnIfLate(lateMs: number): void {
-    if (lateMs < this.p.leaseMs / 3) return;
-    emit(this.lateListeners, (l) => l(lateMs, this.p.leaseMs));
-    process.emitWarning(
-      `owner "${this.owner}" renewed its shard leases ${Math.round(lateMs)} ms late: the event loop was blocked that long, ` +
-        `and a block longer than ${Math.round((this.p.leaseMs * 2) / 3)} ms loses the leases (leaseMs ${this.p.leaseMs}). ` +
-        "Keep long synchronous work off the engine's process or raise leaseMs.",
-      { type: "FuseeLeaseWarning", code: "FUSEE_LEASE_RENEWAL_LATE" },
-    );
-  }
-
-  /** Runs lease work one piece at a time, so a renewal never races a takeover of this process. */
-  private serialize(work: () => Promise<void>): Promise<void> {
-    const run = this.ticking.then(() => (this.closed ? undefined : work()));
-    this.ticking = run.catch(() => undefined);
-    return run;
-  }
-
-  private async renewHeld(): Promise<void> {
-    const held = this.held.flatMap((h) => (h?.writer.healthy ? [h] : []));
-    const renewed = await this.p.leases.renew(held.map((h) => ({ shard: h.writer.shard, epoch: h.writer.epoch })));
-    const gone = held.filter((h) => !renewed.has(h.writer.shard) && h.writer.healthy);
-    if (gone.length === 0) return;
-    const rows = await this.p.leases.rows(gone.map((h) => h.writer.shard)).catch(() => []);
-    for (const h of gone) {
-      const row = rows.find((r) => r.shard === h.writer.shard);
-      const reason: StopReason = row !== undefined && row.owner === this.owner && row.epoch === h.writer.epoch ? "expired" : "taken";
-      const error = new ShardMovedError(
-        `shard ${h.writer.shard}: owner "${this.owner}" lost its lease at epoch ${h.writer.epoch} ` +
-          `(${describeLease(row, this.p.tables.leases)}); nothing appended to this shard by this process will be stored`,
-      );
-      h.writer.halt(error);
-      this.shardStopped(h.writer, error, reason);
-    }
-  }
-
-  private async balance(): Promise<void> {
-    if (this.closed) return;
-    const owned = this.ownedShards();
-    if (this.p.claim === "all") {
-      const skip = new Set<number>([...owned, ...this.stopped]);
-      await this.take(await this.p.leases.acquire(candidateOrder(this.shardCount, [], this.owner, skip), this.shardCount));
-      return;
-    }
-    const owners = await this.p.leases.liveOwners();
-    const target = fairShare(this.shardCount, owners, this.owner);
-    if (owned.length < target) {
-      const order = candidateOrder(this.shardCount, owners, this.owner, new Set(owned));
-      await this.take(await this.p.leases.acquire(order, target - owned.length));
-    } else if (owned.length > target) {
-      for (const shard of owned.slice(target)) await this.release(shard);
-    }
-  }
-
-  /** Loads each granted shard's streams and starts its writer; a shard that fails to load is given back. */
-  private async take(grants: readonly LeaseGrant[]): Promise<void> {
-    const loaded = await Promise.all(
-      grants.map(async (grant) => {
-        try {
-          const state = await this.load(grant.shard);
-          if (!this.closed) return { grant, ...state };
-        } catch {
-          // Given back below; another process, or a later rebalance, takes it.
-        }
-        await this.p.leases.release([grant]).catch(() => undefined);
-        return undefined;
-      }),
-    );
-    for (const item of loaded) {
-      if (item === undefined) continue;
-      const { grant, index, lastSeq } = item;
-      const writer: ShardWriter = new ShardWriter({
-        pool: this.p.pool,
-        tables: this.p.tables,
-        owner: this.owner,
-        shard: grant.shard,
-        epoch: grant.epoch,
-        lastSeq,
-        index,
-        committed: (entries) => {
-          this.appended[grant.shard]! += entries;
-          this.syncs[grant.shard]! += 1;
-        },
-        stopped: (error, reason) => this.shardStopped(writer, error, reason),
-      });
-      this.held[grant.shard] = { writer, index };
-      this.stopped.delete(grant.shard);
-      emit(this.acquiredListeners, (l) => l(grant.shard, grant.epoch));
-    }
-  }
-
-
-  /** Indexes the shard's rows, and finds the last seq used. */
-  private async load(shard: number): Promise<{ index: ShardIndex; lastSeq: number }> {
-    const index = new ShardIndex();
-    let lastSeq = 0;
-    for await (const rows of pagesOf(this.p.pool, this.p.tables, shard, false)) {
-      for (const row of rows) {
-        const seq = Number(row.seq);
-        index.addRow(seq, row.streams.length, row.streams, row.ends, row.dead.length === 0 ? undefined : new Set(row.dead));
-        lastSeq = Math.max(lastSeq, seq + row.streams.length - 1);
-      }
-    }
-    return { index, lastSeq };
-  }
-
-  /** Hands a shard back for rebalancing once what was appended to it has committed. */
-  private async release(shard: number): Promise<void> {
-    const h = this.held[shard];
-    if (h === undefined || !h.writer.healthy) return;
-    const error = new ShardMovedError(
-      `shard ${shard} was released by owner "${this.owner}" (epoch ${h.writer.epoch}) so that another process can take it; ` +
-        "append to a shard this process holds (see ownedShards)",
-    );
-    await h.writer.seal(error);
-    if (h.writer.failure !== undefined) return;
-    h.writer.halt(error);
-    await this.p.leases.release([{ shard, epoch: h.writer.epoch }]).catch(() => undefined);
-    emit(this.lostListeners, (l) => l(shard, "released", undefined));
-  }
-
-  private shardStopped(writer: ShardWriter, error: StorageError, reason: StopReason): void {
-    if (this.held[writer.shard]?.writer !== writer) return;
-    this.stopped.add(writer.shard);
-    if (reason !== "taken") void this.p.leases.release([{ shard: writer.shard, epoch: writer.epoch }]).catch(() => undefined);
-    if (this.closed) return;
-    emit(this.lostListeners, (l) => l(writer.shard, reason, error));
-  }
-
-  private async listen(): Promise<void> {
-    const listener = new WakeListener(this.p.connection, this.p.tables.channel, {
-      message: (shard, payload) => {
-        if (shard === OWNER_WAKE_SHARD) {
-          if (payload === this.owner) emit(this.ownerWakeListeners, (l) => l());
-        } else if (this.held[shard]?.writer.healthy) emit(this.notifyListeners, (l) => l(shard, payload));
-      },
-      reconnected: () => this.poll(),
-    });
-    await listener.start();
-    if (this.closed) {
-      await listener.close();
-      return;
-    }
-    this.listener = listener;
-    this.pollTimer = setInterval(() => this.poll(), this.p.pollMs);
-    this.pollTimer.unref();
-  }
-
-  private poll(): void {
-    for (const shard of this.ownedShards()) emit(this.notifyListeners, (l) => l(shard, undefined));
   }
 
   private writer(shard: number): ShardWriter | StorageError {
@@ -605,14 +411,19 @@ export class PostgresLog implements Log {
   }
 
   /** The shard's lease state, or why it cannot be used (`ShardMovedError` when another process may hold it). A stopped writer answers for itself when `stopped` is set. */
-  private holding(shard: number, stopped = false): Held | StorageError {
+  private holding(shard: number, stopped = false): HeldShard | StorageError {
     if (!Number.isInteger(shard) || shard < 0 || shard >= this.shardCount) {
       return new StorageError(`shard ${shard} does not exist (the PostgreSQL log at ${this.p.where} has ${this.shardCount} shards)`);
     }
     if (this.closed) return new StorageError(`the PostgreSQL log at ${this.p.where} is closed`);
-    const h = this.held[shard];
-    if (h !== undefined && (h.writer.healthy || stopped)) return h;
-    return new ShardMovedError(`shard ${shard} is not held by owner "${this.owner}" (table ${this.p.tables.leases}); it holds ${this.ownedShards().join(", ") || "no shard"}`);
+    const h = this.shards.live(shard);
+    if (h !== undefined) return h;
+    // A writer that stopped refuses with its own reason; one whose lease just ran out is being stopped.
+    const last = this.shards.last(shard);
+    if (stopped && last !== undefined && !last.writer.healthy) return last;
+    return new ShardMovedError(
+      `shard ${shard} is not held by owner "${this.owner}" (table ${this.p.tables.leases}); it holds ${this.ownedShards().join(", ") || "no shard"}`,
+    );
   }
 
   private checkShard(shard: number): void {
@@ -624,24 +435,6 @@ export class PostgresLog implements Log {
   private assertOpen(): void {
     if (this.closed) throw new StorageError(`the PostgreSQL log at ${this.p.where} is closed`);
   }
-}
-
-/**
- * Calls every listener. Listeners run inside database callbacks, where a throw would become an
- * unhandled rejection, so one that throws is reported as a process warning and the rest still run.
- */
-function emit<L>(listeners: ReadonlySet<L>, call: (listener: L) => void): void {
-  for (const l of listeners) {
-    try {
-      call(l);
-    } catch (err) {
-      process.emitWarning(`a PostgreSQL log listener threw: ${(err as Error)?.stack ?? String(err)}`, "FuseeListenerWarning");
-    }
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** The URL without its password, for messages. */

@@ -31,7 +31,7 @@ export class Updates {
       update.validate.call(instance, arg);
     } catch (e) {
       if (e instanceof RejectedError) throw e;
-      throw new RejectedError(`update '${name}' of ${definition.name} (ID ${workflowId}) was rejected: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+      throw new RejectedError(`update '${name}' of ${definition.name} (ID ${workflowId}) was rejected: ${(e as Error)?.message ?? String(e)}`, { reason: "update-rejected", cause: e });
     }
   }
 

@@ -47,6 +47,11 @@ export class ClusterWorker {
     this.ready.catch(() => undefined);
   }
 
+  /** What the worker wrote to its stderr so far (process warnings among it). */
+  get errors(): string {
+    return this.stderr;
+  }
+
   /** Sends a command and resolves with the worker's answer. */
   send<T = unknown>(command: Record<string, unknown>): Promise<T> {
     const n = ++this.next;

@@ -5,10 +5,11 @@
  * owner name in one statement; the asking process takes the reply. A request stays until it is
  * answered, so the next owner of a shard answers what the previous one did not.
  */
-import pg from "pg";
-import { encodeWake } from "../../storage/postgres/notify.js";
-import { OWNER_WAKE_SHARD } from "../../storage/postgres/pg-log.js";
-import type { Tables } from "../../storage/postgres/schema.js";
+import type pg from "pg";
+import type { Driver } from "./driver.js";
+import { OWNER_WAKE_SHARD } from "./log-notifications.js";
+import { encodeWake } from "./notify.js";
+import type { Tables } from "./schema.js";
 
 /** A request to store for the owner of `shard`. */
 export interface NewRequest {
@@ -47,10 +48,11 @@ export class RequestTable {
   private readonly pool: pg.Pool;
 
   constructor(
-    url: string,
+    driver: Driver,
+    connection: pg.ClientConfig,
     private readonly t: Tables,
   ) {
-    this.pool = new pg.Pool({ connectionString: url, max: 8, idleTimeoutMillis: 30_000, application_name: "fusee cluster" });
+    this.pool = new driver.Pool({ ...connection, max: 8, idleTimeoutMillis: 30_000 });
     this.pool.on("error", () => undefined);
   }
 
@@ -109,6 +111,15 @@ export class RequestTable {
         askers.map((asker) => encodeWake(OWNER_WAKE_SHARD, asker)),
       ],
     );
+  }
+
+  /**
+   * Deletes a request no owner has answered (its asker gave up waiting); false when it was answered
+   * or taken meanwhile.
+   */
+  async withdraw(id: string): Promise<boolean> {
+    const result = await this.pool.query(`DELETE FROM ${this.t.requests} WHERE id = $1::uuid`, [id]);
+    return result.rowCount === 1;
   }
 
   /** Takes the replies there are to some requests (deleting them), by request ID. */

@@ -1,0 +1,112 @@
+import { expect } from "chai";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { shardOf } from "../../src/core/ids.js";
+import { ClusterWorker, holders, rerunsAfterAck } from "./support/cluster.js";
+import { PG_URL, useSchemas } from "./support/database.js";
+import { maxConcurrentBodies, terminateSessionsOf, uniqueOwner } from "./support/faults.js";
+import { eventually, sleep } from "./support/wait.js";
+
+const SHARDS = 8;
+const LEASE_MS = 1_500;
+
+describe("A PostgreSQL cluster under faults (real processes)", function () {
+  this.timeout(60_000);
+  const schema = useSchemas();
+  let workers: ClusterWorker[] = [];
+  let stepLog = "";
+  beforeEach(() => {
+    stepLog = join(tmpdir(), `fusee-faults-${randomBytes(4).toString("hex")}.log`);
+  });
+  afterEach(async () => {
+    for (const w of workers) {
+      if (w.process.signalCode === null && w.process.exitCode === null) w.process.kill("SIGCONT");
+      await w.kill();
+    }
+    workers = [];
+    if (existsSync(stepLog)) rmSync(stepLog);
+  });
+  const steps = (): string[] => (existsSync(stepLog) ? readFileSync(stepLog, "utf8").split("\n").filter(Boolean) : []);
+
+  /** Two engine processes with owner names of their own, each holding half of the shards. */
+  const pair = async (env: Record<string, string> = {}): Promise<[ClusterWorker, ClusterWorker, string]> => {
+    const name = schema();
+    const start = async (prefix: string): Promise<ClusterWorker> => {
+      const w = new ClusterWorker(uniqueOwner(prefix), { url: PG_URL, schema: name, leaseMs: LEASE_MS, stepLog, env });
+      workers.push(w);
+      await w.ready;
+      return w;
+    };
+    const x = await start("x");
+    const y = await start("y");
+    await eventually("the shards to split evenly", async () => {
+      const h = await holders(name);
+      return h.filter((o) => o === x.owner).length === SHARDS / 2 && h.filter((o) => o === y.owner).length === SHARDS / 2;
+    }, 15_000);
+    return [x, y, name];
+  };
+
+  /** Waits until every run completed, asking `via` (retrying a call that fails while shards move). */
+  const allCompleted = (via: ClusterWorker, ids: readonly string[], ms: number): Promise<void> =>
+    eventually(`all ${ids.length} runs to complete`, async () => {
+      const statuses = await Promise.all(ids.map((id) => via.send<{ status: string } | null>({ op: "status", id }).catch(() => null)));
+      return statuses.every((s) => s?.status === "ok");
+    }, ms);
+
+  it("carries on when its connections are terminated mid-insert: the runs finish without a restart and no acknowledged step runs again", async () => {
+    const [x, y, name] = await pair();
+    const ids = Array.from({ length: 40 }, (_, i) => `drop-${i}`);
+    await Promise.all(ids.map((id, i) => (i % 2 === 0 ? x : y).send({ op: "start", id, input: { n: i, wait: false, stepMs: 30 } })));
+    await eventually("steps to be under way in both processes", () => steps().filter((l) => l.startsWith("ack ")).length >= 20);
+
+    expect(await terminateSessionsOf(x.owner), "sessions of the process cut off").to.be.greaterThan(0);
+
+    await allCompleted(y, ids, 30_000);
+    const results = await Promise.all(ids.map((id) => x.send<string>({ op: "result", id })));
+    expect(results).to.deep.equal(ids.map((_, i) => `${i + 10}`));
+    expect(rerunsAfterAck(steps()), "acknowledged steps executed again").to.deep.equal([]);
+    expect(x.process.exitCode, "the process whose connections died is still running").to.equal(null);
+    await eventually("the process to hold shards again", async () => (await holders(name)).includes(x.owner), 15_000);
+    expect(await x.send<boolean>({ op: "holds", id: "after" }).then(() => true)).to.equal(true);
+  });
+
+  it("starts no step of a shard it lost while paused past its lease, and answers a forward to it with a timeout", async () => {
+    const [x, y, name] = await pair({ FUSEE_TEST_FORWARD_TIMEOUT_MS: "500" });
+    const owners = await holders(name);
+    const ids = Array.from({ length: 24 }, (_, i) => `pause-${i}`);
+    const ofX = ids.filter((id) => owners[shardOf(id, SHARDS)] === x.owner);
+    expect(ofX.length).to.be.greaterThan(0);
+    await Promise.all(ids.map((id, i) => y.send({ op: "start", id, input: { n: i, wait: false, stepMs: 150 } })));
+    await eventually("steps to be under way in the process to pause", () => steps().some((l) => l.startsWith("ack ") && l.endsWith(` ${x.owner}`)));
+
+    x.process.kill("SIGSTOP");
+    const forwarded = await y.send({ op: "signal", id: ofX[0], by: "test" }).catch((e: Error) => e);
+    expect(forwarded, "a call forwarded to the paused owner").to.be.instanceOf(Error);
+    expect((forwarded as Error).name).to.equal("ForwardTimeoutError");
+    await sleep(LEASE_MS * 2.5);
+    x.process.kill("SIGCONT");
+
+    await allCompleted(y, ids, 30_000);
+    expect(rerunsAfterAck(steps()), "acknowledged steps executed again").to.deep.equal([]);
+    await eventually("the paused process to warn that it lost its leases", () => x.errors.includes("FuseeLeaseWarning"), 5_000);
+    expect(x.process.exitCode).to.equal(null);
+    await eventually("the paused process to hold shards again", async () => (await holders(name)).includes(x.owner), 15_000);
+  });
+
+  it("keeps a shared limit within its bound when a holder of its permits is paused past their expiry", async () => {
+    const [x, y] = await pair();
+    const ids = Array.from({ length: 10 }, (_, i) => `limited-${i}`);
+    await Promise.all(ids.map((id, i) => (i % 2 === 0 ? x : y).send({ op: "startType", type: "cluster-ticking", id, input: { limit: "three", ticks: 25, everyMs: 30 } })));
+    await eventually("the process to pause to hold a permit", () => steps().some((l) => l.startsWith("tick ") && l.includes(` ${x.owner} `)));
+
+    x.process.kill("SIGSTOP");
+    await sleep(LEASE_MS * 2.5);
+    x.process.kill("SIGCONT");
+
+    await eventually("every limited step to be acknowledged", () => new Set(steps().filter((l) => l.startsWith("ack ")).map((l) => l.split(" ")[1])).size === ids.length, 30_000);
+    expect(maxConcurrentBodies(steps()), "step bodies under the limit at once").to.be.at.most(3);
+    await allCompleted(y, ids, 10_000);
+  });
+});

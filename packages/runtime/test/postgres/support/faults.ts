@@ -1,0 +1,44 @@
+import { randomBytes } from "node:crypto";
+import { sql } from "./database.js";
+
+/** An owner name no other test (on this shared server) uses, so its sessions can be told apart. */
+export function uniqueOwner(prefix: string): string {
+  return `${prefix}-${randomBytes(3).toString("hex")}`;
+}
+
+/**
+ * Terminates the database sessions of one engine process (its connections carry the application
+ * name `fusee <owner>`) and returns how many there were; no other session is touched.
+ */
+export async function terminateSessionsOf(owner: string): Promise<number> {
+  const rows = await sql<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()`,
+    [`fusee ${owner}`.slice(0, 63)],
+  );
+  for (const { pid } of rows) await sql("SELECT pg_terminate_backend($1)", [pid]);
+  return rows.length;
+}
+
+/**
+ * The most step bodies that ran at once, from the `tick <id> <owner> <attempt> <ms> <body>` lines
+ * of a step log (`body` numbers the bodies a process began): a body runs from its first tick to its
+ * last, in the order the lines were written.
+ */
+export function maxConcurrentBodies(lines: readonly string[]): number {
+  const spans = new Map<string, [number, number]>();
+  lines.forEach((l, at) => {
+    if (!l.startsWith("tick ")) return;
+    const [, id, owner, attempt, , body] = l.split(" ") as [string, string, string, string, string, string];
+    const key = `${id} ${owner} ${attempt} ${body}`;
+    const span = spans.get(key);
+    if (span === undefined) spans.set(key, [at, at]);
+    else span[1] = at;
+  });
+  let most = 0;
+  for (const [, [from]] of spans) {
+    let running = 0;
+    for (const [, [a, b]] of spans) if (a <= from && from <= b) running++;
+    most = Math.max(most, running);
+  }
+  return most;
+}
