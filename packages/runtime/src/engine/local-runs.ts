@@ -4,7 +4,7 @@ import { CancelledError, FuseeError, NotFoundError, RejectedError, ShardMovedErr
 import { checkId, checkName, shardOf } from "../core/ids.js";
 import { readBackRecord, type PayloadCodec } from "../journal/record-codec.js";
 import { wakesRun } from "../journal/record-kinds.js";
-import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../journal/records.js";
+import type { FinishRecord, JournalRecord } from "../journal/records.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateStage } from "../client/types.js";
 import type { Log } from "../storage/log.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
@@ -14,6 +14,7 @@ import { type EngineEvent, runStopped } from "./engine-events.js";
 import { type RunTelemetry, traceField } from "./run-telemetry.js";
 import type { Logger } from "../core/logger.js";
 import { RunStarts } from "./run-starts.js";
+import { RunUpdates } from "./run-updates.js";
 import { FlowControl } from "./flow-control.js";
 import { Batch, Debounce } from "./flow-rules.js";
 import { checkFilter } from "../journal/list-filter.js";
@@ -27,7 +28,7 @@ import { listRuns, statusOf } from "./run-status.js";
 import type { ScheduleOp } from "./schedule-handle.js";
 import type { Message } from "../workflow/messages.js";
 import { deliverMessage } from "./run-messages.js";
-import { noteRequest, performedRequest } from "./performed-requests.js";
+import { noteRequest, performedRequest, requestField } from "./performed-requests.js";
 import type { ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 import { TimerQueue } from "./timer-queue.js";
@@ -83,7 +84,7 @@ export class LocalRuns implements RunService {
   private readonly starts: RunStarts;
   private readonly results = new Waiters<string, FinishRecord>();
   private readonly started = new Waiters<string, void>();
-  private readonly updates = new Waiters<string, UpdateResultRecord>();
+  private readonly updates: RunUpdates;
   /** Where calls on other runs go (a child's start, its closing, a schedule's runs): `RoutedRuns` in a cluster. */
   private router: RunService = this;
   private closed = false;
@@ -164,6 +165,14 @@ export class LocalRuns implements RunService {
       read: (entry, upTo) => this.records.read(entry, upTo),
       closed: () => this.closed,
     });
+    this.updates = new RunUpdates({
+      clock: time,
+      records: this.records,
+      telemetry,
+      assertOpen: () => this.assertOpen(),
+      entryOf: (id) => this.entryOf(id),
+      idleExecutor: (entry) => this.idleExecutor(entry),
+    });
     this.starts = new RunStarts({
       runs: this.runs,
       records: this.records,
@@ -214,18 +223,9 @@ export class LocalRuns implements RunService {
     // A running run takes the update unless the ID policy says otherwise ("fail", "terminate-existing").
     const running = options.idPolicy?.running ?? "use-existing";
     if (existing !== undefined && existing.finished === undefined && running === "use-existing") return this.update(id, update, arg, updateId);
-    if (!def.updates.has(update)) {
-      throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`, { reason: "unknown-update" });
-    }
-    const outcome = this.updates.wait(`${id}\0${updateId}`);
-    try {
-      await this.starts.begin(def, id, input, { ...options, idPolicy: { ...options.idPolicy, running } }, { id: updateId, name: update, arg });
-    } catch (e) {
-      // Nothing was started: nobody will wait for the update's outcome.
-      outcome.catch(() => undefined);
-      throw e;
-    }
-    return unwrap(await outcome);
+    return this.updates.startWith(def, id, update, updateId, () =>
+      this.starts.begin(def, id, input, { ...options, idPolicy: { ...options.idPolicy, running } }, { id: updateId, name: update, arg }),
+    );
   }
 
   async signalWithStart(type: string, id: string, input: unknown, signal: string, value: unknown, options: StartOptions, request?: string): Promise<void> {
@@ -312,37 +312,7 @@ export class LocalRuns implements RunService {
   }
 
   update(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage = "completed"): Promise<unknown> {
-    const t = this.deps.telemetry;
-    return t === undefined ? this.updateRun(id, name, arg, updateId, stage) : t.request("update", name, id, () => this.updateRun(id, name, arg, updateId, stage));
-  }
-
-  private async updateRun(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage): Promise<unknown> {
-    this.assertOpen();
-    checkName(name, "update name");
-    checkId(updateId, "update ID");
-    const entry = this.entryOf(id);
-    const key = `${id}\0${updateId}`;
-    const executor = await this.idleExecutor(entry);
-    const done = executor.updateOutcome(updateId);
-    if (done !== undefined) return stage === "accepted" ? undefined : unwrap(done);
-    if (executor.knowsUpdate(updateId)) return stage === "accepted" ? undefined : unwrap(await this.updates.wait(key));
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`, { reason: "already-finished" });
-    executor.validateUpdate(name, arg);
-    executor.claimUpdate(updateId);
-    const outcome = this.updates.wait(key);
-    try {
-      await this.records.append(entry, { kind: "update", id: updateId, name, arg, at: this.deps.clock.now(), ...traceField(this.deps.telemetry) });
-    } catch (e) {
-      // The update was not journaled; the storage failure that stopped it also rejects `outcome`.
-      outcome.catch(() => undefined);
-      throw e;
-    }
-    if (stage === "accepted") {
-      // The caller asks for the outcome later, by the update's ID; nobody waits on this promise.
-      outcome.catch(() => undefined);
-      return undefined;
-    }
-    return unwrap(await outcome);
+    return this.updates.update(id, name, arg, updateId, stage);
   }
 
   async terminate(id: string, reason: string, request?: string): Promise<void> {
@@ -444,7 +414,7 @@ export class LocalRuns implements RunService {
       this.runs.delete(entry.id);
       entry.clearTimers();
       this.results.reject(entry.id, moved);
-      this.updates.rejectWhere((key) => key.startsWith(`${entry.id}\0`), moved);
+      this.updates.outcomes.rejectWhere((key) => key.startsWith(`${entry.id}\0`), moved);
     }
     this.flow.forget(shard);
   }
@@ -487,7 +457,7 @@ export class LocalRuns implements RunService {
     this.timers.stop();
     this.flow.close();
     this.results.rejectAll(error);
-    this.updates.rejectAll(error);
+    this.updates.outcomes.rejectAll(error);
     this.started.rejectAll(error);
     this.cache.dropAll(new CancelledError("the engine is shutting down; the step runs again when the engine reopens"));
     this.deps.telemetry?.close();
@@ -510,7 +480,7 @@ export class LocalRuns implements RunService {
       this.deps.emit({ kind: "shard-fatal", shard, error });
     }
     this.results.rejectAll(error);
-    this.updates.rejectAll(error);
+    this.updates.outcomes.rejectAll(error);
   }
 
   assertOpen(): void {
@@ -582,7 +552,7 @@ export class LocalRuns implements RunService {
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
     else if (entry.finished === undefined && wakesRun(record) && entry.durable === entry.appended) void this.cache.load(entry).catch(() => undefined);
     if (record.kind === "finish") this.finishRun(entry, record);
-    else if (record.kind === "update-result") this.updates.resolve(`${entry.id}\0${record.id}`, record);
+    else if (record.kind === "update-result") this.updates.resolve(entry.id, record);
   }
 
   private finishRun(entry: RunEntry, record: FinishRecord): void {
@@ -627,16 +597,6 @@ export class LocalRuns implements RunService {
   private internalAppendFailed(e: unknown, shard: number): void {
     if (!(e instanceof RejectedError)) this.storageFailed(e, shard);
   }
-}
-
-function unwrap(o: { ok: boolean; value?: unknown; error?: unknown }): unknown {
-  if (o.ok) return o.value;
-  throw o.error;
-}
-
-/** The field a record carries when it performs a cluster request. */
-function requestField(request: string | undefined): { request?: string } {
-  return request === undefined ? {} : { request };
 }
 
 /** Refuses a call on a shard this process no longer holds; the shard's next owner performs it. */

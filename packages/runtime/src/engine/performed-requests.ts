@@ -26,3 +26,8 @@ export async function performedRequest(log: Log, entry: RunEntry, request: strin
 export function noteRequest(entry: RunEntry, record: JournalRecord): void {
   if (entry.requests !== undefined && "request" in record && record.request !== undefined) entry.requests.add(record.request);
 }
+
+/** The field a record carries when it performs a cluster request. */
+export function requestField(request: string | undefined): { request?: string } {
+  return request === undefined ? {} : { request };
+}

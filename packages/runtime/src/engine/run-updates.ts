@@ -1,0 +1,107 @@
+import type { Clock } from "../core/clock.js";
+import { RejectedError } from "../core/errors.js";
+import { checkId, checkName } from "../core/ids.js";
+import type { UpdateResultRecord } from "../journal/records.js";
+import type { UpdateStage } from "../client/types.js";
+import type { RunExecutor } from "../workflow/run-executor.js";
+import type { WorkflowDefinition } from "../workflow/registry.js";
+import type { RunEntry } from "./run-entry.js";
+import type { RunRecords } from "./run-records.js";
+import { type RunTelemetry, traceField } from "./run-telemetry.js";
+import { Waiters } from "./waiters.js";
+
+/** What the updates of a process's runs need of the runs that host them. */
+export interface RunUpdatesDeps {
+  readonly clock: Clock;
+  readonly records: RunRecords;
+  readonly telemetry: RunTelemetry | undefined;
+  assertOpen(): void;
+  /** The run of `id`, held by this process, or a typed refusal. */
+  entryOf(id: string): RunEntry;
+  /** The run's executor once it has caught up with its journal. */
+  idleExecutor(entry: RunEntry): Promise<RunExecutor>;
+}
+
+/**
+ * Updates of the runs one process holds: journaling them once per update ID and handing each
+ * caller the outcome, which arrives later as an `update-result` record.
+ */
+export class RunUpdates {
+  /** Callers waiting for an update's outcome, keyed by run ID and update ID. */
+  readonly outcomes = new Waiters<string, UpdateResultRecord>();
+
+  constructor(private readonly deps: RunUpdatesDeps) {}
+
+  /** Applies update `updateId`, or answers from its earlier outcome; resolves at `stage`. */
+  update(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage = "completed"): Promise<unknown> {
+    const t = this.deps.telemetry;
+    return t === undefined ? this.updateRun(id, name, arg, updateId, stage) : t.request("update", name, id, () => this.updateRun(id, name, arg, updateId, stage));
+  }
+
+  /**
+   * Starts a run (through `begin`) whose start record carries update `updateId`, and waits for the
+   * update's outcome.
+   */
+  async startWith(def: WorkflowDefinition, id: string, update: string, updateId: string, begin: () => Promise<unknown>): Promise<unknown> {
+    if (!def.updates.has(update)) {
+      throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`, { reason: "unknown-update" });
+    }
+    const outcome = this.outcomeOf(id, updateId);
+    try {
+      await begin();
+    } catch (e) {
+      // Nothing was started: nobody will wait for the update's outcome.
+      outcome.catch(() => undefined);
+      throw e;
+    }
+    return unwrap(await outcome);
+  }
+
+  /** Waits for the outcome of an update. */
+  outcomeOf(id: string, updateId: string): Promise<UpdateResultRecord> {
+    return this.outcomes.wait(key(id, updateId));
+  }
+
+  /** An update's result became durable. */
+  resolve(id: string, record: UpdateResultRecord): void {
+    this.outcomes.resolve(key(id, record.id), record);
+  }
+
+  private async updateRun(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage): Promise<unknown> {
+    this.deps.assertOpen();
+    checkName(name, "update name");
+    checkId(updateId, "update ID");
+    const entry = this.deps.entryOf(id);
+    const executor = await this.deps.idleExecutor(entry);
+    const done = executor.updateOutcome(updateId);
+    if (done !== undefined) return stage === "accepted" ? undefined : unwrap(done);
+    if (executor.knowsUpdate(updateId)) return stage === "accepted" ? undefined : unwrap(await this.outcomeOf(id, updateId));
+    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`, { reason: "already-finished" });
+    executor.validateUpdate(name, arg);
+    executor.claimUpdate(updateId);
+    const outcome = this.outcomeOf(id, updateId);
+    try {
+      await this.deps.records.append(entry, { kind: "update", id: updateId, name, arg, at: this.deps.clock.now(), ...traceField(this.deps.telemetry) });
+    } catch (e) {
+      // The update was not journaled; the storage failure that stopped it also rejects `outcome`.
+      outcome.catch(() => undefined);
+      throw e;
+    }
+    if (stage === "accepted") {
+      // The caller asks for the outcome later, by the update's ID; nobody waits on this promise.
+      outcome.catch(() => undefined);
+      return undefined;
+    }
+    return unwrap(await outcome);
+  }
+}
+
+function key(id: string, updateId: string): string {
+  return `${id}\0${updateId}`;
+}
+
+/** The value of an outcome, or its error thrown. */
+function unwrap(o: { ok: boolean; value?: unknown; error?: unknown }): unknown {
+  if (o.ok) return o.value;
+  throw o.error;
+}
