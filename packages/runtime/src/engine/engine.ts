@@ -194,6 +194,7 @@ export class Engine {
             runs.resumeAll();
           },
           forgetShard: (shard: number) => runs.forgetShard(shard),
+          ...(telemetry === undefined ? {} : { trace: telemetry }),
         };
         // Limits are shared before any run resumes, so no step takes a permit of this process alone.
         engine.cluster = await ClusterNode.join(host, log as PostgresLog, { forwardTimeoutMs: s.storage.forwardTimeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS }, (permits) =>

@@ -86,6 +86,17 @@ export class RunTelemetry implements CommitObserver {
     return context !== undefined && this.api.isSpanContextValid(context) ? formatTraceparent(context) : undefined;
   }
 
+  /**
+   * Runs `fn` with `traceparent` (a caller's context that came with a forwarded call) as the active
+   * context, so what `fn` journals carries the caller's trace as if it had been called here.
+   */
+  within<T>(traceparent: string | undefined, fn: () => Promise<T>): Promise<T> {
+    const remote = traceparent === undefined ? undefined : parseTraceparent(traceparent);
+    if (remote === undefined) return fn();
+    const api = this.api;
+    return api.context.with(api.trace.setSpanContext(api.ROOT_CONTEXT, remote), fn);
+  }
+
   /** The context children of the run start under: its open span's, or the one its start carried. */
   traceOf(entry: RunEntry): string | undefined {
     const run = this.open.get(entry);

@@ -22,6 +22,14 @@ export interface ClusterHost {
   recoverShards(shards: readonly number[]): Promise<void>;
   /** Drops the shard's runs from the index: their executors, timers and waiters. */
   forgetShard(shard: number): void;
+  /**
+   * The caller's trace context to send with a forwarded call, and the way to perform a received
+   * call under it; absent when the engine records no traces.
+   */
+  readonly trace?: {
+    current(): string | undefined;
+    within<T>(traceparent: string | undefined, fn: () => Promise<T>): Promise<T>;
+  };
 }
 
 /** How a cluster process treats the calls it forwards. */
@@ -31,6 +39,13 @@ export interface ClusterOptions {
    * `ForwardTimeoutError` (calls that wait for a run's result or start wait as long as they need).
    */
   readonly forwardTimeoutMs: number;
+}
+
+/** A call as it travels to the shard's owner: its arguments and the caller's trace context. */
+interface ForwardedCall {
+  readonly args: readonly unknown[];
+  /** A W3C `traceparent`, when the caller was in a trace. */
+  readonly trace?: string;
 }
 
 /** Forwarded calls that only wait for a run's progress: they take as long as the run does. */
@@ -120,7 +135,9 @@ export class ClusterNode {
   async forward(shard: number, call: RunCall, args: readonly unknown[]): Promise<unknown> {
     this.assertOpen();
     const timeoutMs = WAITS.has(call) ? undefined : this.options.forwardTimeoutMs;
-    const reply = await this.client.request(shard, call, encodeValue(args), timeoutMs);
+    const trace = this.engine.trace?.current();
+    const request: ForwardedCall = trace === undefined ? { args } : { args, trace };
+    const reply = await this.client.request(shard, call, encodeValue(request), timeoutMs);
     if (reply.outcome === "ok") return decodeValue(reply.payload);
     throw decodeError(reply.payload);
   }
@@ -222,7 +239,9 @@ export class ClusterNode {
     let reply = this.unanswered.get(id)?.reply;
     if (reply === undefined) {
       try {
-        const value = await perform(this.engine.runs, kind, decodeValue(payload) as unknown[], { id, suspect: this.suspects.has(id) });
+        const { args, trace } = forwardedCall(decodeValue(payload));
+        const run = (): Promise<unknown> => perform(this.engine.runs, kind, args, { id, suspect: this.suspects.has(id) });
+        const value = await (this.engine.trace === undefined ? run() : this.engine.trace.within(trace, run));
         reply = { outcome: "ok", payload: encodeValue(value) };
       } catch (e) {
         // A shard lost while its request was performed is left to its next owner, which answers it.
@@ -247,4 +266,9 @@ export class ClusterNode {
   private assertOpen(): void {
     if (this.closed) throw new FuseeError("the engine is shut down");
   }
+}
+
+/** Reads a forwarded call; a process of an earlier version sends its arguments alone. */
+function forwardedCall(decoded: unknown): ForwardedCall {
+  return Array.isArray(decoded) ? { args: decoded } : (decoded as ForwardedCall);
 }
