@@ -13,7 +13,10 @@ const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)}s`;
 
 function build() {
   console.log("fusee: building the packages and examples (tsc -b; about 20-90 s on a fresh clone, a few seconds after that)");
-  const tsc = spawn(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-b", "--verbose"], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+  const tsc = spawn(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-b", "--verbose"], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const errors = [];
   let compiled = 0;
   createInterface({ input: tsc.stdout }).on("line", (line) => {
@@ -31,7 +34,11 @@ function build() {
     tsc.on("exit", (code) => {
       clearInterval(ticker);
       for (const line of errors) console.error(line);
-      console.log(code === 0 ? `fusee: built ${compiled === 0 ? "(everything was up to date)" : `${compiled} project${compiled === 1 ? "" : "s"}`} in ${elapsed()}` : "fusee: the build failed");
+      console.log(
+        code === 0
+          ? `fusee: built ${compiled === 0 ? "(everything was up to date)" : `${compiled} project${compiled === 1 ? "" : "s"}`} in ${elapsed()}`
+          : "fusee: the build failed",
+      );
       resolve(code ?? 1);
     });
   });
@@ -40,7 +47,10 @@ function build() {
 const code = await build();
 if (code !== 0) process.exit(code);
 console.log("fusee: running examples/orders (node dist/src/main.js)\n");
-const example = spawn(process.execPath, ["dist/src/main.js", ...process.argv.slice(2)], { cwd: join(root, "examples/orders"), stdio: "inherit" });
+const example = spawn(process.execPath, ["dist/src/main.js", ...process.argv.slice(2)], {
+  cwd: join(root, "examples/orders"),
+  stdio: "inherit",
+});
 // Ctrl-C reaches the example through the terminal; this process only waits for it to stop.
 process.on("SIGINT", () => undefined);
 example.on("exit", (exitCode, signal) => process.exit(exitCode ?? (signal === "SIGINT" ? 130 : 1)));

@@ -14,7 +14,12 @@ function relativeLinks(file: string): string[] {
 
 /** Every markdown document a reader of the repository meets. */
 function documents(): string[] {
-  const inDir = (dir: string) => (existsSync(join(WORKSPACE, dir)) ? readdirSync(join(WORKSPACE, dir)).filter((f) => f.endsWith(".md")).map((f) => join(dir, f)) : []);
+  const inDir = (dir: string) =>
+    existsSync(join(WORKSPACE, dir))
+      ? readdirSync(join(WORKSPACE, dir))
+          .filter((f) => f.endsWith(".md"))
+          .map((f) => join(dir, f))
+      : [];
   const readmes = ["packages", "examples"].flatMap((group) =>
     readdirSync(join(WORKSPACE, group))
       .map((name) => join(group, name, "README.md"))
@@ -47,13 +52,24 @@ describe("shipped documentation", () => {
 
   it("packs a README, a LICENSE and every document each README links to in each published package", async function () {
     this.timeout(60_000);
-    const { stdout } = await run("npm", ["pack", "--dry-run", "--json", ...PACKAGES.flatMap((p) => ["--workspace", `packages/${p}`])], { cwd: WORKSPACE });
-    const packed = new Map((JSON.parse(stdout) as { name: string; files: { path: string }[] }[]).map((p) => [p.name, new Set(p.files.map((f) => f.path))]));
+    const { stdout } = await run("npm", ["pack", "--dry-run", "--json", ...PACKAGES.flatMap((p) => ["--workspace", `packages/${p}`])], {
+      cwd: WORKSPACE,
+    });
+    const packed = new Map(
+      (JSON.parse(stdout) as { name: string; files: { path: string }[] }[]).map((p) => [p.name, new Set(p.files.map((f) => f.path))]),
+    );
     for (const p of PACKAGES) {
       const files = packed.get(`@fusee/${p}`) ?? new Set<string>();
       const dir = join(WORKSPACE, "packages", p);
-      const wanted = ["README.md", "LICENSE", ...relativeLinks(join(dir, "README.md")).filter((t) => !relative(dir, resolve(dir, t)).startsWith(".."))];
-      expect(wanted.filter((f) => !files.has(relative(dir, resolve(dir, f)))), `missing from @fusee/${p}`).to.deep.equal([]);
+      const wanted = [
+        "README.md",
+        "LICENSE",
+        ...relativeLinks(join(dir, "README.md")).filter((t) => !relative(dir, resolve(dir, t)).startsWith("..")),
+      ];
+      expect(
+        wanted.filter((f) => !files.has(relative(dir, resolve(dir, f)))),
+        `missing from @fusee/${p}`,
+      ).to.deep.equal([]);
     }
   });
 });

@@ -9,11 +9,16 @@ import { run, WORKSPACE } from "../support/workspace.js";
 const PACKAGES = ["runtime", "compiler", "cli", "nestjs"] as const;
 
 /** The version the workspace has installed, so npm finds it in its cache. */
-const installed = (name: string): string => (JSON.parse(readFileSync(join(WORKSPACE, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+const installed = (name: string): string =>
+  (JSON.parse(readFileSync(join(WORKSPACE, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
 
 /** Starts the built app and resolves with its URL once it listens. */
 async function startApp(app: string, dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ["dist/main.js"], { cwd: app, env: { ...process.env, PORT: "0", FUSEE_DATA: dataDir }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["dist/main.js"], {
+    cwd: app,
+    env: { ...process.env, PORT: "0", FUSEE_DATA: dataDir },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the app did not listen within 30 s:\n${output}`)), 30_000);
@@ -47,8 +52,14 @@ describe("a Nest application on fusee from packed tarballs", function () {
     scratch = mkdtempSync(join(tmpdir(), "fusee-nest-app-"));
     const packs = join(scratch, "packs");
     mkdirSync(packs);
-    const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", packs, ...PACKAGES.flatMap((p) => ["--workspace", `packages/${p}`])], { cwd: WORKSPACE });
-    const tarballs = new Map((JSON.parse(stdout) as { name: string; filename: string }[]).map((p) => [p.name, `file:${join(packs, p.filename)}`]));
+    const { stdout } = await run(
+      "npm",
+      ["pack", "--json", "--pack-destination", packs, ...PACKAGES.flatMap((p) => ["--workspace", `packages/${p}`])],
+      { cwd: WORKSPACE },
+    );
+    const tarballs = new Map(
+      (JSON.parse(stdout) as { name: string; filename: string }[]).map((p) => [p.name, `file:${join(packs, p.filename)}`]),
+    );
     app = join(scratch, "app");
     cpSync(join(WORKSPACE, "test/fixtures/nest-app"), app, { recursive: true });
     const tarball = (name: string): string => tarballs.get(name) ?? expect.fail(`npm pack made no tarball of ${name}`);
@@ -60,7 +71,9 @@ describe("a Nest application on fusee from packed tarballs", function () {
       dependencies: {
         "@fusee/nestjs": tarball("@fusee/nestjs"),
         "@fusee/runtime": tarball("@fusee/runtime"),
-        ...Object.fromEntries(["@nestjs/common", "@nestjs/core", "@nestjs/platform-express", "reflect-metadata", "rxjs"].map((n) => [n, installed(n)])),
+        ...Object.fromEntries(
+          ["@nestjs/common", "@nestjs/core", "@nestjs/platform-express", "reflect-metadata", "rxjs"].map((n) => [n, installed(n)]),
+        ),
       },
       devDependencies: {
         "@fusee/cli": tarball("@fusee/cli"),
@@ -102,7 +115,9 @@ describe("a Nest application on fusee from packed tarballs", function () {
       expect(await (await fetch(url)).text()).to.equal("Hello World!");
       // The ID's run finished before the restart; the default ID policy starts a new one.
       expect((await fetch(`${url}/welcome/ada`, { method: "POST" })).status).to.equal(201);
-      expect(await (await fetch(`${url}/welcome/ada/confirm`, { method: "POST" })).json()).to.deep.equal({ mail: "Hello World! Welcome, ada." });
+      expect(await (await fetch(`${url}/welcome/ada/confirm`, { method: "POST" })).json()).to.deep.equal({
+        mail: "Hello World! Welcome, ada.",
+      });
     } finally {
       const exited = once(child, "exit");
       child.kill("SIGTERM");

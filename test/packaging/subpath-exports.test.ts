@@ -8,7 +8,20 @@ import * as workflow from "@fusee/runtime/workflow";
 
 describe("@fusee/runtime's entry points", () => {
   it("give workflow code its authoring surface from /workflow, without the engine", () => {
-    for (const name of ["Workflow", "Step", "Signal", "Query", "Update", "Ctx", "RetryPolicy", "registerWorkflow", "registerStep", "registerType", "CancelledError", "toMillis"]) {
+    for (const name of [
+      "Workflow",
+      "Step",
+      "Signal",
+      "Query",
+      "Update",
+      "Ctx",
+      "RetryPolicy",
+      "registerWorkflow",
+      "registerStep",
+      "registerType",
+      "CancelledError",
+      "toMillis",
+    ]) {
       expect(workflow, name).to.have.property(name);
     }
     expect(workflow).to.not.have.property("Engine");
@@ -20,12 +33,25 @@ describe("@fusee/runtime's entry points", () => {
   });
 
   it("give tools export and replay from /replay, and tests the test engine from /testing", () => {
-    for (const name of ["Replayer", "exportJournal", "exportFromDir", "DataDirReader", "readExport", "writeExport"]) expect(replay, name).to.have.property(name);
+    for (const name of ["Replayer", "exportJournal", "exportFromDir", "DataDirReader", "readExport", "writeExport"])
+      expect(replay, name).to.have.property(name);
     for (const name of ["TestEngine", "VirtualClock", "Replayer"]) expect(testing, name).to.have.property(name);
   });
 
   it("keep every name of the public API at the root, the same objects as in the subpaths", () => {
-    for (const name of ["Engine", "Config", "Schedule", "Debounce", "Batch", "aesGcm", "repairDataDir", "Workflow", "Ctx", "RunHandle", "Replayer"]) {
+    for (const name of [
+      "Engine",
+      "Config",
+      "Schedule",
+      "Debounce",
+      "Batch",
+      "aesGcm",
+      "repairDataDir",
+      "Workflow",
+      "Ctx",
+      "RunHandle",
+      "Replayer",
+    ]) {
       expect(root, name).to.have.property(name);
     }
     expect(root.Ctx).to.equal(workflow.Ctx);

@@ -35,7 +35,12 @@ export interface Shrunk {
  * Shrinks the schedule of `seed` to a small one that still violates `property` (only that one is
  * checked), within `timeLimitMs`.
  */
-export async function shrink(seed: number, property: Property, timeLimitMs: number, space: ProgramSpace = FULL_SPACE): Promise<Shrunk | undefined> {
+export async function shrink(
+  seed: number,
+  property: Property,
+  timeLimitMs: number,
+  space: ProgramSpace = FULL_SPACE,
+): Promise<Shrunk | undefined> {
   const details = await fc.check(
     fc.asyncProperty(scheduleArbitrary(space), async (s) => {
       await runSchedule(s, { only: property });

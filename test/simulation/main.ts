@@ -81,12 +81,17 @@ async function explore(args: Args): Promise<number> {
       lastReport = now;
       const rate = (i + 1) / ((now - began) / 1000);
       const failing = [...counts].map(([p, n]) => `${p} ${n}`).join(", ") || "none";
-      console.log(`${i + 1}/${args.seeds} schedules, ${rate.toFixed(1)}/s (${Math.round(rate * 3600)}/h), ${actions} actions; violations by property: ${failing}`);
+      console.log(
+        `${i + 1}/${args.seeds} schedules, ${rate.toFixed(1)}/s (${Math.round(rate * 3600)}/h), ${actions} actions; violations by property: ${failing}`,
+      );
     }
   }
   const seconds = (Date.now() - began) / 1000;
-  console.log(`\n${args.seeds} schedules in ${seconds.toFixed(1)} s: ${(args.seeds / seconds).toFixed(2)} schedules/s, ${Math.round((args.seeds / seconds) * 3600)} schedules/h`);
-  for (const c of crashes) console.log(`\nseed ${c.seed}: the harness failed: ${c.error instanceof Error ? c.error.stack : String(c.error)}`);
+  console.log(
+    `\n${args.seeds} schedules in ${seconds.toFixed(1)} s: ${(args.seeds / seconds).toFixed(2)} schedules/s, ${Math.round((args.seeds / seconds) * 3600)} schedules/h`,
+  );
+  for (const c of crashes)
+    console.log(`\nseed ${c.seed}: the harness failed: ${c.error instanceof Error ? c.error.stack : String(c.error)}`);
   for (const [property, { seed, message }] of firstSeeds) {
     console.log(`\n${counts.get(property)} schedule(s) violate "${PROPERTIES[property]}"; first: seed ${seed}: ${message}`);
     if (args.shrinkSeconds <= 0) continue;

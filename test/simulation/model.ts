@@ -213,7 +213,8 @@ export class Model {
   /** The engine restarted (a crash or a clean restart): steps in flight begin again, off the model's clock. */
   interrupted(): void {
     for (const run of this.runs.values()) {
-      if (run.status === "running" && run.determined && run.block.on === "step") this.lose(run, "a restart cut off a step between attempts");
+      if (run.status === "running" && run.determined && run.block.on === "step")
+        this.lose(run, "a restart cut off a step between attempts");
     }
   }
 
@@ -427,7 +428,12 @@ export class Model {
     this.lose(run, `a cancellation reached it while it was in ${b.on === "child" ? "a child's wait" : "a step"}`);
   }
 
-  private finish(run: ModelRun, status: Exclude<ModelStatus, "running">, value: SimResult | undefined, errorClass: string | undefined): void {
+  private finish(
+    run: ModelRun,
+    status: Exclude<ModelStatus, "running">,
+    value: SimResult | undefined,
+    errorClass: string | undefined,
+  ): void {
     run.status = status;
     run.value = value;
     run.errorClass = errorClass;

@@ -184,8 +184,18 @@ function actionArbitrary(space: ProgramSpace): fc.Arbitrary<Action> {
     {
       weight: 4,
       arbitrary: fc.oneof(
-        fc.record({ a: fc.constant("signal" as const), id: targetIdArb, name: fc.constantFrom<MailboxName>("a", "b"), value: fc.integer({ min: 1, max: 3 }) }),
-        fc.record({ a: fc.constant("signal" as const), id: targetIdArb, name: fc.constant("set" as const), value: fc.constantFrom<Flag>("x", "y") }),
+        fc.record({
+          a: fc.constant("signal" as const),
+          id: targetIdArb,
+          name: fc.constantFrom<MailboxName>("a", "b"),
+          value: fc.integer({ min: 1, max: 3 }),
+        }),
+        fc.record({
+          a: fc.constant("signal" as const),
+          id: targetIdArb,
+          name: fc.constant("set" as const),
+          value: fc.constantFrom<Flag>("x", "y"),
+        }),
       ),
     },
     {
@@ -205,7 +215,10 @@ function actionArbitrary(space: ProgramSpace): fc.Arbitrary<Action> {
     { weight: 2, arbitrary: fc.record({ a: fc.constant("cancel" as const), id: targetIdArb }) },
     { weight: 1, arbitrary: fc.record({ a: fc.constant("terminate" as const), id: targetIdArb }) },
     { weight: 5, arbitrary: fc.record({ a: fc.constant("advance" as const), ms: fc.integer({ min: 1, max: 12 }).map((n) => n * TICK) }) },
-    { weight: 2, arbitrary: fc.record({ a: fc.constant("crash" as const), afterOps: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 60 })) }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ a: fc.constant("crash" as const), afterOps: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 60 })) }),
+    },
     { weight: 1, arbitrary: fc.record({ a: fc.constant("failSync" as const) }) },
     { weight: 1, arbitrary: fc.record({ a: fc.constant("restart" as const) }) },
   );

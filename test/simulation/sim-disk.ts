@@ -3,7 +3,9 @@ import type * as Support from "../../packages/runtime/test/storage/support/memor
 
 // The runtime's in-memory file layer is test support, not part of its package: loaded from its build
 // output, whose place relative to this file's differs between the source and the build.
-const support = (await import(new URL("../../../packages/runtime/dist/test/storage/support/memory-file-layer.js", import.meta.url).href)) as typeof Support;
+const support = (await import(
+  new URL("../../../packages/runtime/dist/test/storage/support/memory-file-layer.js", import.meta.url).href
+)) as typeof Support;
 const { MemoryFileLayer, Random } = support;
 type MemoryFileLayer = Support.MemoryFileLayer;
 type Random = Support.Random;

@@ -60,7 +60,11 @@ export class Sim {
       for (let pc = 0; pc < p.body.length; pc++) await this.exec(p.body[pc] as Instr, pc);
     } catch (e) {
       if (!(e instanceof CancelledError) || !p.catchCancel) throw e;
-      await this.ctx.step("cleanup", this.body("cleanup", 1, () => "clean"), { retry: RetryPolicy.none() });
+      await this.ctx.step(
+        "cleanup",
+        this.body("cleanup", 1, () => "clean"),
+        { retry: RetryPolicy.none() },
+      );
       this.obs.push("caught");
       return this.state();
     }
@@ -84,7 +88,12 @@ export class Sim {
   async add(arg: AddArg): Promise<number> {
     const total = (this.total += arg.n);
     const k = this.updates++;
-    if (arg.step) await this.ctx.step(`upd${k}`, this.body(`upd${k}`, 1, () => total), { retry: RetryPolicy.none() });
+    if (arg.step)
+      await this.ctx.step(
+        `upd${k}`,
+        this.body(`upd${k}`, 1, () => total),
+        { retry: RetryPolicy.none() },
+      );
     return total;
   }
 
@@ -176,7 +185,9 @@ export class Sim {
             const aborted = (): void => {
               if (e !== undefined && this.gen.alive) e.aborted = true;
               ledger.end(this.gen, e, "failed");
-              reject(signal.reason instanceof Error ? signal.reason : new CancelledError(`step ${name} of ${this.ctx.workflowId} was aborted`));
+              reject(
+                signal.reason instanceof Error ? signal.reason : new CancelledError(`step ${name} of ${this.ctx.workflowId} was aborted`),
+              );
             };
             if (signal.aborted) aborted();
             else signal.addEventListener("abort", aborted, { once: true });

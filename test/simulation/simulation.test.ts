@@ -31,7 +31,8 @@ describe("the engine under a deterministic simulation of workflows, client calls
   before(async () => {
     for (let seed = FIRST_SEED; seed < FIRST_SEED + SEEDS; seed++) {
       const outcome = await scanSeed(seed);
-      if (outcome.crash !== undefined) crashes.push(`seed ${seed}: ${outcome.crash instanceof Error ? outcome.crash.stack : String(outcome.crash)}`);
+      if (outcome.crash !== undefined)
+        crashes.push(`seed ${seed}: ${outcome.crash instanceof Error ? outcome.crash.stack : String(outcome.crash)}`);
       for (const v of outcome.violations) {
         const seen = first.get(v.property);
         if (seen === undefined) first.set(v.property, { seed, message: v.message, count: 1 });

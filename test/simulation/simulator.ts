@@ -161,7 +161,10 @@ class Simulation {
 
   /** A rejection no one handled reached the process. */
   escaped(reason: unknown): void {
-    this.violate("unhandled", `an unhandled rejection reached the process: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`);
+    this.violate(
+      "unhandled",
+      `an unhandled rejection reached the process: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
+    );
   }
 
   // ---- actions ----
@@ -280,11 +283,17 @@ class Simulation {
         break;
     }
     const what = actionText(action);
-    if (!c.ok && c.error instanceof StorageError) return this.violate("recovery", `${what} failed with ${String(c.error)} though no fault was placed`);
-    if (!c.ok && !(c.error instanceof FuseeError)) return this.violate("results", `${what} threw ${String(c.error)}, which is not a FuseeError`);
+    if (!c.ok && c.error instanceof StorageError)
+      return this.violate("recovery", `${what} failed with ${String(c.error)} though no fault was placed`);
+    if (!c.ok && !(c.error instanceof FuseeError))
+      return this.violate("results", `${what} threw ${String(c.error)}, which is not a FuseeError`);
     if (expected.outcome === "any") return;
     if (expected.outcome === "ok") {
-      if (!c.ok) return this.violate("results", `${what} was refused with ${errorClass(c.error)} (${(c.error as Error).message}); the model expected it to succeed`);
+      if (!c.ok)
+        return this.violate(
+          "results",
+          `${what} was refused with ${errorClass(c.error)} (${(c.error as Error).message}); the model expected it to succeed`,
+        );
       if ("value" in expected && !isDeepStrictEqual(normalize(c.value), expected.value)) {
         return this.violate("results", `${what} returned ${JSON.stringify(c.value)}; the model expected ${JSON.stringify(expected.value)}`);
       }
@@ -292,7 +301,10 @@ class Simulation {
     }
     if (c.ok) return this.violate("results", `${what} succeeded; the model expected ${expected.errorClass}`);
     if (errorClass(c.error) !== expected.errorClass) {
-      return this.violate("results", `${what} failed with ${errorClass(c.error)} (${(c.error as Error).message}); the model expected ${expected.errorClass}`);
+      return this.violate(
+        "results",
+        `${what} failed with ${errorClass(c.error)} (${(c.error as Error).message}); the model expected ${expected.errorClass}`,
+      );
     }
   }
 
@@ -348,7 +360,10 @@ class Simulation {
         (e: unknown) => e,
       );
       if (!(probe instanceof StorageError)) {
-        this.violate("recovery", `after a failed sync the engine ${probe === undefined ? "accepted a start" : `refused a start with ${String(probe)}`}; it must refuse with StorageError`);
+        this.violate(
+          "recovery",
+          `after a failed sync the engine ${probe === undefined ? "accepted a start" : `refused a start with ${String(probe)}`}; it must refuse with StorageError`,
+        );
       }
       this.crashImage = this.disk.crashImage(this.rng);
       this.kill(this.gen as Generation);
@@ -384,12 +399,19 @@ class Simulation {
     this.clock = new VirtualClock(this.now, { runningStepGrace: 0 });
     this.gen = gen;
     this.engine = undefined;
-    const config = Config.local(DIR).shards(this.schedule.shards).cache(this.schedule.cache).segmentBytes(this.schedule.segmentBytes).clock(this.clock);
+    const config = Config.local(DIR)
+      .shards(this.schedule.shards)
+      .cache(this.schedule.cache)
+      .segmentBytes(this.schedule.segmentBytes)
+      .clock(this.clock);
     try {
       this.engine = await Engine.open(config, { workflows: [Sim], container, fileLayer: this.disk.layer });
     } catch (e) {
       this.kill(gen);
-      throw new Violation("recovery", `the engine refused to open after ${this.step < 0 ? "creation" : `action ${this.step}`}: ${String(e)}`);
+      throw new Violation(
+        "recovery",
+        `the engine refused to open after ${this.step < 0 ? "creation" : `action ${this.step}`}: ${String(e)}`,
+      );
     }
     gen.engine = this.engine;
     this.trace.push(`  engine ${gen.n} open`);
@@ -452,10 +474,12 @@ class Simulation {
       if (!ids.has(id) && m?.exists === true) this.violate("runSet", `${id} was started (acknowledged) but the engine has no run of it`);
     }
     for (const [id, m] of this.model.runs) {
-      if (m.exists === true && m.determined && !ids.has(id) && !this.started.has(id)) this.violate("runSet", `${id} should exist (its parent started it) but the engine has no run of it`);
+      if (m.exists === true && m.determined && !ids.has(id) && !this.started.has(id))
+        this.violate("runSet", `${id} should exist (its parent started it) but the engine has no run of it`);
     }
     for (const id of ids) {
-      if (!this.model.runs.has(id) && !this.model.mayExistUnseen(id)) this.violate("runSet", `${id} appeared: nothing the engine acknowledged started it`);
+      if (!this.model.runs.has(id) && !this.model.mayExistUnseen(id))
+        this.violate("runSet", `${id} appeared: nothing the engine acknowledged started it`);
     }
     for (const [id, f] of this.finished) {
       if (!ids.has(id)) this.violate("runSet", `${id} finished (${f.status}, run ${f.runId}) and then vanished`);
@@ -479,7 +503,8 @@ class Simulation {
 
     // Every journal replays with the same classes.
     const replay = await this.replayer.replay(detail);
-    if (!replay.ok) this.violate("replays", `run ${runId} of ${id} (${journal.length} records: ${kinds(journal)}) does not replay: ${replay.error}`);
+    if (!replay.ok)
+      this.violate("replays", `run ${runId} of ${id} (${journal.length} records: ${kinds(journal)}) does not replay: ${replay.error}`);
 
     // The status and the journal agree.
     const finishAt = journal.findIndex((r) => r.kind === "finish");
@@ -488,7 +513,10 @@ class Simulation {
       this.violate("statusJournal", `run ${runId} of ${id} has records after its finish: ${kinds(journal)}`);
     }
     if (isFinished !== (last?.kind === "finish")) {
-      this.violate("statusJournal", `run ${runId} of ${id} is ${status} but its journal ends with ${last?.kind ?? "nothing"}: ${kinds(journal)}`);
+      this.violate(
+        "statusJournal",
+        `run ${runId} of ${id} is ${status} but its journal ends with ${last?.kind ?? "nothing"}: ${kinds(journal)}`,
+      );
     }
     if (last?.kind === "finish" && last.status !== status) {
       this.violate("statusJournal", `run ${runId} of ${id} is ${status} but its finish record says ${last.status}`);
@@ -499,8 +527,18 @@ class Simulation {
     // A finish right after the cancel is the code's own end, come before the cancel reached it (a
     // settled run's code is at a wait, which a cancel interrupts, or done); any record between them
     // means the code went on after it.
-    if (prog !== undefined && !prog.catchCancel && cancelAt >= 0 && finishAt > cancelAt + 1 && last?.kind === "finish" && last.status === "ok") {
-      this.violate("statusJournal", `run ${runId} of ${id} ends ok though its journal holds a cancellation its code does not catch: ${kinds(journal)}`);
+    if (
+      prog !== undefined &&
+      !prog.catchCancel &&
+      cancelAt >= 0 &&
+      finishAt > cancelAt + 1 &&
+      last?.kind === "finish" &&
+      last.status === "ok"
+    ) {
+      this.violate(
+        "statusJournal",
+        `run ${runId} of ${id} ends ok though its journal holds a cancellation its code does not catch: ${kinds(journal)}`,
+      );
     }
 
     // Step results that are durable now.
@@ -521,7 +559,10 @@ class Simulation {
   private diverged(id: string, detail: RunDetail): void {
     const m = this.model.runs.get(id);
     if (m === undefined || !m.determined) return;
-    if (m.runId !== detail.runId || m.status !== (["ok", "failed", "cancelled", "terminated"].includes(detail.status) ? detail.status : "running")) {
+    if (
+      m.runId !== detail.runId ||
+      m.status !== (["ok", "failed", "cancelled", "terminated"].includes(detail.status) ? detail.status : "running")
+    ) {
       this.model.loseRun(id, "the engine and the model disagree about it");
     }
   }
@@ -532,17 +573,32 @@ class Simulation {
       return this.violate("results", `${id} is at run ${runId}; the model expected run ${m.runId}`);
     }
     if (m.status === "running") {
-      if (isFinished) this.violate("results", `run ${runId} of ${id} ended ${status}${describeFinish(last)}; the model expected it to be still running (${kinds(journal)})`);
+      if (isFinished)
+        this.violate(
+          "results",
+          `run ${runId} of ${id} ended ${status}${describeFinish(last)}; the model expected it to be still running (${kinds(journal)})`,
+        );
       return;
     }
-    if (!isFinished) return this.violate("results", `run ${runId} of ${id} is ${status}; the model expected it to have ended ${m.status} (${kinds(journal)})`);
-    if (status !== m.status) return this.violate("results", `run ${runId} of ${id} ended ${status}${describeFinish(last)}; the model expected ${m.status}`);
+    if (!isFinished)
+      return this.violate(
+        "results",
+        `run ${runId} of ${id} is ${status}; the model expected it to have ended ${m.status} (${kinds(journal)})`,
+      );
+    if (status !== m.status)
+      return this.violate("results", `run ${runId} of ${id} ended ${status}${describeFinish(last)}; the model expected ${m.status}`);
     if (last?.kind !== "finish") return;
     if (m.status === "ok" && !isDeepStrictEqual(normalize(last.value), m.value)) {
-      return this.violate("results", `run ${runId} of ${id} returned ${JSON.stringify(last.value)}; the model expected ${JSON.stringify(m.value)}`);
+      return this.violate(
+        "results",
+        `run ${runId} of ${id} returned ${JSON.stringify(last.value)}; the model expected ${JSON.stringify(m.value)}`,
+      );
     }
     if (m.status !== "ok" && errorClass(last.error) !== m.errorClass) {
-      return this.violate("results", `run ${runId} of ${id} ended ${status} with ${errorClass(last.error)}; the model expected ${m.errorClass}`);
+      return this.violate(
+        "results",
+        `run ${runId} of ${id} ended ${status} with ${errorClass(last.error)}; the model expected ${m.errorClass}`,
+      );
     }
   }
 
@@ -553,11 +609,18 @@ class Simulation {
       // Keys identify one step.
       const owner = this.keyOwners.get(e.key);
       if (owner === undefined) this.keyOwners.set(e.key, step);
-      else if (owner !== step) this.violate("stepKeys", `step ${e.name} of run ${e.runId} of ${e.workflowId} ran with key ${e.key}, the key of ${owner.replaceAll("#", " ")}`);
+      else if (owner !== step)
+        this.violate(
+          "stepKeys",
+          `step ${e.name} of run ${e.runId} of ${e.workflowId} ran with key ${e.key}, the key of ${owner.replaceAll("#", " ")}`,
+        );
       // No acknowledged step runs again.
       const durableAt = this.durableSteps.get(step);
       if (durableAt !== undefined && e.index >= durableAt) {
-        this.violate("noRerun", `step ${e.name} of run ${e.runId} of ${e.workflowId} ran again (attempt ${e.attempt}, engine ${e.generation}) after its result was durable`);
+        this.violate(
+          "noRerun",
+          `step ${e.name} of run ${e.runId} of ${e.workflowId} ran again (attempt ${e.attempt}, engine ${e.generation}) after its result was durable`,
+        );
       }
       // A step never runs once its policy's attempts have all failed.
       const earlier = failuresByKey.get(e.key) ?? [];
@@ -576,14 +639,20 @@ class Simulation {
     this.mustAbort = [];
     for (const e of pending) {
       if (e.generation !== this.gen?.n || !e.hangs || e.outcome !== undefined || e.superseded) continue;
-      if (!e.aborted) this.violate("abortTold", `step ${e.name} of run ${e.runId} of ${e.workflowId} was still running and its AbortSignal was not aborted after the run was cancelled or terminated`);
+      if (!e.aborted)
+        this.violate(
+          "abortTold",
+          `step ${e.name} of run ${e.runId} of ${e.workflowId} was still running and its AbortSignal was not aborted after the run was cancelled or terminated`,
+        );
     }
   }
 
   /** The hanging executions of `id`'s current run that are running now. */
   private runningHangs(id: string): Execution[] {
     const n = this.gen?.n;
-    return this.ledger.executions.filter((e) => e.workflowId === id && e.generation === n && e.outcome === undefined && !e.superseded && !e.interrupted && e.hangs);
+    return this.ledger.executions.filter(
+      (e) => e.workflowId === id && e.generation === n && e.outcome === undefined && !e.superseded && !e.interrupted && e.hangs,
+    );
   }
 
   private violate(property: Property, detail: string): void {

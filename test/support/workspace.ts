@@ -22,12 +22,24 @@ export const bin = (relative: string): string => join(WORKSPACE, "node_modules",
 const execFileAsync = promisify(execFile);
 
 /** Runs a command, resolving with its output; a failure carries both streams in its message. */
-export async function run(file: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeout?: number }): Promise<{ stdout: string; stderr: string }> {
+export async function run(
+  file: string,
+  args: readonly string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; timeout?: number },
+): Promise<{ stdout: string; stderr: string }> {
   try {
-    return await execFileAsync(file, args, { cwd: options.cwd, env: options.env ?? process.env, timeout: options.timeout ?? 120_000, maxBuffer: 16 << 20 });
+    return await execFileAsync(file, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      timeout: options.timeout ?? 120_000,
+      maxBuffer: 16 << 20,
+    });
   } catch (e) {
     const failed = e as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`${[file, ...args].join(" ")} failed in ${options.cwd}: ${failed.message}\n${failed.stdout ?? ""}\n${failed.stderr ?? ""}`, { cause: e });
+    throw new Error(
+      `${[file, ...args].join(" ")} failed in ${options.cwd}: ${failed.message}\n${failed.stdout ?? ""}\n${failed.stderr ?? ""}`,
+      { cause: e },
+    );
   }
 }
 

@@ -64,19 +64,34 @@ describe("toolchains", function () {
     });
 
     it("refuses decorators built as standard decorators, naming experimentalDecorators", async () => {
-      writeFileSync(join(app, "tsconfig.standard.json"), JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { experimentalDecorators: false, emitDecoratorMetadata: false } }));
+      writeFileSync(
+        join(app, "tsconfig.standard.json"),
+        JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { experimentalDecorators: false, emitDecoratorMetadata: false } }),
+      );
       const failed = await tsx("src/main.ts", "--tsconfig", "tsconfig.standard.json").then(
         () => undefined,
         (e: Error) => e.message,
       );
-      expect(failed).to.match(/ConfigError: @\w+ on \w+ was called as a standard \(TC39\) decorator/).and.contain('"experimentalDecorators": true');
+      expect(failed)
+        .to.match(/ConfigError: @\w+ on \w+ was called as a standard \(TC39\) decorator/)
+        .and.contain('"experimentalDecorators": true');
     });
   });
 
   describe("esbuild", () => {
     it("bundles the app, whose workflow and services come from the worker type table", async () => {
       const outfile = join(app, "bundle/main.js");
-      const built = await build({ entryPoints: [join(app, "src/main.ts")], absWorkingDir: app, bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", outfile, logLevel: "silent" });
+      const built = await build({
+        entryPoints: [join(app, "src/main.ts")],
+        absWorkingDir: app,
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        packages: "external",
+        outfile,
+        logLevel: "silent",
+      });
       expect(built.errors).to.deep.equal([]);
       const { stdout } = await run(process.execPath, [outfile], { cwd: app });
       expect(outcome(stdout)).to.deep.equal(GREETED);

@@ -10,7 +10,10 @@ describe("main", () => {
   it("should serve orders on the port it prints, and stop cleanly on SIGTERM", async () => {
     const dir = tempDir("main");
     try {
-      const child = spawn(process.execPath, [MAIN], { env: { ...process.env, FUSEE_DATA: dir.path, PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [MAIN], {
+        env: { ...process.env, FUSEE_DATA: dir.path, PORT: "0" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       const guard = setTimeout(() => child.kill("SIGKILL"), 15_000);
       const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("close", (_code, signal) => resolve(signal)));
       let stderr = "";

@@ -33,7 +33,8 @@ export function audit(servicesDir: string, outcomes: ReadonlyMap<string, Outcome
     }
     const net = mine.reduce((t, p) => t + (p.kind === "charge" ? p.cents : -p.cents), 0);
     const expected = outcome.ok ? outcome.receipt.totalCents : 0;
-    if (net !== expected) problems.push(`${id} paid ${net} cents net but ${outcome.ok ? "its receipt says" : "it failed, so it should pay"} ${expected}`);
+    if (net !== expected)
+      problems.push(`${id} paid ${net} cents net but ${outcome.ok ? "its receipt says" : "it failed, so it should pay"} ${expected}`);
     const booked = shipments.filter((s) => s.orderId === id).length;
     if (booked !== (outcome.ok ? 1 : 0)) problems.push(`${id} has ${booked} shipments booked`);
   }

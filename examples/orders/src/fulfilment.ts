@@ -134,7 +134,8 @@ export class Fulfilment {
   /** The validator of `addItem`: rejects malformed lines, unknown products and orders already packed. */
   assertAddable(line: unknown): void {
     const id = this.ctx.workflowId;
-    if (line === null || typeof line !== "object") throw new RejectedError(`an item for ${id} needs a sku and a qty; got ${JSON.stringify(line)}`);
+    if (line === null || typeof line !== "object")
+      throw new RejectedError(`an item for ${id} needs a sku and a qty; got ${JSON.stringify(line)}`);
     const { sku, qty } = line as Partial<Line>;
     if (!isSku(sku)) throw new RejectedError(`unknown SKU ${JSON.stringify(sku)} for ${id}`);
     if (typeof qty !== "number" || !Number.isInteger(qty) || qty < 1 || qty > MAX_QTY) {

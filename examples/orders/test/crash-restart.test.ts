@@ -19,10 +19,7 @@ interface Exit {
  * Runs the example as a child process on `dataDir`. With `stopWhen`, sends `signal` as soon as the
  * output so far satisfies it.
  */
-function runExample(
-  dataDir: string,
-  stop?: { when: (stdout: string) => boolean; signal: NodeJS.Signals },
-): Promise<Exit> {
+function runExample(dataDir: string, stop?: { when: (stdout: string) => boolean; signal: NodeJS.Signals }): Promise<Exit> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MAIN], { env: { ...process.env, FUSEE_DATA: dataDir }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -69,9 +66,15 @@ function expectEachOrderChargedAndShippedOnce(dataDir: string): void {
   const shipments = readLedger(dataDir, "shipments.jsonl");
   for (const id of ORDERS) {
     const charges = payments.filter((p) => p.orderId === id && p.kind === "charge");
-    expect(charges.filter((c) => c.purpose === "order"), `order charges of ${id}`).to.have.length(1);
+    expect(
+      charges.filter((c) => c.purpose === "order"),
+      `order charges of ${id}`,
+    ).to.have.length(1);
     expect(charges.filter((c) => c.purpose === "extras").length, `extras charges of ${id}`).to.be.at.most(1);
-    expect(shipments.filter((s) => s.orderId === id), `shipments of ${id}`).to.have.length(1);
+    expect(
+      shipments.filter((s) => s.orderId === id),
+      `shipments of ${id}`,
+    ).to.have.length(1);
   }
   expect(new Set(payments.map((p) => p.key)).size, "distinct payment keys").to.equal(payments.length);
 }

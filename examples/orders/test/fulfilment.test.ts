@@ -15,7 +15,13 @@ import { InventoryService } from "../src/services/inventory-service.js";
 import { PaymentService, type PaymentEntry } from "../src/services/payment-service.js";
 import type { ServiceSettingsInit } from "../src/services/settings.js";
 
-const ORDER: Order = { customer: "ada", lines: [{ sku: "teapot", qty: 1 }, { sku: "tea", qty: 2 }] };
+const ORDER: Order = {
+  customer: "ada",
+  lines: [
+    { sku: "teapot", qty: 1 },
+    { sku: "tea", qty: 2 },
+  ],
+};
 const TEAPOT = 3490;
 const TEA = 850;
 
@@ -33,7 +39,12 @@ describe("Fulfilment", () => {
   async function open(settings: Partial<ServiceSettingsInit> = {}): Promise<World> {
     const container = servicesContainer({ dir, latencyMs: 0, shippingFailures: 0, paymentGlitches: false, ...settings });
     const engine = await TestEngine.create({ workflows: [Fulfilment], container });
-    world = { engine, fulfilment: new FulfilmentClient(engine), payments: container.resolve(PaymentService), inventory: container.resolve(InventoryService) };
+    world = {
+      engine,
+      fulfilment: new FulfilmentClient(engine),
+      payments: container.resolve(PaymentService),
+      inventory: container.resolve(InventoryService),
+    };
     return world;
   }
 
@@ -110,7 +121,9 @@ describe("Fulfilment", () => {
       const run = await startAndWaitForPacking("order-typo");
       const error = await run.handle.signal("pakced", {}).catch((e: unknown) => e);
       expect(error).to.be.instanceOf(RejectedError);
-      expect((error as Error).message).to.contain("takes no signal 'pakced'").and.contain("'packed'");
+      expect((error as Error).message)
+        .to.contain("takes no signal 'pakced'")
+        .and.contain("'packed'");
       await run.signals.packed({});
       await finish(run);
       expect((await run.status()).status).to.equal("ok");
@@ -159,7 +172,9 @@ describe("Fulfilment", () => {
 
       const error = await run.result().catch((e: unknown) => e);
       expect(error).to.be.instanceOf(OutOfStockError);
-      expect((error as Error).message).to.contain("teapot").and.contain("order-5");
+      expect((error as Error).message)
+        .to.contain("teapot")
+        .and.contain("order-5");
       expect((await stepRecords(run, "reserve")).map((s) => s.attempts)).to.deep.equal([1]);
       expect(ledgerOf("order-5")).to.deep.equal([]);
     });
@@ -232,7 +247,9 @@ describe("Fulfilment", () => {
       ] as const) {
         const error = await run.updates.addItem(item as unknown as Line).catch((e: unknown) => e);
         expect(error, JSON.stringify(item)).to.be.instanceOf(RejectedError);
-        expect((error as Error).message).to.contain(says).and.contain("order-9");
+        expect((error as Error).message)
+          .to.contain(says)
+          .and.contain("order-9");
       }
       expect((await run.describe()).journal.length).to.equal(journalBefore);
 

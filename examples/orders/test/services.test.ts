@@ -34,7 +34,12 @@ describe("services", () => {
   describe("InventoryService", () => {
     it("reserves all lines or none and gives a reservation back once", async () => {
       const inventory = new InventoryService(new ServiceSettings({ dir, latencyMs: 0, stock: { mug: 2 } }));
-      const error = await inventory.reserve("r-1", "order-1", [{ sku: "tea", qty: 1 }, { sku: "mug", qty: 3 }]).catch((e: unknown) => e);
+      const error = await inventory
+        .reserve("r-1", "order-1", [
+          { sku: "tea", qty: 1 },
+          { sku: "mug", qty: 3 },
+        ])
+        .catch((e: unknown) => e);
       expect(error).to.be.instanceOf(OutOfStockError);
       expect([inventory.available("tea"), inventory.available("mug")]).to.deep.equal([200, 2]);
       await inventory.reserve("r-2", "order-1", [{ sku: "mug", qty: 2 }]);
@@ -53,7 +58,12 @@ describe("services", () => {
       const ledger = new Ledger<{ key: string }>(file);
       expect(ledger.entries().map((e) => e.key)).to.deep.equal(["k-1"]);
       ledger.append({ key: "k-3" });
-      expect(readFileSync(file, "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { key: string }).key)).to.deep.equal(["k-1", "k-3"]);
+      expect(
+        readFileSync(file, "utf8")
+          .trim()
+          .split("\n")
+          .map((l) => (JSON.parse(l) as { key: string }).key),
+      ).to.deep.equal(["k-1", "k-3"]);
     });
   });
 });

@@ -44,7 +44,9 @@ describe("Trial", () => {
     const outcome = await run.result();
     expect(outcome).to.deep.include({ status: "subscribed" });
     expect(billing.calls).to.equal(3);
-    expect([...billing.charges.values()]).to.deep.equal([{ key: (outcome as { charge: { key: string } }).charge.key, customer: "bob", cents: 9900 }]);
+    expect([...billing.charges.values()]).to.deep.equal([
+      { key: (outcome as { charge: { key: string } }).charge.key, customer: "bob", cents: 9900 },
+    ]);
   });
 
   it("does not retry a declined card", async () => {
@@ -75,7 +77,12 @@ describe("Trial", () => {
     engine = await engine.crash();
     await engine.clock.advance("1m");
     // Four attempts in all, across the crash: the outage outlasts them and the run fails.
-    expect(await engine.run("trial-eve").result().catch((e: unknown) => (e as Error).message)).to.equal("the payment provider is unavailable");
+    expect(
+      await engine
+        .run("trial-eve")
+        .result()
+        .catch((e: unknown) => (e as Error).message),
+    ).to.equal("the payment provider is unavailable");
     expect(billing.calls).to.equal(4);
   });
 

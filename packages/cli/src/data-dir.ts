@@ -1,6 +1,15 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { aesGcm, ConfigError, DataDirReader, FuseeError, RejectedError, type DataDirOptions, type PayloadCipher, type RecoveryCutEvent } from "@fusee/runtime";
+import {
+  aesGcm,
+  ConfigError,
+  DataDirReader,
+  FuseeError,
+  RejectedError,
+  type DataDirOptions,
+  type PayloadCipher,
+  type RecoveryCutEvent,
+} from "@fusee/runtime";
 import type { Command } from "commander";
 import { ExitCode } from "./exit-codes.js";
 import { type Io, paint } from "./io.js";
@@ -114,7 +123,14 @@ export function clip(text: string, max: number): string {
 export function table(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ").trimEnd()).join("\n");
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 /** True when `stream` is a terminal, where progress bars are drawn. */

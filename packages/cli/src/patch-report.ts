@@ -49,9 +49,7 @@ export function patchReport(reader: DataDirReader): TypePatches[] {
     runs.push(run);
     byType.set(run.type, runs);
   }
-  return [...byType.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([type, runs]) => typePatches(reader, type, runs));
+  return [...byType.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([type, runs]) => typePatches(reader, type, runs));
 }
 
 function typePatches(reader: DataDirReader, type: string, runs: readonly DataDirRun[]): TypePatches {

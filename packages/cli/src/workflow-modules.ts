@@ -54,4 +54,3 @@ function isWorkflow(runtime: Runtime, value: unknown): boolean {
     return false;
   }
 }
-

@@ -3,7 +3,6 @@ import { execFile } from "node:child_process";
 import { BENCHMARKS, benchMain } from "../src/commands/bench.js";
 import { fusee } from "./support/in-process.js";
 
-
 describe("fusee bench", () => {
   it("lists the benchmarks and exits 2 without a name", async () => {
     const r = await fusee("bench");
@@ -23,7 +22,9 @@ describe("fusee bench", () => {
 
   it("knows the same benchmarks as the runtime's bench entry point", async () => {
     // Without a name the entry point prints its usage, listing its benchmarks, and runs none.
-    const usage = await new Promise<string>((resolve) => execFile(process.execPath, [benchMain()], (_error, _stdout, stderr) => resolve(stderr)));
+    const usage = await new Promise<string>((resolve) =>
+      execFile(process.execPath, [benchMain()], (_error, _stdout, stderr) => resolve(stderr)),
+    );
     const names = /<([^>]+)>/.exec(usage)?.[1]?.split("|") ?? [];
     expect(names.sort()).to.deep.equal(Object.keys(BENCHMARKS).sort());
   });

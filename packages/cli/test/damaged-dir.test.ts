@@ -77,7 +77,10 @@ describe("read-only commands on a damaged data directory", function () {
       it(`refuses fusee ${args[0]} with exit 1, naming shard, segment and offset`, async () => {
         const r = await fusee(...args, "--data", data);
         expect(r.code, r.stdout).to.equal(1);
-        expect(r.stderr).to.contain("shard 0").and.contain(shard.segment).and.match(/offset \d+/);
+        expect(r.stderr)
+          .to.contain("shard 0")
+          .and.contain(shard.segment)
+          .and.match(/offset \d+/);
         expect(r.stdout).to.not.contain("running");
       });
     }
@@ -118,7 +121,14 @@ describe("read-only commands on a damaged data directory", function () {
       const out = JSON.parse(r.stdout) as { status: string; recovery: unknown[] };
       expect(out.status).to.equal("ok");
       expect(out.recovery).to.deep.equal([
-        { kind: "recovery-cut", shard: 0, segment: shard.segment, offset: shard.end, discardedBytes: 12, reason: (out.recovery[0] as { reason: string }).reason },
+        {
+          kind: "recovery-cut",
+          shard: 0,
+          segment: shard.segment,
+          offset: shard.end,
+          discardedBytes: 12,
+          reason: (out.recovery[0] as { reason: string }).reason,
+        },
       ]);
     });
 

@@ -25,7 +25,6 @@ function spawnFusee(...args: string[]): Promise<Outcome> {
   });
 }
 
-
 describe("fusee list, describe, export and replay", function () {
   this.timeout(30_000);
   let tmp: string;
@@ -60,7 +59,9 @@ describe("fusee list, describe, export and replay", function () {
       const lines = r.stdout.trim().split("\n");
       expect(lines[0]).to.match(/^ID\s+TYPE\s+RUN\s+STATUS\s+STARTED\s+ENDED\s+ATTRIBUTES$/);
       expect(lines.slice(1).map((l) => l.split(/\s+/)[0])).to.deep.equal(["pay-2", "pay/1", "pay-0"]);
-      expect(r.stdout).to.match(/pay-0\s+Pay\s+1\s+ok\s/).and.match(/pay\/1\s+Pay\s+1\s+running\s/);
+      expect(r.stdout)
+        .to.match(/pay-0\s+Pay\s+1\s+ok\s/)
+        .and.match(/pay\/1\s+Pay\s+1\s+running\s/);
       expect(r.stdout).to.contain('{"region":"us","cents":150}');
     });
 
@@ -145,7 +146,11 @@ describe("fusee list, describe, export and replay", function () {
 
       const asJson = await fusee("replay", out, "--workflows", changed, "--json");
       expect(asJson.code).to.equal(1);
-      const report = JSON.parse(asJson.stdout) as { ok: boolean; different: number; results: Array<{ workflowId: string; error?: string }> };
+      const report = JSON.parse(asJson.stdout) as {
+        ok: boolean;
+        different: number;
+        results: Array<{ workflowId: string; error?: string }>;
+      };
       expect(report).to.include({ ok: false, different: 1 });
       expect(report.results[0]?.error).to.contain("'refund'");
     });
@@ -193,7 +198,12 @@ describe("fusee list, describe, export and replay", function () {
     it("reads payloads with --keys, and names the key without it", async () => {
       const dir = join(tmp, "sealed");
       const key = Buffer.alloc(32, 7);
-      const sealed = await Engine.open(Config.local(dir).shards(1).codec(aesGcm({ k1: key })), { workflows: [Pay] });
+      const sealed = await Engine.open(
+        Config.local(dir)
+          .shards(1)
+          .codec(aesGcm({ k1: key })),
+        { workflows: [Pay] },
+      );
       try {
         await sealed.start(Pay, "secret-1", 500);
         while ((await sealed.run("secret-1").status()).status !== "suspended") await new Promise((r) => setTimeout(r, 5));

@@ -24,7 +24,9 @@ describe("the command line on a data directory of format 1", function () {
   it("lists and describes its runs without moving it to the current format", async () => {
     const listed = await fusee("list", "--data", data);
     expect(listed.code, listed.stderr).to.equal(0);
-    expect(listed.stdout).to.match(/pay-0\s+Pay\s+1\s+ok\s/).and.match(/pay-1\s+Pay\s+1\s+running\s/);
+    expect(listed.stdout)
+      .to.match(/pay-0\s+Pay\s+1\s+ok\s/)
+      .and.match(/pay-1\s+Pay\s+1\s+running\s/);
     expect((await fusee("describe", "pay-0", "--data", data)).code).to.equal(0);
     expect(formatOf(data)).to.equal(1);
   });

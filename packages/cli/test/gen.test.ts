@@ -4,7 +4,11 @@ import { runCli } from "../src/cli.js";
 import { MAIN, ORDER, Project, RecordingIo } from "./support/project.js";
 
 /** Runs the real `fusee` process and collects its exit code and output. */
-function fusee(args: readonly string[], cwd: string, onOutput?: (out: string, child: ReturnType<typeof spawn>) => void): Promise<{ code: number | null; out: string; err: string }> {
+function fusee(
+  args: readonly string[],
+  cwd: string,
+  onOutput?: (out: string, child: ReturnType<typeof spawn>) => void,
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MAIN, ...args], { cwd });
     let out = "";
@@ -87,18 +91,32 @@ describe("fusee gen", () => {
     project.write("src/order.ts", INSERTED);
     const failing = new RecordingIo(project.dir);
     expect(await runCli(["gen", "--json"], failing)).to.equal(5);
-    const error = JSON.parse(failing.out) as { ok: boolean; failure: string; error: { code: string; breaking: { kind: string; step: string; at: unknown }[] } };
+    const error = JSON.parse(failing.out) as {
+      ok: boolean;
+      failure: string;
+      error: { code: string; breaking: { kind: string; step: string; at: unknown }[] };
+    };
     expect(error.ok).to.equal(false);
     expect(error.failure).to.equal("breaking");
     expect(error.error.code).to.equal("FUSEE_GEN_BREAKING_CHANGE");
-    expect(error.error.breaking.map((b) => [b.kind, b.step, b.at])).to.deep.equal([["inserted", "audit", { file: "src/order.ts", line: 9 }]]);
+    expect(error.error.breaking.map((b) => [b.kind, b.step, b.at])).to.deep.equal([
+      ["inserted", "audit", { file: "src/order.ts", line: 9 }],
+    ]);
   });
 
   it("exits 6 on a problem in workflow source, naming file:line", async () => {
-    project.write("src/order.ts", ORDER.replace("@Workflow()", '@Workflow({ patches: ["v2"] })').replace("return this.charge(count);", 'return this.ctx.patched("v3") ? "" : this.charge(count);'));
+    project.write(
+      "src/order.ts",
+      ORDER.replace("@Workflow()", '@Workflow({ patches: ["v2"] })').replace(
+        "return this.charge(count);",
+        'return this.ctx.patched("v3") ? "" : this.charge(count);',
+      ),
+    );
     const io = new RecordingIo(project.dir);
     expect(await runCli(["gen"], io)).to.equal(6);
-    expect(io.err).to.contain('src/order.ts:9: Patch ID "v3" is not declared by workflow Order').and.to.contain("[FUSEE_GEN_UNDECLARED_PATCH]");
+    expect(io.err)
+      .to.contain('src/order.ts:9: Patch ID "v3" is not declared by workflow Order')
+      .and.to.contain("[FUSEE_GEN_UNDECLARED_PATCH]");
   });
 
   it("exits 2 on usage and configuration errors", async () => {
@@ -124,8 +142,12 @@ describe("fusee gen", () => {
     expect(top.out).to.contain("gen [options]").and.to.contain("Exit codes:");
     const gen = new RecordingIo(project.dir);
     expect(await runCli(["gen", "--help"], gen)).to.equal(0);
-    for (const option of ["--project <dir>", "--out <file>", "--check", "--watch", "--accept-breaking", "--json"]) expect(gen.out).to.contain(option);
-    expect(gen.out).to.contain("4 generated files are stale").and.to.contain("5 a replay-breaking change").and.to.contain("6 a problem in workflow source");
+    for (const option of ["--project <dir>", "--out <file>", "--check", "--watch", "--accept-breaking", "--json"])
+      expect(gen.out).to.contain(option);
+    expect(gen.out)
+      .to.contain("4 generated files are stale")
+      .and.to.contain("5 a replay-breaking change")
+      .and.to.contain("6 a problem in workflow source");
   });
 
   it("colours its output only when told the output is a terminal", async () => {

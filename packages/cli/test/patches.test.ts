@@ -9,7 +9,6 @@ import { FeeAfter, FeeBefore } from "./fixtures/fee-workflows.js";
 import { Pay } from "./fixtures/pay-workflows.js";
 import { fusee } from "./support/in-process.js";
 
-
 async function suspended(engine: Engine, id: string): Promise<void> {
   while ((await engine.run(id).status()).status !== "suspended") await new Promise((r) => setTimeout(r, 5));
 }
@@ -62,7 +61,9 @@ describe("fusee patches", function () {
     expect(r.code, r.stderr).to.equal(0);
     const [runs, patches] = r.stdout.trim().split("\n\n");
     expect(runs?.split("\n")[0]).to.match(/^TYPE\s+LIVE\s+FINISHED\s+OLDEST LIVE STARTED$/);
-    expect(runs).to.match(/^Fee\s+4\s+2\s+\d{4}-/m).and.match(/^Pay\s+1\s+0\s+\d{4}-/m);
+    expect(runs)
+      .to.match(/^Fee\s+4\s+2\s+\d{4}-/m)
+      .and.match(/^Pay\s+1\s+0\s+\d{4}-/m);
     const lines = patches?.split("\n") ?? [];
     expect(lines[0]).to.match(/^TYPE\s+PATCH\s+LIVE WITH IT\s+LIVE MAYBE OLD\s+FINISHED WITH IT\s+FIRST RECORDED\s+STILL NEEDED$/);
     expect(lines.slice(1)).to.have.length(1);
@@ -118,6 +119,9 @@ describe("fusee patches", function () {
     expect(r.stderr).to.contain(folder).and.contain("manifest");
     const missing = await fusee("patches", "--data", join(tmp, "absent"), "--json");
     expect(missing.code).to.equal(1);
-    expect(JSON.parse(missing.stdout)).to.deep.include({ ok: false }).and.have.nested.property("error.code").that.matches(/^FUSEE_/);
+    expect(JSON.parse(missing.stdout))
+      .to.deep.include({ ok: false })
+      .and.have.nested.property("error.code")
+      .that.matches(/^FUSEE_/);
   });
 });

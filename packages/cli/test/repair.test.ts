@@ -23,7 +23,13 @@ describe("fusee repair", function () {
     }
     await engine.shutdown();
     const folder = join(data, "shard-0000");
-    segment = join(folder, readdirSync(folder).filter((n) => n.endsWith(".log")).sort().at(-1)!);
+    segment = join(
+      folder,
+      readdirSync(folder)
+        .filter((n) => n.endsWith(".log"))
+        .sort()
+        .at(-1)!,
+    );
   });
   afterEach(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -40,7 +46,11 @@ describe("fusee repair", function () {
 
     const r = await fusee("repair", "--data", data);
     expect(r.code, r.stderr).to.equal(0);
-    expect(r.stdout).to.contain("shard 0").and.contain(segment).and.contain("offset 0").and.match(/\d+ bytes/);
+    expect(r.stdout)
+      .to.contain("shard 0")
+      .and.contain(segment)
+      .and.contain("offset 0")
+      .and.match(/\d+ bytes/);
     const listed = await fusee("list", "--data", data);
     expect(listed.code, listed.stderr).to.equal(0);
     expect(listed.stdout).to.contain("no runs");

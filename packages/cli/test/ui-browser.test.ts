@@ -14,7 +14,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 const CHROMIUM = process.env.FUSEE_CHROMIUM ?? "/usr/bin/chromium";
 const FIXTURE = join(here, "fixtures", "ui-browser-workflows.js");
 // With FUSEE_UI_SCREENSHOTS=1 the pages are saved for the docs; otherwise into a scratch folder.
-const SHOTS = process.env.FUSEE_UI_SCREENSHOTS === "1" ? join(here, "..", "..", "..", "..", "docs", "ui") : mkdtempSync(join(tmpdir(), "fusee-ui-shots-"));
+const SHOTS =
+  process.env.FUSEE_UI_SCREENSHOTS === "1"
+    ? join(here, "..", "..", "..", "..", "docs", "ui")
+    : mkdtempSync(join(tmpdir(), "fusee-ui-shots-"));
 
 async function until(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -32,7 +35,8 @@ describe("fusee ui in Chromium", function () {
   let page: Page;
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install it (apt-get install -y chromium) or set FUSEE_CHROMIUM`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`no Chromium at ${CHROMIUM}: install it (apt-get install -y chromium) or set FUSEE_CHROMIUM`);
     mkdirSync(SHOTS, { recursive: true });
     tmp = mkdtempSync(join(tmpdir(), "fusee-ui-browser-"));
     data = join(tmp, "data");
@@ -57,7 +61,13 @@ describe("fusee ui in Chromium", function () {
 
     before(async () => {
       engine = await Engine.open(Config.local(data).shards(2).keepHistory(true), { workflows: [Shipment] });
-      for (const [id, cents] of [["ship-1", 700], ["ship-2", 300], ["ship-3", 900], ["ship-4", 400]] as const) await engine.start(Shipment, id, { cents });
+      for (const [id, cents] of [
+        ["ship-1", 700],
+        ["ship-2", 300],
+        ["ship-3", 900],
+        ["ship-4", 400],
+      ] as const)
+        await engine.start(Shipment, id, { cents });
       await until("ship-1 waiting", async () => (await engine.status("ship-1"))?.status === "suspended");
       await engine.run("ship-1").update("note", "fragile");
       await engine.run("ship-1").signal("go", "now");
@@ -80,7 +90,9 @@ describe("fusee ui in Chromium", function () {
       expect(await svg.locator('[data-kind="timer"]').count()).to.be.greaterThanOrEqual(1);
       expect(await svg.locator('[data-kind="update"]').count()).to.be.greaterThanOrEqual(1);
       expect(await svg.locator('[data-kind="signal"]').count()).to.equal(1);
-      expect(await svg.locator("title").allTextContents()).to.include.members([]).and.satisfy((titles: string[]) => titles.some((t) => t.startsWith("pack attempt 1 failed")));
+      expect(await svg.locator("title").allTextContents())
+        .to.include.members([])
+        .and.satisfy((titles: string[]) => titles.some((t) => t.startsWith("pack attempt 1 failed")));
       const text = await page.locator("main").innerText();
       expect(text).to.contain('Tariff { cents: 700, currency: "EUR" }');
       expect(text).to.contain("12345678901234567890n");
@@ -108,8 +120,11 @@ describe("fusee ui in Chromium", function () {
 
     it("filters by status, type, attributes, time and ID, and pages with a cursor", async () => {
       await page.goto(`${server.url}?status=ok`);
-      const ids = async (): Promise<string[]> => page.locator("table.runs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-id") ?? ""));
-      expect(await ids()).to.include("ship-1").and.not.include("ship-3");
+      const ids = async (): Promise<string[]> =>
+        page.locator("table.runs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-id") ?? ""));
+      expect(await ids())
+        .to.include("ship-1")
+        .and.not.include("ship-3");
       await page.goto(`${server.url}?attr=region%3Deu`);
       expect((await ids()).sort()).to.deep.equal(["ship-1", "ship-3"]);
       await page.goto(`${server.url}?q=ship-3`);
@@ -135,7 +150,9 @@ describe("fusee ui in Chromium", function () {
       await page.goto(`${server.url}schedules`);
       const row = page.locator("tbody tr", { hasText: "restock" });
       await row.waitFor();
-      expect(await row.innerText()).to.contain("every 1h").and.contain("Shipment");
+      expect(await row.innerText())
+        .to.contain("every 1h")
+        .and.contain("Shipment");
       expect(await row.locator("td").nth(7).innerText()).to.match(/\d{4}-\d{2}-\d{2}/);
       await page.screenshot({ path: join(SHOTS, "schedules.png"), fullPage: true });
     });
@@ -144,7 +161,11 @@ describe("fusee ui in Chromium", function () {
       await page.goto(`${server.url}runs/ship-3`);
       expect(await page.locator("form[data-action]").count()).to.equal(0);
       for (const action of ["signal", "cancel", "terminate", "reset"]) {
-        const r = await fetch(`${server.url}api/runs/ship-3/${action}`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+        const r = await fetch(`${server.url}api/runs/ship-3/${action}`, {
+          method: "POST",
+          body: "{}",
+          headers: { "content-type": "application/json" },
+        });
         expect(r.status, action).to.equal(403);
       }
     });
@@ -207,7 +228,11 @@ describe("fusee ui in Chromium", function () {
 
     it("refuses a POST without this process's token, or with another", async () => {
       const post = (token?: string): Promise<Response> =>
-        fetch(`${ui.url}api/runs/ship-2/cancel`, { method: "POST", body: "{}", headers: { "content-type": "application/json", ...(token ? { "x-fusee-token": token } : {}) } });
+        fetch(`${ui.url}api/runs/ship-2/cancel`, {
+          method: "POST",
+          body: "{}",
+          headers: { "content-type": "application/json", ...(token ? { "x-fusee-token": token } : {}) },
+        });
       expect((await post()).status).to.equal(403);
       const wrong = await post("not-the-token");
       expect(wrong.status).to.equal(403);

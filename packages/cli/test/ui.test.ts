@@ -61,7 +61,10 @@ describe("fusee ui", function () {
     await engine.run("order-done").signal("go");
     await engine.run("order-done").result();
     await engine.start(Order, "order-failed", { note: "bad", fail: true });
-    await engine.run("order-failed").result().catch(() => undefined);
+    await engine
+      .run("order-failed")
+      .result()
+      .catch(() => undefined);
     await engine.start(Order, "order/waiting", { note: "<b>bold</b>" });
     await waiting("order/waiting");
     await engine.start(Order, HOSTILE_ID, { note: "x" });
@@ -121,8 +124,12 @@ describe("fusee ui", function () {
     it("shows the schedules: workflow, when, state, counts and next instants", async () => {
       const r = await get(`${ui.url}schedules`);
       expect(r.status).to.equal(200);
-      expect(r.body).to.match(/nightly<\/td><td>Order<\/td><td class="mono">every 1d<\/td><td>skip<\/td><td>active<\/td>\s*<td>0<\/td><td>0<\/td><td>\d{4}-\d\d-\d\dT00:00:00\.000Z<br>/);
-      expect(r.body).to.match(/reports<\/td><td>Order<\/td><td class="mono">cron 0 2 \* \* \* \(Europe\/Paris\)<\/td><td>skip<\/td><td>paused<\/td>/);
+      expect(r.body).to.match(
+        /nightly<\/td><td>Order<\/td><td class="mono">every 1d<\/td><td>skip<\/td><td>active<\/td>\s*<td>0<\/td><td>0<\/td><td>\d{4}-\d\d-\d\dT00:00:00\.000Z<br>/,
+      );
+      expect(r.body).to.match(
+        /reports<\/td><td>Order<\/td><td class="mono">cron 0 2 \* \* \* \(Europe\/Paris\)<\/td><td>skip<\/td><td>paused<\/td>/,
+      );
     });
 
     it("answers an unknown run or path with a 404 page and a bad query with a 400 page", async () => {
@@ -163,7 +170,15 @@ describe("fusee ui", function () {
     it("serves the schedules at /api/schedules", async () => {
       const r = await get(`${ui.url}api/schedules`);
       expect(r.status).to.equal(200);
-      const schedules = JSON.parse(r.body) as Array<{ name: string; workflow: string; every?: number; cron?: string; paused: boolean; started: number; nextTimes: number[] }>;
+      const schedules = JSON.parse(r.body) as Array<{
+        name: string;
+        workflow: string;
+        every?: number;
+        cron?: string;
+        paused: boolean;
+        started: number;
+        nextTimes: number[];
+      }>;
       expect(schedules.map((s) => s.name)).to.deep.equal(["nightly", "reports"]);
       expect(schedules[0]).to.include({ workflow: "Order", every: 86_400_000, paused: false, started: 0 });
       expect(schedules[0]!.nextTimes).to.have.length(3);
@@ -198,7 +213,13 @@ describe("fusee ui", function () {
 
     it("exits 2 on a bad port and 1 on a folder that is not a data directory", async () => {
       let stderr = "";
-      const io: Io = { stdout: { write: () => true }, stderr: { write: (t: string) => (stderr += t) }, color: false, cwd: process.cwd(), interrupted: () => new Promise(() => undefined) };
+      const io: Io = {
+        stdout: { write: () => true },
+        stderr: { write: (t: string) => (stderr += t) },
+        color: false,
+        cwd: process.cwd(),
+        interrupted: () => new Promise(() => undefined),
+      };
       expect(await runCli(["ui", "--data", data, "--port", "http"], io)).to.equal(2);
       expect(stderr).to.contain("--port");
       expect(await runCli(["ui", "--data", tmp], io)).to.equal(1);
@@ -207,7 +228,10 @@ describe("fusee ui", function () {
 
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
       it(`serves as a process until ${signal}, then exits 0`, async () => {
-        const child = spawn(process.execPath, [main, "ui", "--data", data], { env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(process.execPath, [main, "ui", "--data", data], {
+          env: { ...process.env, NO_COLOR: "1" },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
         const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
         let stdout = "";
         const url = await new Promise<string>((resolve, reject) => {

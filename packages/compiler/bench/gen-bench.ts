@@ -69,7 +69,11 @@ export class Address {
 function stats(samples: readonly number[]): { min: number; median: number; max: number } {
   const sorted = [...samples].sort((a, b) => a - b);
   const round = (n: number) => Math.round(n * 10) / 10;
-  return { min: round(sorted[0] ?? 0), median: round(sorted[Math.floor(sorted.length / 2)] ?? 0), max: round(sorted[sorted.length - 1] ?? 0) };
+  return {
+    min: round(sorted[0] ?? 0),
+    median: round(sorted[Math.floor(sorted.length / 2)] ?? 0),
+    max: round(sorted[sorted.length - 1] ?? 0),
+  };
 }
 
 async function main(): Promise<void> {

@@ -23,7 +23,9 @@ export function analyzeServices(context: AnalysisContext, roots: readonly ts.Typ
     const params = (signature?.getParameters() ?? []).map((p) => checker.getTypeOfSymbolAtLocation(p, declaration));
     if (params.length === 0) return;
     const values = params.map((p) => types.metadataValue(p));
-    const importable = [value, ...values].every((v) => v.kind !== "class" || (v.ref.exportName !== undefined && v.ref.module !== undefined));
+    const importable = [value, ...values].every(
+      (v) => v.kind !== "class" || (v.ref.exportName !== undefined && v.ref.module !== undefined),
+    );
     if (importable) services.push({ classRef: value.ref, params: values });
     for (const p of params) visit(p);
   };

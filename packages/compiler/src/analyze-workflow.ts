@@ -68,19 +68,31 @@ class WorkflowAnalysis {
     }
     const options = this.workflowOptions(className);
     if ((declaration.typeParameters?.length ?? 0) > 0) {
-      this.problem("FUSEE_GEN_INVALID_WORKFLOW", declaration, `Workflow class ${className} is generic; the engine instantiates workflows without type arguments. Fix: remove its type parameters.`);
+      this.problem(
+        "FUSEE_GEN_INVALID_WORKFLOW",
+        declaration,
+        `Workflow class ${className} is generic; the engine instantiates workflows without type arguments. Fix: remove its type parameters.`,
+      );
     }
     this.collectMembers();
     this.collectSteps();
 
     const run = this.members.get("run");
     if (run === undefined) {
-      this.problem("FUSEE_GEN_INVALID_WORKFLOW", declaration, `Workflow ${options.typeName} has no run() method. Fix: add async run(input) { ... } as the workflow body.`);
+      this.problem(
+        "FUSEE_GEN_INVALID_WORKFLOW",
+        declaration,
+        `Workflow ${options.typeName} has no run() method. Fix: add async run(input) { ... } as the workflow body.`,
+      );
       return undefined;
     }
     const runSignature = this.signature(run.declaration);
     if (runSignature.params.length > 1) {
-      this.problem("FUSEE_GEN_INVALID_WORKFLOW", run.declaration, `run() of workflow ${options.typeName} takes ${runSignature.params.length} parameters; a run has one input. Fix: take one object parameter.`);
+      this.problem(
+        "FUSEE_GEN_INVALID_WORKFLOW",
+        run.declaration,
+        `run() of workflow ${options.typeName} takes ${runSignature.params.length} parameters; a run has one input. Fix: take one object parameter.`,
+      );
     }
 
     const signals = this.handlers("Signal");
@@ -88,20 +100,29 @@ class WorkflowAnalysis {
     const updates = this.handlers("Update");
     for (const signal of signals) {
       if (signal.params.length > 1) {
-        this.problemAt("FUSEE_GEN_INVALID_WORKFLOW", signal.at, `Signal ${signal.name} of workflow ${options.typeName} takes ${signal.params.length} parameters; a signal carries one value. Fix: take one object parameter.`);
+        this.problemAt(
+          "FUSEE_GEN_INVALID_WORKFLOW",
+          signal.at,
+          `Signal ${signal.name} of workflow ${options.typeName} takes ${signal.params.length} parameters; a signal carries one value. Fix: take one object parameter.`,
+        );
       }
     }
     for (const update of updates) {
       if (update.params.length > 1) {
-        this.problemAt("FUSEE_GEN_INVALID_WORKFLOW", update.at, `Update ${update.name} of workflow ${options.typeName} takes ${update.params.length} parameters; an update carries one argument. Fix: take one object parameter.`);
+        this.problemAt(
+          "FUSEE_GEN_INVALID_WORKFLOW",
+          update.at,
+          `Update ${update.name} of workflow ${options.typeName} takes ${update.params.length} parameters; an update carries one argument. Fix: take one object parameter.`,
+        );
       }
     }
 
     const reader = this.flowReader();
-    const flows: FlowEntry[] = [
-      { entry: "run", at: this.locate(run.declaration), nodes: reader.read(run.declaration.body) },
-    ];
-    for (const [kind, handlers] of [["update", updates], ["signal", signals]] as const) {
+    const flows: FlowEntry[] = [{ entry: "run", at: this.locate(run.declaration), nodes: reader.read(run.declaration.body) }];
+    for (const [kind, handlers] of [
+      ["update", updates],
+      ["signal", signals],
+    ] as const) {
       for (const handler of handlers) {
         const member = handler.member === undefined ? undefined : this.members.get(handler.member);
         if (member === undefined) continue;
@@ -126,14 +147,22 @@ class WorkflowAnalysis {
     const declared = new Set(options.patches.map((p) => p.id));
     for (const use of scan.patchUses) {
       if (!declared.has(use.id)) {
-        const known = options.patches.length === 0 ? "none are declared" : `declared: ${options.patches.map((p) => `"${p.id}"`).join(", ")}`;
-        this.problemAt("FUSEE_GEN_UNDECLARED_PATCH", use.at, `Patch ID "${use.id}" is not declared by workflow ${options.typeName} (${known}). Fix: add it to @Workflow({ patches: ["${use.id}"] }), or correct its spelling.`);
+        const known =
+          options.patches.length === 0 ? "none are declared" : `declared: ${options.patches.map((p) => `"${p.id}"`).join(", ")}`;
+        this.problemAt(
+          "FUSEE_GEN_UNDECLARED_PATCH",
+          use.at,
+          `Patch ID "${use.id}" is not declared by workflow ${options.typeName} (${known}). Fix: add it to @Workflow({ patches: ["${use.id}"] }), or correct its spelling.`,
+        );
       }
     }
 
     const input = runSignature.params[0];
     const constructorParams = this.constructorParams();
-    const services = analyzeServices(this.context, constructorParams.map((p) => p.checkerType));
+    const services = analyzeServices(
+      this.context,
+      constructorParams.map((p) => p.checkerType),
+    );
     return {
       className,
       typeName: options.typeName,
@@ -162,13 +191,22 @@ class WorkflowAnalysis {
     const direct = this.literal(argument);
     if (direct !== undefined) return { typeName: direct, patches };
     if (!ts.isObjectLiteralExpression(argument)) {
-      this.problem("FUSEE_GEN_INVALID_WORKFLOW", argument, `@Workflow on ${className} takes a string literal or an object literal, so fusee gen can read it. Fix: write the name or options inline.`);
+      this.problem(
+        "FUSEE_GEN_INVALID_WORKFLOW",
+        argument,
+        `@Workflow on ${className} takes a string literal or an object literal, so fusee gen can read it. Fix: write the name or options inline.`,
+      );
       return { typeName, patches };
     }
     const name = property(argument, "name");
     if (name !== undefined) {
       const value = this.literal(name);
-      if (value === undefined) this.problem("FUSEE_GEN_INVALID_WORKFLOW", name, `The name of workflow ${className} must be a string literal. Fix: write it inline.`);
+      if (value === undefined)
+        this.problem(
+          "FUSEE_GEN_INVALID_WORKFLOW",
+          name,
+          `The name of workflow ${className} must be a string literal. Fix: write it inline.`,
+        );
       else typeName = value;
     }
     const list = property(argument, "patches");
@@ -177,14 +215,25 @@ class WorkflowAnalysis {
       if (elements !== undefined) {
         for (const element of elements) {
           const id = this.literal(element);
-          if (id === undefined) this.problem("FUSEE_GEN_INVALID_WORKFLOW", element, `Patch IDs of workflow ${typeName} must be string literals. Fix: write them inline.`);
+          if (id === undefined)
+            this.problem(
+              "FUSEE_GEN_INVALID_WORKFLOW",
+              element,
+              `Patch IDs of workflow ${typeName} must be string literals. Fix: write them inline.`,
+            );
           else if (!patches.some((p) => p.id === id)) patches.push({ id, at: this.locate(element) });
         }
       } else {
         const type = this.checker.getTypeAtLocation(list);
-        const ids = this.checker.isTupleType(type) ? this.checker.getTypeArguments(type as ts.TypeReference).map((t) => (t.isStringLiteral() ? t.value : undefined)) : [undefined];
+        const ids = this.checker.isTupleType(type)
+          ? this.checker.getTypeArguments(type as ts.TypeReference).map((t) => (t.isStringLiteral() ? t.value : undefined))
+          : [undefined];
         if (ids.some((id) => id === undefined)) {
-          this.problem("FUSEE_GEN_INVALID_WORKFLOW", list, `Patch IDs of workflow ${typeName} must be string literals (an array literal or an \`as const\` tuple). Fix: write them inline.`);
+          this.problem(
+            "FUSEE_GEN_INVALID_WORKFLOW",
+            list,
+            `Patch IDs of workflow ${typeName} must be string literals (an array literal or an \`as const\` tuple). Fix: write them inline.`,
+          );
         }
         for (const id of ids) if (id !== undefined && !patches.some((p) => p.id === id)) patches.push({ id, at: this.locate(list) });
       }
@@ -208,7 +257,12 @@ class WorkflowAnalysis {
             decorator = d;
           }
         }
-        this.members.set(member, { declaration: element, member, ...(role === undefined ? {} : { role }), ...(decorator === undefined ? {} : { decorator }) });
+        this.members.set(member, {
+          declaration: element,
+          member,
+          ...(role === undefined ? {} : { role }),
+          ...(decorator === undefined ? {} : { decorator }),
+        });
       }
     }
   }
@@ -220,7 +274,11 @@ class WorkflowAnalysis {
       const name = this.optionName(m) ?? m.member;
       const previous = byName.get(name);
       if (previous !== undefined) {
-        this.problem("FUSEE_GEN_DUPLICATE_NAME", m.declaration, `Step name "${name}" is used by methods ${previous.member} and ${m.member} of ${this.className()}. Fix: give one of them another name with @Step({ name }).`);
+        this.problem(
+          "FUSEE_GEN_DUPLICATE_NAME",
+          m.declaration,
+          `Step name "${name}" is used by methods ${previous.member} and ${m.member} of ${this.className()}. Fix: give one of them another name with @Step({ name }).`,
+        );
         continue;
       }
       byName.set(name, m);
@@ -249,7 +307,11 @@ class WorkflowAnalysis {
       const name = this.optionName(m) ?? m.member;
       const previous = out.find((h) => h.name === name);
       if (previous !== undefined) {
-        this.problem("FUSEE_GEN_DUPLICATE_NAME", m.declaration, `${kind} name "${name}" is used by methods ${previous.member ?? "?"} and ${m.member} of ${this.className()}. Fix: give one of them another name with @${kind}({ name }).`);
+        this.problem(
+          "FUSEE_GEN_DUPLICATE_NAME",
+          m.declaration,
+          `${kind} name "${name}" is used by methods ${previous.member ?? "?"} and ${m.member} of ${this.className()}. Fix: give one of them another name with @${kind}({ name }).`,
+        );
         continue;
       }
       const signature = this.signature(m.declaration);
@@ -300,12 +362,21 @@ class WorkflowAnalysis {
           if (name !== undefined && !waits.some((w) => w.name === name)) {
             const type = typeArgument === undefined ? undefined : this.checker.getTypeFromTypeNode(typeArgument);
             const value = type === undefined ? this.render(this.unknownType()) : this.render(type);
-            waits.push({ name, params: [{ name: "value", type: value, optional: false, rest: false }], result: this.render(this.voidType()), at: this.locate(node) });
+            waits.push({
+              name,
+              params: [{ name: "value", type: value, optional: false, rest: false }],
+              result: this.render(this.voidType()),
+              at: this.locate(node),
+            });
           }
         } else if (member === "Ctx.patched" || member === "Ctx.deprecatePatch") {
           const id = first === undefined ? undefined : this.literal(first);
           if (id === undefined) {
-            this.problem("FUSEE_GEN_INVALID_WORKFLOW", node, `The patch ID given to ctx.${member.slice(4)}() must be a string literal, so the lock can record it. Fix: write it inline.`);
+            this.problem(
+              "FUSEE_GEN_INVALID_WORKFLOW",
+              node,
+              `The patch ID given to ctx.${member.slice(4)}() must be a string literal, so the lock can record it. Fix: write it inline.`,
+            );
           } else patchUses.push({ id, at: this.locate(node) });
         }
       }
@@ -352,7 +423,9 @@ class WorkflowAnalysis {
     const symbol = awaited(this.checker, signature.getReturnType()).getSymbol();
     const declaration = symbol?.declarations?.find(ts.isClassDeclaration);
     if (symbol === undefined || declaration === undefined || declaration.getSourceFile().isDeclarationFile) return [];
-    return declaration.members.filter((m) => ts.isMethodDeclaration(m) && m.name !== undefined).map((m) => (m.name as ts.PropertyName).getText());
+    return declaration.members
+      .filter((m) => ts.isMethodDeclaration(m) && m.name !== undefined)
+      .map((m) => (m.name as ts.PropertyName).getText());
   }
 
   private stepTypeOption(m: Member): ValueRef | undefined {
@@ -362,7 +435,11 @@ class WorkflowAnalysis {
     const symbol = this.checker.getSymbolAtLocation(option);
     const target = symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias ? this.checker.getAliasedSymbol(symbol) : symbol;
     if (target === undefined || !(target.flags & ts.SymbolFlags.Class)) {
-      this.problem("FUSEE_GEN_INVALID_WORKFLOW", option, `@Step({ type }) on ${this.className()}.${m.member} must name a class. Fix: pass the class the result is rebuilt with.`);
+      this.problem(
+        "FUSEE_GEN_INVALID_WORKFLOW",
+        option,
+        `@Step({ type }) on ${this.className()}.${m.member} must name a class. Fix: pass the class the result is rebuilt with.`,
+      );
       return undefined;
     }
     return { kind: "class", ref: this.context.types.declRef(target) };
@@ -375,7 +452,11 @@ class WorkflowAnalysis {
     if (name === undefined) return undefined;
     const value = this.literal(name);
     if (value === undefined) {
-      this.problem("FUSEE_GEN_INVALID_WORKFLOW", name, `The name of ${this.className()}.${m.member} must be a string literal. Fix: write it inline.`);
+      this.problem(
+        "FUSEE_GEN_INVALID_WORKFLOW",
+        name,
+        `The name of ${this.className()}.${m.member} must be a string literal. Fix: write it inline.`,
+      );
     }
     return value;
   }
@@ -394,7 +475,11 @@ class WorkflowAnalysis {
     if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias) symbol = this.checker.getAliasedSymbol(symbol);
     const declaration = symbol?.valueDeclaration;
     if (declaration === undefined || declaration.getSourceFile().isDeclarationFile) return undefined;
-    if (ts.isVariableDeclaration(declaration) && declaration.initializer !== undefined && ts.getCombinedNodeFlags(declaration) & ts.NodeFlags.Const) {
+    if (
+      ts.isVariableDeclaration(declaration) &&
+      declaration.initializer !== undefined &&
+      ts.getCombinedNodeFlags(declaration) & ts.NodeFlags.Const
+    ) {
       return this.literal(declaration.initializer, depth + 1);
     }
     if (ts.isPropertyAssignment(declaration) && isConstObject(declaration.parent)) return this.literal(declaration.initializer, depth + 1);
@@ -468,7 +553,12 @@ function property(object: ts.ObjectLiteralExpression, name: string): ts.Expressi
 /** An object literal that initializes a `const` declaration, whose properties nobody reassigns in place by convention. */
 function isConstObject(node: ts.Node): boolean {
   const parent = node.parent;
-  return ts.isObjectLiteralExpression(node) && parent !== undefined && ts.isVariableDeclaration(parent) && (ts.getCombinedNodeFlags(parent) & ts.NodeFlags.Const) !== 0;
+  return (
+    ts.isObjectLiteralExpression(node) &&
+    parent !== undefined &&
+    ts.isVariableDeclaration(parent) &&
+    (ts.getCombinedNodeFlags(parent) & ts.NodeFlags.Const) !== 0
+  );
 }
 
 function memberName(name: ts.PropertyName): string | undefined {

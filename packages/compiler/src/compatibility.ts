@@ -88,7 +88,8 @@ function describeChanges(name: string, old: LockWorkflow, next: LockWorkflow): s
     for (const key of Object.keys(old[kind])) if (!(key in next[kind])) out.push(`${name}: ${noun} "${key}" removed`);
   }
   for (const entry of Object.keys(next.paths)) {
-    if (entry in old.paths && !same(old.paths[entry], next.paths[entry])) out.push(`${name}: step order of ${describeEntry(entry)} changed`);
+    if (entry in old.paths && !same(old.paths[entry], next.paths[entry]))
+      out.push(`${name}: step order of ${describeEntry(entry)} changed`);
   }
   if (old.class !== next.class || old.file !== next.file) out.push(`${name}: now class ${next.class} in ${next.file}`);
   return out;

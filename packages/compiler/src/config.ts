@@ -54,16 +54,23 @@ export const DEFAULT_EXCLUDE: readonly string[] = ["**/*.test.*", "**/*.spec.*",
 /** Resolves the project, its tsconfig and output paths: options first, then fusee.config.json, then defaults. */
 export function resolveConfig(options: GenerateOptions): ResolvedConfig {
   const project = resolve(options.project);
-  if (!existsSync(project)) throw new GenConfigError(`Project ${project} does not exist. Fix: pass --project with a folder holding tsconfig.json.`);
+  if (!existsSync(project))
+    throw new GenConfigError(`Project ${project} does not exist. Fix: pass --project with a folder holding tsconfig.json.`);
   const isDir = statSync(project).isDirectory();
   const dir = isDir ? project : dirname(project);
   const tsconfig = isDir ? join(project, "tsconfig.json") : project;
-  if (!existsSync(tsconfig)) throw new GenConfigError(`No tsconfig.json in ${dir}. Fix: pass --project with a folder holding tsconfig.json, or the path of a tsconfig file.`);
+  if (!existsSync(tsconfig))
+    throw new GenConfigError(
+      `No tsconfig.json in ${dir}. Fix: pass --project with a folder holding tsconfig.json, or the path of a tsconfig file.`,
+    );
   const file = readConfigFile(join(dir, CONFIG_FILE));
   const out = resolve(dir, options.out ?? file.out ?? DEFAULT_OUT);
   const workflowsOut = resolve(dir, options.workflowsOut ?? file.workflowsOut ?? defaultWorkflowsOut(out));
   const lock = resolve(dir, options.lock ?? file.lock ?? DEFAULT_LOCK);
-  if (out === workflowsOut) throw new GenConfigError(`The client and the worker type table would both be written to ${out}. Fix: set "workflowsOut" in ${CONFIG_FILE} to another file.`);
+  if (out === workflowsOut)
+    throw new GenConfigError(
+      `The client and the worker type table would both be written to ${out}. Fix: set "workflowsOut" in ${CONFIG_FILE} to another file.`,
+    );
   for (const path of [out, workflowsOut]) {
     if (!/\.(c|m)?tsx?$/.test(path) || path.endsWith(".d.ts")) {
       throw new GenConfigError(`Generated file ${path} must be a .ts file. Fix: give it a .ts name.`);
@@ -84,7 +91,9 @@ function readConfigFile(path: string): ConfigFile {
   try {
     parsed = JSON.parse(readFileSync(path, "utf8"));
   } catch (e) {
-    throw new GenConfigError(`${path} is not valid JSON: ${(e as Error).message}. Fix: correct it, or delete it to use the defaults.`, { cause: e });
+    throw new GenConfigError(`${path} is not valid JSON: ${(e as Error).message}. Fix: correct it, or delete it to use the defaults.`, {
+      cause: e,
+    });
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw new GenConfigError(`${path} must hold an object such as { "out": "${DEFAULT_OUT}" }.`);
@@ -100,7 +109,9 @@ function readConfigFile(path: string): ConfigFile {
       if (typeof value !== "string" || value === "") throw new GenConfigError(`${path}: "${key}" must be a non-empty path string.`);
       out[key] = value;
     } else {
-      throw new GenConfigError(`${path}: unknown key "${key}". Fix: use ${[...PATH_KEYS, ...PATTERN_KEYS].map((k) => `"${k}"`).join(", ")}.`);
+      throw new GenConfigError(
+        `${path}: unknown key "${key}". Fix: use ${[...PATH_KEYS, ...PATTERN_KEYS].map((k) => `"${k}"`).join(", ")}.`,
+      );
     }
   }
   return out;

@@ -48,10 +48,18 @@ export class DeterminismLint {
       }
       const found = this.call(node);
       if (found !== undefined) out.push(found);
-    } else if (ts.isNewExpression(node) && (node.arguments === undefined || node.arguments.length === 0) && this.builtin(node.expression, "Date")) {
+    } else if (
+      ts.isNewExpression(node) &&
+      (node.arguments === undefined || node.arguments.length === 0) &&
+      this.builtin(node.expression, "Date")
+    ) {
       out.push({ node, what: "new Date()", fix: "use new Date(this.ctx.now()), the workflow's journaled time" });
     } else if (ts.isPropertyAccessExpression(node) && node.name.text === "env" && this.builtin(node.expression, "process")) {
-      out.push({ node, what: "process.env", fix: "read the setting in a step, or pass it in the run's input, so a replay sees the value the run saw" });
+      out.push({
+        node,
+        what: "process.env",
+        fix: "read the setting in a step, or pass it in the run's input, so a replay sees the value the run saw",
+      });
       return;
     }
     ts.forEachChild(node, (child) => this.visit(child, out));
@@ -61,18 +69,27 @@ export class DeterminismLint {
     const e = call.expression;
     if (ts.isPropertyAccessExpression(e)) {
       const method = e.name.text;
-      if (method === "now" && this.builtin(e.expression, "Date")) return { node: call, what: "Date.now()", fix: "use this.ctx.now(), the workflow's journaled time" };
-      if (method === "random" && this.builtin(e.expression, "Math")) return { node: call, what: "Math.random()", fix: "use this.ctx.random(), journaled with the run" };
-      if (method === "randomUUID" && this.isNodeOrGlobal(e)) return { node: call, what: `${e.getText()}()`, fix: "use this.ctx.uuid(), journaled with the run" };
+      if (method === "now" && this.builtin(e.expression, "Date"))
+        return { node: call, what: "Date.now()", fix: "use this.ctx.now(), the workflow's journaled time" };
+      if (method === "random" && this.builtin(e.expression, "Math"))
+        return { node: call, what: "Math.random()", fix: "use this.ctx.random(), journaled with the run" };
+      if (method === "randomUUID" && this.isNodeOrGlobal(e))
+        return { node: call, what: `${e.getText()}()`, fix: "use this.ctx.uuid(), journaled with the run" };
       return undefined;
     }
     if (!ts.isIdentifier(e)) return undefined;
     const name = e.text;
     if ((name === "setTimeout" || name === "setInterval") && this.isNodeOrGlobal(e)) {
-      return { node: call, what: `${name}()`, fix: "use await this.ctx.sleep(duration), a durable timer that survives restarts and replays" };
+      return {
+        node: call,
+        what: `${name}()`,
+        fix: "use await this.ctx.sleep(duration), a durable timer that survives restarts and replays",
+      };
     }
-    if (name === "fetch" && this.isNodeOrGlobal(e)) return { node: call, what: "fetch()", fix: "make the request in a step (@Step method or this.ctx.step), so its answer is journaled" };
-    if (name === "randomUUID" && this.isNodeOrGlobal(e)) return { node: call, what: "randomUUID()", fix: "use this.ctx.uuid(), journaled with the run" };
+    if (name === "fetch" && this.isNodeOrGlobal(e))
+      return { node: call, what: "fetch()", fix: "make the request in a step (@Step method or this.ctx.step), so its answer is journaled" };
+    if (name === "randomUUID" && this.isNodeOrGlobal(e))
+      return { node: call, what: "randomUUID()", fix: "use this.ctx.uuid(), journaled with the run" };
     return undefined;
   }
 
@@ -89,7 +106,9 @@ export class DeterminismLint {
     if (declarations.length === 0) return false;
     return declarations.every((d) => {
       const file = d.getSourceFile();
-      return file.isDeclarationFile && (/[\\/]typescript[\\/]lib[\\/]/.test(file.fileName) || /[\\/]@types[\\/]node[\\/]/.test(file.fileName));
+      return (
+        file.isDeclarationFile && (/[\\/]typescript[\\/]lib[\\/]/.test(file.fileName) || /[\\/]@types[\\/]node[\\/]/.test(file.fileName))
+      );
     });
   }
 }

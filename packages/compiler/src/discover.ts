@@ -22,7 +22,11 @@ export function discoverWorkflows(file: ts.SourceFile, runtime: RuntimeSymbols):
 }
 
 /** Whether a file may declare workflows: project source, not declarations, dependencies or generated output. */
-export function isCandidateFile(file: ts.SourceFile, isExternal: (file: ts.SourceFile) => boolean, generated: ReadonlySet<string>): boolean {
+export function isCandidateFile(
+  file: ts.SourceFile,
+  isExternal: (file: ts.SourceFile) => boolean,
+  generated: ReadonlySet<string>,
+): boolean {
   if (file.isDeclarationFile || isExternal(file)) return false;
   if (generated.has(file.fileName)) return false;
   // A file without an `@` has no decorator; skipping it spares the checker.

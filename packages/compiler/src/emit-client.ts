@@ -19,7 +19,9 @@ const BASE_CLASS = "FuseeRun";
  */
 export function emitClient(ir: ProjectIR, outFile: string, problems: SourceProblem[]): string {
   const reserved = new Set<string>([RUNTIME_NS, BASE_CLASS]);
-  for (const w of ir.workflows) for (const suffix of ["Client", "Run", "Signals", "SignalTypes", "Queries", "Updates", "UpdateTypes"]) reserved.add(`${w.className}${suffix}`);
+  for (const w of ir.workflows)
+    for (const suffix of ["Client", "Run", "Signals", "SignalTypes", "Queries", "Updates", "UpdateTypes"])
+      reserved.add(`${w.className}${suffix}`);
   const imports = new ImportSet(outFile, reserved);
   const want = (type: TypeRef, use: string) => {
     for (const ref of type.refs) imports.want(ref, use, problems, "the generated client");
@@ -27,7 +29,11 @@ export function emitClient(ir: ProjectIR, outFile: string, problems: SourceProbl
   for (const w of ir.workflows) {
     if (w.input !== undefined) want(w.input.type, describeUse("the input of run()", w.typeName, w.at));
     want(w.output, describeUse("the result of run()", w.typeName, w.at));
-    for (const [kind, handlers] of [["signal", w.signals], ["query", w.queries], ["update", w.updates]] as const) {
+    for (const [kind, handlers] of [
+      ["signal", w.signals],
+      ["query", w.queries],
+      ["update", w.updates],
+    ] as const) {
       for (const h of handlers) {
         const use = describeUse(`${kind} "${h.name}"`, w.typeName, h.at);
         for (const p of h.params) want(p.type, use);
@@ -134,9 +140,14 @@ function workflowBlock(w: WorkflowIR, t: (type: TypeRef) => string): string[] {
     out.push("}", "");
   }
   if (w.updates.length > 0) {
-    out.push(`/** Updates of workflow ${w.typeName}; an update sent again with the same \`id\` returns the recorded result. */`, `export interface ${name}Updates {`);
+    out.push(
+      `/** Updates of workflow ${w.typeName}; an update sent again with the same \`id\` returns the recorded result. */`,
+      `export interface ${name}Updates {`,
+    );
     for (const u of w.updates) {
-      out.push(`  ${key(u.name)}(${[...params(u.params, t), `updateOptions?: ${RUNTIME_NS}.UpdateOptions`].join(", ")}): Promise<${t(u.result)}>;`);
+      out.push(
+        `  ${key(u.name)}(${[...params(u.params, t), `updateOptions?: ${RUNTIME_NS}.UpdateOptions`].join(", ")}): Promise<${t(u.result)}>;`,
+      );
     }
     out.push("}", "");
     out.push(`/** The argument and result type of each update of workflow ${w.typeName}. */`, `export interface ${name}UpdateTypes {`);
@@ -144,19 +155,28 @@ function workflowBlock(w: WorkflowIR, t: (type: TypeRef) => string): string[] {
     out.push("}", "");
   }
 
-  out.push(`/** A run of workflow ${w.typeName}, with typed signals, queries and updates. */`, `export class ${name}Run extends ${BASE_CLASS}<${result}> {`);
+  out.push(
+    `/** A run of workflow ${w.typeName}, with typed signals, queries and updates. */`,
+    `export class ${name}Run extends ${BASE_CLASS}<${result}> {`,
+  );
   const members: string[][] = [];
   if (w.signals.length > 0) {
     members.push([
       `  readonly signals: ${name}Signals = {`,
-      ...w.signals.map((s) => `    ${key(s.name)}: (${names(s.params)}) => this.handle.signal(${[JSON.stringify(s.name), ...forwarded(s.params)].join(", ")}),`),
+      ...w.signals.map(
+        (s) =>
+          `    ${key(s.name)}: (${names(s.params)}) => this.handle.signal(${[JSON.stringify(s.name), ...forwarded(s.params)].join(", ")}),`,
+      ),
       "  };",
     ]);
   }
   if (w.queries.length > 0) {
     members.push([
       `  readonly queries: ${name}Queries = {`,
-      ...w.queries.map((q) => `    ${key(q.name)}: (${names(q.params)}) => this.handle.query<${t(q.result)}>(${[JSON.stringify(q.name), ...forwarded(q.params)].join(", ")}),`),
+      ...w.queries.map(
+        (q) =>
+          `    ${key(q.name)}: (${names(q.params)}) => this.handle.query<${t(q.result)}>(${[JSON.stringify(q.name), ...forwarded(q.params)].join(", ")}),`,
+      ),
       "  };",
     ]);
   }

@@ -105,7 +105,11 @@ function bindingOf(ref: DeclRef): string {
 export function moduleSpecifier(outFile: string, module: ModuleRef): string {
   if (module.kind === "package") return module.specifier;
   let path = relative(dirname(outFile), module.path).split(sep).join("/");
-  path = path.replace(/\.d\.ts$/, ".js").replace(/\.tsx?$/, ".js").replace(/\.mts$/, ".mjs").replace(/\.cts$/, ".cjs");
+  path = path
+    .replace(/\.d\.ts$/, ".js")
+    .replace(/\.tsx?$/, ".js")
+    .replace(/\.mts$/, ".mjs")
+    .replace(/\.cts$/, ".cjs");
   return path.startsWith(".") ? path : `./${path}`;
 }
 

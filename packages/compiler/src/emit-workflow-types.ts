@@ -31,7 +31,10 @@ export function emitWorkflowTypes(ir: ProjectIR, outFile: string, problems: Sour
       for (const a of s.args) want(a.type.runtimeClass, use);
       want(s.typeOption ?? s.result.runtimeClass, use);
     }
-    for (const [kind, handlers] of [["signal", w.signals], ["update", w.updates]] as const) {
+    for (const [kind, handlers] of [
+      ["signal", w.signals],
+      ["update", w.updates],
+    ] as const) {
       for (const h of handlers) {
         const use = describeUse(`${kind} "${h.name}"`, w.typeName, h.at);
         for (const p of h.params) want(p.type.runtimeClass, use);
@@ -52,13 +55,20 @@ export function emitWorkflowTypes(ir: ProjectIR, outFile: string, problems: Sour
     return imports.nameOf(v.ref);
   };
 
-  const lines = [GENERATED_HEADER, "// Types of the workflows for the worker: constructor parameters and the classes values are rebuilt with.", ""];
+  const lines = [
+    GENERATED_HEADER,
+    "// Types of the workflows for the worker: constructor parameters and the classes values are rebuilt with.",
+    "",
+  ];
   if (ir.workflows.length === 0) return `${[...lines, "export {};"].join("\n")}\n`;
   lines.push(...imports.statements(false, new Map([[RUNTIME_PACKAGE, services.length > 0 ? [REGISTER, REGISTER_SERVICE] : [REGISTER]]])));
   for (const w of ir.workflows) lines.push("", ...registration(w, value));
   if (services.length > 0) {
     lines.push("", "// Services the workflows' constructors need, directly or through other services.");
-    const calls = services.map((s) => `${REGISTER_SERVICE}(${value({ kind: "class", ref: s.classRef }) ?? s.classRef.name}, [${s.params.map((p) => value(p) ?? "Object").join(", ")}]);`);
+    const calls = services.map(
+      (s) =>
+        `${REGISTER_SERVICE}(${value({ kind: "class", ref: s.classRef }) ?? s.classRef.name}, [${s.params.map((p) => value(p) ?? "Object").join(", ")}]);`,
+    );
     lines.push(...calls.sort(compareText));
   }
   return `${lines.join("\n")}\n`;

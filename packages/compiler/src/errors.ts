@@ -61,7 +61,16 @@ export interface BreakingChange {
   readonly workflow: string;
   /** The step (or patch marker, or workflow) the change concerns. */
   readonly step: string;
-  readonly kind: "inserted" | "removed" | "renamed" | "reordered" | "type-changed" | "workflow-removed" | "condition-changed" | "patch-renamed" | "after-last-wait";
+  readonly kind:
+    | "inserted"
+    | "removed"
+    | "renamed"
+    | "reordered"
+    | "type-changed"
+    | "workflow-removed"
+    | "condition-changed"
+    | "patch-renamed"
+    | "after-last-wait";
   readonly at: SourceLocation;
   /** The full explanation, with `file:line` and the fix. */
   readonly message: string;

@@ -69,9 +69,7 @@ export interface FunctionParam {
 
 /** A runtime value standing for a type: a class to rehydrate with, or a built-in constructor. */
 export type ValueRef =
-  | { readonly kind: "class"; readonly ref: DeclRef }
-  | { readonly kind: "global"; readonly name: string }
-  | { readonly kind: "undefined" };
+  { readonly kind: "class"; readonly ref: DeclRef } | { readonly kind: "global"; readonly name: string } | { readonly kind: "undefined" };
 
 /** A type read from source, in the three forms its consumers need. */
 export interface TypeRef {
@@ -154,7 +152,13 @@ export type FlowNode =
       readonly on: string;
       readonly at: SourceLocation;
     }
-  | { readonly kind: "patch"; readonly id: string; readonly at: SourceLocation; readonly then: readonly FlowNode[]; readonly else: readonly FlowNode[] }
+  | {
+      readonly kind: "patch";
+      readonly id: string;
+      readonly at: SourceLocation;
+      readonly then: readonly FlowNode[];
+      readonly else: readonly FlowNode[];
+    }
   | { readonly kind: "deprecatedPatch"; readonly id: string; readonly at: SourceLocation }
   | {
       readonly kind: "branch";
@@ -175,7 +179,13 @@ export type FlowNode =
       /** The loop's header (`let i = 0; i < 3; i++`, `const x of items`), normalized; absent for callbacks. */
       readonly over?: string;
     }
-  | { readonly kind: "try"; readonly at: SourceLocation; readonly body: readonly FlowNode[]; readonly catch: readonly FlowNode[]; readonly finally: readonly FlowNode[] };
+  | {
+      readonly kind: "try";
+      readonly at: SourceLocation;
+      readonly body: readonly FlowNode[];
+      readonly catch: readonly FlowNode[];
+      readonly finally: readonly FlowNode[];
+    };
 
 /** An entry point of a workflow: `run`, `update:<name>` or `signal:<name>`. */
 export interface FlowEntry {

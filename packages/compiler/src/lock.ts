@@ -54,7 +54,12 @@ export type LockNode =
   | { readonly wait: string }
   | { readonly patch: string; readonly then: readonly LockNode[]; readonly else: readonly LockNode[] }
   | { readonly deprecatedPatch: string }
-  | { readonly branch: readonly (readonly LockNode[])[]; readonly if?: string; readonly switch?: string; readonly cases?: readonly string[] }
+  | {
+      readonly branch: readonly (readonly LockNode[])[];
+      readonly if?: string;
+      readonly switch?: string;
+      readonly cases?: readonly string[];
+    }
   | { readonly loop: readonly LockNode[]; readonly over?: string }
   | { readonly try: readonly LockNode[]; readonly catch: readonly LockNode[]; readonly finally: readonly LockNode[] };
 
@@ -121,11 +126,22 @@ export function parseLock(path: string, text: string): Lock {
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    throw new LockFileError(`${path} is not valid JSON (${(e as Error).message}). Fix: restore it from version control; regenerating it loses what runs in flight expect.`, { cause: e });
+    throw new LockFileError(
+      `${path} is not valid JSON (${(e as Error).message}). Fix: restore it from version control; regenerating it loses what runs in flight expect.`,
+      { cause: e },
+    );
   }
   const lock = parsed as Partial<Lock> | null;
-  if (lock === null || typeof lock !== "object" || (lock.version !== LOCK_VERSION && lock.version !== 1) || typeof lock.workflows !== "object" || lock.workflows === null) {
-    throw new LockFileError(`${path} is not a version ${LOCK_VERSION} fusee lock. Fix: restore it from version control, or upgrade fusee to the version that wrote it.`);
+  if (
+    lock === null ||
+    typeof lock !== "object" ||
+    (lock.version !== LOCK_VERSION && lock.version !== 1) ||
+    typeof lock.workflows !== "object" ||
+    lock.workflows === null
+  ) {
+    throw new LockFileError(
+      `${path} is not a version ${LOCK_VERSION} fusee lock. Fix: restore it from version control, or upgrade fusee to the version that wrote it.`,
+    );
   }
   for (const [name, w] of Object.entries(lock.workflows)) {
     if (typeof w !== "object" || w === null || typeof w.paths !== "object" || typeof w.steps !== "object" || !Array.isArray(w.patches)) {

@@ -4,9 +4,20 @@ import type { LockNode } from "./lock.js";
 /** A path element read from either side (the lock or the code), with the location when it comes from code. */
 export type Node =
   | { readonly kind: "step"; readonly key: string; readonly name: string; readonly args?: string; readonly at?: SourceLocation }
-  | { readonly kind: "call"; readonly call: "timer" | "wait-timer" | "child" | "attributes"; readonly name: string; readonly at?: SourceLocation }
+  | {
+      readonly kind: "call";
+      readonly call: "timer" | "wait-timer" | "child" | "attributes";
+      readonly name: string;
+      readonly at?: SourceLocation;
+    }
   | { readonly kind: "wait"; readonly on: string; readonly at?: SourceLocation }
-  | { readonly kind: "patch"; readonly id: string; readonly then: readonly Node[]; readonly else: readonly Node[]; readonly at?: SourceLocation }
+  | {
+      readonly kind: "patch";
+      readonly id: string;
+      readonly then: readonly Node[];
+      readonly else: readonly Node[];
+      readonly at?: SourceLocation;
+    }
   | { readonly kind: "deprecated"; readonly id: string }
   | {
       readonly kind: "branch";
@@ -17,7 +28,13 @@ export type Node =
       readonly at?: SourceLocation;
     }
   | { readonly kind: "loop"; readonly body: readonly Node[]; readonly over?: string; readonly at?: SourceLocation }
-  | { readonly kind: "try"; readonly body: readonly Node[]; readonly catch: readonly Node[]; readonly finally: readonly Node[]; readonly at?: SourceLocation };
+  | {
+      readonly kind: "try";
+      readonly body: readonly Node[];
+      readonly catch: readonly Node[];
+      readonly finally: readonly Node[];
+      readonly at?: SourceLocation;
+    };
 
 /** A leaf of a path: a journaled call (a step or another) or a wait. */
 export type Leaf = Extract<Node, { kind: "step" | "call" | "wait" }>;
@@ -128,7 +145,15 @@ export function fromFlow(node: FlowNode, stepsOnly = false): Node[] {
   const map = (nodes: readonly FlowNode[]): Node[] => nodes.flatMap((n) => fromFlow(n, stepsOnly));
   switch (node.kind) {
     case "step":
-      return [{ kind: "step", key: node.key, name: stepName(node.key), at: node.at, ...(stepsOnly || node.args === undefined || node.args === "" ? {} : { args: node.args }) }];
+      return [
+        {
+          kind: "step",
+          key: node.key,
+          name: stepName(node.key),
+          at: node.at,
+          ...(stepsOnly || node.args === undefined || node.args === "" ? {} : { args: node.args }),
+        },
+      ];
     case "call":
       return stepsOnly ? [] : [{ kind: "call", call: node.call, name: node.name ?? "", at: node.at }];
     case "wait":
@@ -194,7 +219,8 @@ export function samePaths(a: readonly Node[], b: readonly Node[]): boolean {
   const conditions = [...new Set(all.flatMap(conditionsOf))];
   // A switch takes one of the cases either side names, or none of them.
   const subjects = new Map<string, string[]>();
-  for (const s of all.flatMap(switchesOf)) subjects.set(s.subject, [...new Set([...(subjects.get(s.subject) ?? []), ...s.cases.filter((c) => c !== "default")])]);
+  for (const s of all.flatMap(switchesOf))
+    subjects.set(s.subject, [...new Set([...(subjects.get(s.subject) ?? []), ...s.cases.filter((c) => c !== "default")])]);
   const domains = [...subjects].map(([subject, cases]) => ({ subject, values: [...cases, "\u0000other"] }));
   let combinations = 2 ** conditions.length;
   for (const d of domains) combinations *= d.values.length;

@@ -30,9 +30,7 @@ export function printType(expr: TypeExpr, nameOf: (ref: DeclRef) => string): str
     case "union":
       return expr.types.map((t) => (t.kind === "function" ? `(${print(t)})` : print(t))).join(" | ");
     case "intersection":
-      return expr.types
-        .map((t) => (t.kind === "function" || t.kind === "union" ? `(${print(t)})` : print(t)))
-        .join(" & ");
+      return expr.types.map((t) => (t.kind === "function" || t.kind === "union" ? `(${print(t)})` : print(t))).join(" & ");
     case "object": {
       if (expr.members.length === 0) return "{}";
       const members = expr.members.map((m) =>
@@ -43,9 +41,7 @@ export function printType(expr: TypeExpr, nameOf: (ref: DeclRef) => string): str
       return `{ ${members.join("; ")} }`;
     }
     case "function": {
-      const params = expr.params.map(
-        (p) => `${p.rest ? "..." : ""}${p.name}${p.optional ? "?" : ""}: ${print(p.type)}`,
-      );
+      const params = expr.params.map((p) => `${p.rest ? "..." : ""}${p.name}${p.optional ? "?" : ""}: ${print(p.type)}`);
       return `(${params.join(", ")}) => ${print(expr.result)}`;
     }
   }

@@ -84,8 +84,12 @@ export class Session {
     const own = new Set(this.project.getSourceFiles().map((f) => f.getFilePath() as string));
     this.sources ??= genSourceFiles(this.config);
     const sources = this.sources;
-    const candidates = program.getSourceFiles().filter((f) => own.has(f.fileName) && sources.has(f.fileName) && isCandidateFile(f, isExternal, this.generated));
-    const ambient = program.getSourceFiles().filter((f) => own.has(f.fileName) && !this.generated.has(f.fileName) && !isExternal(f) && declaresGlobals(f));
+    const candidates = program
+      .getSourceFiles()
+      .filter((f) => own.has(f.fileName) && sources.has(f.fileName) && isCandidateFile(f, isExternal, this.generated));
+    const ambient = program
+      .getSourceFiles()
+      .filter((f) => own.has(f.fileName) && !this.generated.has(f.fileName) && !isExternal(f) && declaresGlobals(f));
     const cache = new Map<string, FileAnalysis>();
     const workflows: WorkflowIR[] = [];
     const problems: SourceProblem[] = [];
@@ -101,7 +105,12 @@ export class Session {
         };
         const first = context.problems.length;
         const found = discoverWorkflows(file, runtime).flatMap((w) => analyzeWorkflow(context as AnalysisContext, w) ?? []);
-        entry = { file, deps: [...importClosure(checker, file, isExternal), ...ambient], workflows: found, problems: context.problems.slice(first) };
+        entry = {
+          file,
+          deps: [...importClosure(checker, file, isExternal), ...ambient],
+          workflows: found,
+          problems: context.problems.slice(first),
+        };
       }
       cache.set(file.fileName, entry);
       workflows.push(...entry.workflows);
@@ -120,7 +129,9 @@ export class Session {
     if (importer === undefined) return;
     const resolved = ts.resolveModuleName(RUNTIME_PACKAGE, importer.fileName, program.getCompilerOptions(), ts.sys).resolvedModule;
     if (resolved === undefined) {
-      throw new GenConfigError(`${importer.fileName} imports ${RUNTIME_PACKAGE}, which cannot be resolved from the project, so no workflow can be recognised. Fix: install it (npm install ${RUNTIME_PACKAGE}) or correct the module settings of ${this.config.tsconfig}.`);
+      throw new GenConfigError(
+        `${importer.fileName} imports ${RUNTIME_PACKAGE}, which cannot be resolved from the project, so no workflow can be recognised. Fix: install it (npm install ${RUNTIME_PACKAGE}) or correct the module settings of ${this.config.tsconfig}.`,
+      );
     }
   }
 
@@ -138,10 +149,14 @@ export class Session {
 
   /** The files tsconfig.json includes now, read afresh since files come and go. */
   private includedFiles(): string[] {
-    const parsed = ts.getParsedCommandLineOfConfigFile(this.config.tsconfig, {}, {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: () => undefined,
-    });
+    const parsed = ts.getParsedCommandLineOfConfigFile(
+      this.config.tsconfig,
+      {},
+      {
+        ...ts.sys,
+        onUnRecoverableConfigFileDiagnostic: () => undefined,
+      },
+    );
     return (parsed?.fileNames ?? []).map(compilerPath);
   }
 }
@@ -180,7 +195,9 @@ function importClosure(checker: ts.TypeChecker, root: ts.SourceFile, isExternal:
 /** Whether a file can change types elsewhere without being imported: a script, `declare global`, `declare module`. */
 function declaresGlobals(file: ts.SourceFile): boolean {
   if (!ts.isExternalModule(file)) return true;
-  return file.statements.some((s) => ts.isModuleDeclaration(s) && (ts.isStringLiteral(s.name) || (s.flags & ts.NodeFlags.GlobalAugmentation) !== 0));
+  return file.statements.some(
+    (s) => ts.isModuleDeclaration(s) && (ts.isStringLiteral(s.name) || (s.flags & ts.NodeFlags.GlobalAugmentation) !== 0),
+  );
 }
 
 /** File names as the compiler spells them: forward slashes on every platform. */
@@ -194,11 +211,19 @@ function checkUnique(workflows: readonly WorkflowIR[], problems: SourceProblem[]
   for (const w of workflows) {
     const sameType = byType.get(w.typeName);
     if (sameType !== undefined) {
-      problems.push({ code: "FUSEE_GEN_DUPLICATE_NAME", at: w.at, message: `Workflow type name "${w.typeName}" is also used by class ${sameType.className} (${sameType.at.file}:${sameType.at.line}). Fix: give one of them another name with @Workflow("...").` });
+      problems.push({
+        code: "FUSEE_GEN_DUPLICATE_NAME",
+        at: w.at,
+        message: `Workflow type name "${w.typeName}" is also used by class ${sameType.className} (${sameType.at.file}:${sameType.at.line}). Fix: give one of them another name with @Workflow("...").`,
+      });
     }
     const sameClass = byClass.get(w.className);
     if (sameClass !== undefined) {
-      problems.push({ code: "FUSEE_GEN_DUPLICATE_NAME", at: w.at, message: `Workflow class name ${w.className} is also used at ${sameClass.at.file}:${sameClass.at.line}; the generated ${w.className}Client would clash. Fix: rename one of the classes.` });
+      problems.push({
+        code: "FUSEE_GEN_DUPLICATE_NAME",
+        at: w.at,
+        message: `Workflow class name ${w.className} is also used at ${sameClass.at.file}:${sameClass.at.line}; the generated ${w.className}Client would clash. Fix: rename one of the classes.`,
+      });
     }
     byType.set(w.typeName, w);
     byClass.set(w.className, w);

@@ -91,7 +91,11 @@ export class FlowReader {
       }
       const location = at();
       const subject = text(s.expression);
-      return { before: this.node(s.expression), arms, build: (folded) => ({ kind: "branch", at: location, arms: folded, switch: subject, cases }) };
+      return {
+        before: this.node(s.expression),
+        arms,
+        build: (folded) => ({ kind: "branch", at: location, arms: folded, switch: subject, cases }),
+      };
     }
     if (ts.isForStatement(s)) {
       const init = s.initializer === undefined ? [] : this.node(s.initializer);
@@ -177,13 +181,23 @@ export class FlowReader {
     const guard = this.patchGuard(condition);
     if (guard !== undefined) {
       const [patched, unpatched] = guard.negated ? [whenFalse, whenTrue] : [whenTrue, whenFalse];
-      return { before: [], arms: [patched, unpatched], build: ([then = [], otherwise = []]) => ({ kind: "patch", id: guard.id, at, then, else: otherwise }) };
+      return {
+        before: [],
+        arms: [patched, unpatched],
+        build: ([then = [], otherwise = []]) => ({ kind: "patch", id: guard.id, at, then, else: otherwise }),
+      };
     }
     const when = canonical(condition, this.conditionText);
     return {
       before: this.node(condition),
       arms: [whenTrue, whenFalse],
-      build: ([yes = [], no = []]) => ({ kind: "branch", at, arms: when.negated ? [no, yes] : [yes, no], when: when.text, ...(when.negated ? { swapped: true } : {}) }),
+      build: ([yes = [], no = []]) => ({
+        kind: "branch",
+        at,
+        arms: when.negated ? [no, yes] : [yes, no],
+        when: when.text,
+        ...(when.negated ? { swapped: true } : {}),
+      }),
     };
   }
 
@@ -206,9 +220,10 @@ export class FlowReader {
   private call(call: ts.CallExpression): FlowNode[] {
     const { runtime, checker } = this.context;
     const at = this.context.locate(call);
-    const member = ts.isPropertyAccessExpression(call.expression) || ts.isElementAccessExpression(call.expression)
-      ? runtime.memberAt(call.expression)
-      : undefined;
+    const member =
+      ts.isPropertyAccessExpression(call.expression) || ts.isElementAccessExpression(call.expression)
+        ? runtime.memberAt(call.expression)
+        : undefined;
     if (member === "Ctx.step") {
       const name = this.context.literal(call.arguments[0]) ?? dynamicName(call.arguments[0]);
       return [{ kind: "step", key: this.context.inlineStep(call, name), at }];
@@ -246,7 +261,11 @@ export class FlowReader {
     if (helper && !this.following.has(declaration)) {
       const body = helperBody(declaration);
       if (body === undefined) {
-        if (this.handsOverContext(call)) this.context.unresolved(call, `${text(call.expression)}() is handed the workflow's ctx but has no body gen can read, so the durable calls it makes are unknown. Fix: call a function with a body, declared in this project's source.`);
+        if (this.handsOverContext(call))
+          this.context.unresolved(
+            call,
+            `${text(call.expression)}() is handed the workflow's ctx but has no body gen can read, so the durable calls it makes are unknown. Fix: call a function with a body, declared in this project's source.`,
+          );
         return before;
       }
       this.following.add(declaration);
@@ -271,7 +290,9 @@ export class FlowReader {
       case "Ctx.sleepUntil":
         return [timer];
       case "Ctx.waitFor":
-        return hasTimeout(second) ? [timeout] : [{ kind: "wait", on: `signal "${this.context.literal(first) ?? (first === undefined ? "" : text(first))}"`, at }];
+        return hasTimeout(second)
+          ? [timeout]
+          : [{ kind: "wait", on: `signal "${this.context.literal(first) ?? (first === undefined ? "" : text(first))}"`, at }];
       case "Ctx.condition":
         return hasTimeout(second) ? [timeout] : [{ kind: "wait", on: "condition", at }];
       case "Ctx.startChild":
@@ -286,7 +307,10 @@ export class FlowReader {
         return [{ kind: "call", call: "attributes", at }];
       case "Ctx.awaitCompletion": {
         const name = this.context.literal(first) ?? dynamicName(first);
-        return [{ kind: "step", key: this.context.inlineStep(call, name), at }, { kind: "wait", on: `completion "${name}"`, at }];
+        return [
+          { kind: "step", key: this.context.inlineStep(call, name), at },
+          { kind: "wait", on: `completion "${name}"`, at },
+        ];
       }
       default:
         return undefined;
@@ -309,7 +333,9 @@ export class FlowReader {
 function hasTimeout(options: ts.Expression | undefined): boolean {
   if (options === undefined) return false;
   if (ts.isObjectLiteralExpression(options)) {
-    return options.properties.some((p) => p.name === undefined || !ts.isIdentifier(p.name) || p.name.text === "timeout" || ts.isSpreadAssignment(p));
+    return options.properties.some(
+      (p) => p.name === undefined || !ts.isIdentifier(p.name) || p.name.text === "timeout" || ts.isSpreadAssignment(p),
+    );
   }
   return true;
 }
@@ -319,7 +345,11 @@ function isProjectFunction(declaration: ts.Declaration): boolean {
   const file = declaration.getSourceFile();
   if (file.isDeclarationFile || /[\\/]node_modules[\\/]/.test(file.fileName)) return false;
   if (ts.isFunctionDeclaration(declaration) || ts.isMethodDeclaration(declaration)) return true;
-  return ts.isVariableDeclaration(declaration) && declaration.initializer !== undefined && (ts.isArrowFunction(declaration.initializer) || ts.isFunctionExpression(declaration.initializer));
+  return (
+    ts.isVariableDeclaration(declaration) &&
+    declaration.initializer !== undefined &&
+    (ts.isArrowFunction(declaration.initializer) || ts.isFunctionExpression(declaration.initializer))
+  );
 }
 
 /** Source text with runs of white space made one space. */

@@ -35,7 +35,8 @@ export class TypeCompatibility {
       for (const { i } of open) answers[i] = true;
       const program = project.getProgram().compilerObject;
       const source = program.getSourceFile(file.getFilePath());
-      const diagnostics = source === undefined ? [] : [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)];
+      const diagnostics =
+        source === undefined ? [] : [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)];
       for (const d of diagnostics) {
         if (d.start === undefined || source === undefined) continue;
         const { line } = source.getLineAndCharacterOfPosition(d.start);

@@ -134,10 +134,14 @@ export class TypeRenderer {
           ref = { ...base, unreachable: "it is declared inside a function or class" };
         } else if (outer === undefined) {
           const exportName = moduleSymbol === undefined ? undefined : this.exportName(moduleSymbol, symbol);
-          ref = exportName !== undefined ? { ...base, exportName, module: { kind: "file", path: file.fileName } } : { ...base, unreachable: "it is not exported" };
+          ref =
+            exportName !== undefined
+              ? { ...base, exportName, module: { kind: "file", path: file.fileName } }
+              : { ...base, unreachable: "it is not exported" };
         } else {
           const outerSymbol = this.checker.getSymbolAtLocation(outer.name);
-          const exportName = moduleSymbol === undefined || outerSymbol === undefined ? undefined : this.exportName(moduleSymbol, outerSymbol);
+          const exportName =
+            moduleSymbol === undefined || outerSymbol === undefined ? undefined : this.exportName(moduleSymbol, outerSymbol);
           const inner = [...namespaces.slice(1), declaration];
           ref =
             exportName !== undefined && inner.every(isExported)
@@ -168,7 +172,8 @@ export class TypeRenderer {
     if (f & ts.TypeFlags.EnumLiteral && !(f & ts.TypeFlags.Union)) {
       const member = type.getSymbol();
       const declaration = member?.valueDeclaration;
-      const owner = declaration !== undefined && ts.isEnumMember(declaration) ? this.checker.getSymbolAtLocation(declaration.parent.name) : undefined;
+      const owner =
+        declaration !== undefined && ts.isEnumMember(declaration) ? this.checker.getSymbolAtLocation(declaration.parent.name) : undefined;
       if (member !== undefined && owner !== undefined && owner.flags & ts.SymbolFlags.Enum) {
         const ref = this.declRef(owner);
         refs.push(ref);
@@ -357,12 +362,16 @@ export class TypeRenderer {
       });
       return `[${elements.join(", ")}]`;
     }
-    const symbol = (type as ts.ObjectType).objectFlags & ts.ObjectFlags.Reference ? (type as ts.TypeReference).target.getSymbol() : type.getSymbol();
+    const symbol =
+      (type as ts.ObjectType).objectFlags & ts.ObjectFlags.Reference ? (type as ts.TypeReference).target.getSymbol() : type.getSymbol();
     if (symbol !== undefined && isGlobalSymbol(this.program, symbol) && symbol.flags & (ts.SymbolFlags.Class | ts.SymbolFlags.Interface)) {
       const count = (type as ts.TypeReference).target?.typeParameters?.length ?? 0;
       const args =
         (type as ts.ObjectType).objectFlags & ts.ObjectFlags.Reference
-          ? checker.getTypeArguments(type as ts.TypeReference).slice(0, count).map((a) => this.shape(a, next, depth + 1))
+          ? checker
+              .getTypeArguments(type as ts.TypeReference)
+              .slice(0, count)
+              .map((a) => this.shape(a, next, depth + 1))
           : [];
       return args.length === 0 ? symbol.name : `${symbol.name}<${args.join(", ")}>`;
     }
@@ -410,8 +419,7 @@ export class TypeRenderer {
     if (!(type.flags & ts.TypeFlags.Object)) return undefined;
     const objectType = type as ts.ObjectType;
     if (objectType.objectFlags & ts.ObjectFlags.Anonymous) return undefined;
-    const symbol =
-      objectType.objectFlags & ts.ObjectFlags.Reference ? (type as ts.TypeReference).target.getSymbol() : type.getSymbol();
+    const symbol = objectType.objectFlags & ts.ObjectFlags.Reference ? (type as ts.TypeReference).target.getSymbol() : type.getSymbol();
     return symbol !== undefined && symbol.flags & ts.SymbolFlags.Class ? symbol : undefined;
   }
 
@@ -575,5 +583,7 @@ function isDataProperty(symbol: ts.Symbol): boolean {
 }
 
 function valueKey(value: ValueRef): string {
-  return value.kind === "class" ? `class:${value.ref.at.file}:${value.ref.name}` : `${value.kind}:${value.kind === "global" ? value.name : ""}`;
+  return value.kind === "class"
+    ? `class:${value.ref.at.file}:${value.ref.name}`
+    : `${value.kind}:${value.kind === "global" ? value.name : ""}`;
 }

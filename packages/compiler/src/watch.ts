@@ -59,7 +59,7 @@ export async function watch(options: WatchOptions, events: WatchEvents = {}): Pr
     pending.clear();
     running = running.then(() => {
       if (closed) return;
-      const configChanged = changed.some((p) => p === config.tsconfig || basename(p) === CONFIG_FILE && dirname(p) === config.dir);
+      const configChanged = changed.some((p) => p === config.tsconfig || (basename(p) === CONFIG_FILE && dirname(p) === config.dir));
       if (configChanged) {
         try {
           config = resolveConfig(options);
@@ -120,7 +120,11 @@ export async function watch(options: WatchOptions, events: WatchEvents = {}): Pr
  * does), the folders of files listed by name, and the project folder for its configuration.
  */
 function watchedDirectories(config: ResolvedConfig): Map<string, boolean> {
-  const parsed = ts.getParsedCommandLineOfConfigFile(config.tsconfig, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    config.tsconfig,
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+  );
   const dirs = new Map<string, boolean>([[config.dir, false]]);
   for (const [dir, flags] of Object.entries(parsed?.wildcardDirectories ?? {})) {
     const recursive = (flags & ts.WatchDirectoryFlags.Recursive) !== 0;

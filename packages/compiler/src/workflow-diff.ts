@@ -2,7 +2,21 @@ import type { BreakingChange } from "./errors.js";
 import { formatLocation } from "./errors.js";
 import type { SourceLocation, StepIR, WorkflowIR } from "./ir.js";
 import { type LockSignature, type LockWorkflow, typeShape, typeText } from "./lock.js";
-import { align, canWait, describeLeaf, fromFlow, fromLock, type Leaf, leafName, leaves, locationOf, type Node, records, samePaths, signature } from "./path-nodes.js";
+import {
+  align,
+  canWait,
+  describeLeaf,
+  fromFlow,
+  fromLock,
+  type Leaf,
+  leafName,
+  leaves,
+  locationOf,
+  type Node,
+  records,
+  samePaths,
+  signature,
+} from "./path-nodes.js";
 
 /** A matched step whose recorded result must still fit the type the code now gives it. */
 export interface TypePair {
@@ -59,8 +73,16 @@ export class WorkflowDiff {
   /** `run()`: what follows the last wait of the recorded path can only have been replayed by finished runs. */
   private runPath(old: readonly Node[], next: readonly Node[], at: SourceLocation): void {
     const last = old.map(canWait).lastIndexOf(true);
-    const head = old.slice(0, last + 1).map(signature).join("\n");
-    if (next.slice(0, last + 1).map(signature).join("\n") !== head) {
+    const head = old
+      .slice(0, last + 1)
+      .map(signature)
+      .join("\n");
+    if (
+      next
+        .slice(0, last + 1)
+        .map(signature)
+        .join("\n") !== head
+    ) {
       this.sequence(old, next, at, "run");
       return;
     }
@@ -88,7 +110,11 @@ export class WorkflowDiff {
     const anchorAt = (gap: number): SourceLocation => {
       const after = pairs[gap];
       const before = gap > 0 ? pairs[gap - 1] : undefined;
-      return locationOf(after === undefined ? undefined : next[after[1]]) ?? locationOf(before === undefined ? undefined : next[before[1]]) ?? fallback;
+      return (
+        locationOf(after === undefined ? undefined : next[after[1]]) ??
+        locationOf(before === undefined ? undefined : next[before[1]]) ??
+        fallback
+      );
     };
     /** Whether the recorded sequence journals anything from old index `i` on. */
     const recordedFrom = (i: number) => old.slice(i).some(records);
@@ -154,7 +180,14 @@ export class WorkflowDiff {
       if (group.old.join("\u0000") === group.next.join("\u0000")) continue;
       if ([...group.old].sort().join("\u0000") !== [...group.next].sort().join("\u0000")) continue;
       const at = group.at ?? this.current.at;
-      this.push("reordered", name, at, `calls of step "${name}" were swapped: they now pass (${group.next.join("), (")}) where runs recorded (${group.old.join("), (")}) (${formatLocation(at)}): replay would hand each call the other's recorded result`, entry, `reorder-${name}`);
+      this.push(
+        "reordered",
+        name,
+        at,
+        `calls of step "${name}" were swapped: they now pass (${group.next.join("), (")}) where runs recorded (${group.old.join("), (")}) (${formatLocation(at)}): replay would hand each call the other's recorded result`,
+        entry,
+        `reorder-${name}`,
+      );
     }
   }
 
@@ -175,15 +208,31 @@ export class WorkflowDiff {
       if (nextNames.has(name)) {
         const moved = nextLeft.find((n) => leafName(n.leaf) === name);
         const at = moved?.leaf.at ?? anchorAt(o.gap);
-        this.push("reordered", name, at, `${describeLeaf(o.leaf)} was moved to another position (${formatLocation(at)})`, entry, `reorder-${name}`);
+        this.push(
+          "reordered",
+          name,
+          at,
+          `${describeLeaf(o.leaf)} was moved to another position (${formatLocation(at)})`,
+          entry,
+          `reorder-${name}`,
+        );
         continue;
       }
-      const index = nextLeft.findIndex((n, k) => n.gap === o.gap && n.leaf.kind !== "wait" && !paired.has(k) && !oldNames.has(leafName(n.leaf)));
+      const index = nextLeft.findIndex(
+        (n, k) => n.gap === o.gap && n.leaf.kind !== "wait" && !paired.has(k) && !oldNames.has(leafName(n.leaf)),
+      );
       const renamed = nextLeft[index];
       if (renamed !== undefined) {
         paired.add(index);
         const at = renamed.leaf.at ?? anchorAt(o.gap);
-        this.push("renamed", name, at, `${renaming(o.leaf, renamed.leaf)} (${formatLocation(at)})`, entry, `rename-${slug(leafName(renamed.leaf))}`);
+        this.push(
+          "renamed",
+          name,
+          at,
+          `${renaming(o.leaf, renamed.leaf)} (${formatLocation(at)})`,
+          entry,
+          `rename-${slug(leafName(renamed.leaf))}`,
+        );
       } else {
         const at = anchorAt(o.gap);
         this.push("removed", name, at, `${describeLeaf(o.leaf)} was removed (near ${formatLocation(at)})`, entry, `remove-${slug(name)}`);
@@ -194,7 +243,15 @@ export class WorkflowDiff {
       const name = leafName(n.leaf);
       const at = n.leaf.at ?? anchorAt(n.gap);
       if (n.leaf.kind === "wait") {
-        if (n.recordedAfter || this.tail) this.push("inserted", name, at, `${describeLeaf(n.leaf)} was inserted before calls runs recorded (${formatLocation(at)}), where their replay would stop`, entry, `wait-${slug(n.leaf.on)}`);
+        if (n.recordedAfter || this.tail)
+          this.push(
+            "inserted",
+            name,
+            at,
+            `${describeLeaf(n.leaf)} was inserted before calls runs recorded (${formatLocation(at)}), where their replay would stop`,
+            entry,
+            `wait-${slug(n.leaf.on)}`,
+          );
       } else if (!oldNames.has(name)) {
         this.push("inserted", name, at, `${describeLeaf(n.leaf)} was inserted (${formatLocation(at)})`, entry, `add-${slug(name)}`);
       }
@@ -202,7 +259,10 @@ export class WorkflowDiff {
   }
 
   private condition(what: "branch" | "loop", old: string, next: string, first: Leaf | undefined, at: SourceLocation, entry: string): void {
-    const subject = what === "branch" ? `the condition of a branch changed from \`${old}\` to \`${next}\`` : `the header of a loop changed from \`${old}\` to \`${next}\``;
+    const subject =
+      what === "branch"
+        ? `the condition of a branch changed from \`${old}\` to \`${next}\``
+        : `the header of a loop changed from \`${old}\` to \`${next}\``;
     this.push(
       "condition-changed",
       first === undefined ? what : leafName(first),
@@ -214,7 +274,13 @@ export class WorkflowDiff {
   }
 
   /** Old patches gone at this level and new ones at the same place with the same arms: renamed IDs, new to old. */
-  private renamedPatches(old: readonly Node[], next: readonly Node[], oldPatches: ReadonlySet<string>, at: SourceLocation, entry: string): Map<string, string> {
+  private renamedPatches(
+    old: readonly Node[],
+    next: readonly Node[],
+    oldPatches: ReadonlySet<string>,
+    at: SourceLocation,
+    entry: string,
+  ): Map<string, string> {
     const renamed = new Map<string, string>();
     const nextPatches = new Set(next.flatMap((n) => (n.kind === "patch" ? [n.id] : [])));
     const added = next.filter((n): n is Extract<Node, { kind: "patch" }> => n.kind === "patch" && !oldPatches.has(n.id));
@@ -239,7 +305,13 @@ export class WorkflowDiff {
   }
 
   /** Old patch branches the code no longer has at this level stand for their patched arm. */
-  private spliceOld(nodes: readonly Node[], nextPatches: ReadonlySet<string>, nextDeprecated: ReadonlySet<string>, at: SourceLocation, entry: string): Node[] {
+  private spliceOld(
+    nodes: readonly Node[],
+    nextPatches: ReadonlySet<string>,
+    nextDeprecated: ReadonlySet<string>,
+    at: SourceLocation,
+    entry: string,
+  ): Node[] {
     const out: Node[] = [];
     for (const n of nodes) {
       if (n.kind === "deprecated") continue;
@@ -332,7 +404,8 @@ export class WorkflowDiff {
 
 function renaming(old: Leaf, next: Leaf): string {
   if (old.kind === "step" && next.kind === "step") return `step "${old.name}" was renamed to "${next.name}"`;
-  if (old.kind === "call" && next.kind === "call" && old.call === "child" && next.call === "child") return `the ID of child workflow "${old.name}" changed to "${next.name}"`;
+  if (old.kind === "call" && next.kind === "call" && old.call === "child" && next.call === "child")
+    return `the ID of child workflow "${old.name}" changed to "${next.name}"`;
   return `${describeLeaf(old)} was replaced by ${describeLeaf(next)}`;
 }
 
@@ -354,7 +427,8 @@ function spliceNew(nodes: readonly Node[], oldPatches: ReadonlySet<string>): Nod
 function typePair(step: StepIR, old: LockSignature): TypePair {
   const questions = [{ source: typeShape(old.result), target: step.result.shape }];
   // A class with methods is rebuilt from plain recorded data only when it was the recorded type already.
-  if ((step.resultMethods ?? []).length > 0 && typeText(old.result) !== step.result.display) questions.push({ source: "string", target: "never" });
+  if ((step.resultMethods ?? []).length > 0 && typeText(old.result) !== step.result.display)
+    questions.push({ source: "string", target: "never" });
   return { step, old, questions: questions.filter((q) => q.source !== q.target) };
 }
 

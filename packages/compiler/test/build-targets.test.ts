@@ -8,7 +8,8 @@ import { FIXTURE_COMPILER_OPTIONS, Fixture } from "./support/fixture.js";
 
 const run = promisify(execFile);
 
-const explain = (d: Diagnostic): string => `${d.getSourceFile()?.getFilePath() ?? ""}: ${ts.flattenDiagnosticMessageText(d.compilerObject.messageText, "\n")}`;
+const explain = (d: Diagnostic): string =>
+  `${d.getSourceFile()?.getFilePath() ?? ""}: ${ts.flattenDiagnosticMessageText(d.compilerObject.messageText, "\n")}`;
 
 const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
@@ -103,10 +104,17 @@ describe("build targets", function () {
     fixture = Fixture.create({
       "worker/package.json": json({ name: "worker", private: true, type: "module" }),
       "worker/tsconfig.json": json({ compilerOptions: FIXTURE_COMPILER_OPTIONS, include: ["src"] }),
-      "worker/node_modules/mailer-sdk/package.json": json({ name: "mailer-sdk", version: "1.0.0", type: "module", main: "index.js", types: "index.d.ts" }),
+      "worker/node_modules/mailer-sdk/package.json": json({
+        name: "mailer-sdk",
+        version: "1.0.0",
+        type: "module",
+        main: "index.js",
+        types: "index.d.ts",
+      }),
       "worker/node_modules/mailer-sdk/index.js": MAILER_JS,
       "worker/node_modules/mailer-sdk/index.d.ts": "export declare class Mailer {\n  send(name: string): string;\n}\n",
-      "worker/src/models.ts": "export interface Greeting {\n  text: string;\n  workflowId: string;\n  ctx: boolean;\n  mailer: boolean;\n}\n",
+      "worker/src/models.ts":
+        "export interface Greeting {\n  text: string;\n  workflowId: string;\n  ctx: boolean;\n  mailer: boolean;\n}\n",
       "worker/src/greet.ts": GREET,
       "worker/src/main.ts": workerEntry(true),
       "worker/src/bare.ts": workerEntry(false),
@@ -122,7 +130,10 @@ describe("build targets", function () {
   after(() => fixture.remove());
 
   it("a client-only package compiles and runs against an engine without the workflow's dependencies", async () => {
-    const client = new Project({ tsConfigFilePath: fixture.path("client/tsconfig.json"), compilerOptions: { noEmit: false, outDir: fixture.path("build/client") } });
+    const client = new Project({
+      tsConfigFilePath: fixture.path("client/tsconfig.json"),
+      compilerOptions: { noEmit: false, outDir: fixture.path("build/client") },
+    });
     const options = client.getCompilerOptions();
     const unresolved = ts.resolveModuleName("mailer-sdk", fixture.path("client/main.ts"), options, ts.sys).resolvedModule;
     expect(unresolved, "mailer-sdk must not resolve from the client").to.equal(undefined);
@@ -138,14 +149,21 @@ describe("build targets", function () {
     expect(own).to.deep.equal(["client/main.ts", "worker/src/fusee.generated.ts", "worker/src/models.ts"]);
     expect(client.emitSync().getEmitSkipped()).to.equal(false);
 
-    const worker = new Project({ tsConfigFilePath: fixture.path("worker/tsconfig.json"), compilerOptions: { noEmit: false, rootDir: fixture.path("worker/src"), outDir: fixture.path("worker/dist") } });
+    const worker = new Project({
+      tsConfigFilePath: fixture.path("worker/tsconfig.json"),
+      compilerOptions: { noEmit: false, rootDir: fixture.path("worker/src"), outDir: fixture.path("worker/dist") },
+    });
     expect(worker.getPreEmitDiagnostics().map(explain)).to.deep.equal([]);
     expect(worker.emitSync().getEmitSkipped()).to.equal(false);
 
-    const { stdout } = await run(process.execPath, [fixture.path("client-host.mjs"), fixture.path("build/client/client/main.js"), fixture.path("worker/dist/main.js")], {
-      cwd: fixture.dir,
-      timeout: 30_000,
-    });
+    const { stdout } = await run(
+      process.execPath,
+      [fixture.path("client-host.mjs"), fixture.path("build/client/client/main.js"), fixture.path("worker/dist/main.js")],
+      {
+        cwd: fixture.dir,
+        timeout: 30_000,
+      },
+    );
     const out = JSON.parse(stdout) as { afterClient: string[]; afterWorker: string[]; greeting: unknown };
     expect(out.afterClient).to.deep.equal([]);
     expect(out.afterWorker).to.deep.equal(["mailer-sdk", "greet"]);
@@ -174,11 +192,16 @@ describe("build targets", function () {
 
     const [withTable, withoutTable] = await Promise.all(
       ["typed.js", "bare.js"].map(async (file) => {
-        const { stdout } = await run(process.execPath, [fixture.path("bundle-host.mjs"), `${outdir}/${file}`], { cwd: fixture.dir, timeout: 30_000 });
+        const { stdout } = await run(process.execPath, [fixture.path("bundle-host.mjs"), `${outdir}/${file}`], {
+          cwd: fixture.dir,
+          timeout: 30_000,
+        });
         return JSON.parse(stdout) as { result?: unknown; error?: string };
       }),
     );
     expect(withTable).to.deep.equal({ result: { text: "hello ada", workflowId: "greet-1", ctx: true, mailer: true } });
-    expect(withoutTable?.error).to.contain("class Greet has constructor parameters but no recorded types").and.contain('"emitDecoratorMetadata": true');
+    expect(withoutTable?.error)
+      .to.contain("class Greet has constructor parameters but no recorded types")
+      .and.contain('"emitDecoratorMetadata": true');
   });
 });

@@ -20,7 +20,15 @@ const BODY = `
     return receipt;`;
 
 /** A workflow that waits for "go" and sleeps, so that its steps are ones runs in flight have recorded. */
-function invoice({ body = BODY, patches = [], decorator, className = "Invoice", quoteResult = "{ cents: number }", chargeParam = "number", extra = "" }: Source = {}): string {
+function invoice({
+  body = BODY,
+  patches = [],
+  decorator,
+  className = "Invoice",
+  quoteResult = "{ cents: number }",
+  chargeParam = "number",
+  extra = "",
+}: Source = {}): string {
   return `import { Workflow, Step, Ctx } from "@fusee/runtime";
 
 export class Price {
@@ -66,7 +74,10 @@ describe("what gen reports of a change", () => {
   }
 
   it("refuses a call handed ctx whose body gen cannot read, saying what to change", () => {
-    scenario.write(FILE, invoice({ body: BODY.replace("await this.ctx.sleep", "await this.billing.bill(this.ctx);\n    await this.ctx.sleep") }));
+    scenario.write(
+      FILE,
+      invoice({ body: BODY.replace("await this.ctx.sleep", "await this.billing.bill(this.ctx);\n    await this.ctx.sleep") }),
+    );
     const error = scenario.failure();
     expect(error).to.be.instanceOf(SourceError);
     const [problem] = (error as SourceError).problems;
@@ -85,10 +96,15 @@ describe("what gen reports of a change", () => {
   });
 
   it("refuses to drop a guard whose arms call the same step, since runs recorded its marker", () => {
-    const guarded = BODY.replace("await this.charge(price.cents)", 'this.ctx.patched("round") ? await this.charge(Math.round(price.cents)) : await this.charge(price.cents)');
+    const guarded = BODY.replace(
+      "await this.charge(price.cents)",
+      'this.ctx.patched("round") ? await this.charge(Math.round(price.cents)) : await this.charge(price.cents)',
+    );
     scenario.write(FILE, invoice({ body: guarded, patches: ["round"] }));
     scenario.generate();
-    const error = refusal(invoice({ body: BODY.replace("this.charge(price.cents)", "this.charge(Math.round(price.cents))"), patches: ["round"] }));
+    const error = refusal(
+      invoice({ body: BODY.replace("this.charge(price.cents)", "this.charge(Math.round(price.cents))"), patches: ["round"] }),
+    );
     expect(error.changes.map((c) => [c.kind, c.step])).to.deep.equal([["removed", "round"]]);
     expect(error.message).to.contain('recorded the marker "round"').and.to.contain('ctx.deprecatePatch("round")');
   });
@@ -100,16 +116,23 @@ describe("what gen reports of a change", () => {
   });
 
   it("never proposes a patch ID holding ${…} for a step whose name is computed", () => {
-    const error = refusal(invoice({ body: BODY.replace("const receipt", "await this.ctx.step(`fetch-${id}`, async () => 1);\n    const receipt") }));
+    const error = refusal(
+      invoice({ body: BODY.replace("const receipt", "await this.ctx.step(`fetch-${id}`, async () => 1);\n    const receipt") }),
+    );
     expect(error.changes.map((c) => c.step)).to.deep.equal(["fetch-${…}"]);
     expect(error.message).to.contain('patched("add-fetch-x")');
     expect(error.message).not.to.match(/patched\("[^"]*\$\{/);
   });
 
   it("shows both shapes, and the methods recorded values lack, when a step's result becomes a class", () => {
-    const error = refusal(invoice({ quoteResult: "Price", body: BODY.replace("await this.charge(price.cents)", "await this.charge(price.withTax())") }));
+    const error = refusal(
+      invoice({ quoteResult: "Price", body: BODY.replace("await this.charge(price.cents)", "await this.charge(price.withTax())") }),
+    );
     expect(error.changes.map((c) => [c.kind, c.step])).to.deep.equal([["type-changed", "quote"]]);
-    expect(error.message).to.contain("changed from { cents: number } to Price").and.to.contain("methods (withTax)").and.to.contain("recorded shape { cents: number }");
+    expect(error.message)
+      .to.contain("changed from { cents: number } to Price")
+      .and.to.contain("methods (withTax)")
+      .and.to.contain("recorded shape { cents: number }");
   });
 
   it("accepts a step's parameter type changed, since the journal records no argument types", () => {
@@ -134,7 +157,9 @@ describe("what gen reports of a change", () => {
     const twice = once.replace("return receipt;", 'if (this.ctx.patched("audit")) await this.audit();\n    return receipt;');
     scenario.write(FILE, invoice({ body: twice, patches: ["audit"] }));
     const result = scenario.generate({ acceptBreaking: true });
-    expect(result.changes.join("\n")).to.contain('patch ID "audit", recorded for one change, now also guards another').and.to.contain("Declare a new ID");
+    expect(result.changes.join("\n"))
+      .to.contain('patch ID "audit", recorded for one change, now also guards another')
+      .and.to.contain("Declare a new ID");
   });
 
   it("compares a lock of version 1 by its steps, without reporting the calls it did not record", () => {

@@ -242,7 +242,9 @@ describe("checkCompatibility", () => {
   describe("a step's result type changed", () => {
     it("is refused when recorded values no longer fit", () => {
       const error = expectRefused(order({ chargeResult: "number" }), { kind: "type-changed", step: "charge" }, 16);
-      expect(error.changes[0]?.message).to.contain("changed from string to number").and.to.contain("recorded shape string, new shape number");
+      expect(error.changes[0]?.message)
+        .to.contain("changed from string to number")
+        .and.to.contain("recorded shape string, new shape number");
     });
 
     it("is recorded when widened, since recorded values still fit", () => {
@@ -279,7 +281,9 @@ describe("checkCompatibility", () => {
       scenario.write(FILE, order({ patches: ["audit"], body: unguarded }));
       const error = scenario.failure();
       expect(breaking(error)).to.deep.equal([{ kind: "removed", step: "audit", workflow: "Order" }]);
-      expect((error as BreakingChangeError).message).to.contain('ctx.patched("audit")').and.to.contain('ctx.deprecatePatch("audit")');
+      expect((error as BreakingChangeError).message)
+        .to.contain('ctx.patched("audit")')
+        .and.to.contain('ctx.deprecatePatch("audit")');
     });
 
     it("accepts the guard replaced by ctx.deprecatePatch()", () => {
@@ -317,7 +321,10 @@ describe("checkCompatibility", () => {
       );
       const result = scenario.generate();
       expect(result.changes).to.deep.equal(["workflow Shipping added"]);
-      scenario.write("src/ship.ts", `import { Workflow, Signal } from "@fusee/runtime";\n\n@Workflow()\nexport class Shipping {\n  async run(): Promise<void> {}\n  @Signal() arrived(at: number): void { void at; }\n  @Signal() lost(): void {}\n}\n`);
+      scenario.write(
+        "src/ship.ts",
+        `import { Workflow, Signal } from "@fusee/runtime";\n\n@Workflow()\nexport class Shipping {\n  async run(): Promise<void> {}\n  @Signal() arrived(at: number): void { void at; }\n  @Signal() lost(): void {}\n}\n`,
+      );
       expect(scenario.generate().changes).to.deep.equal(['Shipping: signal "lost" added']);
       scenario.write("src/ship.ts", "export {};\n");
     });

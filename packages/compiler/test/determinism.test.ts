@@ -64,7 +64,12 @@ describe("the determinism check of workflow code", () => {
     scenario.write("src/clock.ts", DIRTY);
     const error = scenario.failure();
     expect(error).to.be.instanceOf(SourceError);
-    const problems = (error as SourceError).problems.map((p) => ({ code: p.code, line: p.at.line, what: p.message.split(" in workflow")[0], fix: p.message.split("Fix: ")[1] }));
+    const problems = (error as SourceError).problems.map((p) => ({
+      code: p.code,
+      line: p.at.line,
+      what: p.message.split(" in workflow")[0],
+      fix: p.message.split("Fix: ")[1],
+    }));
     expect(problems.map((p) => p.code)).to.satisfy((codes: string[]) => codes.every((c) => c === "FUSEE_GEN_NONDETERMINISM"));
     expect(problems.map((p) => [p.line, p.what])).to.deep.equal([
       [9, "Date.now()"],

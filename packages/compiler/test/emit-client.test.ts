@@ -46,7 +46,13 @@ describe("emitClient", () => {
 
     before(async function () {
       this.timeout(60_000);
-      fixture = Fixture.create({ "src/models.ts": MODELS, "src/payments.ts": PAYMENTS, "src/pay.ts": PAY, "src/shapes.ts": SHAPES, "src/oddities.ts": ODDITIES });
+      fixture = Fixture.create({
+        "src/models.ts": MODELS,
+        "src/payments.ts": PAYMENTS,
+        "src/pay.ts": PAY,
+        "src/shapes.ts": SHAPES,
+        "src/oddities.ts": ODDITIES,
+      });
       await generate({ project: fixture.dir });
       fixture.write("src/good-use.ts", GOOD_USE);
       fixture.write("src/bad-use.ts", BAD_USE);
@@ -103,7 +109,9 @@ describe("emitClient", () => {
         'import type { Priority, Receipt } from "./models.js";',
         'import type { Geo, default as Thing } from "./shapes.js";',
       ]);
-      const emitted = ts.transpileModule(client, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+      const emitted = ts.transpileModule(client, {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      }).outputText;
       expect(emitted).not.to.match(/\bimport\b|\brequire\(/);
     });
 
@@ -165,7 +173,9 @@ export class Hidden {
       expect(error).to.be.instanceOf(SourceError);
       const problems = (error as SourceError).problems;
       expect(problems.map((p) => [p.code, `${p.at.file}:${p.at.line}`])).to.deep.equal([["FUSEE_GEN_UNREACHABLE_TYPE", "src/hidden.ts:3"]]);
-      expect(problems[0]?.message).to.contain('signal "approve" of workflow Hidden (src/hidden.ts:11)').and.to.contain("Fix: export Approval from src/hidden.ts");
+      expect(problems[0]?.message)
+        .to.contain('signal "approve" of workflow Hidden (src/hidden.ts:11)')
+        .and.to.contain("Fix: export Approval from src/hidden.ts");
       expect((error as SourceError).message).to.match(/^src\/hidden\.ts:3: /);
       expect(fixture.exists("src/fusee.generated.ts")).to.equal(false);
       expect(fixture.exists("fusee.lock.json")).to.equal(false);

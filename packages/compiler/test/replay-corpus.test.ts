@@ -65,7 +65,8 @@ describe("the replay-breaking change corpus", function () {
 
   it("has pairs of every kind, breaking and not", () => {
     const kinds = new Set(CASES.map((c) => c.kind));
-    for (const kind of ["step", "sleep", "wait", "child", "attributes", "helper", "after-last-wait", "harmless"]) expect(kinds, kind).to.include(kind);
+    for (const kind of ["step", "sleep", "wait", "child", "attributes", "helper", "after-last-wait", "harmless"])
+      expect(kinds, kind).to.include(kind);
     expect(rows.filter((r) => r.runtime.breaksInFlight).length).to.be.greaterThan(10);
     expect(rows.filter((r) => !r.runtime.breaksInFlight).length).to.be.greaterThan(10);
   });
@@ -84,7 +85,10 @@ describe("the replay-breaking change corpus", function () {
       ...refused.filter((r) => !r.runtime.breaksInFlight).map((r) => `  false alarm: ${r.pair.name}: ${r.says.split("\n")[0] ?? ""}`),
     ];
     if (process.env.FUSEE_CORPUS_REPORT !== undefined) {
-      for (const r of rows) lines.push(`  ${r.pair.kind.padEnd(16)} ${r.pair.name.padEnd(56)} runtime: ${r.runtime.breaksInFlight ? "breaks" : r.runtime.breaksFinished ? "finished only" : "ok"}; gen: ${r.gen}`);
+      for (const r of rows)
+        lines.push(
+          `  ${r.pair.kind.padEnd(16)} ${r.pair.name.padEnd(56)} runtime: ${r.runtime.breaksInFlight ? "breaks" : r.runtime.breaksFinished ? "finished only" : "ok"}; gen: ${r.gen}`,
+        );
     }
     console.log(lines.join("\n"));
     expect(recall, lines.join("\n")).to.equal(1);

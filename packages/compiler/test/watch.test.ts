@@ -55,7 +55,13 @@ describe("watch", () => {
   it("regenerates within a second of a change, reporting the changed file", async () => {
     const next = reports.next();
     const started = Date.now();
-    fixture.write("src/pay.ts", PAY.replace("@Query() list(): string[] {", "@Query() size(): number {\n    return this.items.length;\n  }\n\n  @Query() list(): string[] {"));
+    fixture.write(
+      "src/pay.ts",
+      PAY.replace(
+        "@Query() list(): string[] {",
+        "@Query() size(): number {\n    return this.items.length;\n  }\n\n  @Query() list(): string[] {",
+      ),
+    );
     const outcome = await next;
     expect(Date.now() - started).to.be.below(1000);
     expect(outcome.changed).to.deep.equal([fixture.path("src/pay.ts")]);
@@ -66,7 +72,10 @@ describe("watch", () => {
   it("reports a breaking change without writing, and keeps watching", async () => {
     const lock = fixture.read("fusee.lock.json");
     let next = reports.next();
-    fixture.write("src/pay.ts", PAY.replace("const amount = await this.charge(quote);", "await this.quote(1);\n    const amount = await this.charge(quote);"));
+    fixture.write(
+      "src/pay.ts",
+      PAY.replace("const amount = await this.charge(quote);", "await this.quote(1);\n    const amount = await this.charge(quote);"),
+    );
     const outcome = await next;
     expect("error" in outcome && outcome.error).to.be.instanceOf(BreakingChangeError);
     expect(fixture.read("fusee.lock.json")).to.equal(lock);
@@ -80,7 +89,10 @@ describe("watch", () => {
 
   it("picks up a new file holding a workflow", async () => {
     const next = reports.next();
-    fixture.write("src/refund.ts", `import { Workflow } from "@fusee/runtime";\n\n@Workflow()\nexport class Refund {\n  async run(cents: number): Promise<number> {\n    return cents;\n  }\n}\n`);
+    fixture.write(
+      "src/refund.ts",
+      `import { Workflow } from "@fusee/runtime";\n\n@Workflow()\nexport class Refund {\n  async run(cents: number): Promise<number> {\n    return cents;\n  }\n}\n`,
+    );
     const outcome = await next;
     expect("result" in outcome && outcome.result.workflows.map((w) => w.type)).to.deep.equal(["Pay", "Refund"]);
     expect(fixture.read("src/fusee.generated.ts")).to.contain("export class RefundClient {");
@@ -88,13 +100,18 @@ describe("watch", () => {
 
   it("notices a folder of workflows removed at once", async () => {
     let next = reports.next();
-    fixture.write("src/extra/late.ts", `import { Workflow } from "@fusee/runtime";\n\n@Workflow()\nexport class Late {\n  async run(): Promise<void> {}\n}\n`);
+    fixture.write(
+      "src/extra/late.ts",
+      `import { Workflow } from "@fusee/runtime";\n\n@Workflow()\nexport class Late {\n  async run(): Promise<void> {}\n}\n`,
+    );
     await next;
     next = reports.next();
     rmSync(fixture.path("src/extra"), { recursive: true });
     const outcome = await next;
     expect("error" in outcome && outcome.error).to.be.instanceOf(BreakingChangeError);
-    expect(("error" in outcome && (outcome.error as BreakingChangeError).changes.map((c) => [c.kind, c.workflow])) || []).to.deep.equal([["workflow-removed", "Late"]]);
+    expect(("error" in outcome && (outcome.error as BreakingChangeError).changes.map((c) => [c.kind, c.workflow])) || []).to.deep.equal([
+      ["workflow-removed", "Late"],
+    ]);
   });
 
   it("regenerates nothing after it is closed", async () => {
@@ -111,13 +128,22 @@ describe("watch, against a fresh generation", () => {
     this.timeout(60_000);
     const fixture = Fixture.create({ "src/models.ts": MODELS, "src/payments.ts": PAYMENTS, "src/pay.ts": PAY });
     const reports = new Reports();
-    const watcher = await watch({ project: fixture.dir }, { onResult: (result, changed) => reports.push({ result, changed }), onError: (error, changed) => reports.push({ error, changed }) });
+    const watcher = await watch(
+      { project: fixture.dir },
+      { onResult: (result, changed) => reports.push({ result, changed }), onError: (error, changed) => reports.push({ error, changed }) },
+    );
     const outputs = ["src/fusee.generated.ts", "src/fusee.workflows.generated.ts", "fusee.lock.json"];
     try {
       const edits: [string, string][] = [
         ["src/pay.ts", `${PAY}\n// an edit\n`],
         ["src/models.ts", `${MODELS}\nexport class Coupon {\n  constructor(public code: string) {}\n}\n`],
-        ["src/pay.ts", PAY.replace("@Query() list(): string[] {", "@Query() size(): number {\n    return this.items.length;\n  }\n\n  @Query() list(): string[] {")],
+        [
+          "src/pay.ts",
+          PAY.replace(
+            "@Query() list(): string[] {",
+            "@Query() size(): number {\n    return this.items.length;\n  }\n\n  @Query() list(): string[] {",
+          ),
+        ],
       ];
       for (const [path, content] of edits) {
         const next = reports.next();
@@ -126,9 +152,15 @@ describe("watch, against a fresh generation", () => {
         expect("result" in outcome, `regenerated after editing ${path}`).to.equal(true);
         const watched = outputs.map((f) => fixture.read(f));
         const fresh = await generate({ project: fixture.dir, check: true });
-        expect(fresh.files.map((f) => f.status), `fusee gen --check after editing ${path}`).to.deep.equal(["current", "current", "current"]);
+        expect(
+          fresh.files.map((f) => f.status),
+          `fusee gen --check after editing ${path}`,
+        ).to.deep.equal(["current", "current", "current"]);
         await generate({ project: fixture.dir });
-        expect(outputs.map((f) => fixture.read(f)), `files after editing ${path}`).to.deep.equal(watched);
+        expect(
+          outputs.map((f) => fixture.read(f)),
+          `files after editing ${path}`,
+        ).to.deep.equal(watched);
       }
       expect(fixture.read("src/fusee.workflows.generated.ts")).to.contain('import { Ctx, registerWorkflowTypes } from "@fusee/runtime";');
     } finally {

@@ -11,13 +11,18 @@ export function checkModuleOptions(options: FuseeModuleOptions): void {
     throw new ConfigError(`${WHERE} needs options such as { config: Config.local("./data"), workflows: [Pay] }; got ${String(options)}`);
   }
   if (!(options.config instanceof Config)) {
-    throw new ConfigError(`${WHERE} needs config, a Config such as Config.local("./data") or Config.postgres(url); got ${describe(options.config)}`);
+    throw new ConfigError(
+      `${WHERE} needs config, a Config such as Config.local("./data") or Config.postgres(url); got ${describe(options.config)}`,
+    );
   }
   const workflows: unknown = options.workflows ?? [];
-  if (!Array.isArray(workflows)) throw new ConfigError(`${WHERE} workflows must be an array of @Workflow() classes; got ${describe(workflows)}`);
+  if (!Array.isArray(workflows))
+    throw new ConfigError(`${WHERE} workflows must be an array of @Workflow() classes; got ${describe(workflows)}`);
   workflows.forEach((cls: unknown, i) => {
     if (!isWorkflowClass(cls)) {
-      throw new ConfigError(`${WHERE} workflows[${i}] (${describe(cls)}) is not a workflow class: decorate it with @Workflow() and give it a run(input) method`);
+      throw new ConfigError(
+        `${WHERE} workflows[${i}] (${describe(cls)}) is not a workflow class: decorate it with @Workflow() and give it a run(input) method`,
+      );
     }
   });
   if (options.onEvent !== undefined && typeof options.onEvent !== "function") {
@@ -33,6 +38,7 @@ export function drainTimeoutMs(options: FuseeModuleOptions): number {
 
 function describe(value: unknown): string {
   if (typeof value === "function") return value.name || "an anonymous function";
-  if (typeof value === "object" && value !== null) return value.constructor?.name === "Object" ? "an object" : `a ${value.constructor?.name ?? "value"}`;
+  if (typeof value === "object" && value !== null)
+    return value.constructor?.name === "Object" ? "an object" : `a ${value.constructor?.name ?? "value"}`;
   return JSON.stringify(value) ?? String(value);
 }

@@ -16,7 +16,9 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function filingModule(dir: string, drainTimeout?: Duration) {
   @Module({
-    imports: [FuseeModule.forRoot({ config: Config.local(dir), workflows: [Filing], ...(drainTimeout !== undefined ? { drainTimeout } : {}) })],
+    imports: [
+      FuseeModule.forRoot({ config: Config.local(dir), workflows: [Filing], ...(drainTimeout !== undefined ? { drainTimeout } : {}) }),
+    ],
     providers: [Clerk],
   })
   class AppModule {}
@@ -92,7 +94,10 @@ describe("FuseeLifecycle", () => {
 
     it("should drain and shut down when the process gets SIGTERM with app.enableShutdownHooks()", async () => {
       const exit = await new Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [SIGTERM_APP], { env: { ...process.env, FUSEE_DATA: dir.path }, stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(process.execPath, [SIGTERM_APP], {
+          env: { ...process.env, FUSEE_DATA: dir.path },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
         let stdout = "";
         let stderr = "";
         const guard = setTimeout(() => child.kill("SIGKILL"), 15_000);

@@ -41,7 +41,10 @@ describe("FuseeModule", () => {
     });
 
     it("should provide each listed client by its class, built on the module's engine", async () => {
-      @Module({ imports: [FuseeModule.forRoot({ config: Config.memory(), workflows: [Greet], clients: [GreetClient] })], providers: greetingProviders })
+      @Module({
+        imports: [FuseeModule.forRoot({ config: Config.memory(), workflows: [Greet], clients: [GreetClient] })],
+        providers: greetingProviders,
+      })
       class AppModule {}
       const app = await boot(AppModule);
       try {
@@ -63,7 +66,10 @@ describe("FuseeModule", () => {
       }
       @Module({ providers: [Greet, { provide: GreetingService, useClass: LoudGreetings }, { provide: PUNCTUATION, useValue: "?" }] })
       class GreetingModule {}
-      @Module({ imports: [FuseeModule.forRoot({ config: Config.memory(), clients: [GreetClient] }), GreetingModule], providers: greetingProviders })
+      @Module({
+        imports: [FuseeModule.forRoot({ config: Config.memory(), clients: [GreetClient] }), GreetingModule],
+        providers: greetingProviders,
+      })
       class AppModule {}
       const app = await boot(AppModule);
       try {
@@ -94,7 +100,10 @@ describe("FuseeModule", () => {
       @Module({ providers: [Greeter] })
       class FeatureModule {}
       @Module({
-        imports: [FuseeModule.forRoot({ config: Config.memory(), workflows: [Greet], clients: [GreetClient], isGlobal: true }), FeatureModule],
+        imports: [
+          FuseeModule.forRoot({ config: Config.memory(), workflows: [Greet], clients: [GreetClient], isGlobal: true }),
+          FeatureModule,
+        ],
         providers: greetingProviders,
       })
       class AppModule {}
@@ -109,9 +118,12 @@ describe("FuseeModule", () => {
     });
 
     it("should refuse a workflows entry that is not a workflow class", async () => {
-      @Module({ imports: [FuseeModule.forRoot({ config: Config.memory(), workflows: [GreetingService as never] })], providers: greetingProviders })
+      @Module({
+        imports: [FuseeModule.forRoot({ config: Config.memory(), workflows: [GreetingService as never] })],
+        providers: greetingProviders,
+      })
       class AppModule {}
-      const error = await rejection(boot(AppModule))
+      const error = await rejection(boot(AppModule));
       expect(error).to.be.an.instanceOf(ConfigError);
       expect((error as Error).message).to.contain("workflows[0] (GreetingService) is not a workflow class");
     });
@@ -145,9 +157,11 @@ describe("FuseeModule", () => {
     it("should refuse a workflow whose dependency no module provides, naming it", async () => {
       @Module({ imports: [FuseeModule.forRoot({ config: Config.memory(), workflows: [Greet] })], providers: [GreetingService] })
       class AppModule {}
-      const error = await rejection(boot(AppModule))
+      const error = await rejection(boot(AppModule));
       expect(error).to.be.an.instanceOf(ConfigError);
-      expect((error as Error).message).to.contain("workflow Greet needs Symbol(PUNCTUATION) (constructor parameter 2), which no module provides");
+      expect((error as Error).message).to.contain(
+        "workflow Greet needs Symbol(PUNCTUATION) (constructor parameter 2), which no module provides",
+      );
     });
 
     it("should refuse a workflow that takes a request-scoped provider", async () => {
@@ -163,7 +177,7 @@ describe("FuseeModule", () => {
       }
       @Module({ imports: [FuseeModule.forRoot({ config: Config.memory(), workflows: [Scoped] })], providers: [PerRequest] })
       class AppModule {}
-      const error = await rejection(boot(AppModule))
+      const error = await rejection(boot(AppModule));
       expect(error).to.be.an.instanceOf(ConfigError);
       expect((error as Error).message).to.contain("workflow Scoped cannot take PerRequest (constructor parameter 1): it is request-scoped");
     });
@@ -226,7 +240,7 @@ describe("FuseeModule", () => {
     it("should refuse a factory that returns no Config", async () => {
       @Module({ imports: [FuseeModule.forRootAsync({ useFactory: () => ({ config: "./data" as never }) })] })
       class AppModule {}
-      const error = await rejection(boot(AppModule))
+      const error = await rejection(boot(AppModule));
       expect(error).to.be.an.instanceOf(ConfigError);
       expect((error as Error).message).to.contain('FuseeModule needs config, a Config such as Config.local("./data")');
     });

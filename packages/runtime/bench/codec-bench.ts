@@ -13,7 +13,6 @@ const CONCURRENT = 1_000;
 const SEQUENTIAL = 30;
 const ROUNDS = 4;
 
-
 type Mode = "plain" | "encrypted";
 
 function configFor(dir: string, mode: Mode): Config {
@@ -80,8 +79,12 @@ export async function runCodecBench(args: readonly string[]): Promise<void> {
     const p99 = (m: Mode): number => round(percentile(latency[m], counts[m], 0.99));
     const throughputRatio = round(plainRate / encryptedRate, 3);
     const latencyRatio = round(p50("encrypted") / p50("plain"), 3);
-    say(`${CONCURRENT} concurrent workflows  plain ${plainRate} steps/s  encrypted ${encryptedRate} steps/s  ratio ${throughputRatio} (target < 1.2)`);
-    say(`sequential step          plain p50 ${p50("plain")} us p99 ${p99("plain")} us  encrypted p50 ${p50("encrypted")} us p99 ${p99("encrypted")} us  ratio ${latencyRatio} (target < 1.2)`);
+    say(
+      `${CONCURRENT} concurrent workflows  plain ${plainRate} steps/s  encrypted ${encryptedRate} steps/s  ratio ${throughputRatio} (target < 1.2)`,
+    );
+    say(
+      `sequential step          plain p50 ${p50("plain")} us p99 ${p99("plain")} us  encrypted p50 ${p50("encrypted")} us p99 ${p99("encrypted")} us  ratio ${latencyRatio} (target < 1.2)`,
+    );
     if (json) {
       process.stdout.write(
         `${JSON.stringify({

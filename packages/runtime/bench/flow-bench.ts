@@ -51,7 +51,13 @@ export async function runFlowBench(args: readonly string[]): Promise<void> {
   const result = {
     limit_queue: { waiters: WAITERS, handoffs_per_s: queue },
     limit_steps: { waiters: WAITERS, handoffs_per_s: steps.perSecond, peak_waiting: steps.peakWaiting },
-    backfill: { instants: INSTANTS, seconds: backfill.seconds, runs_per_s: backfill.perSecond, peak_heap_mb: backfill.peakHeapMb, covered_ranges: 1 },
+    backfill: {
+      instants: INSTANTS,
+      seconds: backfill.seconds,
+      runs_per_s: backfill.perSecond,
+      peak_heap_mb: backfill.peakHeapMb,
+      covered_ranges: 1,
+    },
   };
   if (json) {
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -132,7 +132,13 @@ async function alternate(dir: string, preallocate: boolean, root: string): Promi
 }
 
 async function measureThroughput(log: LocalLog, shards: number, appenders: number): Promise<ThroughputRow> {
-  const row = await measureAppendThroughput(log, { appenders, shards, recordBytes: RECORD_BYTES, durationMs: THROUGHPUT_MS, maxSamples: 4_000_000 });
+  const row = await measureAppendThroughput(log, {
+    appenders,
+    shards,
+    recordBytes: RECORD_BYTES,
+    durationMs: THROUGHPUT_MS,
+    maxSamples: 4_000_000,
+  });
   return { shards, ...row };
 }
 

@@ -16,7 +16,9 @@ class CollectingReader extends MetricReader {
 export function registerMemorySdk(): { spans(): number; close(): Promise<void> } {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   const exporter = new InMemorySpanExporter();
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter, { maxQueueSize: 65_536, maxExportBatchSize: 4_096, scheduledDelayMillis: 200 })] });
+  const tracerProvider = new BasicTracerProvider({
+    spanProcessors: [new BatchSpanProcessor(exporter, { maxQueueSize: 65_536, maxExportBatchSize: 4_096, scheduledDelayMillis: 200 })],
+  });
   trace.setGlobalTracerProvider(tracerProvider);
   const reader = new CollectingReader();
   const meterProvider = new MeterProvider({ readers: [reader] });

@@ -51,7 +51,11 @@ export async function runPgBench(args: readonly string[]): Promise<void> {
       "SELECT name, setting FROM pg_settings WHERE name IN ('synchronous_commit', 'fsync', 'wal_sync_method', 'commit_delay')",
     );
     const server = Object.fromEntries(settings.rows.map((r) => [r.name, r.setting]));
-    progress(`server: ${Object.entries(server).map(([k, v]) => `${k}=${v}`).join(" ")}`);
+    progress(
+      `server: ${Object.entries(server)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(" ")}`,
+    );
 
     const { floor, sequential } = await sequentialAgainstFloor(admin, log, schema);
     const floorConcurrent = await floorThroughput(admin, schema);
@@ -95,18 +99,18 @@ export async function runPgBench(args: readonly string[]): Promise<void> {
 }
 
 /** Sequential latency of the floor and of `append`, in alternating blocks. */
-async function sequentialAgainstFloor(
-  pool: pg.Pool,
-  log: PostgresLog,
-  schema: string,
-): Promise<{ floor: Latency; sequential: Latency }> {
+async function sequentialAgainstFloor(pool: pg.Pool, log: PostgresLog, schema: string): Promise<{ floor: Latency; sequential: Latency }> {
   const total = BLOCKS * BLOCK_ROUNDS;
   const floor = new Float64Array(total);
   const sequential = new Float64Array(total);
   const body = Buffer.alloc(RECORD_BYTES, 0x61);
   const entry = { stream: "run-000001", body };
   const client = await pool.connect();
-  const insert = { name: "floor_insert", text: `INSERT INTO "${schema}".floor (stream, body) VALUES ($1, $2)`, values: [entry.stream, body] };
+  const insert = {
+    name: "floor_insert",
+    text: `INSERT INTO "${schema}".floor (stream, body) VALUES ($1, $2)`,
+    values: [entry.stream, body],
+  };
   try {
     for (let i = 0; i < WARMUP; i++) {
       await client.query(insert);
@@ -145,7 +149,11 @@ async function floorThroughput(pool: pg.Pool, schema: string): Promise<number> {
     Array.from({ length: FLOOR_CONNECTIONS }, async (_, i) => {
       const client = await pool.connect();
       try {
-        const insert = { name: "floor_insert", text: `INSERT INTO "${schema}".floor (stream, body) VALUES ($1, $2)`, values: [`c${i}`, body] };
+        const insert = {
+          name: "floor_insert",
+          text: `INSERT INTO "${schema}".floor (stream, body) VALUES ($1, $2)`,
+          values: [`c${i}`, body],
+        };
         while (!stop) {
           await client.query(insert);
           count++;
@@ -174,4 +182,3 @@ async function measureThroughput(log: PostgresLog, appenders: number): Promise<R
 function pad(value: number, width: number): string {
   return String(value).padStart(width);
 }
-

@@ -101,7 +101,9 @@ export async function runPgStepsBench(args: readonly string[]): Promise<void> {
   const admin = new pg.Pool({ connectionString: url, max: 2 });
   const schemas = [base];
   try {
-    say(`fusee PostgreSQL steps benchmark: ${STEPS}-step workflows, ${SHARDS} shards, lease ${LEASE_MS} ms (failover ${FAILOVER_LEASE_MS} ms), schemas ${base}* on ${redact(url)}`);
+    say(
+      `fusee PostgreSQL steps benchmark: ${STEPS}-step workflows, ${SHARDS} shards, lease ${LEASE_MS} ms (failover ${FAILOVER_LEASE_MS} ms), schemas ${base}* on ${redact(url)}`,
+    );
     const settings = await admin.query<{ name: string; setting: string }>(
       "SELECT name, setting FROM pg_settings WHERE name IN ('synchronous_commit', 'fsync', 'wal_sync_method', 'commit_delay')",
     );
@@ -111,7 +113,9 @@ export async function runPgStepsBench(args: readonly string[]): Promise<void> {
     await floor.create();
     const insert = await floor.latency();
     say(`floor: INSERT ... COMMIT per step, 1 connection   p50 ${insert.p50_us} us  p99 ${insert.p99_us} us`);
-    say(`floor throughput: ${WORKFLOWS} workflows × ${STEPS} INSERT ... COMMIT through ${FLOOR_POOL} connections, measured before each timed round`);
+    say(
+      `floor throughput: ${WORKFLOWS} workflows × ${STEPS} INSERT ... COMMIT through ${FLOOR_POOL} connections, measured before each timed round`,
+    );
     say(
       `engine throughput: ${WORKFLOWS} concurrent workflows over all processes, each process starting only runs of shards it holds; ` +
         `median of ${TIMED_ROUNDS} timed rounds after an untimed one, against the median of the floor rounds`,
@@ -129,10 +133,16 @@ export async function runPgStepsBench(args: readonly string[]): Promise<void> {
       const flags = nodeOptions.length === 0 ? "" : `, node ${nodeOptions.join(" ")}`;
       say(`${label}${flags} (shards split evenly after ${row.split_ms} ms)`);
       say(`  floor                            ${row.floor_steps_per_s} steps/s  (rounds ${row.floor_rounds.join(", ")})`);
-      say(`  sequential step, 1 process       p50 ${row.step_p50_us} us  p99 ${row.step_p99_us} us  (${round(row.step_p50_us / insert.p50_us, 2)} × floor p50)`);
-      say(`  steps/s ${label}: ${row.steps_per_s} (${row.ratio_to_floor} × floor)  ${row.workflows_per_s} workflows/s  (rounds ${row.rounds.join(", ")})`);
+      say(
+        `  sequential step, 1 process       p50 ${row.step_p50_us} us  p99 ${row.step_p99_us} us  (${round(row.step_p50_us / insert.p50_us, 2)} × floor p50)`,
+      );
+      say(
+        `  steps/s ${label}: ${row.steps_per_s} (${row.ratio_to_floor} × floor)  ${row.workflows_per_s} workflows/s  (rounds ${row.rounds.join(", ")})`,
+      );
       if (row.forwarded_steps_per_s !== null) {
-        say(`  forwarded: ${FORWARDED_WORKFLOWS} workflows started by a process not holding their shard  ${row.forwarded_steps_per_s} steps/s  ${row.forwarded_workflows_per_s} workflows/s`);
+        say(
+          `  forwarded: ${FORWARDED_WORKFLOWS} workflows started by a process not holding their shard  ${row.forwarded_steps_per_s} steps/s  ${row.forwarded_workflows_per_s} workflows/s`,
+        );
       }
     }
 
@@ -143,8 +153,12 @@ export async function runPgStepsBench(args: readonly string[]): Promise<void> {
         `one process SIGKILLed ${KILL_AFTER_MS} ms after the starts`,
     );
     const failover = await failoverRound(admin, { url, schema, leaseMs: FAILOVER_LEASE_MS, shards: SHARDS, nodeOptions: [] });
-    say(`  runs of the killed process going on at the survivor: ${failover.runs} of ${failover.victim_runs}; runs completed: ${failover.completed} of ${FAILOVER_WORKFLOWS}`);
-    say(`  kill to shard taken by survivor          p50 ${failover.lease_taken_p50_ms} ms  max ${failover.lease_taken_max_ms} ms  (lease ${FAILOVER_LEASE_MS} ms)`);
+    say(
+      `  runs of the killed process going on at the survivor: ${failover.runs} of ${failover.victim_runs}; runs completed: ${failover.completed} of ${FAILOVER_WORKFLOWS}`,
+    );
+    say(
+      `  kill to shard taken by survivor          p50 ${failover.lease_taken_p50_ms} ms  max ${failover.lease_taken_max_ms} ms  (lease ${FAILOVER_LEASE_MS} ms)`,
+    );
     say(`  shard taken to run's next step started   p50 ${failover.recovery_p50_ms} ms  p99 ${failover.recovery_p99_ms} ms`);
     say(`  kill to next step started on survivor    p50 ${failover.started_p50_ms} ms  p99 ${failover.started_p99_ms} ms`);
     say(`  kill to next step completed on survivor  p50 ${failover.p50_ms} ms  p99 ${failover.p99_ms} ms  max ${failover.max_ms} ms`);
@@ -192,11 +206,16 @@ async function engineRound(admin: pg.Pool, s: ClusterSettings, p: number, floor:
       const ids = idsOf(prefix, held).slice(0, count);
       const starter = (owner: string): string => (forward ? owners[(owners.indexOf(owner) + p - 1) % p]! : owner);
       const own = (w: BenchWorker): string[] => ids.filter((x) => starter(x.owner) === w.owner).map((x) => x.id);
-      return within(Promise.all(workers.map((w) => w.send<{ t0: number; t1: number }>({ op: "plain", ids: own(w) }))), `${count} concurrent workflows`);
+      return within(
+        Promise.all(workers.map((w) => w.send<{ t0: number; t1: number }>({ op: "plain", ids: own(w) }))),
+        `${count} concurrent workflows`,
+      );
     };
     await concurrently(`warm-${p}-`, WORKFLOWS);
 
-    const timedIds = idsOf(`timed-${p}-`, held).filter((x) => x.owner === owners[0]).slice(0, TIMED_WARMUP + TIMED_WORKFLOWS);
+    const timedIds = idsOf(`timed-${p}-`, held)
+      .filter((x) => x.owner === owners[0])
+      .slice(0, TIMED_WARMUP + TIMED_WORKFLOWS);
     const samples = await within(
       workers[0]!.send<number[]>({ op: "timed", ids: timedIds.map((x) => x.id), warm: TIMED_WARMUP }),
       "sequential steps",
@@ -240,7 +259,11 @@ async function failoverRound(admin: pg.Pool, s: ClusterSettings): Promise<Failov
     const ids = idsOf("slow-", held).slice(0, FAILOVER_WORKFLOWS);
     const victimIds = ids.filter((x) => x.owner === victim!.owner).map((x) => x.id);
     await within(
-      Promise.all([survivor!, victim!].map((w) => w.send({ op: "slow", ids: ids.filter((x) => x.owner === w.owner).map((x) => x.id), input: FAILOVER_INPUT }))),
+      Promise.all(
+        [survivor!, victim!].map((w) =>
+          w.send({ op: "slow", ids: ids.filter((x) => x.owner === w.owner).map((x) => x.id), input: FAILOVER_INPUT }),
+        ),
+      ),
       "failover starts",
     );
     await new Promise((r) => setTimeout(r, KILL_AFTER_MS));
@@ -252,9 +275,15 @@ async function failoverRound(admin: pg.Pool, s: ClusterSettings): Promise<Failov
       "failover results",
     );
     // The database and this process read the same machine's clock, so lease times compare with the kill.
-    const { rows } = await admin.query<{ at: number }>(`SELECT extract(epoch FROM acquired_at)::float8 * 1000 AS at FROM "${s.schema}".leases ORDER BY shard`);
+    const { rows } = await admin.query<{ at: number }>(
+      `SELECT extract(epoch FROM acquired_at)::float8 * 1000 AS at FROM "${s.schema}".leases ORDER BY shard`,
+    );
     const acquired = rows.map((r) => r.at);
-    const times = await survivor!.send<({ started: number; completed: number } | null)[]>({ op: "resumed", ids: victimIds, after: killedAt });
+    const times = await survivor!.send<({ started: number; completed: number } | null)[]>({
+      op: "resumed",
+      ids: victimIds,
+      after: killedAt,
+    });
     const resumed = victimIds.flatMap((id, i) => (times[i] ? [{ ...times[i], acquired: acquired[shardOf(id, s.shards)]! }] : []));
     const since = (f: (t: (typeof resumed)[number]) => number): Float64Array => Float64Array.from(resumed.map(f));
     const done = since((t) => t.completed - killedAt);

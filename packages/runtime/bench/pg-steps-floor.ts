@@ -25,7 +25,9 @@ export class Floor {
   async create(): Promise<void> {
     await this.withPool(1, async (pool) => {
       await pool.query(`CREATE SCHEMA IF NOT EXISTS "${this.schema}"`);
-      await pool.query(`CREATE TABLE ${this.table} (workflow_id text NOT NULL, step integer NOT NULL, output text, PRIMARY KEY (workflow_id, step))`);
+      await pool.query(
+        `CREATE TABLE ${this.table} (workflow_id text NOT NULL, step integer NOT NULL, output text, PRIMARY KEY (workflow_id, step))`,
+      );
     });
   }
 

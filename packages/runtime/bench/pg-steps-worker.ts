@@ -14,7 +14,9 @@ const [url, schema, owner, leaseMs, shards] = process.argv.slice(2) as [string, 
 const CACHE = 10_000;
 
 const engine = await Engine.open(
-  Config.postgres(url, { schema, owner, leaseMs: Number(leaseMs), cluster: true }).shards(Number(shards)).cache(CACHE),
+  Config.postgres(url, { schema, owner, leaseMs: Number(leaseMs), cluster: true })
+    .shards(Number(shards))
+    .cache(CACHE),
   { workflows: [PlainSteps, TimedSteps, SlowSteps] },
 );
 

@@ -62,7 +62,9 @@ export async function runStepsBench(args: readonly string[]): Promise<void> {
     if (!json) process.stdout.write(`${line}\n`);
   };
   try {
-    say(`fusee steps benchmark: ${STEPS}-step workflows, local engine, flush fdatasync, data under ${root}, telemetry ${otel === "memory" ? "recorded in memory" : otel === "off" ? "off" : "on, no SDK"}`);
+    say(
+      `fusee steps benchmark: ${STEPS}-step workflows, local engine, flush fdatasync, data under ${root}, telemetry ${otel === "memory" ? "recorded in memory" : otel === "off" ? "off" : "on, no SDK"}`,
+    );
     const { floor, step } = await sequential(root);
     const ratio = round(step.p50_us / floor.p50_us, 3);
     say(`floor (write + fdatasync)        p50 ${floor.p50_us} us  p99 ${floor.p99_us} us`);
@@ -80,7 +82,9 @@ export async function runStepsBench(args: readonly string[]): Promise<void> {
 
     const { bytesPerRun, recoverySPerMillion, warmRecoverySPerMillion, records } = await parked(root);
     say(`heap per parked run              ${bytesPerRun} bytes (${PARKED_RUNS} runs asleep, after GC)`);
-    say(`open and recovery                ${recoverySPerMillion} s per million records (${records} records; opened again: ${warmRecoverySPerMillion})`);
+    say(
+      `open and recovery                ${recoverySPerMillion} s per million records (${records} records; opened again: ${warmRecoverySPerMillion})`,
+    );
 
     if (json) {
       process.stdout.write(
@@ -165,7 +169,9 @@ function heapAfterGc(): number {
   return process.memoryUsage().heapUsed;
 }
 
-async function parked(root: string): Promise<{ bytesPerRun: number; recoverySPerMillion: number; warmRecoverySPerMillion: number; records: number }> {
+async function parked(
+  root: string,
+): Promise<{ bytesPerRun: number; recoverySPerMillion: number; warmRecoverySPerMillion: number; records: number }> {
   const dir = path.join(root, "parked");
   const config = configure(Config.local(dir).shards(2).cache(1_000));
   const engine = await Engine.open(config, { workflows: [Sleeper] });

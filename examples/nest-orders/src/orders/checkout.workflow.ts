@@ -71,7 +71,8 @@ export class Checkout {
       return { orderId: this.ctx.workflowId, lines: this.items, totalCents: sum(this.items), trackingNo, shippedAt: this.ctx.now() };
     } catch (error) {
       this.stage = "compensating";
-      for (const { chargeId, cents } of this.charges) await this.refund(chargeId, cents, error instanceof Error ? error.message : String(error));
+      for (const { chargeId, cents } of this.charges)
+        await this.refund(chargeId, cents, error instanceof Error ? error.message : String(error));
       for (const reservation of this.reservations) await this.release(reservation);
       throw error;
     }

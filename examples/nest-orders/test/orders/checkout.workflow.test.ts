@@ -4,7 +4,14 @@ import { Test } from "@nestjs/testing";
 import { expect } from "chai";
 import { VirtualClock } from "@fusee/runtime/testing";
 import { FuseeTestingModule } from "@fusee/nestjs/testing";
-import { InventoryService, OutOfStockError, PackingTimeoutError, PaymentService, ServiceSettings, ShippingService } from "fusee-example-orders";
+import {
+  InventoryService,
+  OutOfStockError,
+  PackingTimeoutError,
+  PaymentService,
+  ServiceSettings,
+  ShippingService,
+} from "fusee-example-orders";
 import { CheckoutClient } from "../../src/fusee.generated.js";
 import { Checkout } from "../../src/orders/checkout.workflow.js";
 import { tempDir } from "../support/temp-dir.js";
@@ -25,7 +32,10 @@ describe("Checkout", () => {
         PaymentService,
         InventoryService,
         ShippingService,
-        { provide: ServiceSettings, useValue: new ServiceSettings({ dir: dir.path, latencyMs: 0, shippingFailures: 0, paymentGlitches: false }) },
+        {
+          provide: ServiceSettings,
+          useValue: new ServiceSettings({ dir: dir.path, latencyMs: 0, shippingFailures: 0, paymentGlitches: false }),
+        },
       ],
     }).compile();
     await moduleRef.init();

@@ -9,7 +9,13 @@ import { AppSettings } from "../../src/settings.js";
 import { call } from "../support/http.js";
 import { tempDir } from "../support/temp-dir.js";
 
-const ORDER = { customer: "ada", lines: [{ sku: "teapot", qty: 1 }, { sku: "tea", qty: 2 }] };
+const ORDER = {
+  customer: "ada",
+  lines: [
+    { sku: "teapot", qty: 1 },
+    { sku: "tea", qty: 2 },
+  ],
+};
 
 /** The application on `dir`, listening on a free port of 127.0.0.1. */
 async function start(dir: string): Promise<{ app: INestApplication; url: string }> {
@@ -47,7 +53,8 @@ describe("OrdersController", () => {
     dir.remove();
   });
 
-  const charges = (): PaymentEntry[] => Ledger.read<PaymentEntry>(join(dir.path, "services", "payments.jsonl")).filter((e) => e.kind === "charge");
+  const charges = (): PaymentEntry[] =>
+    Ledger.read<PaymentEntry>(join(dir.path, "services", "payments.jsonl")).filter((e) => e.kind === "charge");
 
   describe("place", () => {
     it("should start the order's checkout and answer with its progress", async () => {
@@ -135,7 +142,10 @@ describe("OrdersController", () => {
       expect(body.progress).to.include({ stage: "packing", totalCents: 3490 + 2 * 850 + 4 * 350 });
       await call(url, "POST", "/orders/o-1/packed");
       expect((await finished(url, "o-1")).receipt.totalCents).to.equal(3490 + 2 * 850 + 4 * 350);
-      expect(charges().map((c) => c.cents), "each charge made once").to.deep.equal([3490 + 2 * 850, 4 * 350]);
+      expect(
+        charges().map((c) => c.cents),
+        "each charge made once",
+      ).to.deep.equal([3490 + 2 * 850, 4 * 350]);
     });
   });
 });

@@ -19,7 +19,6 @@ export function describeCommand(program: Command, context: CommandContext): void
     });
 }
 
-
 async function runDescribe(id: string, flags: DataDirFlags, io: Io): Promise<number> {
   const json = flags.json === true;
   try {
@@ -46,7 +45,9 @@ async function runDescribe(id: string, flags: DataDirFlags, io: Io): Promise<num
       if (run.attributesError !== undefined) lines.push(c.yellow(`attributes unreadable: ${run.attributesError}`));
       lines.push("");
       const rows = [["#", "AT", "KIND", "FIELDS", "PAYLOAD"]];
-      journal.records.forEach((record, position) => rows.push([String(position), instant(record.at), record.kind, recordFields(record), recordPayload(record, 80)]));
+      journal.records.forEach((record, position) =>
+        rows.push([String(position), instant(record.at), record.kind, recordFields(record), recordPayload(record, 80)]),
+      );
       lines.push(table(rows));
       io.stdout.write(`${lines.join("\n")}\n`);
       return ExitCode.Ok;
@@ -57,4 +58,3 @@ async function runDescribe(id: string, flags: DataDirFlags, io: Io): Promise<num
     return reportError(io, "describe", e, json);
   }
 }
-

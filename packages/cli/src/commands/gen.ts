@@ -21,7 +21,11 @@ export function genCommand(program: Command, context: CommandContext): void {
     .description("Generate typed workflow clients, the worker type table and fusee.lock.json from the project's @Workflow classes.")
     .option("-p, --project <dir>", "project folder holding tsconfig.json, or a tsconfig file", ".")
     .option("-o, --out <file>", 'client file to write (default: "out" in fusee.config.json, else src/fusee.generated.ts)')
-    .addOption(new Option("--check", "write nothing; exit 4 when a generated file or the lock is stale, 5 when a change breaks replay").conflicts("watch"))
+    .addOption(
+      new Option("--check", "write nothing; exit 4 when a generated file or the lock is stale, 5 when a change breaks replay").conflicts(
+        "watch",
+      ),
+    )
     .option("-w, --watch", "regenerate whenever a source file changes, until interrupted")
     .option("--accept-breaking", "record replay-breaking changes; only when no runs of the workflows concerned are in flight")
     .option("--json", "print results as JSON (one object per generation with --watch)")
@@ -100,29 +104,45 @@ class Reporter {
     if (this.json) {
       const { ir: _ir, ...rest } = result;
       const failure = failureOf(result);
-      this.io.stdout.write(`${JSON.stringify({ ...rest, ...(failure === undefined ? {} : { failure }), ...(changed === undefined ? {} : { changed }) })}\n`);
+      this.io.stdout.write(
+        `${JSON.stringify({ ...rest, ...(failure === undefined ? {} : { failure }), ...(changed === undefined ? {} : { changed }) })}\n`,
+      );
       return;
     }
     const c = this.colors;
     const out: string[] = [];
     if (changed !== undefined && changed.length > 0) out.push(c.dim(`changed: ${changed.map((p) => this.path(p)).join(", ")}`));
     const names = result.workflows.map((w) => w.type).join(", ");
-    out.push(`${c.bold("fusee gen")}${result.check ? " --check" : ""}: ${result.workflows.length} workflow${result.workflows.length === 1 ? "" : "s"}${names === "" ? "" : ` (${names})`} in ${Math.round(result.durationMs)} ms`);
+    out.push(
+      `${c.bold("fusee gen")}${result.check ? " --check" : ""}: ${result.workflows.length} workflow${result.workflows.length === 1 ? "" : "s"}${names === "" ? "" : ` (${names})`} in ${Math.round(result.durationMs)} ms`,
+    );
     for (const f of result.files) {
       const status =
-        f.status === "written" ? c.green("written  ") : f.status === "stale" ? c.red("stale    ") : c.dim(f.status === "current" ? "current  " : "unchanged");
+        f.status === "written"
+          ? c.green("written  ")
+          : f.status === "stale"
+            ? c.red("stale    ")
+            : c.dim(f.status === "current" ? "current  " : "unchanged");
       out.push(`  ${status} ${this.path(f.path)}`);
     }
     for (const change of result.changes) out.push(`  ${c.dim("·")} ${change}`);
     const blocking = result.breaking.filter((b) => b.kind !== "after-last-wait");
     for (const b of result.breaking) {
-      const label = b.kind === "after-last-wait" ? c.yellow("finished runs only") : result.check ? c.red("breaking") : c.yellow("accepted breaking change");
+      const label =
+        b.kind === "after-last-wait"
+          ? c.yellow("finished runs only")
+          : result.check
+            ? c.red("breaking")
+            : c.yellow("accepted breaking change");
       out.push(`  ${label}: ${b.message}`);
     }
     if (result.check && !result.ok) {
       const stale = result.files.some((f) => f.status === "stale");
       const reasons: string[] = [];
-      if (blocking.length > 0) reasons.push(`${blocking.length} replay-breaking change${blocking.length === 1 ? "" : "s"} (guard ${blocking.length === 1 ? "it" : "them"} as each message says, or run \`npx fusee gen --accept-breaking\` when no runs are in flight)`);
+      if (blocking.length > 0)
+        reasons.push(
+          `${blocking.length} replay-breaking change${blocking.length === 1 ? "" : "s"} (guard ${blocking.length === 1 ? "it" : "them"} as each message says, or run \`npx fusee gen --accept-breaking\` when no runs are in flight)`,
+        );
       // Regenerating refuses while a breaking change is unguarded, so it is advised only when it would work.
       if (stale) reasons.push(blocking.length > 0 ? "generated files are stale" : "generated files are stale (run `npx fusee gen`)");
       out.push(c.red(`check failed: ${reasons.join("; ")}`));
@@ -149,16 +169,26 @@ class Reporter {
             }
           : { code: "FUSEE_INTERNAL", message: error instanceof Error ? error.message : String(error) };
       const failure = code === ExitCode.Breaking ? "breaking" : code === ExitCode.Source ? "source" : undefined;
-      this.io.stdout.write(`${JSON.stringify({ ok: false, ...(failure === undefined ? {} : { failure }), error: body, ...(changed === undefined ? {} : { changed }) })}\n`);
+      this.io.stdout.write(
+        `${JSON.stringify({ ok: false, ...(failure === undefined ? {} : { failure }), error: body, ...(changed === undefined ? {} : { changed }) })}\n`,
+      );
       return code;
     }
     const c = this.colors;
     const lines: string[] = [];
     if (error instanceof BreakingChangeError) {
-      lines.push(c.red(`fusee gen: refused to record ${error.changes.length} replay-breaking change${error.changes.length === 1 ? "" : "s"}; nothing was written.`));
+      lines.push(
+        c.red(
+          `fusee gen: refused to record ${error.changes.length} replay-breaking change${error.changes.length === 1 ? "" : "s"}; nothing was written.`,
+        ),
+      );
       for (const change of error.changes) lines.push(`  ${change.message}`);
     } else if (error instanceof SourceError) {
-      lines.push(c.red(`fusee gen: ${error.problems.length} problem${error.problems.length === 1 ? "" : "s"} in workflow source; nothing was written.`));
+      lines.push(
+        c.red(
+          `fusee gen: ${error.problems.length} problem${error.problems.length === 1 ? "" : "s"} in workflow source; nothing was written.`,
+        ),
+      );
       for (const p of error.problems) lines.push(`  ${p.at.file}:${p.at.line}: ${p.message} ${c.dim(`[${p.code}]`)}`);
     } else if (error instanceof GenError) {
       lines.push(`${c.red(`fusee gen: ${error.message}`)} ${c.dim(`[${error.code}]`)}`);

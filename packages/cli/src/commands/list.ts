@@ -1,6 +1,17 @@
 import type { ListFilter } from "@fusee/runtime";
 import type { Command } from "commander";
-import { clip, dataDirOptions, instant, openDataDir, parseLimit, reportError, table, toJson, UsageError, type DataDirFlags } from "../data-dir.js";
+import {
+  clip,
+  dataDirOptions,
+  instant,
+  openDataDir,
+  parseLimit,
+  reportError,
+  table,
+  toJson,
+  UsageError,
+  type DataDirFlags,
+} from "../data-dir.js";
 import { ExitCode } from "../exit-codes.js";
 import { type Io, paint } from "../io.js";
 import type { CommandContext } from "./index.js";
@@ -12,7 +23,11 @@ interface ListFlags extends DataDirFlags {
 
 /** `fusee list`: the runs of a data directory, newest first, filtered like `engine.listWhere`. */
 export function listCommand(program: Command, context: CommandContext): void {
-  dataDirOptions(program.command("list").description("List the runs of a data directory, most recently started first (works while an engine runs on it)."))
+  dataDirOptions(
+    program
+      .command("list")
+      .description("List the runs of a data directory, most recently started first (works while an engine runs on it)."),
+  )
     .option("-w, --where <json>", 'a listWhere filter as JSON, e.g. \'{"status":"failed","amount":{"gte":100}}\'')
     .option("-n, --limit <n>", "show at most this many runs", "100")
     .option("--json", "print the runs as a JSON array")
@@ -40,7 +55,12 @@ async function runList(flags: ListFlags, io: Io): Promise<number> {
       }
       const rows = [["ID", "TYPE", "RUN", "STATUS", "STARTED", "ENDED", "ATTRIBUTES"]];
       for (const r of runs) {
-        const attributes = r.attributesError !== undefined ? "(unreadable: pass --keys?)" : Object.keys(r.attributes).length === 0 ? "" : clip(toJson(r.attributes), 60);
+        const attributes =
+          r.attributesError !== undefined
+            ? "(unreadable: pass --keys?)"
+            : Object.keys(r.attributes).length === 0
+              ? ""
+              : clip(toJson(r.attributes), 60);
         rows.push([r.id, r.type, String(r.runId), r.status, instant(r.startedAt), instant(r.endedAt), attributes]);
       }
       io.stdout.write(`${table(rows)}\n`);

@@ -68,7 +68,15 @@ function render(types: readonly TypePatches[], io: Io): string {
   const rows = [["TYPE", "PATCH", "LIVE WITH IT", "LIVE MAYBE OLD", "FINISHED WITH IT", "FIRST RECORDED", "STILL NEEDED"]];
   for (const t of types) {
     for (const p of t.patches) {
-      rows.push([t.type, p.id, String(p.liveWithPatch), String(p.liveMaybeOldPath), String(p.finishedWithPatch), instant(p.firstRecordedAt), NEEDS[p.need]]);
+      rows.push([
+        t.type,
+        p.id,
+        String(p.liveWithPatch),
+        String(p.liveMaybeOldPath),
+        String(p.finishedWithPatch),
+        instant(p.firstRecordedAt),
+        NEEDS[p.need],
+      ]);
     }
   }
   const patches = rows.length === 1 ? c.dim("no run recorded a patch") : table(rows);

@@ -15,7 +15,9 @@ interface RepairFlags {
 export function repairCommand(program: Command, context: CommandContext): void {
   program
     .command("repair")
-    .description("Cut each damaged shard of a data directory at its first corruption so an engine opens it again (no engine may run on it).")
+    .description(
+      "Cut each damaged shard of a data directory at its first corruption so an engine opens it again (no engine may run on it).",
+    )
     .requiredOption("-d, --data <dir>", "the data directory (opened for writing: stop its engine first)")
     .option("--json", "print what was cut as JSON")
     .addHelpText(

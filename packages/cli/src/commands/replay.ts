@@ -14,7 +14,6 @@ interface ReplayFlags {
   json?: boolean;
 }
 
-
 /** `fusee replay`: checks workflow code against exported journals. */
 export function replayCommand(program: Command, context: CommandContext): void {
   program
@@ -94,7 +93,9 @@ function exportFiles(io: Io, paths: readonly string[], suffix: string): string[]
       files.push(path);
       continue;
     }
-    const names = readdirSync(path).filter((n) => n.endsWith(suffix)).sort();
+    const names = readdirSync(path)
+      .filter((n) => n.endsWith(suffix))
+      .sort();
     if (names.length === 0) throw new UsageError(`the folder ${path} holds no export files (*${suffix})`);
     files.push(...names.map((n) => resolve(path, n)));
   }
@@ -108,7 +109,11 @@ function render(io: Io, results: readonly ReplayResult[], workflows: number): st
     const file = r.file === undefined ? "" : relative(io.cwd, r.file).startsWith("..") ? r.file : relative(io.cwd, r.file);
     const who = r.workflowId === "" ? "" : `  ${r.workflowId} (${r.type} run ${r.runId})`;
     if (r.ok) {
-      const state = r.finished ? "finished" : r.next.length > 0 ? `not finished; next: ${r.next.join(", ")}` : "waiting at the end of its journal";
+      const state = r.finished
+        ? "finished"
+        : r.next.length > 0
+          ? `not finished; next: ${r.next.join(", ")}`
+          : "waiting at the end of its journal";
       lines.push(`${c.green("✔")} ${file}${who}  ${c.dim(state)}`);
     } else {
       lines.push(`${c.red("✘")} ${file}${who}`);

@@ -7,7 +7,11 @@ import type { CommandContext } from "./index.js";
 
 /** `fusee schedules`: the schedules of a data directory, by name, with their specs and next instants. */
 export function schedulesCommand(program: Command, context: CommandContext): void {
-  dataDirOptions(program.command("schedules").description("List the schedules of a data directory: spec, state, counts and next instant (works while an engine runs on it)."))
+  dataDirOptions(
+    program
+      .command("schedules")
+      .description("List the schedules of a data directory: spec, state, counts and next instant (works while an engine runs on it)."),
+  )
     .option("--json", "print the schedules as a JSON array")
     .action(async (flags: DataDirFlags) => {
       context.exitCode = await runSchedules(flags, context.io);
@@ -30,7 +34,16 @@ async function runSchedules(flags: DataDirFlags, io: Io): Promise<number> {
       }
       const rows = [["NAME", "WORKFLOW", "WHEN", "OVERLAP", "STATE", "STARTED", "SKIPPED", "NEXT"]];
       for (const s of schedules) {
-        rows.push([s.name, s.workflow, when(s), s.overlap, s.paused ? "paused" : "active", String(s.started), String(s.skipped), instant(s.nextTimes[0])]);
+        rows.push([
+          s.name,
+          s.workflow,
+          when(s),
+          s.overlap,
+          s.paused ? "paused" : "active",
+          String(s.started),
+          String(s.skipped),
+          instant(s.nextTimes[0]),
+        ]);
       }
       io.stdout.write(`${table(rows)}\n`);
       return ExitCode.Ok;

@@ -28,7 +28,10 @@ export function uiCommand(program: Command, context: CommandContext): void {
       .description("Serve a web page of a data directory's runs, journals and schedules on 127.0.0.1, live while an engine runs on it."),
   )
     .option("-p, --port <n>", "the port to listen on; 0 picks a free one", "0")
-    .option("--allow-actions", "let the page signal, cancel, terminate and reset runs: opens the directory as its writer, so no engine may run on it")
+    .option(
+      "--allow-actions",
+      "let the page signal, cancel, terminate and reset runs: opens the directory as its writer, so no engine may run on it",
+    )
     .option(
       "-w, --workflows <module>",
       "with --allow-actions: compiled module exporting the @Workflow classes, which then run here (needed to reset runs; repeat for more modules)",
@@ -45,7 +48,8 @@ async function runUi(flags: UiFlags, io: Io): Promise<number> {
     const cipher = cipherFrom(io, flags.keys);
     const options: DataDirOptions = cipher === undefined ? {} : { cipher };
     const dir = resolve(io.cwd, flags.data);
-    if (flags.workflows !== undefined && flags.allowActions !== true) throw new UsageError("--workflows runs workflows, which needs --allow-actions");
+    if (flags.workflows !== undefined && flags.allowActions !== true)
+      throw new UsageError("--workflows runs workflows, which needs --allow-actions");
     // Opened once up front so a wrong or damaged directory fails here, not on the first page view.
     const probe = await openDataDir(io, flags, "ui");
     const shards = probe.shardCount;
@@ -68,7 +72,13 @@ async function runUi(flags: UiFlags, io: Io): Promise<number> {
 }
 
 /** Opens the directory as its writer, through the runtime the workflow modules import (the bundled one without them). */
-async function openWriter(io: Io, dir: string, shards: number, cipher: PayloadCipher | undefined, modules: readonly string[]): Promise<Engine> {
+async function openWriter(
+  io: Io,
+  dir: string,
+  shards: number,
+  cipher: PayloadCipher | undefined,
+  modules: readonly string[],
+): Promise<Engine> {
   const { runtime, classes } = modules.length > 0 ? await loadWorkflows(io, modules) : { runtime: bundledRuntime as Runtime, classes: [] };
   let config = runtime.Config.local(dir).shards(shards);
   if (cipher !== undefined) config = config.codec(cipher);

@@ -45,7 +45,11 @@ export async function performAction(
   body: string,
 ): Promise<ActionResponse> {
   if (actions === undefined || token === undefined) {
-    return refuse(403, "FUSEE_ACTIONS_OFF", "actions are off: start the UI with fusee ui --allow-actions (it then writes the data directory)");
+    return refuse(
+      403,
+      "FUSEE_ACTIONS_OFF",
+      "actions are off: start the UI with fusee ui --allow-actions (it then writes the data directory)",
+    );
   }
   if (given === undefined || !sameToken(given, token)) {
     return refuse(403, "FUSEE_BAD_TOKEN", "the request does not carry this server's token (x-fusee-token); reload the page");
@@ -92,7 +96,8 @@ function parseBody(body: string): Record<string, unknown> {
   } catch {
     throw new BadRequestError("the request body must be a JSON object");
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new BadRequestError("the request body must be a JSON object");
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new BadRequestError("the request body must be a JSON object");
   return parsed as Record<string, unknown>;
 }
 

@@ -85,7 +85,14 @@ export class LiveFeed {
       if (before === undefined) return;
       for (const r of runs) {
         const was = before.get(r.id);
-        const kind = was === undefined || was.runId !== r.runId ? "run-started" : was.status !== r.status ? "status-changed" : was.records !== r.records ? "records-added" : undefined;
+        const kind =
+          was === undefined || was.runId !== r.runId
+            ? "run-started"
+            : was.status !== r.status
+              ? "status-changed"
+              : was.records !== r.records
+                ? "records-added"
+                : undefined;
         if (kind === undefined) continue;
         const event: RunEvent = { kind, id: r.id, type: r.type, runId: r.runId, status: r.status, records: r.records };
         this.broadcast(`event: run\ndata: ${JSON.stringify(event)}\n\n`);

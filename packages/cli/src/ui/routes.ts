@@ -55,7 +55,9 @@ export async function route(target: string, open: ReaderSource, token?: string):
       noQuery(params);
       return await runResponse(decodeId(path.slice(runPrefix.length)), api, open, token);
     }
-    throw new NotFoundError(`nothing is at ${path}; the pages are /, /runs/<id> and /schedules, the JSON is under /api/runs and /api/schedules`);
+    throw new NotFoundError(
+      `nothing is at ${path}; the pages are /, /runs/<id> and /schedules, the JSON is under /api/runs and /api/schedules`,
+    );
   } catch (e) {
     return failure(e, api);
   }

@@ -42,7 +42,9 @@ export function parseRunQuery(params: URLSearchParams): RunQuery {
   for (const key of new Set(params.keys())) {
     const attribute = key.startsWith(ATTRIBUTE_PREFIX) && key.length > ATTRIBUTE_PREFIX.length;
     if (!PARAMETERS.has(key) && !attribute) {
-      throw new BadRequestError(`unknown query parameter '${key}'; the runs take status, type, q, from, to, attr (name=value, …), attr.<name>, cursor and limit`);
+      throw new BadRequestError(
+        `unknown query parameter '${key}'; the runs take status, type, q, from, to, attr (name=value, …), attr.<name>, cursor and limit`,
+      );
     }
     if (params.getAll(key).length > 1) throw new BadRequestError(`query parameter '${key}' is given more than once`);
     const value = params.get(key) ?? "";
@@ -127,7 +129,8 @@ function parseCursor(text: string): { startedAt: number; id: string } {
 function instantOf(text: string, name: string): number | undefined {
   if (text === "") return undefined;
   const ms = /^\d+$/.test(text) ? Number(text) : Date.parse(text);
-  if (!Number.isFinite(ms)) throw new BadRequestError(`${name} must be a date and time (2026-01-31T12:00) or ms since the epoch; got '${text}'`);
+  if (!Number.isFinite(ms))
+    throw new BadRequestError(`${name} must be a date and time (2026-01-31T12:00) or ms since the epoch; got '${text}'`);
   return ms;
 }
 

@@ -34,7 +34,11 @@ export interface UiServer {
 // Loopback only: the pages show workflow data (decrypted with --keys), so nothing off the machine may reach them.
 const HOST = "127.0.0.1";
 
-const CONTENT_TYPES = { html: "text/html; charset=utf-8", json: "application/json; charset=utf-8", js: "text/javascript; charset=utf-8" } as const;
+const CONTENT_TYPES = {
+  html: "text/html; charset=utf-8",
+  json: "application/json; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+} as const;
 
 // The pages run their one script from this server and nothing inline, so injected markup could run nothing.
 const SECURITY_HEADERS = {
@@ -80,7 +84,13 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   };
 }
 
-async function answer(request: IncomingMessage, response: ServerResponse, options: UiServerOptions, token: string | undefined, feed: LiveFeed): Promise<void> {
+async function answer(
+  request: IncomingMessage,
+  response: ServerResponse,
+  options: UiServerOptions,
+  token: string | undefined,
+  feed: LiveFeed,
+): Promise<void> {
   const method = request.method ?? "GET";
   if (!isLocalHost(request.headers.host)) {
     // A page elsewhere may point a DNS name at 127.0.0.1; only requests addressed to this machine are answered.
@@ -99,7 +109,8 @@ async function answer(request: IncomingMessage, response: ServerResponse, option
   }
   if (method !== "GET" && method !== "HEAD") {
     response.setHeader("allow", "GET, HEAD");
-    const why = options.actions === undefined ? "the UI is read-only: GET and HEAD only" : "GET and HEAD only, and POST to /api/runs/<id>/<action>";
+    const why =
+      options.actions === undefined ? "the UI is read-only: GET and HEAD only" : "GET and HEAD only, and POST to /api/runs/<id>/<action>";
     return send(response, 405, "text/plain; charset=utf-8", `${why}\n`, method);
   }
   if (path === "/ui.js") return send(response, 200, CONTENT_TYPES.js, CLIENT_SCRIPT, method);
@@ -108,7 +119,14 @@ async function answer(request: IncomingMessage, response: ServerResponse, option
   send(response, result.status, CONTENT_TYPES[result.type], result.body, method, result.headers);
 }
 
-function send(response: ServerResponse, status: number, contentType: string, body: string, method: string, headers: Readonly<Record<string, string>> = {}): void {
+function send(
+  response: ServerResponse,
+  status: number,
+  contentType: string,
+  body: string,
+  method: string,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   response.writeHead(status, { ...SECURITY_HEADERS, ...headers, "content-type": contentType, "content-length": Buffer.byteLength(body) });
   response.end(method === "HEAD" ? undefined : body);
 }

@@ -39,21 +39,46 @@ export function timeline(records: readonly ExportedRecord[]): Html {
     const shapes = items.filter((it) => it.lane === lane).map((it) => shape(it, x, y));
     return html`<g class="lane" data-lane="${lane}"><text x="4" y="${y + 15}" class="lane-label">${clipLabel(lane)}</text>${shapes}</g>`;
   });
-  return html`<svg class="timeline" role="img" aria-label="timeline of the run's journal" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg">
-${axis(t0, t1, x, height)}${rows}</svg>`;
+  return html`<svg
+    class="timeline"
+    role="img"
+    aria-label="timeline of the run's journal"
+    width="${width}"
+    height="${height}"
+    viewBox="0 0 ${width} ${height}"
+    xmlns="http://www.w3.org/2000/svg"
+  >
+    ${axis(t0, t1, x, height)}${rows}
+  </svg>`;
 }
 
 function shape(it: Item, x: (t: number) => number, y: number): Html {
-  const title = html`<title>${it.label} (${time(it.from)}${it.to !== it.from ? ` → ${time(it.to)}, ${span(it.to - it.from)}` : ""})</title>`;
+  const title = html`<title>
+    ${it.label} (${time(it.from)}${it.to !== it.from ? ` → ${time(it.to)}, ${span(it.to - it.from)}` : ""})
+  </title>`;
   const cls = `mark-${it.kind}${it.failed === true ? " failed" : ""}`;
-  if (it.to === it.from && (it.kind === "signal" || it.kind === "run" || it.kind === "child" || (it.kind === "update" && it.pending === true))) {
+  if (
+    it.to === it.from &&
+    (it.kind === "signal" || it.kind === "run" || it.kind === "child" || (it.kind === "update" && it.pending === true))
+  ) {
     const cx = x(it.from);
     const cy = y + LANE_HEIGHT / 2;
-    return html`<path class="${cls}" data-kind="${it.kind}" d="M${cx} ${cy - 6}L${cx + 6} ${cy}L${cx} ${cy + 6}L${cx - 6} ${cy}Z">${title}</path>`;
+    return html`<path class="${cls}" data-kind="${it.kind}" d="M${cx} ${cy - 6}L${cx + 6} ${cy}L${cx} ${cy + 6}L${cx - 6} ${cy}Z"
+      >${title}</path
+    >`;
   }
   const left = x(it.from);
   const w = Math.max(2, x(it.to) - left);
-  return html`<rect class="${cls}" data-kind="${it.kind}" x="${left.toFixed(1)}" y="${y + 4}" width="${w.toFixed(1)}" height="${LANE_HEIGHT - 8}" rx="3">${title}</rect>`;
+  return html`<rect
+    class="${cls}"
+    data-kind="${it.kind}"
+    x="${left.toFixed(1)}"
+    y="${y + 4}"
+    width="${w.toFixed(1)}"
+    height="${LANE_HEIGHT - 8}"
+    rx="3"
+    >${title}</rect
+  >`;
 }
 
 function axis(t0: number, t1: number, x: (t: number) => number, height: number): Html {
@@ -61,7 +86,15 @@ function axis(t0: number, t1: number, x: (t: number) => number, height: number):
   for (let i = 0; i <= 4; i++) {
     const t = t0 + ((t1 - t0) * i) / 4;
     const at = x(t);
-    ticks.push(html`<line x1="${at}" y1="${AXIS_HEIGHT - 6}" x2="${at}" y2="${height}" class="tick"/><text x="${at}" y="12" class="tick-label" text-anchor="${i === 0 ? "start" : i === 4 ? "end" : "middle"}">+${span(t - t0)}</text>`);
+    ticks.push(
+      html`<line x1="${at}" y1="${AXIS_HEIGHT - 6}" x2="${at}" y2="${height}" class="tick" /><text
+          x="${at}"
+          y="12"
+          class="tick-label"
+          text-anchor="${i === 0 ? "start" : i === 4 ? "end" : "middle"}"
+          >+${span(t - t0)}</text
+        >`,
+    );
   }
   return html`<g class="axis">${ticks}</g>`;
 }
@@ -87,7 +120,14 @@ function itemsOf(records: readonly ExportedRecord[]): Item[] {
       case "attempt": {
         const n = (attemptsOf.get(seq) ?? 0) + 1;
         attemptsOf.set(seq, n);
-        items.push({ lane: `step ${String(r.name)} #${seq}`, kind: "attempt", from: nextStart.get(seq) ?? previousAt, to: r.at, label: `${String(r.name)} attempt ${n} failed`, failed: true });
+        items.push({
+          lane: `step ${String(r.name)} #${seq}`,
+          kind: "attempt",
+          from: nextStart.get(seq) ?? previousAt,
+          to: r.at,
+          label: `${String(r.name)} attempt ${n} failed`,
+          failed: true,
+        });
         nextStart.set(seq, typeof r.retryAt === "number" ? r.retryAt : r.at);
         break;
       }
@@ -105,7 +145,13 @@ function itemsOf(records: readonly ExportedRecord[]): Item[] {
       }
       case "timer":
         timers.set(seq, r);
-        items.push({ lane: `timer #${seq}`, kind: "timer", from: r.at, to: typeof r.until === "number" ? Math.max(r.at, r.until) : r.at, label: "timer set" });
+        items.push({
+          lane: `timer #${seq}`,
+          kind: "timer",
+          from: r.at,
+          to: typeof r.until === "number" ? Math.max(r.at, r.until) : r.at,
+          label: "timer set",
+        });
         break;
       case "fired": {
         const set = timers.get(seq);
@@ -117,19 +163,40 @@ function itemsOf(records: readonly ExportedRecord[]): Item[] {
         break;
       case "update":
         updates.set(String(r.id), { record: r, index: items.length });
-        items.push({ lane: `update ${String(r.name)}`, kind: "update", from: r.at, to: r.at, label: `update ${String(r.name)} accepted`, pending: true });
+        items.push({
+          lane: `update ${String(r.name)}`,
+          kind: "update",
+          from: r.at,
+          to: r.at,
+          label: `update ${String(r.name)} accepted`,
+          pending: true,
+        });
         break;
       case "update-result": {
         const u = updates.get(String(r.id));
         if (u !== undefined) {
           const name = String(u.record.name);
-          items[u.index] = { lane: `update ${name}`, kind: "update", from: u.record.at, to: r.at, label: `update ${name} ${r.ok === false ? "failed" : "answered"}`, failed: r.ok === false };
+          items[u.index] = {
+            lane: `update ${name}`,
+            kind: "update",
+            from: u.record.at,
+            to: r.at,
+            label: `update ${name} ${r.ok === false ? "failed" : "answered"}`,
+            failed: r.ok === false,
+          };
         }
         break;
       }
       case "child":
       case "child-result":
-        items.push({ lane: `child ${String(r.childId)}`, kind: "child", from: r.at, to: r.at, label: r.kind === "child" ? `child ${String(r.childId)} started` : `child ${String(r.childId)} ${String(r.status)}`, failed: r.kind === "child-result" && r.status !== "ok" });
+        items.push({
+          lane: `child ${String(r.childId)}`,
+          kind: "child",
+          from: r.at,
+          to: r.at,
+          label: r.kind === "child" ? `child ${String(r.childId)} started` : `child ${String(r.childId)} ${String(r.status)}`,
+          failed: r.kind === "child-result" && r.status !== "ok",
+        });
         break;
       default:
         break;

@@ -15,7 +15,14 @@ export function showValue(value: ExportedValue | undefined, indent = 2): string 
 
 function show(v: JsonValue, tagged: boolean, indent: number, depth: number): string {
   if (v === null || typeof v !== "object") return JSON.stringify(v);
-  if (Array.isArray(v)) return list("[", v.map((x) => show(x, tagged, indent, depth + 1)), "]", indent, depth);
+  if (Array.isArray(v))
+    return list(
+      "[",
+      v.map((x) => show(x, tagged, indent, depth + 1)),
+      "]",
+      indent,
+      depth,
+    );
   if (tagged && typeof v.$ === "string") return tag(v, indent, depth);
   return object("", Object.entries(v), tagged, indent, depth);
 }
@@ -35,7 +42,13 @@ function tag(v: { [key: string]: JsonValue }, indent: number, depth: number): st
     case "r":
       return `/${String(v.v)}/${typeof v.f === "string" ? v.f : ""}`;
     case "m":
-      return list("Map {", pairs(v.v).map(([k, x]) => `${inner(k)} => ${inner(x)}`), "}", indent, depth);
+      return list(
+        "Map {",
+        pairs(v.v).map(([k, x]) => `${inner(k)} => ${inner(x)}`),
+        "}",
+        indent,
+        depth,
+      );
     case "s":
       return list("Set {", (Array.isArray(v.v) ? v.v : []).map(inner), "}", indent, depth);
     case "b":
@@ -48,7 +61,13 @@ function tag(v: { [key: string]: JsonValue }, indent: number, depth: number): st
       return `${name}: ${typeof v.message === "string" ? v.message : ""}${cause}`;
     }
     case "o":
-      return object("", pairs(v.v).map(([k, x]) => [String(k), x]), true, indent, depth);
+      return object(
+        "",
+        pairs(v.v).map(([k, x]) => [String(k), x]),
+        true,
+        indent,
+        depth,
+      );
     default:
       return JSON.stringify(v);
   }

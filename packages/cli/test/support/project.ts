@@ -45,7 +45,17 @@ export class Project {
     this.write(
       "tsconfig.json",
       `${JSON.stringify({
-        compilerOptions: { target: "ES2022", lib: ["ES2023"], module: "NodeNext", moduleResolution: "NodeNext", strict: true, experimentalDecorators: true, skipLibCheck: true, noEmit: true, types: [] },
+        compilerOptions: {
+          target: "ES2022",
+          lib: ["ES2023"],
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          experimentalDecorators: true,
+          skipLibCheck: true,
+          noEmit: true,
+          types: [],
+        },
         include: ["src"],
       })}\n`,
     );

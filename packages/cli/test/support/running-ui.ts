@@ -38,4 +38,3 @@ export async function startUi(...args: string[]): Promise<RunningUi> {
     await new Promise((r) => setTimeout(r, 5));
   }
 }
-

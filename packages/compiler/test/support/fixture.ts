@@ -46,7 +46,8 @@ export class Fixture {
       `${JSON.stringify({ compilerOptions: { ...FIXTURE_COMPILER_OPTIONS, ...compilerOptions }, include: ["src"] }, null, 2)}\n`,
     );
     link(join(WORKSPACE, "packages/runtime"), join(dir, "node_modules/@fusee/runtime"));
-    for (const lib of ["tsyringe", "reflect-metadata", "class-transformer"]) link(join(WORKSPACE, "node_modules", lib), join(dir, "node_modules", lib));
+    for (const lib of ["tsyringe", "reflect-metadata", "class-transformer"])
+      link(join(WORKSPACE, "node_modules", lib), join(dir, "node_modules", lib));
     for (const [path, content] of Object.entries(files)) fixture.write(path, content);
     return fixture;
   }

@@ -16,6 +16,9 @@ export function recipeFromMetadata(cls: WorkflowClass, moduleRef: ModuleRef): Wo
   return {
     cls,
     params: points.params.map((point, i) => sourceByToken(cls, moduleRef, point, `constructor parameter ${i}`)),
-    properties: points.properties.map((point) => ({ key: point.key, source: sourceByToken(cls, moduleRef, point, `property ${String(point.key)}`) })),
+    properties: points.properties.map((point) => ({
+      key: point.key,
+      source: sourceByToken(cls, moduleRef, point, `property ${String(point.key)}`),
+    })),
   };
 }

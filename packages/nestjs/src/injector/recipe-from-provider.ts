@@ -24,7 +24,10 @@ export function recipeFromProvider(cls: WorkflowClass, wrapper: ProviderWrapper,
   return {
     cls,
     params: Array.from({ length: count }, (_, i) => sourceOf(cls, resolved[i], `constructor parameter ${i}`)),
-    properties: points.properties.map((point) => ({ key: point.key, source: sourceByToken(cls, moduleRef, point, `property ${String(point.key)}`) })),
+    properties: points.properties.map((point) => ({
+      key: point.key,
+      source: sourceByToken(cls, moduleRef, point, `property ${String(point.key)}`),
+    })),
   };
 }
 

@@ -1,6 +1,14 @@
 import { BadRequestException, ConflictException } from "@nestjs/common";
 import { expect } from "chai";
-import { AlreadyExistsError, CancelledError, ConfigError, NotFoundError, RejectedError, TimeoutError, WorkflowFailedError } from "@fusee/runtime";
+import {
+  AlreadyExistsError,
+  CancelledError,
+  ConfigError,
+  NotFoundError,
+  RejectedError,
+  TimeoutError,
+  WorkflowFailedError,
+} from "@fusee/runtime";
 import { httpStatusOf } from "../../src/index.js";
 
 describe("httpStatusOf", () => {
@@ -22,7 +30,12 @@ describe("httpStatusOf", () => {
   });
 
   it("should give 500 to every other fusee error", () => {
-    for (const error of [new ConfigError("bad"), new TimeoutError("late"), new CancelledError("cancelled"), new WorkflowFailedError("boom")]) {
+    for (const error of [
+      new ConfigError("bad"),
+      new TimeoutError("late"),
+      new CancelledError("cancelled"),
+      new WorkflowFailedError("boom"),
+    ]) {
       expect(httpStatusOf(error), error.name).to.equal(500);
     }
   });

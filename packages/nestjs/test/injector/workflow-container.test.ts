@@ -47,7 +47,10 @@ describe("WorkflowContainer", () => {
   describe("register", () => {
     it("should refuse anything but the run's Ctx, saying that providers belong in Nest modules", () => {
       const root = new WorkflowContainer(instantiator([]));
-      expect(() => root.register(Pay, { useValue: new Pay(runContext()) })).to.throw(ConfigError, "provide what a workflow needs in a Nest module instead");
+      expect(() => root.register(Pay, { useValue: new Pay(runContext()) })).to.throw(
+        ConfigError,
+        "provide what a workflow needs in a Nest module instead",
+      );
       expect(() => root.registerSingleton(Pay)).to.throw(ConfigError, "registerSingleton(Pay)");
     });
   });

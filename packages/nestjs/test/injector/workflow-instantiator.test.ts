@@ -44,7 +44,9 @@ describe("WorkflowInstantiator", () => {
       class AppModule {}
       const error = await rejection(boot(AppModule));
       expect(error).to.be.an.instanceOf(ConfigError);
-      expect((error as Error).message).to.contain('workflow Bare takes 2 constructor parameters, but its class has no parameter types; compile it with "emitDecoratorMetadata": true');
+      expect((error as Error).message).to.contain(
+        'workflow Bare takes 2 constructor parameters, but its class has no parameter types; compile it with "emitDecoratorMetadata": true',
+      );
     });
 
     it("should refuse a provided workflow class compiled without parameter types too", async () => {
@@ -60,7 +62,9 @@ describe("WorkflowInstantiator", () => {
       class AppModule {}
       const error = await rejection(boot(AppModule));
       expect(error).to.be.an.instanceOf(ConfigError);
-      expect((error as Error).message).to.contain("workflow BareProvided takes 2 constructor parameters, but its class has no parameter types");
+      expect((error as Error).message).to.contain(
+        "workflow BareProvided takes 2 constructor parameters, but its class has no parameter types",
+      );
     });
 
     it("should set a provided workflow's @Inject() properties from its module", async () => {

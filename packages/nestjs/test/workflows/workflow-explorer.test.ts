@@ -19,7 +19,9 @@ describe("WorkflowExplorer", () => {
       class AppModule {}
       const error = await rejection(boot(AppModule));
       expect(error).to.be.an.instanceOf(ConfigError);
-      expect((error as Error).message).to.match(/workflow class Greet is a provider of two modules \((EnglishModule and ScottishModule|ScottishModule and EnglishModule)\)/);
+      expect((error as Error).message).to.match(
+        /workflow class Greet is a provider of two modules \((EnglishModule and ScottishModule|ScottishModule and EnglishModule)\)/,
+      );
     });
   });
 });

@@ -14,9 +14,8 @@ import type { MetadataStorage } from "class-transformer/types/MetadataStorage.js
 
 // class-transformer keeps decorator metadata in this singleton and does not re-export it; the path
 // is stable in the pinned 0.5.1, and require() shares the instance the decorators write to.
-const storage = (
-  createRequire(import.meta.url)("class-transformer/cjs/storage.js") as { defaultMetadataStorage: MetadataStorage }
-).defaultMetadataStorage;
+const storage = (createRequire(import.meta.url)("class-transformer/cjs/storage.js") as { defaultMetadataStorage: MetadataStorage })
+  .defaultMetadataStorage;
 
 type AnyClass = new (...args: never[]) => unknown;
 

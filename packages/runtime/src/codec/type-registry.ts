@@ -88,7 +88,11 @@ export class TypeRegistry {
 
   /** @internal The nearest registered class above `prototype` in its chain, for messages about unregistered subclasses. */
   registeredAncestorOf(prototype: object): string | undefined {
-    for (let p = Object.getPrototypeOf(prototype) as object | null; p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
+    for (
+      let p = Object.getPrototypeOf(prototype) as object | null;
+      p !== null && p !== Object.prototype;
+      p = Object.getPrototypeOf(p) as object | null
+    ) {
       const name = this.#nameByPrototype.get(p);
       if (name !== undefined) return name;
     }

@@ -94,11 +94,7 @@ export function encodeWith(value: unknown, settings: EncodeSettings, transient =
  * @example
  * const money = decodeValue<Money>(bytes, registry, Money);   // a hint: plain objects become Money
  */
-export function decodeValue<T = unknown>(
-  bytes: Uint8Array,
-  registry: TypeRegistry,
-  hint?: SerializableClass | DecodeOptions,
-): T {
+export function decodeValue<T = unknown>(bytes: Uint8Array, registry: TypeRegistry, hint?: SerializableClass | DecodeOptions): T {
   const options: DecodeOptions = typeof hint === "function" ? { type: hint } : (hint ?? {});
   const label = options.label ?? "value";
   if (bytes.length < 2) throw new CodecError(`${label} payload is ${bytes.length} bytes, too short for a value (at least 2)`);

@@ -145,8 +145,7 @@ export class ValueDecoder {
   private instance(name: unknown, content: unknown): unknown {
     if (typeof name !== "string") return this.bad("holds a class instance without a class name");
     const { registry, type } = this.settings;
-    const cls =
-      registry.classOf(name) ?? (type !== undefined && (name === this.hintName || this.path.length === 0) ? type : undefined);
+    const cls = registry.classOf(name) ?? (type !== undefined && (name === this.hintName || this.path.length === 0) ? type : undefined);
     if (cls === undefined) {
       return this.bad(
         `is an instance of class "${name}", which is not registered: register it ` +

@@ -3,11 +3,7 @@
  * only when an error needs it, so walking a large value costs no string building.
  */
 export type PathSegment =
-  | string
-  | number
-  | { readonly mapKey: number }
-  | { readonly mapValue: unknown; readonly index: number }
-  | { readonly setItem: number };
+  string | number | { readonly mapKey: number } | { readonly mapValue: unknown; readonly index: number } | { readonly setItem: number };
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 

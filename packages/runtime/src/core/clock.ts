@@ -39,11 +39,14 @@ export const systemClock: Clock = {
     let handle: NodeJS.Timeout;
     const due = Date.now() + ms;
     const arm = (delay: number): void => {
-      handle = setTimeout(() => {
-        const left = due - Date.now();
-        if (left > 0) arm(left);
-        else fn();
-      }, Math.min(Math.max(0, delay), MAX_DELAY));
+      handle = setTimeout(
+        () => {
+          const left = due - Date.now();
+          if (left > 0) arm(left);
+          else fn();
+        },
+        Math.min(Math.max(0, delay), MAX_DELAY),
+      );
     };
     arm(ms);
     return { cancel: () => clearTimeout(handle) };

@@ -35,7 +35,8 @@ export function checkWellFormed(text: string, what: string): string {
  * update, a limit, an attribute): a non-empty, well-formed string.
  */
 export function checkName(name: unknown, what: string): string {
-  if (typeof name !== "string" || name.length === 0) throw new RejectedError(`${what} must be a non-empty string; got ${JSON.stringify(name)}`);
+  if (typeof name !== "string" || name.length === 0)
+    throw new RejectedError(`${what} must be a non-empty string; got ${JSON.stringify(name)}`);
   return checkWellFormed(name, what);
 }
 
@@ -48,7 +49,9 @@ export function checkId(id: unknown, what = "workflow ID"): string {
     throw new RejectedError(`${what} is ${id.length} characters long; the limit is ${MAX_ID_LENGTH} (${id.slice(0, 40)}...)`);
   }
   if (what === "workflow ID" && id.startsWith(SYSTEM_STREAM_PREFIX)) {
-    throw new RejectedError(`workflow ID '${id}' starts with '${SYSTEM_STREAM_PREFIX}', which is reserved for the engine's own streams; choose an ID that does not`);
+    throw new RejectedError(
+      `workflow ID '${id}' starts with '${SYSTEM_STREAM_PREFIX}', which is reserved for the engine's own streams; choose an ID that does not`,
+    );
   }
   return id;
 }

@@ -46,7 +46,11 @@ export class ChildResults {
   watch(parent: RunEntry, childId: string, seq: number): void {
     const runId = parent.runId;
     const stillWaiting = (): boolean =>
-      !this.host.closed() && this.host.runs.get(parent.id) === parent && parent.runId === runId && parent.finished === undefined && parent.children?.has(childId) === true;
+      !this.host.closed() &&
+      this.host.runs.get(parent.id) === parent &&
+      parent.runId === runId &&
+      parent.finished === undefined &&
+      parent.children?.has(childId) === true;
     void this.host.awaitResult(childId).then(
       (value) => (stillWaiting() ? this.deliver(parent, childId, seq, { status: "ok", value }) : undefined),
       (error: unknown) => {
@@ -96,7 +100,9 @@ export class ChildResults {
 }
 
 function outcomeOf(record: FinishRecord): Outcome {
-  return record.status === "ok" ? { status: "ok", value: record.value } : { status: record.status, error: record.error ?? new Error(`the child ended ${record.status}`) };
+  return record.status === "ok"
+    ? { status: "ok", value: record.value }
+    : { status: record.status, error: record.error ?? new Error(`the child ended ${record.status}`) };
 }
 
 /** A child's error as its owner reported it: its class tells how the child ended. */

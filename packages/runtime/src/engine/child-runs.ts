@@ -19,7 +19,13 @@ export interface ChildRunsDeps {
   /** Where calls on runs of other shards go. */
   router(): RunService;
   /** Starts a child held here; "existing" when this parent call started it before (a crash lost the parent's record of it). */
-  begin(def: WorkflowDefinition, id: string, input: unknown, parent: ParentLink, request: string | undefined): Promise<"started" | "existing">;
+  begin(
+    def: WorkflowDefinition,
+    id: string,
+    input: unknown,
+    parent: ParentLink,
+    request: string | undefined,
+  ): Promise<"started" | "existing">;
   resolve(type: string): WorkflowDefinition;
   failed(error: unknown, shard: number): void;
 }
@@ -71,7 +77,8 @@ export class ChildRuns {
     if (!outcome.ok || this.deps.runs.get(parent.id) !== parent) return;
     if (!local) this.results.watch(parent, request.id, request.seq);
     // A child that finished before the crash reports to no one now: its result is delivered here, once.
-    else if (startedBefore && parent.executor?.hasChildResult(request.seq) !== true) await this.results.deliverIfFinished(parent, request.id, request.seq);
+    else if (startedBefore && parent.executor?.hasChildResult(request.seq) !== true)
+      await this.results.deliverIfFinished(parent, request.id, request.seq);
   }
 
   /** Applies a child's close policy: terminate it, ask it to cancel, or leave it running. */

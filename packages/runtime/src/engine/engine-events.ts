@@ -99,7 +99,8 @@ export interface ArgumentsDifferEvent {
  * });
  * engine.on("event", (e) => { if (e.kind === "run-stopped") alert(e.workflowId, e.error.message); });
  */
-export type EngineEvent = RecoveryCutEvent | FormatMigratedEvent | ShardFatalEvent | LeaseLateEvent | LeaseLostEvent | RunStoppedEvent | ArgumentsDifferEvent;
+export type EngineEvent =
+  RecoveryCutEvent | FormatMigratedEvent | ShardFatalEvent | LeaseLateEvent | LeaseLostEvent | RunStoppedEvent | ArgumentsDifferEvent;
 
 /** What opening a local log for writing did: its cuts, then a move to the current format. */
 export function openEvents(log: LocalLog): EngineEvent[] {

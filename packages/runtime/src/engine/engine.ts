@@ -76,7 +76,6 @@ export interface EngineOptions {
   memoryLog?: MemoryLog;
 }
 
-
 /**
  * The durable-execution engine: starts workflow runs, journals everything they do, and resumes them
  * after a restart. A facade: it checks what callers hand it and builds their handles; the runs
@@ -167,7 +166,8 @@ export class Engine {
       telemetry = RunTelemetry.create(otel, s.telemetry, {
         liveRuns: (): number => engine.local.cache.size,
         parkedRuns: (): number => engine.parkedRuns(),
-        waitingPermits: (): Map<string, number> => new Map(engine.local.flow.limits.names().map((n: string) => [n, engine.local.flow.limits.waiting(n)])),
+        waitingPermits: (): Map<string, number> =>
+          new Map(engine.local.flow.limits.names().map((n: string) => [n, engine.local.flow.limits.waiting(n)])),
       });
       if (telemetry !== undefined) log.observeCommits?.(telemetry);
     }
@@ -197,8 +197,11 @@ export class Engine {
           ...(telemetry === undefined ? {} : { trace: telemetry }),
         };
         // Limits are shared before any run resumes, so no step takes a permit of this process alone.
-        engine.cluster = await ClusterNode.join(host, log as PostgresLog, { forwardTimeoutMs: s.storage.forwardTimeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS }, (permits) =>
-          runs.flow.limits.share(permits),
+        engine.cluster = await ClusterNode.join(
+          host,
+          log as PostgresLog,
+          { forwardTimeoutMs: s.storage.forwardTimeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS },
+          (permits) => runs.flow.limits.share(permits),
         );
         engine.routed = routedRuns(runs, engine.cluster, log.shardCount);
         engine.service = engine.routed;
@@ -329,7 +332,15 @@ export class Engine {
     checkStartAttributes(options, "start");
     const { updateId, ...start } = options;
     // The ID is chosen here, so an owner that performs the call again applies the update once.
-    const result = await this.service.updateWithStart(name, id, input, update, arg, start, updateId === undefined ? randomUUID() : checkId(updateId, "update ID"));
+    const result = await this.service.updateWithStart(
+      name,
+      id,
+      input,
+      update,
+      arg,
+      start,
+      updateId === undefined ? randomUUID() : checkId(updateId, "update ID"),
+    );
     return { run: this.run<R>(id), result: result as U };
   }
 
@@ -340,9 +351,30 @@ export class Engine {
    * @example
    * await engine.signalWithStart(Cart, `cart-${user}`, { user }, "add", { sku: "pen" });
    */
-  async signalWithStart<W extends WorkflowClass>(type: W, id: string, input: Input<W>, signal: string, arg?: unknown, options?: StartOptions): Promise<RunHandle<Output<W>>>;
-  async signalWithStart<R = unknown>(type: string, id: string, input: unknown, signal: string, arg?: unknown, options?: StartOptions): Promise<RunHandle<R>>;
-  async signalWithStart(type: WorkflowClass | string, id: string, input: unknown, signal: string, arg?: unknown, options: StartOptions = {}): Promise<RunHandle<unknown>> {
+  async signalWithStart<W extends WorkflowClass>(
+    type: W,
+    id: string,
+    input: Input<W>,
+    signal: string,
+    arg?: unknown,
+    options?: StartOptions,
+  ): Promise<RunHandle<Output<W>>>;
+  async signalWithStart<R = unknown>(
+    type: string,
+    id: string,
+    input: unknown,
+    signal: string,
+    arg?: unknown,
+    options?: StartOptions,
+  ): Promise<RunHandle<R>>;
+  async signalWithStart(
+    type: WorkflowClass | string,
+    id: string,
+    input: unknown,
+    signal: string,
+    arg?: unknown,
+    options: StartOptions = {},
+  ): Promise<RunHandle<unknown>> {
     this.assertOpen();
     const def = this.catalog.resolve(type);
     const name = def.name;
@@ -485,9 +517,21 @@ export class Engine {
    * const run = await engine.debounce(Reindex, "doc-1", { rev: 3 }, Debounce.of("150ms").maxWait("1s"), { eventId: "e-3" });
    * await run.started();
    */
-  async debounce<W extends WorkflowClass>(type: W, key: string, input: Input<W>, rule: Debounce, options?: EventOptions): Promise<RunHandle<Output<W>>>;
+  async debounce<W extends WorkflowClass>(
+    type: W,
+    key: string,
+    input: Input<W>,
+    rule: Debounce,
+    options?: EventOptions,
+  ): Promise<RunHandle<Output<W>>>;
   async debounce<R = unknown>(type: string, key: string, input: unknown, rule: Debounce, options?: EventOptions): Promise<RunHandle<R>>;
-  async debounce(type: WorkflowClass | string, key: string, input: unknown, rule: Debounce, options: EventOptions = {}): Promise<RunHandle<unknown>> {
+  async debounce(
+    type: WorkflowClass | string,
+    key: string,
+    input: unknown,
+    rule: Debounce,
+    options: EventOptions = {},
+  ): Promise<RunHandle<unknown>> {
     this.assertOpen();
     const name = this.catalog.resolve(type).name;
     checkFlowName(key, "debounce key");
@@ -503,9 +547,21 @@ export class Engine {
    * @example
    * const run = await engine.batch(Bulk, "tenant-1", { sku: "a" }, Batch.of(100, "2s"), { eventId: "evt-1" });
    */
-  async batch<W extends WorkflowClass>(type: W, key: string, event: unknown, rule: Batch, options?: EventOptions): Promise<RunHandle<Output<W>>>;
+  async batch<W extends WorkflowClass>(
+    type: W,
+    key: string,
+    event: unknown,
+    rule: Batch,
+    options?: EventOptions,
+  ): Promise<RunHandle<Output<W>>>;
   async batch<R = unknown>(type: string, key: string, event: unknown, rule: Batch, options?: EventOptions): Promise<RunHandle<R>>;
-  async batch(type: WorkflowClass | string, key: string, event: unknown, rule: Batch, options: EventOptions = {}): Promise<RunHandle<unknown>> {
+  async batch(
+    type: WorkflowClass | string,
+    key: string,
+    event: unknown,
+    rule: Batch,
+    options: EventOptions = {},
+  ): Promise<RunHandle<unknown>> {
     this.assertOpen();
     const name = this.catalog.resolve(type).name;
     checkFlowName(key, "batch key");

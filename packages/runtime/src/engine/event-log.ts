@@ -18,7 +18,11 @@ export function eventLine(e: EngineEvent): EventLine {
         message: `recovery cut shard ${e.shard} at ${e.segment}:${e.offset}, discarding ${e.discardedBytes} bytes: ${e.reason}`,
       };
     case "format-migrated":
-      return { level: "info", fields: { event: e.kind, from: e.from, to: e.to, dir: e.dir }, message: `moved ${e.dir} from format ${e.from} to ${e.to}` };
+      return {
+        level: "info",
+        fields: { event: e.kind, from: e.from, to: e.to, dir: e.dir },
+        message: `moved ${e.dir} from format ${e.from} to ${e.to}`,
+      };
     case "shard-fatal":
       return {
         level: "error",

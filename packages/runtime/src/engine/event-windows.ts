@@ -98,13 +98,21 @@ export class EventWindows<Rule> {
     const now = this.clock.now();
     let w = state.windows[state.windows.length - 1];
     if (w !== undefined && !w.closed && w.type !== type) {
-      throw new RejectedError(`${this.policy.family} key '${key}' has an open window of workflow type '${w.type}'; a ${type} event cannot join it`, { reason: "window-conflict" });
+      throw new RejectedError(
+        `${this.policy.family} key '${key}' has an open window of workflow type '${w.type}'; a ${type} event cannot join it`,
+        { reason: "window-conflict" },
+      );
     }
     const opening = w === undefined || w.closed;
     const n = opening ? Math.max(now, state.lastN + 1) : (w as Window<Rule>).n;
     const windowRule = opening ? rule : (w as Window<Rule>).rule;
     // Encoding may throw (a value too large): nothing in memory changes before it succeeded.
-    const appended = this.sys.append(this.policy.family, key, n, this.policy.eventRecord({ type, eventId, at: now, rule: windowRule, value }));
+    const appended = this.sys.append(
+      this.policy.family,
+      key,
+      n,
+      this.policy.eventRecord({ type, eventId, at: now, rule: windowRule, value }),
+    );
     appended.catch((e: unknown) => this.failed(e));
     if (opening) {
       w = this.newWindow(key, n, type, windowRule, now);
@@ -156,7 +164,13 @@ export class EventWindows<Rule> {
       const lastFired = state.windows.filter((w) => w.fired).pop();
       const stale = state.windows.filter((w) => w.fired && w !== lastFired);
       state.windows = state.windows.filter((w) => !stale.includes(w));
-      this.sys.drop(this.policy.family, key, stale.map((w) => w.n)).catch((e: unknown) => this.failed(e));
+      this.sys
+        .drop(
+          this.policy.family,
+          key,
+          stale.map((w) => w.n),
+        )
+        .catch((e: unknown) => this.failed(e));
       const unfired = state.windows.filter((w) => !w.fired);
       unfired.forEach((w, i) => {
         if (i < unfired.length - 1 || this.policy.full(w)) void this.fire(w);
@@ -184,7 +198,11 @@ export class EventWindows<Rule> {
     for (const [key, state] of [...this.keys]) {
       if (state.windows.length === 0 || !state.windows.every((w) => w.fired && w.firedAt <= cutoff)) continue;
       this.keys.delete(key);
-      await this.sys.drop(this.policy.family, key, state.windows.map((w) => w.n));
+      await this.sys.drop(
+        this.policy.family,
+        key,
+        state.windows.map((w) => w.n),
+      );
     }
   }
 
@@ -207,7 +225,10 @@ export class EventWindows<Rule> {
 
   private newWindow(key: string, n: number, type: string, rule: Rule, at: number): Window<Rule> {
     return {
-      key, n, type, rule,
+      key,
+      n,
+      type,
+      rule,
       runId: this.policy.runId(key, n),
       firstAt: at,
       lastAt: at,
@@ -261,7 +282,11 @@ export class EventWindows<Rule> {
     state.windows = state.windows.filter((x) => !stale.includes(x));
     try {
       await this.sys.append(this.policy.family, w.key, w.n, { kind: this.policy.firedKind, at: this.clock.now() });
-      await this.sys.drop(this.policy.family, w.key, stale.map((x) => x.n));
+      await this.sys.drop(
+        this.policy.family,
+        w.key,
+        stale.map((x) => x.n),
+      );
     } catch (e) {
       if (!this.closed) this.failed(e);
     }

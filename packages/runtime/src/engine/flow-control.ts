@@ -43,7 +43,8 @@ export class FlowControl {
   /** Takes a record of an engine stream read by the engine's recovery scan. */
   recover(shard: number, stream: string, body: Uint8Array): void {
     const name = parseStreamName(stream);
-    if (name === undefined) throw new StorageError(`shard ${shard} holds stream '${stream}', which is reserved for the engine but not one it knows`);
+    if (name === undefined)
+      throw new StorageError(`shard ${shard} holds stream '${stream}', which is reserved for the engine but not one it knows`);
     const record = this.sys.recover(stream, body);
     if (name.family === "schedule") this.schedules.recover(name, record);
     else if (name.family === "debounce") this.debouncer.recover(name, record);

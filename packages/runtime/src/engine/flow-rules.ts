@@ -37,7 +37,9 @@ export class Debounce {
     const delayMs = ruleMillis(this.delay, "Debounce delay");
     const maxWaitMs = this.maxWaitFor === undefined ? undefined : ruleMillis(this.maxWaitFor, "Debounce maxWait");
     if (maxWaitMs !== undefined && maxWaitMs < delayMs) {
-      throw new RejectedError(`Debounce maxWait (${maxWaitMs}ms) is shorter than its delay (${delayMs}ms); a window could never wait its delay`);
+      throw new RejectedError(
+        `Debounce maxWait (${maxWaitMs}ms) is shorter than its delay (${delayMs}ms); a window could never wait its delay`,
+      );
     }
     return { delayMs, maxWaitMs };
   }

@@ -132,7 +132,10 @@ export class Limits {
     if (limit === undefined) {
       const known = [...this.limits.keys()].map((n) => `'${n}'`).join(", ") || "none";
       return refused(
-        new RejectedError(`the step names limit '${name}', which was never declared (declared: ${known}); declare it with engine.limit('${name}', { concurrent })`, { reason: "unknown-limit" }),
+        new RejectedError(
+          `the step names limit '${name}', which was never declared (declared: ${known}); declare it with engine.limit('${name}', { concurrent })`,
+          { reason: "unknown-limit" },
+        ),
       );
     }
     const priority = options.priority ?? 0;
@@ -206,7 +209,10 @@ export class Limits {
 
   private known(name: string): Limit {
     const limit = this.limits.get(name);
-    if (limit === undefined) throw new RejectedError(`no limit is named '${name}'; declare it with engine.limit('${name}', { concurrent })`, { reason: "unknown-limit" });
+    if (limit === undefined)
+      throw new RejectedError(`no limit is named '${name}'; declare it with engine.limit('${name}', { concurrent })`, {
+        reason: "unknown-limit",
+      });
     return limit;
   }
 
@@ -251,23 +257,25 @@ export class Limits {
       });
     };
     let holder: Waiter | undefined;
-    shared.take(limit.name, limit.concurrent, limit.perSecond, (reason) => holder?.lost?.(reason)).then(
-      (got) => {
-        limit.taking = false;
-        if ("retryInMs" in got) return retry(got.retryInMs < 0 ? FULL_RETRY_MS : got.retryInMs);
-        const waiter = this.nextWaiter(limit);
-        if (this.closed || waiter === undefined) return got.release();
-        holder = waiter;
-        waiter.grant = got;
-        waiter.resolve(this.grant(limit, got.release));
-        this.pump(limit);
-      },
-      // The store could not be reached: the waiting steps keep waiting and it is asked again.
-      () => {
-        limit.taking = false;
-        retry(FULL_RETRY_MS * 10);
-      },
-    );
+    shared
+      .take(limit.name, limit.concurrent, limit.perSecond, (reason) => holder?.lost?.(reason))
+      .then(
+        (got) => {
+          limit.taking = false;
+          if ("retryInMs" in got) return retry(got.retryInMs < 0 ? FULL_RETRY_MS : got.retryInMs);
+          const waiter = this.nextWaiter(limit);
+          if (this.closed || waiter === undefined) return got.release();
+          holder = waiter;
+          waiter.grant = got;
+          waiter.resolve(this.grant(limit, got.release));
+          this.pump(limit);
+        },
+        // The store could not be reached: the waiting steps keep waiting and it is asked again.
+        () => {
+          limit.taking = false;
+          retry(FULL_RETRY_MS * 10);
+        },
+      );
   }
 
   private takeToken(limit: Limit): boolean {

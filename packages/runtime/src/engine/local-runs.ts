@@ -1,6 +1,14 @@
 import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
-import { CancelledError, FuseeError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
+import {
+  CancelledError,
+  FuseeError,
+  NotFoundError,
+  RejectedError,
+  ShardMovedError,
+  StorageError,
+  TerminatedError,
+} from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
 import { readBackRecord, type PayloadCodec } from "../journal/record-codec.js";
 import { wakesRun } from "../journal/record-kinds.js";
@@ -129,14 +137,19 @@ export class LocalRuns implements RunService {
       codec: deps.codec,
       maxRecordBytes: deps.maxRecordBytes,
       keepHistory: deps.keepHistory,
-      sink: { durable: (entry, runId, position, record, body) => this.durable(entry, runId, position, record, body), failed: (e, shard) => this.storageFailed(e, shard) },
+      sink: {
+        durable: (entry, runId, position, record, body) => this.durable(entry, runId, position, record, body),
+        failed: (e, shard) => this.storageFailed(e, shard),
+      },
       assertOpen: () => this.assertOpen(),
       stopped: () => this.fatal !== undefined || this.closed,
       failed: (e, shard) => this.storageFailed(e, shard),
     });
     const telemetry = deps.telemetry;
     const host: RunHostEngine = {
-      ...(telemetry === undefined ? {} : { observeAttempt: (entry: RunEntry, name: string, attempt: number) => telemetry.attempt(entry, name, attempt) }),
+      ...(telemetry === undefined
+        ? {}
+        : { observeAttempt: (entry: RunEntry, name: string, attempt: number) => telemetry.attempt(entry, name, attempt) }),
       clock: time,
       logger: deps.logger,
       closed: () => this.closed,
@@ -155,7 +168,8 @@ export class LocalRuns implements RunService {
       },
       closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
       deliver: (target, message, request) => this.router.deliver(target, message, request),
-      argumentsDiffer: (entry, runId, message) => this.deps.emit({ kind: "arguments-differ", workflowId: entry.id, workflowType: entry.type, runId, message }),
+      argumentsDiffer: (entry, runId, message) =>
+        this.deps.emit({ kind: "arguments-differ", workflowId: entry.id, workflowType: entry.type, runId, message }),
     };
     this.cache = new RunCache({
       catalog: deps.catalog,
@@ -215,20 +229,37 @@ export class LocalRuns implements RunService {
     await this.starts.begin(def, id, input, options, undefined, request === undefined ? {} : { request });
   }
 
-  async updateWithStart(type: string, id: string, input: unknown, update: string, arg: unknown, options: StartOptions, updateId: string): Promise<unknown> {
+  async updateWithStart(
+    type: string,
+    id: string,
+    input: unknown,
+    update: string,
+    arg: unknown,
+    options: StartOptions,
+    updateId: string,
+  ): Promise<unknown> {
     this.assertOpen();
     const def = this.deps.catalog.resolve(type);
     this.held(checkId(id));
     const existing = this.runs.get(id);
     // A running run takes the update unless the ID policy says otherwise ("fail", "terminate-existing").
     const running = options.idPolicy?.running ?? "use-existing";
-    if (existing !== undefined && existing.finished === undefined && running === "use-existing") return this.update(id, update, arg, updateId);
+    if (existing !== undefined && existing.finished === undefined && running === "use-existing")
+      return this.update(id, update, arg, updateId);
     return this.updates.startWith(def, id, update, updateId, () =>
       this.starts.begin(def, id, input, { ...options, idPolicy: { ...options.idPolicy, running } }, { id: updateId, name: update, arg }),
     );
   }
 
-  async signalWithStart(type: string, id: string, input: unknown, signal: string, value: unknown, options: StartOptions, request?: string): Promise<void> {
+  async signalWithStart(
+    type: string,
+    id: string,
+    input: unknown,
+    signal: string,
+    value: unknown,
+    options: StartOptions,
+    request?: string,
+  ): Promise<void> {
     this.assertOpen();
     const def = this.deps.catalog.resolve(type);
     this.held(checkId(id));
@@ -283,7 +314,9 @@ export class LocalRuns implements RunService {
 
   signal(id: string, name: string, value: unknown, request?: string): Promise<void> {
     const t = this.deps.telemetry;
-    return t === undefined ? this.signalRun(id, name, value, request) : t.request("signal", name, id, () => this.signalRun(id, name, value, request));
+    return t === undefined
+      ? this.signalRun(id, name, value, request)
+      : t.request("signal", name, id, () => this.signalRun(id, name, value, request));
   }
 
   private async signalRun(id: string, name: string, value: unknown, request: string | undefined): Promise<void> {
@@ -291,12 +324,21 @@ export class LocalRuns implements RunService {
     const entry = this.entryOf(id);
     checkName(name, "signal name");
     if (entry.finished !== undefined) {
-      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`, { reason: "already-finished" });
+      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`, {
+        reason: "already-finished",
+      });
     }
     const def = this.deps.catalog.get(entry.type);
     const unwanted = def === undefined ? undefined : unwantedSignal(def, name, id);
     if (unwanted !== undefined) throw unwanted;
-    await this.records.append(entry, { kind: "signal", name, value, at: this.deps.clock.now(), ...requestField(request), ...traceField(this.deps.telemetry) });
+    await this.records.append(entry, {
+      kind: "signal",
+      name,
+      value,
+      at: this.deps.clock.now(),
+      ...requestField(request),
+      ...traceField(this.deps.telemetry),
+    });
   }
 
   query(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
@@ -444,7 +486,14 @@ export class LocalRuns implements RunService {
 
   /** Whether the runs have nothing to do until time passes or a call arrives (see `Engine.idle`). */
   quiet(steps: boolean): boolean {
-    if (this.records.unsynced > 0 || this.cache.resumingRuns || this.flow.writing || this.timers.hasDue() || this.deps.clock.hasDue?.() === true) return false;
+    if (
+      this.records.unsynced > 0 ||
+      this.cache.resumingRuns ||
+      this.flow.writing ||
+      this.timers.hasDue() ||
+      this.deps.clock.hasDue?.() === true
+    )
+      return false;
     for (const entry of this.cache.entries()) {
       if (entry.loading !== undefined || entry.executor?.busy(steps) === true) return false;
     }
@@ -523,7 +572,8 @@ export class LocalRuns implements RunService {
 
   private unfinished(id: string): RunEntry {
     const entry = this.entryOf(id);
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`, { reason: "already-finished" });
+    if (entry.finished !== undefined)
+      throw new RejectedError(`run ${entry.runId} of ${id} has already finished (${entry.finished})`, { reason: "already-finished" });
     return entry;
   }
 
@@ -550,14 +600,17 @@ export class LocalRuns implements RunService {
     this.deps.telemetry?.recorded(entry, record);
     if (entry.executor !== undefined) entry.executor.deliver(position, record);
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
-    else if (entry.finished === undefined && wakesRun(record) && entry.durable === entry.appended) void this.cache.load(entry).catch(() => undefined);
+    else if (entry.finished === undefined && wakesRun(record) && entry.durable === entry.appended)
+      void this.cache.load(entry).catch(() => undefined);
     if (record.kind === "finish") this.finishRun(entry, record);
     else if (record.kind === "update-result") this.updates.resolve(entry.id, record);
   }
 
   private finishRun(entry: RunEntry, record: FinishRecord): void {
     this.cache.evict(entry, () =>
-      record.error instanceof TerminatedError ? record.error : new CancelledError(`run ${entry.runId} of '${entry.id}' ended (${record.status}); its steps stop`),
+      record.error instanceof TerminatedError
+        ? record.error
+        : new CancelledError(`run ${entry.runId} of '${entry.id}' ended (${record.status}); its steps stop`),
     );
     this.results.resolve(entry.id, record);
     this.children.parentEnded(entry, record);
@@ -580,14 +633,18 @@ export class LocalRuns implements RunService {
   private runFailedToContinue(entry: RunEntry, runId: number, e: unknown): void {
     if (entry.runId !== runId || entry.finished !== undefined || this.closed) return;
     const error = e instanceof Error ? e : new FuseeError(String(e));
-    void this.records.append(entry, { kind: "finish", status: "failed", error, at: this.deps.clock.now() }).catch((x: unknown) => this.internalAppendFailed(x, entry.shard));
+    void this.records
+      .append(entry, { kind: "finish", status: "failed", error, at: this.deps.clock.now() })
+      .catch((x: unknown) => this.internalAppendFailed(x, entry.shard));
   }
 
   private fireTimer(id: string, seq: number, at: number): void {
     const entry = this.runs.get(id);
     if (entry === undefined || entry.finished !== undefined || entry.timerDue(seq) !== at || this.closed) return;
     entry.clearTimer(seq);
-    void this.records.append(entry, { kind: "fired", seq, at: this.deps.clock.now() }).catch((e: unknown) => this.internalAppendFailed(e, entry.shard));
+    void this.records
+      .append(entry, { kind: "fired", seq, at: this.deps.clock.now() })
+      .catch((e: unknown) => this.internalAppendFailed(e, entry.shard));
   }
 
   /**

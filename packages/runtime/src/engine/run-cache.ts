@@ -68,7 +68,11 @@ export class RunCache {
     }
     const def = this.deps.catalog.get(entry.type);
     if (def === undefined) {
-      return Promise.reject(new NotFoundError(`workflow type '${entry.type}' of run '${entry.id}' is not registered; pass its class to Engine.open or engine.register`));
+      return Promise.reject(
+        new NotFoundError(
+          `workflow type '${entry.type}' of run '${entry.id}' is not registered; pass its class to Engine.open or engine.register`,
+        ),
+      );
     }
     const executor = this.create(entry, def);
     const upTo = entry.durable;

@@ -1,7 +1,14 @@
 import { StorageError } from "../core/errors.js";
 import { decodeRecord, readRecordHeader, readRecordKind, type PayloadCodec, type RecordHeader } from "../journal/record-codec.js";
 import { INDEXED_KINDS } from "../journal/record-kinds.js";
-import { applyAttributes, type AttributesRecord, type ChildRecord, type FinishRecord, type JournalRecord, type StartRecord } from "../journal/records.js";
+import {
+  applyAttributes,
+  type AttributesRecord,
+  type ChildRecord,
+  type FinishRecord,
+  type JournalRecord,
+  type StartRecord,
+} from "../journal/records.js";
 import type { LogEntry } from "../storage/log.js";
 import { isSystemStream, parseStream } from "../journal/stream-names.js";
 import { RunEntry } from "./run-entry.js";

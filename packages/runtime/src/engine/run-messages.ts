@@ -9,7 +9,15 @@ export interface MessageTargets {
   signal(id: string, name: string, value: unknown, request?: string): Promise<void>;
   cancel(id: string, reason: string, request?: string): Promise<void>;
   update(id: string, name: string, arg: unknown, updateId: string): Promise<unknown>;
-  signalWithStart(type: string, id: string, input: unknown, signal: string, value: unknown, options: StartOptions, request?: string): Promise<void>;
+  signalWithStart(
+    type: string,
+    id: string,
+    input: unknown,
+    signal: string,
+    value: unknown,
+    options: StartOptions,
+    request?: string,
+  ): Promise<void>;
 }
 
 /**

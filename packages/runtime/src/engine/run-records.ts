@@ -46,7 +46,10 @@ export class RunRecords implements DurableSink {
   encode(id: string, runId: number, position: number, record: JournalRecord): Uint8Array {
     const body = encodeRecord(record, this.deps.codec, { workflowId: id, runId, position });
     if (body.length > this.deps.maxRecordBytes) {
-      throw new RejectedError(`${record.kind} record of ${id} is ${body.length} bytes; the limit is ${this.deps.maxRecordBytes} (Config.maxPayloadBytes)`, { reason: "too-large" });
+      throw new RejectedError(
+        `${record.kind} record of ${id} is ${body.length} bytes; the limit is ${this.deps.maxRecordBytes} (Config.maxPayloadBytes)`,
+        { reason: "too-large" },
+      );
     }
     return body;
   }
@@ -80,7 +83,10 @@ export class RunRecords implements DurableSink {
   appendEncoded(entry: RunEntry, record: JournalRecord, body: Uint8Array): Promise<void> {
     try {
       this.deps.assertOpen();
-      if (entry.finishAppended) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished; its journal takes no ${record.kind} record`, { reason: "already-finished" });
+      if (entry.finishAppended)
+        throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished; its journal takes no ${record.kind} record`, {
+          reason: "already-finished",
+        });
     } catch (e) {
       return Promise.reject(e);
     }
@@ -101,7 +107,8 @@ export class RunRecords implements DurableSink {
   async finishRecordOf(entry: RunEntry): Promise<FinishRecord> {
     const journal = await this.read(entry);
     const last = journal[journal.length - 1];
-    if (last?.kind !== "finish") throw new StorageError(`run ${entry.runId} of '${entry.id}' is finished but its journal has no finish record`);
+    if (last?.kind !== "finish")
+      throw new StorageError(`run ${entry.runId} of '${entry.id}' is finished but its journal has no finish record`);
     return last;
   }
 

@@ -35,7 +35,15 @@ export interface BatchRule {
 export interface RunService extends RunOperations {
   start(type: string, id: string, input: unknown, options: StartOptions): Promise<void>;
   /** The update's result; the run is started with it when the ID has no running run. */
-  updateWithStart(type: string, id: string, input: unknown, update: string, arg: unknown, options: StartOptions, updateId: string): Promise<unknown>;
+  updateWithStart(
+    type: string,
+    id: string,
+    input: unknown,
+    update: string,
+    arg: unknown,
+    options: StartOptions,
+    updateId: string,
+  ): Promise<unknown>;
   /** Starts the run with the signal in its start record, or signals the ID's running run. */
   signalWithStart(type: string, id: string, input: unknown, signal: string, value: unknown, options: StartOptions): Promise<void>;
   /** Applies a message from workflow code to the run of `target`, once per request. */

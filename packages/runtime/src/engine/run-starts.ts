@@ -42,7 +42,14 @@ export class RunStarts {
    * "existing" when the policy keeps the running run, or when the same call of the same parent run
    * started this child before a crash lost the parent's record of it.
    */
-  async begin(def: WorkflowDefinition, id: string, input: unknown, options: StartOptions, update: StartRecord["update"], lineage: Lineage = {}): Promise<"started" | "existing"> {
+  async begin(
+    def: WorkflowDefinition,
+    id: string,
+    input: unknown,
+    options: StartOptions,
+    update: StartRecord["update"],
+    lineage: Lineage = {},
+  ): Promise<"started" | "existing"> {
     const { runs, records, cache, clock } = this.deps;
     let existing = runs.get(id);
     if (existing !== undefined && lineage.parent !== undefined && sameLink(existing.parent, lineage.parent)) return "existing";
@@ -54,11 +61,14 @@ export class RunStarts {
       checkPolicy(finished, ["allow", "allow-if-failed", "refuse"], "idPolicy.finished");
       if (existing.finished === undefined) {
         if (running === "use-existing") return "existing";
-        if (running === "fail") throw new AlreadyExistsError(`workflow ID '${id}' already has a running run (${existing.type} run ${existing.runId})`);
+        if (running === "fail")
+          throw new AlreadyExistsError(`workflow ID '${id}' already has a running run (${existing.type} run ${existing.runId})`);
         await this.deps.terminate(id, "replaced by a new run (idPolicy terminate-existing)");
         existing = runs.get(id);
       } else if (finished === "refuse" || (finished === "allow-if-failed" && existing?.finished === "ok")) {
-        throw new AlreadyExistsError(`workflow ID '${id}' already had a run (${existing.type} run ${existing.runId}, ${existing.finished}) and idPolicy.finished is '${finished}'`);
+        throw new AlreadyExistsError(
+          `workflow ID '${id}' already had a run (${existing.type} run ${existing.runId}, ${existing.finished}) and idPolicy.finished is '${finished}'`,
+        );
       }
     }
     const runId = (existing?.runId ?? 0) + 1;
@@ -111,7 +121,9 @@ export class RunStarts {
     const at = journal.findIndex((r) => r.kind === "step" && r.name === stepName);
     if (at < 0) {
       const names = [...new Set(journal.flatMap((r) => (r.kind === "step" ? [`'${r.name}'`] : [])))].join(", ") || "none";
-      throw new RejectedError(`run ${entry.runId} of ${id} has no step '${stepName}' to reset to; its steps are ${names}`, { reason: "unknown-step" });
+      throw new RejectedError(`run ${entry.runId} of ${id} has no step '${stepName}' to reset to; its steps are ${names}`, {
+        reason: "unknown-step",
+      });
     }
     const { request: _startedBy, ...start } = journal[0] as StartRecord;
     const runId = entry.runId + 1;
@@ -139,5 +151,6 @@ function sameLink(a: RunEntry["parent"], b: ParentLink): boolean {
 }
 
 function checkPolicy(value: string, allowed: readonly string[], what: string): void {
-  if (!allowed.includes(value)) throw new RejectedError(`${what} must be one of ${allowed.map((a) => `'${a}'`).join(", ")}; got '${value}'`);
+  if (!allowed.includes(value))
+    throw new RejectedError(`${what} must be one of ${allowed.map((a) => `'${a}'`).join(", ")}; got '${value}'`);
 }

@@ -51,7 +51,9 @@ export class RunTelemetry implements CommitObserver {
    */
   static create(api: Otel, options: TelemetryOptions, gauges: TelemetryGauges): RunTelemetry | undefined {
     const globalTracer = api.trace.getTracerProvider();
-    const tracing = options.tracerProvider !== undefined || !isNoop(globalTracer instanceof api.ProxyTracerProvider ? globalTracer.getDelegate() : globalTracer);
+    const tracing =
+      options.tracerProvider !== undefined ||
+      !isNoop(globalTracer instanceof api.ProxyTracerProvider ? globalTracer.getDelegate() : globalTracer);
     const metering = options.meterProvider !== undefined || !isNoop(api.metrics.getMeterProvider());
     return tracing || metering ? new RunTelemetry(api, options, gauges) : undefined;
   }
@@ -70,11 +72,18 @@ export class RunTelemetry implements CommitObserver {
     this.runsStarted = meter.createCounter("fusee.runs.started", { description: "Runs started" });
     this.runsFinished = meter.createCounter("fusee.runs.finished", { description: "Runs that ended, by status" });
     this.runsFailed = meter.createCounter("fusee.runs.failed", { description: "Runs that ended failed" });
-    this.syncDuration = meter.createHistogram("fusee.log.sync.duration", { unit: "ms", description: "Write and sync of one batch of the log" });
+    this.syncDuration = meter.createHistogram("fusee.log.sync.duration", {
+      unit: "ms",
+      description: "Write and sync of one batch of the log",
+    });
     this.batchRecords = meter.createHistogram("fusee.log.batch.records", { description: "Records per synced batch" });
     this.batchBytes = meter.createHistogram("fusee.log.batch.bytes", { unit: "By", description: "Bytes per synced batch" });
-    meter.createObservableGauge("fusee.runs.live", { description: "Runs whose executor is in memory" }).addCallback((r) => r.observe(gauges.liveRuns()));
-    meter.createObservableGauge("fusee.runs.parked", { description: "Unfinished runs not in memory" }).addCallback((r) => r.observe(gauges.parkedRuns()));
+    meter
+      .createObservableGauge("fusee.runs.live", { description: "Runs whose executor is in memory" })
+      .addCallback((r) => r.observe(gauges.liveRuns()));
+    meter
+      .createObservableGauge("fusee.runs.parked", { description: "Unfinished runs not in memory" })
+      .addCallback((r) => r.observe(gauges.parkedRuns()));
     meter.createObservableGauge("fusee.limits.waiting", { description: "Steps waiting for a permit of a limit" }).addCallback((r) => {
       for (const [name, n] of gauges.waitingPermits()) r.observe(n, { "fusee.limit.name": name });
     });
@@ -217,7 +226,11 @@ export class RunTelemetry implements CommitObserver {
   private mark(entry: RunEntry, name: string, attributes: Attributes): void {
     const run = this.runOf(entry);
     this.tracer
-      .startSpan(name, { attributes: { "fusee.workflow.id": entry.id, "fusee.workflow.type": entry.type, "fusee.run.id": entry.runId, ...attributes } }, run.context)
+      .startSpan(
+        name,
+        { attributes: { "fusee.workflow.id": entry.id, "fusee.workflow.type": entry.type, "fusee.run.id": entry.runId, ...attributes } },
+        run.context,
+      )
       .end();
   }
 

@@ -35,7 +35,9 @@ export class RunUpdates {
   /** Applies update `updateId`, or answers from its earlier outcome; resolves at `stage`. */
   update(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage = "completed"): Promise<unknown> {
     const t = this.deps.telemetry;
-    return t === undefined ? this.updateRun(id, name, arg, updateId, stage) : t.request("update", name, id, () => this.updateRun(id, name, arg, updateId, stage));
+    return t === undefined
+      ? this.updateRun(id, name, arg, updateId, stage)
+      : t.request("update", name, id, () => this.updateRun(id, name, arg, updateId, stage));
   }
 
   /**
@@ -44,7 +46,10 @@ export class RunUpdates {
    */
   async startWith(def: WorkflowDefinition, id: string, update: string, updateId: string, begin: () => Promise<unknown>): Promise<unknown> {
     if (!def.updates.has(update)) {
-      throw new RejectedError(`workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`, { reason: "unknown-update" });
+      throw new RejectedError(
+        `workflow ${def.name} has no update '${update}'; it has ${[...def.updates.keys()].map((n) => `'${n}'`).join(", ") || "none"}`,
+        { reason: "unknown-update" },
+      );
     }
     const outcome = this.outcomeOf(id, updateId);
     try {
@@ -76,12 +81,22 @@ export class RunUpdates {
     const done = executor.updateOutcome(updateId);
     if (done !== undefined) return stage === "accepted" ? undefined : unwrap(done);
     if (executor.knowsUpdate(updateId)) return stage === "accepted" ? undefined : unwrap(await this.outcomeOf(id, updateId));
-    if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`, { reason: "already-finished" });
+    if (entry.finished !== undefined)
+      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`, {
+        reason: "already-finished",
+      });
     executor.validateUpdate(name, arg);
     executor.claimUpdate(updateId);
     const outcome = this.outcomeOf(id, updateId);
     try {
-      await this.deps.records.append(entry, { kind: "update", id: updateId, name, arg, at: this.deps.clock.now(), ...traceField(this.deps.telemetry) });
+      await this.deps.records.append(entry, {
+        kind: "update",
+        id: updateId,
+        name,
+        arg,
+        at: this.deps.clock.now(),
+        ...traceField(this.deps.telemetry),
+      });
     } catch (e) {
       // The update was not journaled; the storage failure that stopped it also rejects `outcome`.
       outcome.catch(() => undefined);

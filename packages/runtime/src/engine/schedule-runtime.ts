@@ -241,7 +241,8 @@ export class ScheduleRuntime extends ScheduleState {
   private async pruneActive(): Promise<void> {
     for (const id of [...this.active]) {
       const s = await this.deps.runs.status(id);
-      if (s === undefined || s.status === "ok" || s.status === "failed" || s.status === "cancelled" || s.status === "terminated") this.active.delete(id);
+      if (s === undefined || s.status === "ok" || s.status === "failed" || s.status === "cancelled" || s.status === "terminated")
+        this.active.delete(id);
     }
   }
 
@@ -285,7 +286,7 @@ export class ScheduleRuntime extends ScheduleState {
         const from = b.next;
         const page: number[] = [];
         let through = b.to;
-        for (let t = this.recurrence.next(from - 1); t !== undefined && t <= b.to; ) {
+        for (let t = this.recurrence.next(from - 1); t !== undefined && t <= b.to;) {
           const end = this.covered.endOf(t);
           if (end !== undefined) {
             t = this.recurrence.next(end);
@@ -326,7 +327,13 @@ export class ScheduleRuntime extends ScheduleState {
           // The page is started again; the runs it did start count then.
           this.startedUnrecorded -= started;
           for (const t of page) this.claimed.delete(t);
-          const retry = await new Promise<boolean>((resolve) => this.startFailed(failure, () => resolve(true), () => resolve(false)));
+          const retry = await new Promise<boolean>((resolve) =>
+            this.startFailed(
+              failure,
+              () => resolve(true),
+              () => resolve(false),
+            ),
+          );
           if (!retry) return;
           continue;
         }
@@ -381,7 +388,6 @@ export class ScheduleRuntime extends ScheduleState {
     await this.append(this.snapshotRecord(this.deps.clock.now()));
     if (!this.deleted) await this.deps.sys.drop("schedule", this.name, [old]);
   }
-
 
   // ---- plumbing ----
 

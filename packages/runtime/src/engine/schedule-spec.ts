@@ -44,7 +44,11 @@ const OVERLAPS: readonly Overlap[] = ["skip", "buffer-one", "allow-all", "cancel
 const CATCH_UPS: readonly CatchUp[] = ["one", "all", "none"];
 
 /** Checks a spec; `RejectedError` naming the schedule and the field when it cannot work. */
-export function checkScheduleSpec(name: string, spec: ScheduleSpec, resolve: (workflow: string | WorkflowClass) => string): ScheduleSettings {
+export function checkScheduleSpec(
+  name: string,
+  spec: ScheduleSpec,
+  resolve: (workflow: string | WorkflowClass) => string,
+): ScheduleSettings {
   const where = `schedule '${name}'`;
   if (spec === null || typeof spec !== "object") throw new RejectedError(`${where} needs a spec object`);
   if (spec.workflow === undefined) throw new RejectedError(`${where} needs 'workflow', the workflow type its instants start`);
@@ -59,14 +63,18 @@ export function checkScheduleSpec(name: string, spec: ScheduleSpec, resolve: (wo
     } catch (e) {
       throw new RejectedError((e as Error).message, { cause: e });
     }
-    if (!Number.isInteger(everyMs) || everyMs < 1) throw new RejectedError(`${where}: every must be a whole number of ms ≥ 1; got ${JSON.stringify(spec.every)}`);
+    if (!Number.isInteger(everyMs) || everyMs < 1)
+      throw new RejectedError(`${where}: every must be a whole number of ms ≥ 1; got ${JSON.stringify(spec.every)}`);
   }
   if (spec.cron !== undefined && typeof spec.cron !== "string") throw new RejectedError(`${where}: cron must be a string`);
-  if (spec.timezone !== undefined && spec.cron === undefined) throw new RejectedError(`${where}: timezone applies to 'cron' schedules only`);
+  if (spec.timezone !== undefined && spec.cron === undefined)
+    throw new RejectedError(`${where}: timezone applies to 'cron' schedules only`);
   const overlap = spec.overlap ?? "skip";
-  if (!OVERLAPS.includes(overlap)) throw new RejectedError(`${where}: overlap must be one of ${OVERLAPS.map((o) => `'${o}'`).join(", ")}; got '${String(overlap)}'`);
+  if (!OVERLAPS.includes(overlap))
+    throw new RejectedError(`${where}: overlap must be one of ${OVERLAPS.map((o) => `'${o}'`).join(", ")}; got '${String(overlap)}'`);
   const catchUp = spec.catchUp ?? "one";
-  if (!CATCH_UPS.includes(catchUp)) throw new RejectedError(`${where}: catchUp must be one of ${CATCH_UPS.map((o) => `'${o}'`).join(", ")}; got '${String(catchUp)}'`);
+  if (!CATCH_UPS.includes(catchUp))
+    throw new RejectedError(`${where}: catchUp must be one of ${CATCH_UPS.map((o) => `'${o}'`).join(", ")}; got '${String(catchUp)}'`);
   const settings: ScheduleSettings = { workflow, everyMs, cron: spec.cron, timezone: spec.timezone, overlap, catchUp, input: spec.input };
   recurrenceOf(settings);
   return settings;

@@ -64,7 +64,8 @@ export class SealBudget implements PayloadCipher {
     if (!isManifestStore(log)) return;
     const codec = log.manifest.extra.codec as { sealed?: Record<string, unknown> } | undefined;
     for (const [id, value] of Object.entries(codec?.sealed ?? {})) {
-      if (typeof value === "number" && Number.isFinite(value) && value >= 0) this.#counts.set(id, Math.max(this.#counts.get(id) ?? 0, value));
+      if (typeof value === "number" && Number.isFinite(value) && value >= 0)
+        this.#counts.set(id, Math.max(this.#counts.get(id) ?? 0, value));
     }
     this.warnIfNear();
     if (log.readOnly) return;

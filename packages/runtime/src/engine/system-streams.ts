@@ -7,7 +7,8 @@ import type { Log } from "../storage/log.js";
 
 /** Checks a schedule name or a debounce or batch key, which become part of run IDs. */
 export function checkFlowName(name: unknown, what: string): string {
-  if (typeof name !== "string" || name.length === 0) throw new RejectedError(`${what} must be a non-empty string; got ${JSON.stringify(name)}`);
+  if (typeof name !== "string" || name.length === 0)
+    throw new RejectedError(`${what} must be a non-empty string; got ${JSON.stringify(name)}`);
   if (name.length > 900) throw new RejectedError(`${what} '${name.slice(0, 40)}...' is ${name.length} characters long; the limit is 900`);
   checkWellFormed(name, what);
   if (name.startsWith(SYSTEM_STREAM_PREFIX)) {
@@ -39,7 +40,10 @@ export class SystemLog {
     const position = this.positions.get(stream) ?? 0;
     const body = encodeSystemRecord(record, this.codec, { workflowId: stream, runId: 0, position });
     if (body.length > this.maxRecordBytes) {
-      throw new RejectedError(`${record.kind} record of ${family} '${name}' is ${body.length} bytes; the limit is ${this.maxRecordBytes} (Config.maxPayloadBytes)`, { reason: "too-large" });
+      throw new RejectedError(
+        `${record.kind} record of ${family} '${name}' is ${body.length} bytes; the limit is ${this.maxRecordBytes} (Config.maxPayloadBytes)`,
+        { reason: "too-large" },
+      );
     }
     this.positions.set(stream, position + 1);
     return this.track(this.log.append(this.shardOf(family, name), { stream, body }));

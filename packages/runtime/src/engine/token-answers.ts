@@ -29,15 +29,24 @@ export async function answerToken(
   const address = parseCompletionToken(token);
   deps.held(address.workflowId);
   const entry = deps.entry(address.workflowId);
-  if (entry === undefined) throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`, { reason: "invalid-token" });
+  if (entry === undefined)
+    throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`, { reason: "invalid-token" });
   if (entry.runId !== address.runId) {
-    throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`, { reason: "stale-token" });
+    throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`, {
+      reason: "stale-token",
+    });
   }
-  if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`, { reason: "already-finished" });
+  if (entry.finished !== undefined)
+    throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`, {
+      reason: "already-finished",
+    });
   const executor = await deps.idleExecutor(entry);
   const state = executor.completionState(token);
   if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`, { reason: "token-used" });
-  if (state === "unknown") throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`, { reason: "stale-token" });
+  if (state === "unknown")
+    throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`, {
+      reason: "stale-token",
+    });
   executor.claimCompletion(token);
   await deps.append(entry, { kind: "completion", token, ...outcome, at: deps.now(), ...(request === undefined ? {} : { request }) });
 }

@@ -11,7 +11,9 @@ export class WorkflowCatalog {
     const def = definitionOf(cls);
     const known = this.byName.get(def.name);
     if (known !== undefined && known.cls !== cls) {
-      throw new ConfigError(`two workflow classes are named '${def.name}' (${known.cls.name} and ${cls.name}); give one another name with @Workflow("...")`);
+      throw new ConfigError(
+        `two workflow classes are named '${def.name}' (${known.cls.name} and ${cls.name}); give one another name with @Workflow("...")`,
+      );
     }
     this.byName.set(def.name, def);
     this.byClass.set(cls, def);
@@ -24,7 +26,9 @@ export class WorkflowCatalog {
     const def = this.byName.get(type);
     if (def === undefined) {
       const names = [...this.byName.keys()].map((n) => `'${n}'`).join(", ") || "none";
-      throw new NotFoundError(`no workflow type '${type}' is registered (registered: ${names}); pass its class to Engine.open or engine.register`);
+      throw new NotFoundError(
+        `no workflow type '${type}' is registered (registered: ${names}); pass its class to Engine.open or engine.register`,
+      );
     }
     return def;
   }

@@ -5,7 +5,9 @@ const OPERATORS = new Set(["eq", "ne", "gt", "gte", "lt", "lte", "in", "has"]);
 const BUILT_IN = new Set(["type", "status", "id", "runId", "startedAt", "endedAt"]);
 
 function isOperatorObject(v: unknown): v is FieldFilter {
-  return v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => OPERATORS.has(k));
+  return (
+    v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length > 0 && Object.keys(v).every((k) => OPERATORS.has(k))
+  );
 }
 
 /** Checks a `listWhere` filter once, before any run is looked at. */
@@ -16,7 +18,10 @@ export function checkFilter(filter: ListFilter): void {
   for (const [field, cond] of Object.entries(filter)) {
     if (cond !== null && typeof cond === "object" && !Array.isArray(cond) && !(cond instanceof Date)) {
       const bad = Object.keys(cond).filter((k) => !OPERATORS.has(k));
-      if (bad.length > 0) throw new RejectedError(`listWhere: field '${field}' uses unknown operator(s) ${bad.join(", ")}; use eq, ne, gt, gte, lt, lte, in, has`);
+      if (bad.length > 0)
+        throw new RejectedError(
+          `listWhere: field '${field}' uses unknown operator(s) ${bad.join(", ")}; use eq, ne, gt, gte, lt, lte, in, has`,
+        );
       const inList = (cond as FieldFilter).in;
       if (inList !== undefined && !Array.isArray(inList)) throw new RejectedError(`listWhere: field '${field}': 'in' needs an array`);
     }

@@ -149,7 +149,16 @@ function encodeStepRecord(r: StepRecord, codec: PayloadCodec, context: PayloadCo
   const attemptDigits = digitCount(r.attempts);
   const args = r.args === undefined ? undefined : Buffer.from(JSON.stringify(r.args), "utf8");
   const headerLength =
-    STEP_AT.length + atDigits + STEP_SEQ.length + seqDigits + STEP_NAME.length + name.length + ok.length + attemptDigits + (args === undefined ? 0 : STEP_ARGS.length + args.length) + 1;
+    STEP_AT.length +
+    atDigits +
+    STEP_SEQ.length +
+    seqDigits +
+    STEP_NAME.length +
+    name.length +
+    ok.length +
+    attemptDigits +
+    (args === undefined ? 0 : STEP_ARGS.length + args.length) +
+    1;
   const out = Buffer.allocUnsafe(6 + headerLength + payload.length);
   out[0] = RECORD_FORMAT;
   out[1] = RECORD_KINDS.step.code;
@@ -192,4 +201,3 @@ function putDigits(out: Buffer, at: number, n: number, digits: number): number {
   }
   return at + digits;
 }
-

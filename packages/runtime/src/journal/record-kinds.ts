@@ -117,7 +117,10 @@ const start: RecordKindDescriptor<"start", StartHeader> = {
   describe: (r) => `start of ${r.type} run ${r.runId}`,
   encode: (r, p) => ({
     header: {
-      at: r.at, type: r.type, runId: r.runId, seed: r.seed,
+      at: r.at,
+      type: r.type,
+      runId: r.runId,
+      seed: r.seed,
       ...(r.update ? { update: { id: r.update.id, name: r.update.name } } : {}),
       ...(r.from ? { from: r.from } : {}),
       ...(r.parent ? { parent: r.parent } : {}),
@@ -132,7 +135,12 @@ const start: RecordKindDescriptor<"start", StartHeader> = {
   decode: (h, p) => {
     const [input, updateArg, attributes, signalValue] = p.value() as [unknown, unknown, Record<string, unknown> | undefined, unknown];
     return {
-      kind: "start", at: h.at, type: h.type, runId: h.runId, seed: h.seed, input,
+      kind: "start",
+      at: h.at,
+      type: h.type,
+      runId: h.runId,
+      seed: h.seed,
+      input,
       ...(h.update ? { update: { id: h.update.id, name: h.update.name, arg: updateArg } } : {}),
       ...(h.signal ? { signal: { name: h.signal.name, value: signalValue } } : {}),
       ...(h.attributes && attributes ? { attributes } : {}),
@@ -239,8 +247,17 @@ const attributes: RecordKindDescriptor<"attributes", AttributesHeader> = {
   wakes: false,
   readsBack: never,
   describe: (r) => `attributes (call #${r.seq})`,
-  encode: (r, p) => ({ header: { at: r.at, seq: r.seq, ...(r.removed?.length ? { removed: r.removed } : {}) }, payload: p.value(r.attributes) }),
-  decode: (h, p) => ({ kind: "attributes", at: h.at, seq: h.seq, attributes: p.value() as Record<string, unknown>, ...(h.removed ? { removed: h.removed } : {}) }),
+  encode: (r, p) => ({
+    header: { at: r.at, seq: r.seq, ...(r.removed?.length ? { removed: r.removed } : {}) },
+    payload: p.value(r.attributes),
+  }),
+  decode: (h, p) => ({
+    kind: "attributes",
+    at: h.at,
+    seq: h.seq,
+    attributes: p.value() as Record<string, unknown>,
+    ...(h.removed ? { removed: h.removed } : {}),
+  }),
 };
 
 const finish: RecordKindDescriptor<"finish", FinishHeader> = {
@@ -250,7 +267,13 @@ const finish: RecordKindDescriptor<"finish", FinishHeader> = {
   readsBack: (r) => r.status === "ok" && isPrimitive(r.value),
   describe: (r) => `finish (${r.status})`,
   encode: (r, p) => ({ header: { at: r.at, status: r.status, ...request(r) }, payload: outcome(r.status === "ok", r, p) }),
-  decode: (h, p) => ({ kind: "finish", at: h.at, status: h.status, ...(h.status === "ok" ? { value: p.value() } : { error: p.error() }), ...request(h) }),
+  decode: (h, p) => ({
+    kind: "finish",
+    at: h.at,
+    status: h.status,
+    ...(h.status === "ok" ? { value: p.value() } : { error: p.error() }),
+    ...request(h),
+  }),
 };
 
 const heartbeat: RecordKindDescriptor<"heartbeat", HeartbeatHeader> = {
@@ -276,7 +299,14 @@ const completion: RecordKindDescriptor<"completion", CompletionHeader> = {
   }),
   decode: (h, p) => {
     const answer = p.value() as { token: string; value?: unknown; error?: Error };
-    return { kind: "completion", at: h.at, token: answer.token, ok: h.ok, ...(h.ok ? { value: answer.value } : { error: answer.error as Error }), ...request(h) };
+    return {
+      kind: "completion",
+      at: h.at,
+      token: answer.token,
+      ok: h.ok,
+      ...(h.ok ? { value: answer.value } : { error: answer.error as Error }),
+      ...request(h),
+    };
   },
 };
 
@@ -292,7 +322,11 @@ const child: RecordKindDescriptor<"child", ChildHeader> = {
     payload: r.ok ? EMPTY : p.error(r.error),
   }),
   decode: (h, p) => ({
-    kind: "child", at: h.at, seq: h.seq, childId: h.childId, ok: h.ok,
+    kind: "child",
+    at: h.at,
+    seq: h.seq,
+    childId: h.childId,
+    ok: h.ok,
     ...(h.ok ? { childRunId: h.childRunId, close: h.close } : { error: p.error() }),
   }),
 };
@@ -304,7 +338,14 @@ const childResult: RecordKindDescriptor<"child-result", ChildResultHeader> = {
   readsBack: never,
   describe: (r) => `result of child '${r.childId}'`,
   encode: (r, p) => ({ header: { at: r.at, seq: r.seq, childId: r.childId, status: r.status }, payload: outcome(r.status === "ok", r, p) }),
-  decode: (h, p) => ({ kind: "child-result", at: h.at, seq: h.seq, childId: h.childId, status: h.status, ...(h.status === "ok" ? { value: p.value() } : { error: p.error() }) }),
+  decode: (h, p) => ({
+    kind: "child-result",
+    at: h.at,
+    seq: h.seq,
+    childId: h.childId,
+    status: h.status,
+    ...(h.status === "ok" ? { value: p.value() } : { error: p.error() }),
+  }),
 };
 
 const cancel: RecordKindDescriptor<"cancel", CancelHeader> = {
@@ -324,11 +365,24 @@ const attempt: RecordKindDescriptor<"attempt", AttemptHeader> = {
   readsBack: never,
   describe: (r) => `failed attempt ${r.attempt} of step '${r.name}' (call #${r.seq})`,
   encode: (r, p) => ({
-    header: { at: r.at, seq: r.seq, name: r.name, attempt: r.attempt, retryAt: r.retryAt, ...(r.since === undefined ? {} : { since: r.since }) },
+    header: {
+      at: r.at,
+      seq: r.seq,
+      name: r.name,
+      attempt: r.attempt,
+      retryAt: r.retryAt,
+      ...(r.since === undefined ? {} : { since: r.since }),
+    },
     payload: p.error(r.error),
   }),
   decode: (h, p) => ({
-    kind: "attempt", at: h.at, seq: h.seq, name: h.name, attempt: h.attempt, retryAt: h.retryAt, error: p.error(),
+    kind: "attempt",
+    at: h.at,
+    seq: h.seq,
+    name: h.name,
+    attempt: h.attempt,
+    retryAt: h.retryAt,
+    error: p.error(),
     ...(h.since === undefined ? {} : { since: h.since }),
   }),
 };
@@ -379,7 +433,9 @@ export function describeRecord(r: JournalRecord): string {
 }
 
 /** Record kinds whose headers the engine's index reads when it opens the log; the rest are only counted. */
-export const INDEXED_KINDS: ReadonlySet<RecordKind> = new Set((Object.keys(RECORD_KINDS) as RecordKind[]).filter((k) => RECORD_KINDS[k].indexed));
+export const INDEXED_KINDS: ReadonlySet<RecordKind> = new Set(
+  (Object.keys(RECORD_KINDS) as RecordKind[]).filter((k) => RECORD_KINDS[k].indexed),
+);
 
 /** True when `record`, once durable, wakes a parked run to apply it. */
 export function wakesRun(record: JournalRecord): boolean {

@@ -32,7 +32,9 @@ export function cronRecurrence(expression: string, timezone: string | undefined)
     cron = new Cron(expression, { paused: true, timezone: timezone ?? "Etc/UTC" });
     cron.nextRun(new Date(0));
   } catch (e) {
-    throw new RejectedError(`cron '${expression}'${timezone ? ` in time zone '${timezone}'` : ""} is not valid: ${(e as Error).message}`, { cause: e });
+    throw new RejectedError(`cron '${expression}'${timezone ? ` in time zone '${timezone}'` : ""} is not valid: ${(e as Error).message}`, {
+      cause: e,
+    });
   }
   const next = (t: number): number | undefined => cron.nextRun(new Date(t))?.getTime();
   return {
@@ -47,6 +49,10 @@ export function cronRecurrence(expression: string, timezone: string | undefined)
 }
 
 /** The recurrence of a schedule's settings: `every` or `cron`, whichever it has. */
-export function recurrenceOf(s: { readonly everyMs: number | undefined; readonly cron: string | undefined; readonly timezone: string | undefined }): Recurrence {
+export function recurrenceOf(s: {
+  readonly everyMs: number | undefined;
+  readonly cron: string | undefined;
+  readonly timezone: string | undefined;
+}): Recurrence {
   return s.everyMs !== undefined ? everyRecurrence(s.everyMs) : cronRecurrence(s.cron as string, s.timezone);
 }

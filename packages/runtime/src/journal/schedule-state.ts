@@ -219,7 +219,9 @@ export class ScheduleState {
 }
 
 /** The spec fields of a state record. */
-export function stateSpec(s: ScheduleSettings): Pick<ScheduleStateRecord, "workflow" | "everyMs" | "cron" | "timezone" | "overlap" | "catchUp" | "input"> {
+export function stateSpec(
+  s: ScheduleSettings,
+): Pick<ScheduleStateRecord, "workflow" | "everyMs" | "cron" | "timezone" | "overlap" | "catchUp" | "input"> {
   return {
     workflow: s.workflow,
     ...(s.everyMs !== undefined ? { everyMs: s.everyMs } : {}),

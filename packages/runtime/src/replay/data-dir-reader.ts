@@ -211,46 +211,61 @@ export class DataDirReader {
 
   private async index(): Promise<void> {
     for (let shard = 0; shard < this.log.shardCount; shard++) {
-      for await (const batch of this.log.scanBatches(shard)) for (const item of batch) {
-        // The engine's own streams (schedules, debounce windows, batches) hold no run journals.
-        if (item.stream.startsWith(SYSTEM_STREAM_PREFIX)) {
-          this.recordedSchedules.add(item.stream, item.body);
-          continue;
-        }
-        const run = parseStream(item.stream);
-        if (run === undefined) continue;
-        const header = readRecordHeader(item.body);
-        let entry = this.runs.get(run.id);
-        if (entry !== undefined && run.runId < entry.runId) continue;
-        if (header.kind === "start") {
-          if (entry === undefined || run.runId > entry.runId) {
-            entry = {
-              id: run.id, shard, stream: item.stream, type: String(header["type"]), runId: run.runId,
-              startedAt: Number(header.at), finished: undefined, endedAt: undefined, records: 0,
-              attributes: {}, attributesError: undefined, patches: [],
-            };
-            this.runs.set(run.id, entry);
+      for await (const batch of this.log.scanBatches(shard))
+        for (const item of batch) {
+          // The engine's own streams (schedules, debounce windows, batches) hold no run journals.
+          if (item.stream.startsWith(SYSTEM_STREAM_PREFIX)) {
+            this.recordedSchedules.add(item.stream, item.body);
+            continue;
           }
-        } else if (entry === undefined || run.runId !== entry.runId) {
-          continue;
+          const run = parseStream(item.stream);
+          if (run === undefined) continue;
+          const header = readRecordHeader(item.body);
+          let entry = this.runs.get(run.id);
+          if (entry !== undefined && run.runId < entry.runId) continue;
+          if (header.kind === "start") {
+            if (entry === undefined || run.runId > entry.runId) {
+              entry = {
+                id: run.id,
+                shard,
+                stream: item.stream,
+                type: String(header["type"]),
+                runId: run.runId,
+                startedAt: Number(header.at),
+                finished: undefined,
+                endedAt: undefined,
+                records: 0,
+                attributes: {},
+                attributesError: undefined,
+                patches: [],
+              };
+              this.runs.set(run.id, entry);
+            }
+          } else if (entry === undefined || run.runId !== entry.runId) {
+            continue;
+          }
+          const position = entry.records++;
+          if (header.kind === "finish") {
+            entry.finished = header["status"] as FinishedStatus;
+            entry.endedAt = Number(header.at);
+          } else if (header.kind === "attributes") {
+            this.indexAttributes(entry, item.body, position);
+          } else if (header.kind === "patch") {
+            entry.patches.push({ id: String(header["id"]), at: Number(header.at) });
+          }
         }
-        const position = entry.records++;
-        if (header.kind === "finish") {
-          entry.finished = header["status"] as FinishedStatus;
-          entry.endedAt = Number(header.at);
-        } else if (header.kind === "attributes") {
-          this.indexAttributes(entry, item.body, position);
-        } else if (header.kind === "patch") {
-          entry.patches.push({ id: String(header["id"]), at: Number(header.at) });
-        }
-      }
     }
   }
 
   private indexAttributes(entry: Entry, body: Uint8Array, position: number): void {
     if (entry.attributesError !== undefined) return;
     try {
-      const record = exportedRecordOf(body, this.options.cipher, { workflowId: entry.id, runId: entry.runId, position }, `record ${position} of '${entry.id}'`);
+      const record = exportedRecordOf(
+        body,
+        this.options.cipher,
+        { workflowId: entry.id, runId: entry.runId, position },
+        `record ${position} of '${entry.id}'`,
+      );
       if (record.payload === undefined) return;
       const attributes = importValue(record.payload, this.options.registry ?? payloadTypes, "attributes") as Record<string, unknown>;
       entry.attributes = { ...entry.attributes, ...attributes };

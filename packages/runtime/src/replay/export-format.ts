@@ -45,7 +45,15 @@ export interface ExportedJournal {
   readonly records: readonly ExportedRecord[];
 }
 
-const STATUSES: ReadonlySet<string> = new Set<RunStatusValue>(["running", "suspended", "parked", "ok", "failed", "cancelled", "terminated"]);
+const STATUSES: ReadonlySet<string> = new Set<RunStatusValue>([
+  "running",
+  "suspended",
+  "parked",
+  "ok",
+  "failed",
+  "cancelled",
+  "terminated",
+]);
 
 /** Fields whose type is checked wherever they appear in a record. */
 const FIELD_TYPES: Readonly<Record<string, "number" | "string" | "boolean">> = {
@@ -101,7 +109,8 @@ function checkRecord(record: unknown, where: string, fail: (what: string) => nev
   if (typeof r["kind"] !== "string") fail(`${where} has no "kind"`);
   for (const [field, value] of Object.entries(r)) {
     const expected = FIELD_TYPES[field];
-    if (expected !== undefined && typeof value !== expected) fail(`${where} (${String(r["kind"])}): "${field}" must be a ${expected}; got ${describe(value)}`);
+    if (expected !== undefined && typeof value !== expected)
+      fail(`${where} (${String(r["kind"])}): "${field}" must be a ${expected}; got ${describe(value)}`);
   }
   if (r["at"] === undefined) fail(`${where} (${String(r["kind"])}) has no "at" time`);
   const payload = r["payload"];

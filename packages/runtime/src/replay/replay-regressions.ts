@@ -27,7 +27,9 @@ export interface ReplayRegressionsOptions extends ReplayerOptions {
 export function replayRegressions(dir: string, workflows: readonly WorkflowClass[], options: ReplayRegressionsOptions = {}): void {
   const it = options.it ?? (globalThis as { it?: DefineTest }).it;
   if (typeof it !== "function") {
-    throw new ConfigError("replayRegressions defines tests with the global it(), which is missing; call it inside a mocha suite or pass { it }");
+    throw new ConfigError(
+      "replayRegressions defines tests with the global it(), which is missing; call it inside a mocha suite or pass { it }",
+    );
   }
   if (!existsSync(dir)) throw new ConfigError(`replayRegressions: the folder of exported journals ${dir} does not exist`);
   const files = exportFilesIn(dir);

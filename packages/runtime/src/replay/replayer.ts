@@ -81,7 +81,9 @@ export class Replayer {
       const def = definitionOf(cls);
       const known = this.types.get(def.name);
       if (known !== undefined && known.cls !== cls) {
-        throw new ConfigError(`two workflow classes are named '${def.name}' (${known.cls.name} and ${cls.name}); give one another name with @Workflow("...")`);
+        throw new ConfigError(
+          `two workflow classes are named '${def.name}' (${known.cls.name} and ${cls.name}); give one another name with @Workflow("...")`,
+        );
       }
       this.types.set(def.name, def);
     }
@@ -99,7 +101,17 @@ export class Replayer {
         journal = exportJournal(source, { registry: this.registry });
       } catch (e) {
         const cause = e as Error;
-        return { workflowId: source.id, type: source.type, runId: source.runId, ok: false, finished: false, error: cause.message, cause, next: [], records: source.journal.length };
+        return {
+          workflowId: source.id,
+          type: source.type,
+          runId: source.runId,
+          ok: false,
+          finished: false,
+          error: cause.message,
+          cause,
+          next: [],
+          records: source.journal.length,
+        };
       }
     } else {
       journal = source;
@@ -109,7 +121,11 @@ export class Replayer {
     const def = this.types.get(journal.type);
     if (def === undefined) {
       const names = [...this.types.keys()].map((n) => `'${n}'`).join(", ") || "none";
-      return failed(new NotFoundError(`workflow type '${journal.type}' of '${journal.workflowId}' is not registered with this Replayer (registered: ${names})`));
+      return failed(
+        new NotFoundError(
+          `workflow type '${journal.type}' of '${journal.workflowId}' is not registered with this Replayer (registered: ${names})`,
+        ),
+      );
     }
     let records: JournalRecord[];
     try {
@@ -150,7 +166,18 @@ export class Replayer {
         results.push(await this.replayFile(file));
       } catch (e) {
         const cause = e as Error;
-        results.push({ workflowId: "", type: "", runId: 0, file, ok: false, finished: false, error: cause.message, cause, next: [], records: 0 });
+        results.push({
+          workflowId: "",
+          type: "",
+          runId: 0,
+          file,
+          ok: false,
+          finished: false,
+          error: cause.message,
+          cause,
+          next: [],
+          records: 0,
+        });
       }
     }
     return results;

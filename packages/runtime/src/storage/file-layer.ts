@@ -71,8 +71,7 @@ export const nodeFileLayer: FileLayer = {
     }
   },
   exists: (path) => fs.existsSync(path),
-  open: (path, mode, perm, dsync = false) =>
-    fs.openSync(path, OPEN_FLAGS[mode] | (dsync ? fs.constants.O_DSYNC : 0), perm),
+  open: (path, mode, perm, dsync = false) => fs.openSync(path, OPEN_FLAGS[mode] | (dsync ? fs.constants.O_DSYNC : 0), perm),
   close: (fd) => fs.closeSync(fd),
   size: (fd) => fs.fstatSync(fd).size,
   read: (fd, buffer, offset, length, position) => fs.readSync(fd, buffer, offset, length, position),
@@ -96,14 +95,7 @@ export const nodeFileLayer: FileLayer = {
 };
 
 /** Writes all of `length` bytes, continuing after short writes; a write of zero bytes is an error. */
-export function writeFully(
-  layer: FileLayer,
-  fd: number,
-  buffer: Uint8Array,
-  offset: number,
-  length: number,
-  position: number,
-): void {
+export function writeFully(layer: FileLayer, fd: number, buffer: Uint8Array, offset: number, length: number, position: number): void {
   let done = 0;
   while (done < length) {
     const n = layer.write(fd, buffer, offset + done, length - done, position + done);
@@ -113,14 +105,7 @@ export function writeFully(
 }
 
 /** Reads until `length` bytes or end of file; returns the count read. */
-export function readFully(
-  layer: FileLayer,
-  fd: number,
-  buffer: Uint8Array,
-  offset: number,
-  length: number,
-  position: number,
-): number {
+export function readFully(layer: FileLayer, fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number {
   let done = 0;
   while (done < length) {
     const n = layer.read(fd, buffer, offset + done, length - done, position + done);

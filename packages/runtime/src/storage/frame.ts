@@ -42,13 +42,7 @@ export function maxFrameBytes(key: string, payloadBytes: number): number {
  * Encodes one frame at `offset` (the caller reserved {@link maxFrameBytes}) and returns the offset
  * after it. The key is written straight into the buffer, so encoding allocates nothing.
  */
-export function encodeFrame(
-  buf: Buffer,
-  offset: number,
-  kind: FrameKind,
-  key: string,
-  payload: Uint8Array | undefined,
-): number {
+export function encodeFrame(buf: Buffer, offset: number, kind: FrameKind, key: string, payload: Uint8Array | undefined): number {
   const bodyStart = offset + HEADER_BYTES;
   buf[bodyStart] = kind;
   const keyStart = bodyStart + BODY_PREFIX_BYTES;

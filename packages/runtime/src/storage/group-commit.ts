@@ -31,14 +31,7 @@
 import { StorageError } from "../core/errors.js";
 import { BATCH_FRAME_BYTES, encodeBatchHeader } from "./batch-frame.js";
 import { type FileLayer, writeFully } from "./file-layer.js";
-import {
-  FrameKind,
-  MAX_KEY_BYTES,
-  MAX_PAYLOAD_BYTES,
-  SEAL_FRAME_BYTES,
-  encodeFrame,
-  maxFrameBytes,
-} from "./frame.js";
+import { FrameKind, MAX_KEY_BYTES, MAX_PAYLOAD_BYTES, SEAL_FRAME_BYTES, encodeFrame, maxFrameBytes } from "./frame.js";
 import { BatchFront, PendingBatch } from "./batch-front.js";
 import type { CommitObserver, LogEntry } from "./log.js";
 import type { Segment } from "./segment.js";
@@ -278,9 +271,7 @@ export class ShardCommitter extends BatchFront<Batch> {
 
   protected check(key: string, payloadBytes: number): StorageError | undefined {
     if (payloadBytes > MAX_PAYLOAD_BYTES) {
-      return new StorageError(
-        `an entry of stream "${key.slice(0, 80)}" has ${payloadBytes} bytes; the limit is ${MAX_PAYLOAD_BYTES}`,
-      );
+      return new StorageError(`an entry of stream "${key.slice(0, 80)}" has ${payloadBytes} bytes; the limit is ${MAX_PAYLOAD_BYTES}`);
     }
     if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES) {
       return new StorageError(`stream key "${key.slice(0, 80)}…" is longer than ${MAX_KEY_BYTES} UTF-8 bytes`);

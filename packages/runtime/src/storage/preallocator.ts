@@ -67,7 +67,7 @@ export async function zeroFill(layer: FileLayer, file: string, bytes: number): P
   const fd = layer.open(file, "create", FILE_MODE);
   try {
     const zeros = Buffer.alloc(Math.min(CHUNK, bytes));
-    for (let at = 0; at < bytes; ) {
+    for (let at = 0; at < bytes;) {
       const n = Math.min(zeros.length, bytes - at);
       const written = await new Promise<number>((resolve, reject) =>
         layer.writeAsync(fd, zeros, 0, n, at, (err, count) => (err ? reject(err) : resolve(count))),

@@ -175,7 +175,10 @@ function judgeSegment(
     const closedAt = markEnd === undefined ? "" : `, but the shard was closed cleanly with its data ending at offset ${markEnd}`;
     if (stop === undefined) {
       if (!scan.sealed && !newest) {
-        return { scan, verdict: { kind: "corrupt", reason: `the segment ends at offset ${scan.end} without its seal although newer segments exist` } };
+        return {
+          scan,
+          verdict: { kind: "corrupt", reason: `the segment ends at offset ${scan.end} without its seal although newer segments exist` },
+        };
       }
       if (markEnd !== undefined && scan.end < markEnd) {
         return { scan, verdict: { kind: "corrupt", reason: `its data ends at offset ${scan.end}${closedAt}` } };
@@ -217,12 +220,21 @@ function findProof(rest: Buffer, stop: ScanStop, framing: Framing, view: FrameVi
 }
 
 function misplacedMark(input: RecoveryInput, clean: CleanMark, seqs: readonly number[]): StorageError {
-  return new StorageError(`shard ${input.shard}: ${markProblem(input, clean, seqs)}; segments were lost or restored from another copy, so the log was not opened`);
+  return new StorageError(
+    `shard ${input.shard}: ${markProblem(input, clean, seqs)}; segments were lost or restored from another copy, so the log was not opened`,
+  );
 }
 
 function misplacedMarkRepaired(input: RecoveryInput, clean: CleanMark, seqs: readonly number[]): RecoveryEvent {
   const segment = path.join(input.dir, segmentName(clean.segment));
-  return { shard: input.shard, segment, offset: clean.end, kind: "repaired", discardedBytes: 0, reason: `${markProblem(input, clean, seqs)}; the mark was ignored` };
+  return {
+    shard: input.shard,
+    segment,
+    offset: clean.end,
+    kind: "repaired",
+    discardedBytes: 0,
+    reason: `${markProblem(input, clean, seqs)}; the mark was ignored`,
+  };
 }
 
 function markProblem(input: RecoveryInput, clean: CleanMark, seqs: readonly number[]): string {
@@ -273,7 +285,7 @@ function lastNonZero(buf: Buffer, start: number, end: number): number {
  * skipped (a frame's length field is never zero, so at most its last three bytes can start one).
  */
 function findValidFrame(buf: Buffer, from: number, limit: number, view: FrameView): number {
-  for (let o = from; o + 8 <= limit; ) {
+  for (let o = from; o + 8 <= limit;) {
     if (o % BLOCK === 0 && o + BLOCK <= limit && isZero(buf, o, o + BLOCK)) {
       o += BLOCK - 3;
       continue;

@@ -86,4 +86,3 @@ export function isZero(buf: Buffer, start: number, end: number): boolean {
   }
   return true;
 }
-

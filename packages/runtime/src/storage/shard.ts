@@ -69,8 +69,7 @@ export class Shard implements CommitTarget {
     this.events = events;
     this.segments = segments;
     for (const s of segments) this.bySeq.set(s.seq, s);
-    this.preallocator =
-      !writer || !options.preallocate ? undefined : new Preallocator(options.layer, options.dir, options.segmentBytes);
+    this.preallocator = !writer || !options.preallocate ? undefined : new Preallocator(options.layer, options.dir, options.segmentBytes);
     this.committer = writer ? new ShardCommitter(this, options.syncKind, options.scheduler, lastBatch + 1) : undefined;
   }
 

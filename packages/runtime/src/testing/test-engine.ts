@@ -52,7 +52,10 @@ export interface TestEngineOptions {
  */
 export const TestEngine = {
   async create(options: TestEngineOptions = {}): Promise<TestEngine> {
-    const clock = new VirtualClock(options.startTime, options.runningStepGrace !== undefined ? { runningStepGrace: options.runningStepGrace } : {});
+    const clock = new VirtualClock(
+      options.startTime,
+      options.runningStepGrace !== undefined ? { runningStepGrace: options.runningStepGrace } : {},
+    );
     let config = Config.memory().clock(clock);
     if (options.cache !== undefined) config = config.cache(options.cache);
     if (options.logger !== undefined) config = config.logger(options.logger);

@@ -21,7 +21,8 @@ export function makeCompletionToken(workflowId: string, runId: number, stepKey: 
 
 /** Reads the run a token belongs to, or a `RejectedError` for anything that is not a fusee token. */
 export function parseCompletionToken(token: unknown): TokenAddress {
-  if (typeof token !== "string") throw new RejectedError(`a completion token must be a string; got ${typeof token}`, { reason: "invalid-token" });
+  if (typeof token !== "string")
+    throw new RejectedError(`a completion token must be a string; got ${typeof token}`, { reason: "invalid-token" });
   const [prefix, address] = token.split(".");
   try {
     if (prefix !== PREFIX || address === undefined) throw new Error("bad prefix");

@@ -79,7 +79,12 @@ export interface CtxBackend {
   journalSize(): number;
   startChild(type: string, id: string, input: unknown, options: ChildOptions): Promise<ChildHandle<unknown>>;
   continueAsNew(input: unknown): Promise<never>;
-  awaitCompletion(name: string, send: (c: Completion) => unknown, options: StepOptions, waitTimeoutMs: number | undefined): Promise<unknown>;
+  awaitCompletion(
+    name: string,
+    send: (c: Completion) => unknown,
+    options: StepOptions,
+    waitTimeoutMs: number | undefined,
+  ): Promise<unknown>;
   send(target: string, message: Message): Promise<unknown>;
   log(level: LogLevel, message: string, fields: LogFields | undefined): void;
 }
@@ -98,7 +103,6 @@ function workflowName(cls: { name: string }): string {
   const meta = Reflect.getOwnMetadata(WORKFLOW_METADATA, cls) as { name?: string } | undefined;
   return meta?.name ?? cls.name;
 }
-
 
 /**
  * The context of one workflow run, injected into the workflow's constructor. All non-determinism in
@@ -288,7 +292,11 @@ export class Ctx<W = any> {
    * const child = await this.ctx.startChild("Ship", `ship-${id}`, order, { close: "abandon" });
    * const label = await child.result();
    */
-  startChild<C extends WorkflowClass>(type: C, id: string, ...args: InputArgs<C, [options?: ChildOptions]>): Promise<ChildHandle<WorkflowOutput<C>>>;
+  startChild<C extends WorkflowClass>(
+    type: C,
+    id: string,
+    ...args: InputArgs<C, [options?: ChildOptions]>
+  ): Promise<ChildHandle<WorkflowOutput<C>>>;
   startChild<T = unknown>(type: string, id: string, input?: unknown, options?: ChildOptions): Promise<ChildHandle<T>>;
   startChild(type: string | WorkflowClass, id: string, input?: unknown, options: ChildOptions = {}): Promise<ChildHandle<unknown>> {
     const name = typeof type === "string" ? type : workflowName(type);
@@ -331,7 +339,11 @@ export class Ctx<W = any> {
    * @example
    * const verdict = await this.ctx.awaitCompletion<string>("ask-reviewer", ({ token }) => mail.send(token), { waitTimeout: "2 days" });
    */
-  awaitCompletion<T = unknown>(name: string, send: (c: Completion) => Promise<unknown> | unknown, options: AwaitCompletionOptions = {}): Promise<T> {
+  awaitCompletion<T = unknown>(
+    name: string,
+    send: (c: Completion) => Promise<unknown> | unknown,
+    options: AwaitCompletionOptions = {},
+  ): Promise<T> {
     checkName(name, "step name");
     const { waitTimeout, ...stepOptions } = options;
     checkStepOptions(stepOptions, `ctx.awaitCompletion('${name}')`);
@@ -391,9 +403,23 @@ export class Ctx<W = any> {
    * @example
    * await this.ctx.signalWithStart(Mutex, "mutex-printer", undefined, "acquire", this.ctx.workflowId);
    */
-  signalWithStart<C extends WorkflowClass>(type: C, id: string, input: WorkflowInput<C>, signal: string, arg?: unknown, options?: StartOptions): Promise<void>;
+  signalWithStart<C extends WorkflowClass>(
+    type: C,
+    id: string,
+    input: WorkflowInput<C>,
+    signal: string,
+    arg?: unknown,
+    options?: StartOptions,
+  ): Promise<void>;
   signalWithStart(type: string, id: string, input: unknown, signal: string, arg?: unknown, options?: StartOptions): Promise<void>;
-  async signalWithStart(type: string | WorkflowClass, id: string, input: unknown, signal: string, arg?: unknown, options: StartOptions = {}): Promise<void> {
+  async signalWithStart(
+    type: string | WorkflowClass,
+    id: string,
+    input: unknown,
+    signal: string,
+    arg?: unknown,
+    options: StartOptions = {},
+  ): Promise<void> {
     const name = typeof type === "string" ? checkName(type, "workflow type") : workflowName(type);
     checkId(id, "ctx.signalWithStart ID");
     checkName(signal, "signal name");
@@ -415,7 +441,10 @@ export class Ctx<W = any> {
 
   private scope(what: string): StepScope {
     const s = scopeOf(this.backend);
-    if (s === undefined) throw new RejectedError(`ctx.${what} is only available inside a running step of ${this.backend.workflowId}`, { reason: "outside-step" });
+    if (s === undefined)
+      throw new RejectedError(`ctx.${what} is only available inside a running step of ${this.backend.workflowId}`, {
+        reason: "outside-step",
+      });
     return s;
   }
 }

@@ -16,7 +16,16 @@ export {
 } from "./registry.js";
 export { registerType } from "./payload-types.js";
 export { registerConstructorTypes, registerWorkflowTypes, type WorkflowTypes, type HandlerTypes } from "./workflow-types.js";
-export { Ctx, type PatchIds, type PatchId, type WaitOptions, type ChildOptions, type ChildHandle, type Completion, type AwaitCompletionOptions } from "./ctx.js";
+export {
+  Ctx,
+  type PatchIds,
+  type PatchId,
+  type WaitOptions,
+  type ChildOptions,
+  type ChildHandle,
+  type Completion,
+  type AwaitCompletionOptions,
+} from "./ctx.js";
 export { RetryPolicy, type ErrorClass } from "./retry-policy.js";
 export { WorkflowLog, type LogFields } from "./workflow-log.js";
 export type { StepOptions, ClassType } from "./step-options.js";

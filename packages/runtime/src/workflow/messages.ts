@@ -13,7 +13,14 @@ export type Message =
   | { readonly op: "signal"; readonly name: string; readonly value: unknown }
   | { readonly op: "cancel"; readonly reason: string }
   | { readonly op: "update"; readonly name: string; readonly arg: unknown }
-  | { readonly op: "signal-with-start"; readonly type: string; readonly input: unknown; readonly name: string; readonly value: unknown; readonly options: StartOptions };
+  | {
+      readonly op: "signal-with-start";
+      readonly type: string;
+      readonly input: unknown;
+      readonly name: string;
+      readonly value: unknown;
+      readonly options: StartOptions;
+    };
 
 /** The name of the step that sends a message of `op`, as the sender's journal shows it. */
 export function messageStepName(op: Message["op"]): string {

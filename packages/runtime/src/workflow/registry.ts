@@ -8,7 +8,14 @@ import { injectable } from "tsyringe";
 import { ConfigError, RejectedError } from "../core/errors.js";
 import { toMillis } from "../core/duration.js";
 import { illFormed } from "../core/ids.js";
-import { MAILBOXES_METADATA, QUERIES_METADATA, SIGNALS_METADATA, STEPS_METADATA, UPDATES_METADATA, WORKFLOW_METADATA } from "./metadata-keys.js";
+import {
+  MAILBOXES_METADATA,
+  QUERIES_METADATA,
+  SIGNALS_METADATA,
+  STEPS_METADATA,
+  UPDATES_METADATA,
+  WORKFLOW_METADATA,
+} from "./metadata-keys.js";
 import { RetryPolicy } from "./retry-policy.js";
 import { registerType } from "./payload-types.js";
 import { hostOf, scopeOf } from "./run-binding.js";
@@ -185,7 +192,11 @@ export function registerWorkflow(cls: WorkflowClass, options: WorkflowOptions = 
     if (!Array.isArray(signals)) throw new ConfigError(`@Workflow on ${cls.name}: signals must be an array of signal names`);
     for (const s of signals) checkName(s, `@Workflow on ${cls.name}: signal`);
   }
-  Reflect.defineMetadata(WORKFLOW_METADATA, { name, ...(patches ? { patches: [...patches] } : {}), ...(signals ? { signals: [...signals] } : {}) }, cls);
+  Reflect.defineMetadata(
+    WORKFLOW_METADATA,
+    { name, ...(patches ? { patches: [...patches] } : {}), ...(signals ? { signals: [...signals] } : {}) },
+    cls,
+  );
   injectable()(cls as ClassType);
 }
 
@@ -193,7 +204,9 @@ export function registerWorkflow(cls: WorkflowClass, options: WorkflowOptions = 
 export function definitionOf(cls: WorkflowClass): WorkflowDefinition {
   const meta = Reflect.getOwnMetadata(WORKFLOW_METADATA, cls) as { name: string; patches?: string[]; signals?: string[] } | undefined;
   if (meta === undefined) {
-    throw new ConfigError(`${cls?.name ?? String(cls)} is not a workflow: decorate it with @Workflow() or call registerWorkflow(${cls?.name}, {})`);
+    throw new ConfigError(
+      `${cls?.name ?? String(cls)} is not a workflow: decorate it with @Workflow() or call registerWorkflow(${cls?.name}, {})`,
+    );
   }
   const found = Reflect.getOwnMetadata(MAILBOXES_METADATA, cls) as readonly string[] | undefined;
   const mailboxes = meta.signals === undefined && found === undefined ? undefined : new Set([...(meta.signals ?? []), ...(found ?? [])]);

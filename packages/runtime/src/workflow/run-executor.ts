@@ -156,7 +156,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   /** `running` while anything is being applied or executed, `suspended` while only waiting. */
   status(): "running" | "suspended" | FinishedStatus {
     if (this.finished) return this.finished;
-    if (this.instance === undefined || this.driving || this.steps.inFlight > 0 || this.arrived.size > 0 || this.held !== null) return "running";
+    if (this.instance === undefined || this.driving || this.steps.inFlight > 0 || this.arrived.size > 0 || this.held !== null)
+      return "running";
     return "suspended";
   }
 
@@ -271,7 +272,12 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return this.conditions.wait(pred, timeoutMs);
   }
 
-  awaitCompletion(name: string, send: (c: { token: string }) => unknown, options: StepOptions, waitTimeoutMs: number | undefined): Promise<unknown> {
+  awaitCompletion(
+    name: string,
+    send: (c: { token: string }) => unknown,
+    options: StepOptions,
+    waitTimeoutMs: number | undefined,
+  ): Promise<unknown> {
     return this.completions.await(name, send, options, waitTimeoutMs);
   }
 
@@ -282,7 +288,13 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   log(level: LogLevel, message: string, fields: LogFields | undefined): void {
     // Code re-run for records it reacted to before (in this process or an earlier one) wrote its lines then.
     if (this.applied <= this.quietUntil) return;
-    writeRunLog(this.host.logger, { workflowId: this.workflowId, workflowType: this.workflowType, runId: this.host.runId }, level, message, fields);
+    writeRunLog(
+      this.host.logger,
+      { workflowId: this.workflowId, workflowType: this.workflowType, runId: this.host.runId },
+      level,
+      message,
+      fields,
+    );
   }
 
   startChild(type: string, id: string, input: unknown, options: ChildOptions): Promise<ChildHandle<unknown>> {
@@ -340,7 +352,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
         this.breakWith(error);
         throw error;
       }
-      if (r.kind === "step" && r.args !== undefined && args !== undefined && r.args !== args) this.argumentsDiffer(recorded.position, r.name, seq);
+      if (r.kind === "step" && r.args !== undefined && args !== undefined && r.args !== args)
+        this.argumentsDiffer(recorded.position, r.name, seq);
     }
     return seq;
   }
@@ -456,7 +469,12 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
       this.breakWith(this.mismatch(position, record, this.lifecycle.ending("and is now waiting")));
       return;
     }
-    (APPLIERS[record.kind] as (run: RunExecutor, r: JournalRecord, replayed: boolean, position: number) => void)(this, record, replayed, position);
+    (APPLIERS[record.kind] as (run: RunExecutor, r: JournalRecord, replayed: boolean, position: number) => void)(
+      this,
+      record,
+      replayed,
+      position,
+    );
   }
 
   // ---- failures ----
@@ -465,7 +483,9 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   private lastCall(): string {
     const kind = this.lastKind;
     if (kind === undefined) return "nothing yet";
-    return kind === "attributes" || kind === "timer" ? `${kind} (call #${this.lastSeq})` : `${kind} '${this.lastName}' (call #${this.lastSeq})`;
+    return kind === "attributes" || kind === "timer"
+      ? `${kind} (call #${this.lastSeq})`
+      : `${kind} '${this.lastName}' (call #${this.lastSeq})`;
   }
 
   private nonDeterminism(position: number, holds: string, asked: string): NonDeterminismError {

@@ -222,7 +222,9 @@ class StepCall implements RunningStep {
     if (this.timeoutMs !== undefined) {
       const ms = this.timeoutMs;
       (this.timers ??= []).push(
-        this.env.clock.schedule(ms, () => this.timedOut(attempt, new TimeoutError(`step attempt ${attempt} ran past its timeout of ${ms}ms`))),
+        this.env.clock.schedule(ms, () =>
+          this.timedOut(attempt, new TimeoutError(`step attempt ${attempt} ran past its timeout of ${ms}ms`)),
+        ),
       );
     }
     if (this.heartbeatMs !== undefined) {
@@ -249,7 +251,10 @@ class StepCall implements RunningStep {
         if (attempt !== this.attempt || !this.running) return;
         const quiet = this.env.clock.now() - this.lastBeat;
         if (quiet >= limit) {
-          this.timedOut(attempt, new TimeoutError(`step attempt ${attempt} sent no heartbeat for ${quiet}ms (heartbeatTimeout ${limit}ms)`));
+          this.timedOut(
+            attempt,
+            new TimeoutError(`step attempt ${attempt} sent no heartbeat for ${quiet}ms (heartbeatTimeout ${limit}ms)`),
+          );
         } else this.watchHeartbeat(attempt, limit - quiet);
       }),
     );
@@ -308,7 +313,11 @@ class StepCall implements RunningStep {
    * before each effect learns of it before the effect, even right after its process was paused.
    */
   checkHeld(attempt: number): void {
-    const lost = this.held?.lapsed?.() ?? (this.env.abandoned() ? new FuseeError("the step's run can no longer be recorded here: its shard moved to another process or the engine shut down") : undefined);
+    const lost =
+      this.held?.lapsed?.() ??
+      (this.env.abandoned()
+        ? new FuseeError("the step's run can no longer be recorded here: its shard moved to another process or the engine shut down")
+        : undefined);
     if (lost === undefined) return;
     this.timedOut(attempt, lost);
     throw lost;

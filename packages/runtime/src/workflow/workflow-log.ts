@@ -46,7 +46,13 @@ export interface RunIdentity {
 }
 
 /** Writes one line of workflow code: through `logger`, or to the console with the identity up front. */
-export function writeRunLog(logger: Logger | undefined, run: RunIdentity, level: LogLevel, message: string, fields: LogFields | undefined): void {
+export function writeRunLog(
+  logger: Logger | undefined,
+  run: RunIdentity,
+  level: LogLevel,
+  message: string,
+  fields: LogFields | undefined,
+): void {
   const identity = { workflowId: run.workflowId, workflowType: run.workflowType, runId: run.runId };
   if (logger !== undefined) {
     logger[level]({ ...fields, ...identity }, message);

@@ -68,6 +68,10 @@ export function registerConstructorTypes(cls: abstract new (...args: never[]) =>
   if (typeof cls !== "function") throw new ConfigError(`registerConstructorTypes needs a class; got ${String(cls)}`);
   if (Reflect.getOwnMetadata("design:paramtypes", cls) !== undefined) return;
   // Without compiler-emitted metadata tsyringe cannot see the constructor; give it what gen read.
-  Reflect.defineMetadata("design:paramtypes", params.map((p) => p ?? Object), cls);
+  Reflect.defineMetadata(
+    "design:paramtypes",
+    params.map((p) => p ?? Object),
+    cls,
+  );
   injectable()(cls as new (...args: unknown[]) => unknown);
 }

@@ -61,8 +61,17 @@ describe("encodeError / decodeError", () => {
 
     it("round-trips each of fusee's errors as itself, with its code", () => {
       const classes = [
-        FuseeError, RejectedError, AlreadyExistsError, NotFoundError, TerminatedError, CancelledError,
-        TimeoutError, NonDeterminismError, CodecError, ConfigError, StorageError,
+        FuseeError,
+        RejectedError,
+        AlreadyExistsError,
+        NotFoundError,
+        TerminatedError,
+        CancelledError,
+        TimeoutError,
+        NonDeterminismError,
+        CodecError,
+        ConfigError,
+        StorageError,
       ];
       for (const cls of classes) {
         const original = new cls(`${cls.name} for pay-1`);
@@ -98,7 +107,9 @@ describe("encodeError / decodeError", () => {
       expect(back.code).to.equal("ECONNREFUSED");
       expect(back.port).to.equal(5432);
       expect(back.at).to.be.instanceOf(Date).and.deep.equal(new Date(7));
-      expect(back.attempts).to.be.instanceOf(Map).and.deep.equal(new Map([["db", 3]]));
+      expect(back.attempts)
+        .to.be.instanceOf(Map)
+        .and.deep.equal(new Map([["db", 3]]));
       expect(back).to.have.own.property("missing", undefined);
     });
 
@@ -108,7 +119,9 @@ describe("encodeError / decodeError", () => {
       const top = new Error("workflow pay-1 failed", { cause: middle });
       const back = roundTrip(top);
       expect(back.cause).to.be.instanceOf(TimeoutError);
-      expect((back.cause as Error).cause).to.be.instanceOf(RangeError).and.have.property("message", "out of range");
+      expect((back.cause as Error).cause)
+        .to.be.instanceOf(RangeError)
+        .and.have.property("message", "out of range");
       expect((back.cause as Error).stack).to.equal(middle.stack);
     });
 
@@ -124,7 +137,12 @@ describe("encodeError / decodeError", () => {
       }
       const config: Record<string, unknown> = { url: "https://api.example.com", transform: () => 1 };
       config["self"] = config;
-      const original = Object.assign(new Error("request failed"), { code: "ERR_BAD_RESPONSE", config, socket: new Socket(), tag: Symbol("t") });
+      const original = Object.assign(new Error("request failed"), {
+        code: "ERR_BAD_RESPONSE",
+        config,
+        socket: new Socket(),
+        tag: Symbol("t"),
+      });
       const back = roundTrip(original) as Error & Record<string, unknown>;
       expect(back.message).to.equal("request failed");
       expect(back["code"]).to.equal("ERR_BAD_RESPONSE");
@@ -135,7 +153,10 @@ describe("encodeError / decodeError", () => {
 
     it("round-trips errors nested inside ordinary values", () => {
       const types = new TypeRegistry();
-      const outcome = [{ status: "rejected", reason: new RejectedError("empty item") }, { status: "fulfilled", value: 1 }];
+      const outcome = [
+        { status: "rejected", reason: new RejectedError("empty item") },
+        { status: "fulfilled", value: 1 },
+      ];
       const back = decodeValue<typeof outcome>(encodeValue(outcome, types), types);
       expect(back[0]?.reason).to.be.instanceOf(RejectedError).and.have.property("message", "empty item");
     });

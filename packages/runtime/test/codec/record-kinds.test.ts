@@ -1,5 +1,13 @@
 import { expect } from "chai";
-import { INDEXED_KINDS, RECORD_KINDS, callName, describeRecord, isCallRecord, readsBackUnchanged, wakesRun } from "../../src/journal/record-kinds.js";
+import {
+  INDEXED_KINDS,
+  RECORD_KINDS,
+  callName,
+  describeRecord,
+  isCallRecord,
+  readsBackUnchanged,
+  wakesRun,
+} from "../../src/journal/record-kinds.js";
 import { assembleRecord, readRecordKind } from "../../src/journal/record-codec.js";
 import type { JournalRecord, RecordKind } from "../../src/journal/records.js";
 

@@ -84,7 +84,16 @@ describe("TypeRegistry", () => {
 
     it("holds fusee's errors from the start", () => {
       const registry = new TypeRegistry();
-      for (const cls of [FuseeError, RejectedError, CancelledError, TerminatedError, TimeoutError, NonDeterminismError, WorkflowFailedError, CodecError]) {
+      for (const cls of [
+        FuseeError,
+        RejectedError,
+        CancelledError,
+        TerminatedError,
+        TimeoutError,
+        NonDeterminismError,
+        WorkflowFailedError,
+        CodecError,
+      ]) {
         expect(registry.nameOf(cls), cls.name).to.equal(cls.name);
       }
     });

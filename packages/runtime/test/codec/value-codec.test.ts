@@ -65,7 +65,16 @@ function bodyOf(bytes: Uint8Array): string {
 describe("encodeValue / decodeValue", () => {
   describe("JSON values", () => {
     it("round-trips strings, numbers, booleans, null, arrays and nested objects", () => {
-      const value = { s: "text", n: 12.5, neg: -3, t: true, f: false, z: null, list: [1, "two", [3], { four: 4 }], deep: { a: { b: { c: [] } } } };
+      const value = {
+        s: "text",
+        n: 12.5,
+        neg: -3,
+        t: true,
+        f: false,
+        z: null,
+        list: [1, "two", [3], { four: 4 }],
+        deep: { a: { b: { c: [] } } },
+      };
       expect(roundTrip(value)).to.deep.equal(value);
     });
 
@@ -78,11 +87,11 @@ describe("encodeValue / decodeValue", () => {
     });
 
     it("round-trips every kind of text, lone surrogates included", () => {
-      const value = ["", "é ü ß", "日本語", "🚀", "\u0000\n\t\"\\", "\ud800", "a\udc00b"];
+      const value = ["", "é ü ß", "日本語", "🚀", '\u0000\n\t"\\', "\ud800", "a\udc00b"];
       expect(roundTrip(value)).to.deep.equal(value);
     });
 
-    it("keeps an own \"__proto__\" key as data and never changes a prototype", () => {
+    it('keeps an own "__proto__" key as data and never changes a prototype', () => {
       const value = JSON.parse('{"__proto__": {"polluted": true}, "d": {"__proto__": 1}}') as Record<string, unknown>;
       const back = roundTrip({ value, at: new Date(1) });
       expect(Object.getPrototypeOf(back.value)).to.equal(Object.prototype);
@@ -229,7 +238,7 @@ describe("encodeValue / decodeValue", () => {
   });
 
   describe("objects that look like tags", () => {
-    it("round-trips user objects with a \"$\" key, whatever they hold, next to real tags", () => {
+    it('round-trips user objects with a "$" key, whatever they hold, next to real tags', () => {
       const value = {
         at: new Date(1),
         fakeDate: { $: "d", v: 5 },
@@ -252,7 +261,7 @@ describe("encodeValue / decodeValue", () => {
       expect(decodeValue(bytes, registry())).to.deep.equal(value);
     });
 
-    it("round-trips a registered instance that has a \"$\" property", () => {
+    it('round-trips a registered instance that has a "$" property', () => {
       const money = Object.assign(new Money(1), { $: "c" });
       const back = roundTrip(money);
       expect(back).to.be.instanceOf(Money);
@@ -394,7 +403,10 @@ describe("encodeValue / decodeValue", () => {
     });
 
     it("refuses built-in objects that cannot be journaled, such as promises", () => {
-      expect(() => encodeValue({ pending: Promise.resolve(1) }, registry())).to.throw(CodecError, /^value\.pending is an instance of class Promise/);
+      expect(() => encodeValue({ pending: Promise.resolve(1) }, registry())).to.throw(
+        CodecError,
+        /^value\.pending is an instance of class Promise/,
+      );
     });
 
     it("encodes instances of the class given as `type` without registration", () => {
@@ -451,7 +463,10 @@ describe("encodeValue / decodeValue", () => {
     });
 
     it("refuses a symbol, naming its path", () => {
-      expect(() => encodeValue({ "odd key": Symbol("s") }, registry())).to.throw(CodecError, /^value\["odd key"\] is a symbol \(Symbol\(s\)\)/);
+      expect(() => encodeValue({ "odd key": Symbol("s") }, registry())).to.throw(
+        CodecError,
+        /^value\["odd key"\] is a symbol \(Symbol\(s\)\)/,
+      );
     });
 
     it("refuses a top-level function", () => {
@@ -471,7 +486,10 @@ describe("encodeValue / decodeValue", () => {
     it("refuses a cycle through a Map, a Set and a registered class", () => {
       const map = new Map<string, unknown>();
       map.set("self", new Set([map]));
-      expect(() => encodeValue({ map }, registry())).to.throw(CodecError, /^value\.map\.get\("self"\)\.values\(\)\[0\] refers back to value\.map/);
+      expect(() => encodeValue({ map }, registry())).to.throw(
+        CodecError,
+        /^value\.map\.get\("self"\)\.values\(\)\[0\] refers back to value\.map/,
+      );
       const cart = new Cart();
       cart.items = cart as unknown as Map<string, number>;
       expect(() => encodeValue(cart, registry())).to.throw(CodecError, /^value\.items refers back to value/);
@@ -486,8 +504,17 @@ describe("encodeValue / decodeValue", () => {
 
   describe("values that cannot be read", () => {
     it("reports a getter that throws, naming its path", () => {
-      const value = { account: { get balance(): number { throw new Error("locked"); } } };
-      expect(() => encodeValue(value, registry())).to.throw(CodecError, /^value\.account\.balance could not be read: its getter threw locked/);
+      const value = {
+        account: {
+          get balance(): number {
+            throw new Error("locked");
+          },
+        },
+      };
+      expect(() => encodeValue(value, registry())).to.throw(
+        CodecError,
+        /^value\.account\.balance could not be read: its getter threw locked/,
+      );
     });
 
     it("refuses a value nested too deeply for the stack with a CodecError", () => {

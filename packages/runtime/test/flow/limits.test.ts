@@ -126,7 +126,14 @@ describe("limits", () => {
       engine.limit("one", { concurrent: 1, perSecond: 0 });
       const blocker = await engine.start(Hold, "hold", undefined);
       await eventually("the blocker's permit", () => engine.limitInUse("one") === 1);
-      const asks: Array<[number, string]> = [...Array.from({ length: 6 }, () => [0, "big"] as [number, string]), [0, "a"], [0, "b"], [0, "a"], [0, "b"], [5, "urgent"]];
+      const asks: Array<[number, string]> = [
+        ...Array.from({ length: 6 }, () => [0, "big"] as [number, string]),
+        [0, "a"],
+        [0, "b"],
+        [0, "a"],
+        [0, "b"],
+        [5, "urgent"],
+      ];
       const runs = [];
       for (const [i, ask] of asks.entries()) {
         runs.push(await engine.start(Job, `job-${i}`, ask));
@@ -161,7 +168,9 @@ describe("limits", () => {
         (e: unknown) => e,
       );
       expect(error).to.be.instanceOf(RejectedError);
-      expect((error as Error).message).to.contain("'nowhere'").and.contain("engine.limit");
+      expect((error as Error).message)
+        .to.contain("'nowhere'")
+        .and.contain("engine.limit");
       expect(Untamed.ran).to.equal(false);
       expect(() => engine.limitInUse("nowhere")).to.throw(RejectedError, "no limit is named 'nowhere'");
       await engine.shutdown();

@@ -94,7 +94,10 @@ describe("schedules", () => {
       await eventually("the backfill", async () => reports > n && (await s.describe()).backfills.length === 0);
       const ids = (await engine.listWhere({ type: "Report" }, 1000)).map((r) => r.id);
       expect(new Set(ids).size, "no instant started twice").to.equal(ids.length);
-      expect(ids.every((id) => id.startsWith("nightly@")), ids.join()).to.equal(true);
+      expect(
+        ids.every((id) => id.startsWith("nightly@")),
+        ids.join(),
+      ).to.equal(true);
       expect((await s.describe()).started).to.equal(ids.length);
 
       const again = await engine.schedule("nightly", spec);
@@ -134,7 +137,9 @@ describe("schedules", () => {
       expect(await bad({ workflow: "Report", every: "1h", catchUp: "most" })).to.be.instanceOf(RejectedError);
       expect(await bad({ workflow: "Nope", every: "1h" })).to.be.instanceOf(NotFoundError);
       expect(await rejection(engine.schedule("$sys", { workflow: "Report", every: "1h" }))).to.be.instanceOf(RejectedError);
-      expect(await rejection(engine.start(Report, "$sys@1", undefined)), "workflow IDs may not take the engine's prefix").to.be.instanceOf(RejectedError);
+      expect(await rejection(engine.start(Report, "$sys@1", undefined)), "workflow IDs may not take the engine's prefix").to.be.instanceOf(
+        RejectedError,
+      );
       await engine.shutdown();
     });
   });

@@ -76,7 +76,9 @@ onEachEngine("cancel and terminate", (kind) => {
     await run.terminate("fraud");
     const err = await waiting;
     expect(err).to.be.instanceOf(TerminatedError);
-    expect((err as Error).message).to.contain("fraud").and.contain("b-2");
+    expect((err as Error).message)
+      .to.contain("fraud")
+      .and.contain("b-2");
     expect((await run.status()).status).to.equal("terminated");
     expect(cleanups).to.deep.equal([]);
     expect(await run.cancel().catch((e: unknown) => e)).to.be.instanceOf(RejectedError);

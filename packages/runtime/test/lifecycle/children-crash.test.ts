@@ -39,13 +39,21 @@ class Impatient {
 }
 
 const open = (disk: MemoryFileLayer): Promise<Engine> =>
-  Engine.open(Config.local("/data").shards(2).segmentBytes(64 * 1024), { workflows: [Parcel, Label, Impatient], fileLayer: disk });
+  Engine.open(
+    Config.local("/data")
+      .shards(2)
+      .segmentBytes(64 * 1024),
+    { workflows: [Parcel, Label, Impatient], fileLayer: disk },
+  );
 
 /**
  * Runs `work` on a fresh disk, then again once per file operation it made, taking the image a power
  * loss at that operation would leave, and calls `check` on an engine opened on each image.
  */
-async function crashSweep(work: (engine: Engine) => Promise<void>, check: (engine: Engine, where: string) => Promise<void>): Promise<number> {
+async function crashSweep(
+  work: (engine: Engine) => Promise<void>,
+  check: (engine: Engine, where: string) => Promise<void>,
+): Promise<number> {
   let points = 0;
   for (let crashAt = 0; ; crashAt++) {
     const disk = new MemoryFileLayer();
@@ -86,7 +94,10 @@ describe("a parent and its child, crashed at every point", function () {
         expect(await engine.run("p-1").result(), where).to.equal("shipped with label for p-1");
         expect((await engine.status("label-p-1"))?.runId, `${where}: one run of the child`).to.equal(1);
         const journal = (await engine.describe("p-1"))!.journal.map((r) => r.kind);
-        expect(journal.filter((k) => k === "child-result"), `${where}: ${journal.join(", ")}`).to.have.length(1);
+        expect(
+          journal.filter((k) => k === "child-result"),
+          `${where}: ${journal.join(", ")}`,
+        ).to.have.length(1);
       },
     );
     expect(points).to.be.greaterThan(5);

@@ -37,7 +37,9 @@ onEachEngine("workflow ID policies", (kind) => {
     const onlyFailed = { running: "fail", finished: "allow-if-failed" } as const;
     const c = await engine.start(Timed, "id-1", false, { idPolicy: onlyFailed });
     expect(await c.result()).to.be.greaterThan(first);
-    expect(await engine.start(Timed, "id-1", false, { idPolicy: onlyFailed }).catch((e: unknown) => e)).to.be.instanceOf(AlreadyExistsError);
+    expect(await engine.start(Timed, "id-1", false, { idPolicy: onlyFailed }).catch((e: unknown) => e)).to.be.instanceOf(
+      AlreadyExistsError,
+    );
     const refused = await engine.start(Timed, "id-1", false, { idPolicy: { finished: "refuse" } }).catch((e: unknown) => e);
     expect(refused).to.be.instanceOf(AlreadyExistsError);
     expect((refused as Error).message).to.contain("id-1");
@@ -52,9 +54,7 @@ onEachEngine("workflow ID policies", (kind) => {
   it("rejects a policy name that does not exist and starts nothing", async () => {
     const engine = await kind().open({ workflows: [Slow] });
     await engine.start(Slow, "id-3", undefined);
-    const err = await engine
-      .start(Slow, "id-3", undefined, { idPolicy: { running: "replace" as never } })
-      .catch((e: unknown) => e);
+    const err = await engine.start(Slow, "id-3", undefined, { idPolicy: { running: "replace" as never } }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(RejectedError);
     expect((err as Error).message).to.contain("'replace'");
     expect((await engine.status("id-3"))?.runId).to.equal(1);

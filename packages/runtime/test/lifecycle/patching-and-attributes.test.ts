@@ -88,8 +88,7 @@ onEachEngine("patches and search attributes", (kind) => {
     for (const [i, amount] of [50, 150, 80].entries()) {
       await (await engine.start(OrderFlow, `o-${i}`, amount)).result().catch(() => undefined);
     }
-    const ids = async (filter: Record<string, unknown>): Promise<string[]> =>
-      (await engine.listWhere(filter, 100)).map((s) => s.id).sort();
+    const ids = async (filter: Record<string, unknown>): Promise<string[]> => (await engine.listWhere(filter, 100)).map((s) => s.id).sort();
     expect(await ids({ customer: "c-1" })).to.deep.equal(["o-0", "o-1", "o-2"]);
     expect(await ids({ status: "failed" })).to.deep.equal(["o-1"]);
     expect(await ids({ amount: { gte: 60, lt: 200 }, stage: "paid" })).to.deep.equal(["o-2"]);

@@ -89,7 +89,10 @@ onEachEngine("reset", (kind) => {
     await eventually("the wait", async () => ["suspended", "parked"].includes((await run.status()).status));
     const err = await run.reset("nope").catch((e: unknown) => e);
     expect(err).to.be.instanceOf(RejectedError);
-    expect((err as Error).message).to.contain("'nope'").and.contain("'a'").and.contain("'b'");
+    expect((err as Error).message)
+      .to.contain("'nope'")
+      .and.contain("'a'")
+      .and.contain("'b'");
     expect((await run.status()).runId).to.equal(1);
     await run.signal("go", 1);
     expect(await run.result()).to.equal(4);

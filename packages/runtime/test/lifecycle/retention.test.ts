@@ -89,7 +89,11 @@ describe("retention on disk (local)", () => {
     const dir = tempDir("retention");
     try {
       const clock = new VirtualClock();
-      const config = Config.local(dir).shards(1).segmentBytes(128 * 1024).clock(clock).retention("1h");
+      const config = Config.local(dir)
+        .shards(1)
+        .segmentBytes(128 * 1024)
+        .clock(clock)
+        .retention("1h");
       const engine = await Engine.open(config, { workflows: [Report] });
       for (let i = 0; i < 50; i++) await (await engine.start(Report, `big-${i}`, 20_000)).result();
       const log = engine["log" as keyof Engine] as unknown as { stats(): { liveEntries: readonly number[]; bytes: readonly number[] } };

@@ -97,7 +97,11 @@ onEachEngine("a cancel or terminate that meets a running step", (kind) => {
   });
   afterEach(releaseAll);
 
-  async function runningStep(engine: Awaited<ReturnType<ReturnType<typeof kind>["open"]>>, id: string, mode: Parameters<Transfer["run"]>[0]) {
+  async function runningStep(
+    engine: Awaited<ReturnType<ReturnType<typeof kind>["open"]>>,
+    id: string,
+    mode: Parameters<Transfer["run"]>[0],
+  ) {
     const run = await engine.start(Transfer, id, mode);
     await eventually("the step runs", () => seen.includes("debit started"));
     return run;

@@ -122,7 +122,9 @@ describe("awaitCompletion's wait timeout", () => {
     await engine.clock.advance("47h");
     expect((await run.status()).status).to.equal("suspended");
     await engine.clock.advance("1h");
-    expect(await run.result()).to.equal(`no answer: ctx.awaitCompletion('ask') of review-1 had no answer to its token within ${2 * 86_400_000}ms`);
+    expect(await run.result()).to.equal(
+      `no answer: ctx.awaitCompletion('ask') of review-1 had no answer to its token within ${2 * 86_400_000}ms`,
+    );
     await engine.shutdown();
   });
 

@@ -96,7 +96,9 @@ describe("a mutex workflow", () => {
     expect(exclusive(results)).to.equal(true);
     const journal = (await engine.describe("mutex-printer"))!.journal;
     expect(journal.filter((r) => r.kind === "step" && r.name === "ctx.signalWorkflow")).to.have.length(3);
-    const asked = journal.flatMap((r) => (r.kind === "start" ? [r.signal?.value] : r.kind === "signal" && r.name === "acquire" ? [r.value] : []));
+    const asked = journal.flatMap((r) =>
+      r.kind === "start" ? [r.signal?.value] : r.kind === "signal" && r.name === "acquire" ? [r.value] : [],
+    );
     expect([...results].sort((a, b) => a.from - b.from).map((s) => s.job)).to.deep.equal(asked);
     expect((await engine.status("mutex-printer"))!.status).to.equal("suspended");
     await engine.shutdown();

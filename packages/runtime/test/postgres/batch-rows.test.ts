@@ -53,8 +53,14 @@ describe("PostgreSQL batch rows", () => {
     const name = schema();
     const log = await open({ schema: name });
     // Two rows the drop marks, since they keep "keep", and one it deletes.
-    await log.appendAll(0, [{ stream: "v", body: body("a") }, { stream: "keep", body: body("k") }]);
-    await log.appendAll(0, [{ stream: "v", body: body("b") }, { stream: "keep", body: body("k") }]);
+    await log.appendAll(0, [
+      { stream: "v", body: body("a") },
+      { stream: "keep", body: body("k") },
+    ]);
+    await log.appendAll(0, [
+      { stream: "v", body: body("b") },
+      { stream: "keep", body: body("k") },
+    ]);
     await log.append(0, { stream: "v", body: body("c") });
     const at = await sql<{ row: string; position: number }>(
       `SELECT b.seq AS row, x.position FROM "${name}".batches AS b, unnest(b.streams) WITH ORDINALITY AS x(stream, position)

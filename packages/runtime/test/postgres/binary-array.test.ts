@@ -4,7 +4,20 @@ import { Int4ArrayWriter, TextArrayWriter } from "../../src/storage/postgres/bin
 import { PG_URL } from "./support/database.js";
 
 /** Keys the text form of an array would have to quote or escape, and some it could confuse with NULL. */
-const AWKWARD = ["", "NULL", "null", 'say "hi"', "back\\slash", "{braces}", "a,b", " padded ", "é", "日本語", "🙂 emoji", "x".repeat(10_000)];
+const AWKWARD = [
+  "",
+  "NULL",
+  "null",
+  'say "hi"',
+  "back\\slash",
+  "{braces}",
+  "a,b",
+  " padded ",
+  "é",
+  "日本語",
+  "🙂 emoji",
+  "x".repeat(10_000),
+];
 
 describe("PostgreSQL binary array parameters", () => {
   let client: pg.Client;

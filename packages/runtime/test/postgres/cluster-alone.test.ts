@@ -47,7 +47,10 @@ describe("An engine in cluster mode on its own", () => {
     engine = await Engine.open(Config.postgres(PG_URL, { schema: schema(), leaseMs: 1_000, cluster: true }).shards(SHARDS), {
       workflows: [Parent, Kid],
     });
-    expect(["parent-1", "kid-0", "far-3"].every((id) => engine!.holdsRun(id)), "a cluster of one holds every run").to.equal(true);
+    expect(
+      ["parent-1", "kid-0", "far-3"].every((id) => engine!.holdsRun(id)),
+      "a cluster of one holds every run",
+    ).to.equal(true);
     const near = idIn(shardOf("parent-1", SHARDS), true, "kid");
     expect(await (await engine.start(Parent, "parent-1", near)).result()).to.equal("kid said 42");
     const far = idIn(shardOf("parent-2", SHARDS), false, "far");

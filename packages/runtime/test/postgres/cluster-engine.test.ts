@@ -24,10 +24,14 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     // Each run is started and signalled through the process that does not own it.
     const via = (id: string): ClusterWorker => (ownerOf(id) === "A" ? b : a);
     await Promise.all(ids.map((id, i) => via(id).send({ op: "start", id, input: { n: i * 10, wait: true, stepMs: 5 } })));
-    await eventually("every run to wait for its signal", async () => {
-      const statuses = await Promise.all(ids.map((id) => via(id).send<{ status: string } | null>({ op: "status", id })));
-      return statuses.every((s) => s?.status === "suspended");
-    }, 20_000);
+    await eventually(
+      "every run to wait for its signal",
+      async () => {
+        const statuses = await Promise.all(ids.map((id) => via(id).send<{ status: string } | null>({ op: "status", id })));
+        return statuses.every((s) => s?.status === "suspended");
+      },
+      20_000,
+    );
     await Promise.all(ids.map((id) => via(id).send({ op: "signal", id, by: via(id).owner })));
     const results = await Promise.all(ids.map((id) => via(id).send<string>({ op: "result", id })));
     expect(results).to.deep.equal(ids.map((id, i) => `${i * 10 + 10} by ${via(id).owner}`));
@@ -48,20 +52,31 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
   it("delivers messages from workflow code to a run in another process's shard: start, signal and update", async () => {
     const [a, , name] = await cluster.start();
     const owners = await holders(name);
-    const onA = (prefix: string): string => Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "A") as string;
-    const onB = (prefix: string): string => Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "B") as string;
+    const onA = (prefix: string): string =>
+      Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "A") as string;
+    const onB = (prefix: string): string =>
+      Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "B") as string;
     const messenger = onA("messenger");
     const target = onB("target");
     await a.send({ op: "startType", type: "cluster-messenger", id: messenger, input: target });
-    await eventually("the messenger's update to be accepted", async () => {
-      const journal = await a.send<{ kinds: string[] } | null>({ op: "journal", id: target });
-      return journal?.kinds.includes("update") === true;
-    }, 20_000);
+    await eventually(
+      "the messenger's update to be accepted",
+      async () => {
+        const journal = await a.send<{ kinds: string[] } | null>({ op: "journal", id: target });
+        return journal?.kinds.includes("update") === true;
+      },
+      20_000,
+    );
     await a.send({ op: "startType", type: "cluster-signaller", id: onA("signaller"), input: target });
     expect(await a.send<string>({ op: "result", id: messenger })).to.equal("updated after signaller on A");
     expect(await a.send<string>({ op: "result", id: target })).to.equal("11 by signaller on A");
     // The target ran where its shard is held, and got each message once.
-    expect(steps().filter((l) => l.startsWith(`exec ${target} `)).every((l) => l.endsWith(" B")), "the target ran on B").to.equal(true);
+    expect(
+      steps()
+        .filter((l) => l.startsWith(`exec ${target} `))
+        .every((l) => l.endsWith(" B")),
+      "the target ran on B",
+    ).to.equal(true);
     const journal = await a.send<{ kinds: string[] }>({ op: "journal", id: target });
     expect(journal.kinds.filter((k) => k === "signal")).to.have.length(1);
     expect(journal.kinds.filter((k) => k === "update")).to.have.length(1);
@@ -72,7 +87,8 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     const owners = await holders(name);
     const names = Array.from({ length: 10 }, (_, i) => `sched-${i}`);
     expect(new Set(names.map((n) => owners[shardOf(`${SYSTEM_STREAM_PREFIX}schedule/${n}`, SHARDS)]))).to.deep.equal(new Set(["A", "B"]));
-    for (const n of names) await a.send({ op: "schedule", name: n, spec: { workflow: "cluster-echo", every: "1h", overlap: "skip", paused: true } });
+    for (const n of names)
+      await a.send({ op: "schedule", name: n, spec: { workflow: "cluster-echo", every: "1h", overlap: "skip", paused: true } });
     for (const via of [a, b]) {
       expect(await via.send<string[]>({ op: "schedules" })).to.deep.equal(names.map((n) => `${n} paused`));
     }
@@ -85,16 +101,25 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     expect(new Set(ids.map((id) => owners[shardOf(id, SHARDS)]))).to.deep.equal(new Set(["A", "B"]));
     // Started one after another, so start times order them; the even ones wait for a signal.
     for (const [i, id] of ids.entries()) await a.send({ op: "start", id, input: { n: i, wait: i % 2 === 0, stepMs: 1 } });
-    await eventually("the odd runs to finish", async () => {
-      const done = await b.send<string[]>({ op: "list", filter: { status: "ok" }, limit: 100 });
-      return done.length === ids.length / 2;
-    }, 20_000);
+    await eventually(
+      "the odd runs to finish",
+      async () => {
+        const done = await b.send<string[]>({ op: "list", filter: { status: "ok" }, limit: 100 });
+        return done.length === ids.length / 2;
+      },
+      20_000,
+    );
 
     for (const via of [a, b]) {
       const all = await via.send<string[]>({ op: "list", filter: {}, limit: 100 });
       expect(all.map((l) => l.split(" ")[0])).to.deep.equal([...ids].reverse());
       const waiting = await via.send<string[]>({ op: "list", filter: { status: "suspended" }, limit: 100 });
-      expect(waiting).to.deep.equal(ids.filter((_, i) => i % 2 === 0).reverse().map((id) => `${id} suspended`));
+      expect(waiting).to.deep.equal(
+        ids
+          .filter((_, i) => i % 2 === 0)
+          .reverse()
+          .map((id) => `${id} suspended`),
+      );
       expect(await via.send<string[]>({ op: "list", filter: {}, limit: 3 })).to.have.length(3);
     }
   });
@@ -102,23 +127,36 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
   it("runs a child in another process's shard, returns its result to the parent and applies the parent's close policy to it", async () => {
     const [a, b, name] = await cluster.start();
     const owners = await holders(name);
-    const onA = (prefix: string): string => Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "A") as string;
-    const onB = (prefix: string): string => Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "B") as string;
+    const onA = (prefix: string): string =>
+      Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "A") as string;
+    const onB = (prefix: string): string =>
+      Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "B") as string;
 
     const parent = onA("parent");
     const child = onB("child");
     await a.send({ op: "startType", type: "cluster-parent", id: parent, input: child });
     expect(await a.send<string>({ op: "result", id: parent })).to.equal("parent got 11");
-    expect(steps().filter((l) => l.startsWith(`exec ${child} `)).every((l) => l.endsWith(" B")), "the child ran on B").to.equal(true);
+    expect(
+      steps()
+        .filter((l) => l.startsWith(`exec ${child} `))
+        .every((l) => l.endsWith(" B")),
+      "the child ran on B",
+    ).to.equal(true);
     const journal = await a.send<{ runId: number; kinds: string[] }>({ op: "journal", id: parent });
     expect(journal.kinds.filter((k) => k === "child-result")).to.have.length(1);
 
     const holder = onA("holder");
     const held = onB("held");
     await a.send({ op: "startType", type: "cluster-holder", id: holder, input: held });
-    await eventually("the child to wait on B", async () => (await b.send<{ status: string } | null>({ op: "status", id: held }))?.status === "suspended");
+    await eventually(
+      "the child to wait on B",
+      async () => (await b.send<{ status: string } | null>({ op: "status", id: held }))?.status === "suspended",
+    );
     await a.send({ op: "terminate", id: holder });
-    await eventually("B to terminate the child", async () => (await b.send<{ status: string } | null>({ op: "status", id: held }))?.status === "terminated");
+    await eventually(
+      "B to terminate the child",
+      async () => (await b.send<{ status: string } | null>({ op: "status", id: held }))?.status === "terminated",
+    );
   });
 
   it("gets a child's result to its parent when the child's process dies and the parent's process takes the child over", async () => {
@@ -127,7 +165,10 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     const parent = Array.from({ length: 64 }, (_, i) => `holder-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "A") as string;
     const child = Array.from({ length: 64 }, (_, i) => `held-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "B") as string;
     await a.send({ op: "startType", type: "cluster-parent-of-waiter", id: parent, input: child });
-    await eventually("the child to wait on B", async () => (await b.send<{ status: string } | null>({ op: "status", id: child }))?.status === "suspended");
+    await eventually(
+      "the child to wait on B",
+      async () => (await b.send<{ status: string } | null>({ op: "status", id: child }))?.status === "suspended",
+    );
     await b.kill();
     await eventually("A to hold every shard", async () => (await holders(name)).every((o) => o === "A"), 10_000);
     await a.send({ op: "signal", id: child, by: "A" });
@@ -149,7 +190,11 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     const results = Promise.all(ids.map((id) => a.send<string>({ op: "result", id })));
     const updates = Promise.all(ids.map((id) => a.send<string>({ op: "update", id, tag: `u-${id}` })));
     const b = await cluster.spawn("B", name);
-    await eventually("the shards to split evenly", async () => (await holders(name)).filter((o) => o === "B").length === SHARDS / 2, 15_000);
+    await eventually(
+      "the shards to split evenly",
+      async () => (await holders(name)).filter((o) => o === "B").length === SHARDS / 2,
+      15_000,
+    );
     const owners = await holders(name);
     await Promise.all(ids.map((id) => b.send({ op: "signal", id, by: "B" })));
     expect(await results).to.deep.equal(ids.map((_, i) => `${i + 10} by B`));
@@ -183,7 +228,10 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     expect(rerunsAfterAck(lines), "steps acknowledged before the kill that ran again").to.deep.equal([]);
     const acked = new Set(lines.filter((l) => l.startsWith("ack ")).map((l) => l.split(" ").slice(1, 3).join(" ")));
     expect(acked.size).to.equal(ids.length * 4);
-    expect(lines.some((l) => l.startsWith("ack ") && l.endsWith(" B")), "B acknowledged steps before it died").to.equal(true);
+    expect(
+      lines.some((l) => l.startsWith("ack ") && l.endsWith(" B")),
+      "B acknowledged steps before it died",
+    ).to.equal(true);
     // Runs of B's shards went on in A after the kill.
     const ofB = new Set(ids.filter((id) => before[shardOf(id, SHARDS)] === "B"));
     expect(lines.some((l) => l.startsWith("exec ") && l.endsWith(" A") && ofB.has(l.split(" ")[1] as string))).to.equal(true);
@@ -200,13 +248,19 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
       const [a, b, name] = await cluster.start({ FUSEE_TEST_CRASH_AFTER_PERFORM: "signal" });
       const id = await idOfB(name);
       await b.send({ op: "start", id, input: { n: 1, wait: true, stepMs: 5 } });
-      await eventually("the run to wait for its signal", async () => (await b.send<{ status: string } | null>({ op: "status", id }))?.status === "suspended");
+      await eventually(
+        "the run to wait for its signal",
+        async () => (await b.send<{ status: string } | null>({ op: "status", id }))?.status === "suspended",
+      );
 
       await a.send({ op: "signal", id, by: "A" });
       expect(b.process.signalCode, "B killed itself after performing the signal").to.equal("SIGKILL");
       expect(await a.send<string>({ op: "result", id })).to.equal("11 by A");
       const journal = await a.send<{ runId: number; kinds: string[] }>({ op: "journal", id });
-      expect(journal.kinds.filter((k) => k === "signal"), JSON.stringify(journal.kinds)).to.have.length(1);
+      expect(
+        journal.kinds.filter((k) => k === "signal"),
+        JSON.stringify(journal.kinds),
+      ).to.have.length(1);
     });
 
     it("starts a run once: the caller gets its answer, not an AlreadyExistsError, and the ID has one run", async () => {
@@ -224,7 +278,10 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
       const [a, b, name] = await cluster.start({ FUSEE_TEST_CRASH_AFTER_PERFORM: "cancel" });
       const id = await idOfB(name);
       await b.send({ op: "start", id, input: { n: 1, wait: true, stepMs: 5 } });
-      await eventually("the run to wait for its signal", async () => (await b.send<{ status: string } | null>({ op: "status", id }))?.status === "suspended");
+      await eventually(
+        "the run to wait for its signal",
+        async () => (await b.send<{ status: string } | null>({ op: "status", id }))?.status === "suspended",
+      );
 
       await a.send({ op: "cancel", id });
       expect(b.process.signalCode, "B killed itself after performing the cancel").to.equal("SIGKILL");

@@ -41,19 +41,27 @@ describe("A PostgreSQL cluster under faults (real processes)", function () {
     };
     const x = await start("x");
     const y = await start("y");
-    await eventually("the shards to split evenly", async () => {
-      const h = await holders(name);
-      return h.filter((o) => o === x.owner).length === SHARDS / 2 && h.filter((o) => o === y.owner).length === SHARDS / 2;
-    }, 15_000);
+    await eventually(
+      "the shards to split evenly",
+      async () => {
+        const h = await holders(name);
+        return h.filter((o) => o === x.owner).length === SHARDS / 2 && h.filter((o) => o === y.owner).length === SHARDS / 2;
+      },
+      15_000,
+    );
     return [x, y, name];
   };
 
   /** Waits until every run completed, asking `via` (retrying a call that fails while shards move). */
   const allCompleted = (via: ClusterWorker, ids: readonly string[], ms: number): Promise<void> =>
-    eventually(`all ${ids.length} runs to complete`, async () => {
-      const statuses = await Promise.all(ids.map((id) => via.send<{ status: string } | null>({ op: "status", id }).catch(() => null)));
-      return statuses.every((s) => s?.status === "ok");
-    }, ms);
+    eventually(
+      `all ${ids.length} runs to complete`,
+      async () => {
+        const statuses = await Promise.all(ids.map((id) => via.send<{ status: string } | null>({ op: "status", id }).catch(() => null)));
+        return statuses.every((s) => s?.status === "ok");
+      },
+      ms,
+    );
 
   it("carries on when its connections are terminated mid-insert: the runs finish without a restart and no acknowledged step runs again", async () => {
     const [x, y, name] = await pair();
@@ -79,7 +87,9 @@ describe("A PostgreSQL cluster under faults (real processes)", function () {
     const ofX = ids.filter((id) => owners[shardOf(id, SHARDS)] === x.owner);
     expect(ofX.length).to.be.greaterThan(0);
     await Promise.all(ids.map((id, i) => y.send({ op: "start", id, input: { n: i, wait: false, stepMs: 150 } })));
-    await eventually("steps to be under way in the process to pause", () => steps().some((l) => l.startsWith("ack ") && l.endsWith(` ${x.owner}`)));
+    await eventually("steps to be under way in the process to pause", () =>
+      steps().some((l) => l.startsWith("ack ") && l.endsWith(` ${x.owner}`)),
+    );
 
     x.process.kill("SIGSTOP");
     const forwarded = await y.send({ op: "signal", id: ofX[0], by: "test" }).catch((e: Error) => e);
@@ -98,14 +108,29 @@ describe("A PostgreSQL cluster under faults (real processes)", function () {
   it("keeps a shared limit within its bound when a holder of its permits is paused past their expiry", async () => {
     const [x, y] = await pair();
     const ids = Array.from({ length: 10 }, (_, i) => `limited-${i}`);
-    await Promise.all(ids.map((id, i) => (i % 2 === 0 ? x : y).send({ op: "startType", type: "cluster-ticking", id, input: { limit: "three", ticks: 25, everyMs: 30 } })));
-    await eventually("the process to pause to hold a permit", () => steps().some((l) => l.startsWith("tick ") && l.includes(` ${x.owner} `)));
+    await Promise.all(
+      ids.map((id, i) =>
+        (i % 2 === 0 ? x : y).send({ op: "startType", type: "cluster-ticking", id, input: { limit: "three", ticks: 25, everyMs: 30 } }),
+      ),
+    );
+    await eventually("the process to pause to hold a permit", () =>
+      steps().some((l) => l.startsWith("tick ") && l.includes(` ${x.owner} `)),
+    );
 
     x.process.kill("SIGSTOP");
     await sleep(LEASE_MS * 2.5);
     x.process.kill("SIGCONT");
 
-    await eventually("every limited step to be acknowledged", () => new Set(steps().filter((l) => l.startsWith("ack ")).map((l) => l.split(" ")[1])).size === ids.length, 30_000);
+    await eventually(
+      "every limited step to be acknowledged",
+      () =>
+        new Set(
+          steps()
+            .filter((l) => l.startsWith("ack "))
+            .map((l) => l.split(" ")[1]),
+        ).size === ids.length,
+      30_000,
+    );
     expect(maxConcurrentBodies(steps()), "step bodies under the limit at once").to.be.at.most(3);
     await allCompleted(y, ids, 10_000);
   });

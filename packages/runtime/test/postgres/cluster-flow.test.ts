@@ -16,7 +16,9 @@ describe("Schedules, debounce and batches on a cluster (real processes)", functi
   /** A name whose engine streams of `family` fall in a shard `owner` holds. */
   async function nameOn(schemaName: string, owner: string, family: string, prefix: string): Promise<string> {
     const owners = await holders(schemaName);
-    const found = Array.from({ length: 200 }, (_, i) => `${prefix}-${i}`).find((n) => owners[shardOf(`${SYSTEM_STREAM_PREFIX}${family}/${n}`, SHARDS)] === owner);
+    const found = Array.from({ length: 200 }, (_, i) => `${prefix}-${i}`).find(
+      (n) => owners[shardOf(`${SYSTEM_STREAM_PREFIX}${family}/${n}`, SHARDS)] === owner,
+    );
     if (found === undefined) throw new Error(`no ${family} name falls in a shard of ${owner}`);
     return found;
   }
@@ -25,7 +27,8 @@ describe("Schedules, debounce and batches on a cluster (real processes)", functi
     const [a, b, name] = await cluster.start();
     const schedule = await nameOn(name, "B", "schedule", "every");
     const spec = { workflow: "cluster-job", every: "200ms", input: { n: 0, wait: false, stepMs: 1 } };
-    const describe = (via: ClusterWorker): Promise<ScheduleDescription> => via.send({ op: "schedule", name: schedule, spec, then: "describe" });
+    const describe = (via: ClusterWorker): Promise<ScheduleDescription> =>
+      via.send({ op: "schedule", name: schedule, spec, then: "describe" });
 
     await a.send({ op: "schedule", name: schedule, spec });
     await eventually("two runs started by the schedule", async () => (await describe(a)).started >= 2, 10_000);
@@ -48,14 +51,17 @@ describe("Schedules, debounce and batches on a cluster (real processes)", functi
     const [a, , name] = await cluster.start();
     const key = await nameOn(name, "B", "debounce", "doc");
     const ids = [];
-    for (let rev = 1; rev <= 3; rev++) ids.push(await a.send<string>({ op: "debounce", key, input: { rev }, delay: "150ms", eventId: `e-${rev}` }));
+    for (let rev = 1; rev <= 3; rev++)
+      ids.push(await a.send<string>({ op: "debounce", key, input: { rev }, delay: "150ms", eventId: `e-${rev}` }));
     expect(new Set(ids).size, "one window for the three starts").to.equal(1);
     expect(await a.send({ op: "result", id: ids[0] })).to.deep.equal({ rev: 3 });
     // A retried event ID answers with its window's run.
     expect(await a.send<string>({ op: "debounce", key, input: { rev: 2 }, delay: "150ms", eventId: "e-2" })).to.equal(ids[0]);
 
     const tenant = await nameOn(name, "B", "batch", "tenant");
-    const batch = await Promise.all([1, 2, 3].map((sku) => a.send<string>({ op: "batch", key: tenant, event: { sku }, size: 3, timeout: "10s" })));
+    const batch = await Promise.all(
+      [1, 2, 3].map((sku) => a.send<string>({ op: "batch", key: tenant, event: { sku }, size: 3, timeout: "10s" })),
+    );
     expect(new Set(batch).size).to.equal(1);
     const events = await a.send<{ sku: number }[]>({ op: "result", id: batch[0] });
     expect(events.map((e) => e.sku).sort()).to.deep.equal([1, 2, 3]);

@@ -44,7 +44,9 @@ describe("A cluster engine whose shard lease runs out", () => {
   it("aborts the running steps of the shard with ShardMovedError, and runs them again once it holds the shard anew", async () => {
     const name = schema();
     const owner = uniqueOwner("loss");
-    engine = await Engine.open(Config.postgres(PG_URL, { schema: name, owner, leaseMs: 900, cluster: true }).shards(2), { workflows: [Long] });
+    engine = await Engine.open(Config.postgres(PG_URL, { schema: name, owner, leaseMs: 900, cluster: true }).shards(2), {
+      workflows: [Long],
+    });
     await engine.start(Long, "long-1", undefined);
     await eventually("the step to run", () => attempts.started === 1);
 

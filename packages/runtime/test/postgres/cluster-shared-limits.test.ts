@@ -22,7 +22,9 @@ describe("Limits shared by the processes of a cluster (real processes)", functio
   /** IDs whose runs the given process owns. */
   async function idsOf(schemaName: string, owner: string, prefix: string, count: number): Promise<string[]> {
     const owners = await holders(schemaName);
-    return Array.from({ length: 200 }, (_, i) => `${prefix}-${i}`).filter((id) => owners[shardOf(id, SHARDS)] === owner).slice(0, count);
+    return Array.from({ length: 200 }, (_, i) => `${prefix}-${i}`)
+      .filter((id) => owners[shardOf(id, SHARDS)] === owner)
+      .slice(0, count);
   }
 
   function visits(): Visit[] {
@@ -39,8 +41,10 @@ describe("Limits shared by the processes of a cluster (real processes)", functio
     const [a, b, name] = await cluster.start();
     const ofA = await idsOf(name, "A", "one", 3);
     const ofB = await idsOf(name, "B", "one", 3);
-    const starts = [...ofA.map((id) => a.send({ op: "startType", type: "cluster-limited", id, input: { limit: "one", ms: 80 } })),
-      ...ofB.map((id) => b.send({ op: "startType", type: "cluster-limited", id, input: { limit: "one", ms: 80 } }))];
+    const starts = [
+      ...ofA.map((id) => a.send({ op: "startType", type: "cluster-limited", id, input: { limit: "one", ms: 80 } })),
+      ...ofB.map((id) => b.send({ op: "startType", type: "cluster-limited", id, input: { limit: "one", ms: 80 } })),
+    ];
     await Promise.all(starts);
     await Promise.all([...ofA.map((id) => a.send({ op: "result", id })), ...ofB.map((id) => b.send({ op: "result", id }))]);
     const seen = visits();
@@ -49,7 +53,9 @@ describe("Limits shared by the processes of a cluster (real processes)", functio
     for (let i = 1; i < seen.length; i++) {
       const before = seen[i - 1] as Visit;
       const now = seen[i] as Visit;
-      expect(now.enter, `${now.id} on ${now.owner} entered before ${before.id} on ${before.owner} left`).to.be.at.least(before.leave as number);
+      expect(now.enter, `${now.id} on ${now.owner} entered before ${before.id} on ${before.owner} left`).to.be.at.least(
+        before.leave as number,
+      );
     }
   });
 
@@ -57,8 +63,10 @@ describe("Limits shared by the processes of a cluster (real processes)", functio
     const [a, b, name] = await cluster.start();
     const ofA = await idsOf(name, "A", "paced", 3);
     const ofB = await idsOf(name, "B", "paced", 3);
-    await Promise.all([...ofA.map((id) => a.send({ op: "startType", type: "cluster-limited", id, input: { limit: "paced", ms: 1 } })),
-      ...ofB.map((id) => b.send({ op: "startType", type: "cluster-limited", id, input: { limit: "paced", ms: 1 } }))]);
+    await Promise.all([
+      ...ofA.map((id) => a.send({ op: "startType", type: "cluster-limited", id, input: { limit: "paced", ms: 1 } })),
+      ...ofB.map((id) => b.send({ op: "startType", type: "cluster-limited", id, input: { limit: "paced", ms: 1 } })),
+    ]);
     await Promise.all([...ofA.map((id) => a.send({ op: "result", id })), ...ofB.map((id) => b.send({ op: "result", id }))]);
     const enters = visits().map((v) => v.enter);
     expect(enters).to.have.length(6);
@@ -76,7 +84,10 @@ describe("Limits shared by the processes of a cluster (real processes)", functio
     await eventually("B to hold the permit", async () => visits().some((v) => v.id === held));
     await a.send({ op: "startType", type: "cluster-limited", id: waiting, input: { limit: "one", ms: 1 } });
     await sleep(300);
-    expect(visits().some((v) => v.id === waiting), "A waits while B holds the permit").to.equal(false);
+    expect(
+      visits().some((v) => v.id === waiting),
+      "A waits while B holds the permit",
+    ).to.equal(false);
     await b.kill();
     const killedAt = Date.now();
     await a.send({ op: "result", id: waiting });

@@ -39,7 +39,10 @@ describe("PostgreSQL fencing of a paused process (real processes)", () => {
     await eventually("every shard taken over", () => taken.size === 2, LEASE_MS * 5);
     const before = await storedBodies(survivor);
     const ackedBeforePause = holder.acked();
-    expect(ackedBeforePause.filter((n) => !before.includes(n)), "acknowledged appends kept").to.deep.equal([]);
+    expect(
+      ackedBeforePause.filter((n) => !before.includes(n)),
+      "acknowledged appends kept",
+    ).to.deep.equal([]);
 
     child.process.kill("SIGCONT");
     const { code, stderr } = await child.exited;
@@ -48,9 +51,15 @@ describe("PostgreSQL fencing of a paused process (real processes)", () => {
     expect(stderr, "it learns the shard moved").to.contain("ShardMovedError");
 
     const after = await storedBodies(survivor);
-    expect(after.filter((b) => !before.includes(b)), "writes accepted from the paused process").to.deep.equal([]);
+    expect(
+      after.filter((b) => !before.includes(b)),
+      "writes accepted from the paused process",
+    ).to.deep.equal([]);
     const ackedAfter = holder.acked();
-    expect(ackedAfter.filter((n) => !before.includes(n)), "appends acknowledged to the paused process").to.deep.equal([]);
+    expect(
+      ackedAfter.filter((n) => !before.includes(n)),
+      "appends acknowledged to the paused process",
+    ).to.deep.equal([]);
     await survivor.append(0, { stream: "after", body: new Uint8Array([1]) });
   });
 });

@@ -76,7 +76,10 @@ describe("PostgreSQL group commit", () => {
     ]);
     for (const [i, stream] of keys.entries()) {
       const expected = i === 0 ? [] : i === 4 ? ["after"] : [`v${i}`];
-      expect((await log.read(0, stream)).map((e) => Buffer.from(e.body).toString()), stream.slice(0, 20)).to.deep.equal(expected);
+      expect(
+        (await log.read(0, stream)).map((e) => Buffer.from(e.body).toString()),
+        stream.slice(0, 20),
+      ).to.deep.equal(expected);
     }
     const scanned: string[] = [];
     for await (const e of log.scan(0)) scanned.push(e.stream);

@@ -21,8 +21,7 @@ describe("PostgreSQL shard leases", () => {
     await Promise.allSettled(logs.map((l) => l.close()));
     logs = [];
   });
-  const bodies = async (name: string, shard: number): Promise<string[]> =>
-    (await storedEntries(name, shard)).map((e) => e.body);
+  const bodies = async (name: string, shard: number): Promise<string[]> => (await storedEntries(name, shard)).map((e) => e.body);
 
   it("gives a single process every shard, at epoch 1", async () => {
     const log = await open({ schema: schema(), shards: 3, owner: "solo" });
@@ -176,7 +175,9 @@ describe("PostgreSQL shard leases", () => {
     }
     const late = warnings.find((w) => (w as NodeJS.ErrnoException).code === "FUSEE_LEASE_RENEWAL_LATE");
     expect(late?.name).to.equal("FuseeLeaseWarning");
-    expect(late?.message).to.match(/owner "blocked" renewed its shard leases \d+ ms late/).and.contain("leaseMs 900");
+    expect(late?.message)
+      .to.match(/owner "blocked" renewed its shard leases \d+ ms late/)
+      .and.contain("leaseMs 900");
     await a.append(0, entry("s", "kept"));
   });
 

@@ -24,7 +24,17 @@ describe("PostgreSQL migrations", () => {
       "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
       [t.schema],
     );
-    expect(tables.map((r) => r.table_name)).to.deep.equal(["batches", "leases", "migrations", "owners", "permits", "rates", "replies", "requests", "settings"]);
+    expect(tables.map((r) => r.table_name)).to.deep.equal([
+      "batches",
+      "leases",
+      "migrations",
+      "owners",
+      "permits",
+      "rates",
+      "replies",
+      "requests",
+      "settings",
+    ]);
   });
 
   it("does nothing when run again on a schema that is up to date", async () => {
@@ -52,8 +62,12 @@ describe("PostgreSQL migrations", () => {
     };
     const err = await migrate(pool, t, [...MIGRATIONS, broken]).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(StorageError);
-    expect((err as Error).message).to.contain(`migration ${broken.version} ("half done")`).and.contain(t.schema);
-    expect(await sql("SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'half'", [t.schema])).to.deep.equal([]);
+    expect((err as Error).message)
+      .to.contain(`migration ${broken.version} ("half done")`)
+      .and.contain(t.schema);
+    expect(await sql("SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'half'", [t.schema])).to.deep.equal(
+      [],
+    );
     expect(await migrate(pool, t)).to.deep.equal({ from: LATEST_VERSION, applied: [] });
   });
 
@@ -71,12 +85,18 @@ describe("PostgreSQL migrations", () => {
     const long = "k".repeat(5_000);
     const streams = ["run-a", "run-b", long, "run-a", long];
     for (const [i, stream] of streams.entries()) {
-      await sql(`INSERT INTO ${t.entries} (shard, seq, stream, body) VALUES (0, $1, $2, $3)`, [(i + 1) * 10, stream, Buffer.from(`old-${i}`)]);
+      await sql(`INSERT INTO ${t.entries} (shard, seq, stream, body) VALUES (0, $1, $2, $3)`, [
+        (i + 1) * 10,
+        stream,
+        Buffer.from(`old-${i}`),
+      ]);
     }
 
     const log = await openPostgresLog({ url: PG_URL, schema: t.schema, claim: "all" });
     try {
-      expect(await sql("SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'entries'", [t.schema])).to.deep.equal([]);
+      expect(
+        await sql("SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'entries'", [t.schema]),
+      ).to.deep.equal([]);
       const text = (entries: { body: Uint8Array }[]): string[] => entries.map((e) => Buffer.from(e.body).toString());
       const scanned: string[] = [];
       for await (const e of log.scan(0)) scanned.push(Buffer.from(e.body).toString());
@@ -115,7 +135,9 @@ describe("PostgreSQL migrations", () => {
     await (await openPostgresLog({ url: PG_URL, schema: name, shards: 3 })).close();
     const err = await openPostgresLog({ url: PG_URL, schema: name, shards: 4 }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(ConfigError);
-    expect((err as Error).message).to.contain("created with 3 shards").and.contain("shards: 3");
+    expect((err as Error).message)
+      .to.contain("created with 3 shards")
+      .and.contain("shards: 3");
     const again = await openPostgresLog({ url: PG_URL, schema: name });
     expect(again.shardCount).to.equal(3);
     await again.close();
@@ -129,6 +151,8 @@ describe("PostgreSQL migrations", () => {
   it("names the server when it cannot connect", async () => {
     const err = await openPostgresLog({ url: "postgres://nobody:secret@127.0.0.1:1/none", shards: 1 }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(StorageError);
-    expect((err as Error).message).to.contain("127.0.0.1:1").and.not.contain("secret");
+    expect((err as Error).message)
+      .to.contain("127.0.0.1:1")
+      .and.not.contain("secret");
   });
 });

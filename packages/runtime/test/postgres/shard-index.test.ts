@@ -3,7 +3,13 @@ import { ShardIndex } from "../../src/storage/postgres/shard-index.js";
 
 /** A row of one-byte bodies for the given keys. */
 const row = (index: ShardIndex, seq: number, streams: string[], dead?: number[]): void =>
-  index.addRow(seq, streams.length, streams, streams.map((_, i) => i + 1), dead === undefined ? undefined : new Set(dead));
+  index.addRow(
+    seq,
+    streams.length,
+    streams,
+    streams.map((_, i) => i + 1),
+    dead === undefined ? undefined : new Set(dead),
+  );
 
 describe("ShardIndex", () => {
   it("locates a stream's entries by row and 1-based position, across rows", () => {

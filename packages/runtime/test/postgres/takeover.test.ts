@@ -41,7 +41,10 @@ describe("PostgreSQL takeover after a crash", () => {
     const acked = holder.acked();
     const stored = new Set<string>();
     for (const shard of [0, 1]) for await (const e of survivor.scan(shard)) stored.add(Buffer.from(e.body).toString());
-    expect(acked.filter((n) => !stored.has(n)), "acknowledged appends missing after the crash").to.deep.equal([]);
+    expect(
+      acked.filter((n) => !stored.has(n)),
+      "acknowledged appends missing after the crash",
+    ).to.deep.equal([]);
     await survivor.append(0, { stream: "after", body: new Uint8Array([1]) });
   });
 });

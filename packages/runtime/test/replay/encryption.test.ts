@@ -163,7 +163,14 @@ describe("encrypted payloads", () => {
     expect(step?.kind === "step" && step.error).to.be.instanceOf(TypeError);
     expect(step?.kind === "step" && step.error?.stack).to.contain("SECRETSTEPERROR");
     expect(await engine.listWhere({ SECRETATTRKEY: "SECRETATTRVALUE" })).to.have.length(1);
-    expect(((await engine.run("b-1").result().catch((e: unknown) => e)) as Error).message).to.contain("SECRETFAILURE");
+    expect(
+      (
+        (await engine
+          .run("b-1")
+          .result()
+          .catch((e: unknown) => e)) as Error
+      ).message,
+    ).to.contain("SECRETFAILURE");
   });
 
   it("rotates keys: a run written under k1 reads with { k2, k1 }, and new payloads use k2", async () => {
@@ -209,21 +216,29 @@ describe("encrypted payloads", () => {
     await writePlainRuns({ k1 });
     const err = await resultWith(aesGcm({ k1: k2 }), "c-1");
     expect(err).to.be.instanceOf(CodecError);
-    expect((err as Error).message).to.contain('"k1"').and.contain("key is wrong");
+    expect((err as Error).message)
+      .to.contain('"k1"')
+      .and.contain("key is wrong");
   });
 
   it("refuses to open with a CodecError naming the keys when the engine lacks the directory's key", async () => {
     await writePlainRuns({ k1 });
     const err = await resultWith(aesGcm({ k2 }), "c-1");
     expect(err).to.be.instanceOf(CodecError);
-    expect((err as Error).message).to.contain('"k1"').and.contain('"k2"').and.contain(tmp.dir);
+    expect((err as Error).message)
+      .to.contain('"k1"')
+      .and.contain('"k2"')
+      .and.contain(tmp.dir);
   });
 
   it("refuses to open with a CodecError naming the keys when the engine has no codec at all", async () => {
     await writePlainRuns({ k1 });
     const err = await resultWith(undefined, "c-1");
     expect(err).to.be.instanceOf(CodecError);
-    expect((err as Error).message).to.contain('"k1"').and.contain("encrypted").and.contain(tmp.dir);
+    expect((err as Error).message)
+      .to.contain('"k1"')
+      .and.contain("encrypted")
+      .and.contain(tmp.dir);
   });
 
   it("refuses to open with a wrong key when search attributes cannot be read, naming the key", async () => {
@@ -242,7 +257,10 @@ describe("encrypted payloads", () => {
 
     const err = await exportFromDir(tmp.dir, { id: "s-1" }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(CodecError);
-    expect((err as Error).message).to.contain("s-1").and.contain('"k1"').and.contain("cipher");
+    expect((err as Error).message)
+      .to.contain("s-1")
+      .and.contain('"k1"')
+      .and.contain("cipher");
     const wrong = await exportFromDir(tmp.dir, { id: "s-1", cipher: aesGcm({ k2 }) }).catch((e: unknown) => e);
     expect(wrong).to.be.instanceOf(CodecError);
     expect((wrong as Error).message).to.contain('"k1"');

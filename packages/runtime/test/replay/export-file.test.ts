@@ -33,7 +33,15 @@ function detail(journal: JournalRecord[]) {
 }
 
 const journal: JournalRecord[] = [
-  { kind: "start", at, type: "Ship", runId: 2, seed: 7, input: { parcel: new Parcel(12, new Date(at)), tags: new Set(["a"]) }, update: { id: "u-1", name: "rush", arg: 1n } },
+  {
+    kind: "start",
+    at,
+    type: "Ship",
+    runId: 2,
+    seed: 7,
+    input: { parcel: new Parcel(12, new Date(at)), tags: new Set(["a"]) },
+    update: { id: "u-1", name: "rush", arg: 1n },
+  },
   { kind: "step", at: at + 1, seq: 1, name: "weigh", ok: true, attempts: 2, value: new Map([["kg", -0]]) },
   { kind: "signal", at: at + 2, name: "note", value: undefined },
   { kind: "timer", at: at + 3, seq: 2, until: at + 1000 },
@@ -54,7 +62,15 @@ describe("export files", () => {
   describe("exportJournal", () => {
     it("keeps the run's identity and every record's fields, with payloads in the codec's value encoding", () => {
       const e = exportJournal(detail(journal));
-      expect(e).to.include({ format: EXPORT_FORMAT, workflowId: "ship/42", type: "Ship", runId: 2, status: "failed", startedAt: at, endedAt: at + 9 });
+      expect(e).to.include({
+        format: EXPORT_FORMAT,
+        workflowId: "ship/42",
+        type: "Ship",
+        runId: 2,
+        status: "failed",
+        startedAt: at,
+        endedAt: at + 9,
+      });
       expect(e.records[3]).to.deep.equal({ kind: "timer", at: at + 3, seq: 2, until: at + 1000 });
       expect(e.records[6]).to.deep.equal({
         kind: "attributes",
@@ -106,7 +122,20 @@ describe("export files", () => {
     });
 
     it("gives every ID a distinct name that any file system accepts", () => {
-      const ids = ["a/b", "a%2Fb", "..", ".", "", "Pay-1", "pay-1", "con", "x".repeat(1000), `${"x".repeat(999)}y`, "ünï cödé\u0000\n", "a\\b:c*?\"<>|"];
+      const ids = [
+        "a/b",
+        "a%2Fb",
+        "..",
+        ".",
+        "",
+        "Pay-1",
+        "pay-1",
+        "con",
+        "x".repeat(1000),
+        `${"x".repeat(999)}y`,
+        "ünï cödé\u0000\n",
+        'a\\b:c*?"<>|',
+      ];
       const names = ids.map(exportFileName);
       expect(new Set(names.map((n) => n.toLowerCase())).size).to.equal(ids.length);
       for (const name of names) {

@@ -164,7 +164,9 @@ describe("exportFromDir", () => {
     mkdirSync(plain);
     const err = await exportFromDir(plain).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(StorageError);
-    expect((err as Error).message).to.contain(plain).and.contain("manifest");
+    expect((err as Error).message)
+      .to.contain(plain)
+      .and.contain("manifest");
     const missing = await exportFromDir(join(tmp.dir, "absent")).catch((e: unknown) => e);
     expect(missing).to.be.instanceOf(StorageError);
   });
@@ -179,7 +181,13 @@ describe("exportFromDir", () => {
     const shard = [0, 1].find((n) => readdirSync(join(tmp.dir, `shard-000${n}`)).some((f) => /^clean-\d+-[1-9]/.test(f)))!;
     const folder = join(tmp.dir, `shard-000${shard}`);
     for (const name of readdirSync(folder)) if (name.startsWith("clean-")) rmSync(join(folder, name));
-    const file = join(folder, readdirSync(folder).filter((n) => n.endsWith(".log")).sort().at(-1)!);
+    const file = join(
+      folder,
+      readdirSync(folder)
+        .filter((n) => n.endsWith(".log"))
+        .sort()
+        .at(-1)!,
+    );
     const end = framesOf(file).at(-1)!.end;
     const bytes = readFileSync(file);
     bytes.set([23, 0, 0, 0, 1, 2, 3, 4, 4], end);
@@ -196,7 +204,9 @@ describe("exportFromDir", () => {
     writeFileSync(file, bytes);
     const err = await exportFromDir(tmp.dir).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(StorageError);
-    expect((err as Error).message).to.contain(`shard ${shard}`).and.contain(file);
+    expect((err as Error).message)
+      .to.contain(`shard ${shard}`)
+      .and.contain(file);
   });
 
   describe("DataDirReader", () => {

@@ -266,7 +266,22 @@ describe("Replayer", () => {
 
       const journal = exportJournal(await run.describe());
       const kinds = new Set(journal.records.map((r) => r.kind));
-      for (const kind of ["start", "step", "signal", "update", "update-result", "timer", "fired", "patch", "attributes", "heartbeat", "completion", "child", "child-result", "finish"]) {
+      for (const kind of [
+        "start",
+        "step",
+        "signal",
+        "update",
+        "update-result",
+        "timer",
+        "fired",
+        "patch",
+        "attributes",
+        "heartbeat",
+        "completion",
+        "child",
+        "child-result",
+        "finish",
+      ]) {
         expect(kinds, `a ${kind} record`).to.include(kind);
       }
       const file = join(tmp.dir, "journals", exportFileName("all-1"));
@@ -294,7 +309,12 @@ describe("Replayer", () => {
       const run = await engine.start(PayRecorded, "p-9", undefined);
       await run.result();
       ran.length = 0;
-      expect(await new Replayer().register(PaySame).replay(await run.describe())).to.include({ ok: true, finished: true, workflowId: "p-9", records: 4 });
+      expect(await new Replayer().register(PaySame).replay(await run.describe())).to.include({
+        ok: true,
+        finished: true,
+        workflowId: "p-9",
+        records: 4,
+      });
       expect(await new Replayer().register(PayChanged).replay(await run.describe())).to.include({ ok: false });
       expect(ran).to.deep.equal([]);
     });
@@ -315,7 +335,12 @@ describe("Replayer", () => {
       expect(last.runId).to.equal(3);
       expect(last.records[0]).to.deep.include({ kind: "start", from: { runId: 2, reason: "continue-as-new" } });
       expect(await new Replayer().register(Looping).replay(last)).to.include({ ok: true, finished: true });
-      const first = { ...last, runId: 1, status: "running" as const, records: [{ ...last.records[0]!, runId: 1, from: undefined, payload: { tagged: [0, { $: "u" }] } }] };
+      const first = {
+        ...last,
+        runId: 1,
+        status: "running" as const,
+        records: [{ ...last.records[0]!, runId: 1, from: undefined, payload: { tagged: [0, { $: "u" }] } }],
+      };
       const r = await new Replayer().register(Looping).replay(JSON.parse(JSON.stringify(first)) as typeof first);
       expect(r).to.include({ ok: true, finished: false });
       expect(r.next).to.deep.equal(["step 'count' (call #1)"]);
@@ -376,7 +401,10 @@ describe("Replayer", () => {
         (e: unknown) => e,
       );
       expect(err).to.be.instanceOf(NonDeterminismError);
-      expect((err as Error).message).to.contain(file).and.contain("'charge'").and.contain("'refund'");
+      expect((err as Error).message)
+        .to.contain(file)
+        .and.contain("'charge'")
+        .and.contain("'refund'");
     });
 
     it("defines a failing test for a folder without exports", async () => {

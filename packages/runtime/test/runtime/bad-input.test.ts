@@ -29,10 +29,14 @@ onEachEngine("bad input", (kind) => {
     const engine = await kind().open({ workflows: [Echo] });
     const err = await engine.start("Nope", "x-1", 1).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(NotFoundError);
-    expect((err as Error).message).to.contain("'Nope'").and.contain("'Echo'");
+    expect((err as Error).message)
+      .to.contain("'Nope'")
+      .and.contain("'Echo'");
     const cls = await engine.start(NotAWorkflow as never, "x-2", 1).catch((e: unknown) => e);
     expect(cls).to.be.instanceOf(ConfigError);
-    expect((cls as Error).message).to.contain("NotAWorkflow").and.contain("@Workflow");
+    expect((cls as Error).message)
+      .to.contain("NotAWorkflow")
+      .and.contain("@Workflow");
     await expectNothingStarted(engine);
     await engine.shutdown();
   });
@@ -56,7 +60,9 @@ onEachEngine("bad input", (kind) => {
     expect(await engine.start(Echo, "", 1).catch((e: unknown) => e)).to.be.instanceOf(RejectedError);
     const long = await engine.start(Echo, "x".repeat(1001), 1).catch((e: unknown) => e);
     expect(long).to.be.instanceOf(RejectedError);
-    expect((long as Error).message).to.contain("1001").and.contain("1000");
+    expect((long as Error).message)
+      .to.contain("1001")
+      .and.contain("1000");
     expect(await engine.start(Echo, "x".repeat(1000), 1).then((r) => r.result())).to.equal(1);
     await engine.shutdown();
   });
@@ -72,7 +78,9 @@ onEachEngine("bad input", (kind) => {
     const engine = await kind().open({ workflows: [Echo] }, (c) => c.maxPayloadBytes(64 * 1024));
     const err = await engine.start(Echo, "x-5", "y".repeat(100 * 1024)).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(RejectedError);
-    expect((err as Error).message).to.contain("x-5").and.contain("65536");
+    expect((err as Error).message)
+      .to.contain("x-5")
+      .and.contain("65536");
     await expectNothingStarted(engine);
     await engine.shutdown();
   });

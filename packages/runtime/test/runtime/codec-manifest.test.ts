@@ -34,10 +34,14 @@ describe("encryption settings in the data directory (local)", () => {
 
     const plain = await Engine.open(Config.local(dir), { workflows: [Note] }).catch((e: unknown) => e);
     expect(plain).to.be.instanceOf(CodecError);
-    expect((plain as Error).message).to.contain("encrypted").and.contain("k1");
+    expect((plain as Error).message)
+      .to.contain("encrypted")
+      .and.contain("k1");
     const wrong = await Engine.open(Config.local(dir).codec(aesGcm({ k2 })), { workflows: [Note] }).catch((e: unknown) => e);
     expect(wrong).to.be.instanceOf(CodecError);
-    expect((wrong as Error).message).to.contain("k1").and.contain("k2");
+    expect((wrong as Error).message)
+      .to.contain("k1")
+      .and.contain("k2");
 
     const rotated = await Engine.open(Config.local(dir).codec(aesGcm({ k2, k1 })), { workflows: [Note] });
     expect(await rotated.run("n-1").result()).to.equal("secret");

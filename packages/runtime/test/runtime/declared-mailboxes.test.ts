@@ -46,7 +46,10 @@ onEachEngine("declared mailboxes", (kind) => {
     const error = await run.signal("og", 1).catch((e: unknown) => e);
     expect(error).to.be.instanceOf(RejectedError);
     expect((error as RejectedError).reason).to.equal("unknown-signal");
-    expect((error as Error).message).to.contain("workflow Gate (ID gate-1) takes no signal 'og'").and.contain("'open'").and.contain("'go'");
+    expect((error as Error).message)
+      .to.contain("workflow Gate (ID gate-1) takes no signal 'og'")
+      .and.contain("'open'")
+      .and.contain("'go'");
     await run.signal("go", 7);
     await run.signal("open", undefined);
     expect(await run.result()).to.equal("go 7");

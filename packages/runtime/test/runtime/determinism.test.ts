@@ -81,9 +81,14 @@ describe("determinism across a restart (local)", () => {
       await first.shutdown();
       flip = true;
       const engine = await local.reopen({ workflows: [Fickle] });
-      const err = await engine.run("fickle-restart").result().catch((e: unknown) => e);
+      const err = await engine
+        .run("fickle-restart")
+        .result()
+        .catch((e: unknown) => e);
       expect(err).to.be.instanceOf(NonDeterminismError);
-      expect((err as Error).message).to.contain("journal holds step 'charge'").and.contain("asked for step 'refund'");
+      expect((err as Error).message)
+        .to.contain("journal holds step 'charge'")
+        .and.contain("asked for step 'refund'");
       await engine.shutdown();
     } finally {
       flip = false;

@@ -95,6 +95,9 @@ describe("what opening the engine's storage reports", function () {
 
     const err = await Engine.open(config(), { workflows: [Echo] }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(StorageError);
-    expect((err as Error).message).to.contain("shard 0").and.contain(file).and.contain(`offset ${batches.at(-3)!.start}`);
+    expect((err as Error).message)
+      .to.contain("shard 0")
+      .and.contain(file)
+      .and.contain(`offset ${batches.at(-3)!.start}`);
   });
 });

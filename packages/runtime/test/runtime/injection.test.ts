@@ -63,7 +63,9 @@ onEachEngine("dependency injection", (kind) => {
     const run = await engine.start(Broken, "b-1", undefined);
     const err = await run.result().catch((e: unknown) => e);
     expect(err).to.be.instanceOf(ConfigError);
-    expect((err as Error).message).to.contain("Broken").and.contain("b-1");
+    expect((err as Error).message)
+      .to.contain("Broken")
+      .and.contain("b-1");
     await engine.shutdown();
   });
 });

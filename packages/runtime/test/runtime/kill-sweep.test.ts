@@ -43,7 +43,10 @@ describe("kill sweep (local, real processes)", function () {
       await runWorker(join(dir, "data"), logFile, KILLS + 1, true);
 
       const summary = JSON.parse(readFileSync(`${logFile}.summary`, "utf8")) as { results: number[]; statuses: string[] };
-      expect(summary.statuses.every((s) => s === "ok"), "every workflow completed").to.equal(true);
+      expect(
+        summary.statuses.every((s) => s === "ok"),
+        "every workflow completed",
+      ).to.equal(true);
       expect(new Set(summary.results)).to.deep.equal(new Set([15]));
 
       const acked = new Map<string, number>();

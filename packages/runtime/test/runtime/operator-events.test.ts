@@ -131,7 +131,13 @@ describe("engine events and the logger", function () {
     const run = await engine.start(Unbuildable, "u-1", undefined);
     expect(await run.result().catch((e: unknown) => e)).to.be.instanceOf(ConfigError);
     expect(told).to.have.length(1);
-    expect(told[0]).to.deep.include({ kind: "run-stopped", reason: "construct-failed", workflowId: "u-1", workflowType: "ops-unbuildable", runId: 1 });
+    expect(told[0]).to.deep.include({
+      kind: "run-stopped",
+      reason: "construct-failed",
+      workflowId: "u-1",
+      workflowType: "ops-unbuildable",
+      runId: 1,
+    });
     expect((told[0] as { error: Error }).error.message).to.contain("no API key");
     expect(logger.lines.map((l) => [l.level, l.fields.event, l.fields.workflowId])).to.deep.equal([["error", "run-stopped", "u-1"]]);
     await engine.shutdown();
@@ -147,9 +153,16 @@ describe("engine events and the logger", function () {
     const told: EngineEvent[] = [];
     const after = await Engine.open(Config.local(dir).shards(1), { workflows: [Fickle], onEvent: (e) => told.push(e) });
     try {
-      expect(await after.run("f-1").result().catch((e: unknown) => e)).to.be.instanceOf(NonDeterminismError);
+      expect(
+        await after
+          .run("f-1")
+          .result()
+          .catch((e: unknown) => e),
+      ).to.be.instanceOf(NonDeterminismError);
       expect(told.map((e) => e.kind === "run-stopped" && [e.reason, e.workflowId])).to.deep.equal([["non-determinism", "f-1"]]);
-      expect((told[0] as { error: Error }).error.message).to.contain("'charge'").and.contain("'refund'");
+      expect((told[0] as { error: Error }).error.message)
+        .to.contain("'charge'")
+        .and.contain("'refund'");
     } finally {
       await after.shutdown();
     }
@@ -189,7 +202,9 @@ describe("engine events on PostgreSQL", function () {
 
   it("tells of a lease renewal the blocked event loop made late, and of a lease another owner took", async () => {
     const logger = recordingLogger();
-    const engine = await Engine.open(Config.postgres(PG_URL, { schema, leaseMs: 900, owner: "ops" }).shards(1).logger(logger), { workflows: [Echo] });
+    const engine = await Engine.open(Config.postgres(PG_URL, { schema, leaseMs: 900, owner: "ops" }).shards(1).logger(logger), {
+      workflows: [Echo],
+    });
     const told: EngineEvent[] = [];
     engine.on("event", (e) => told.push(e));
     try {

@@ -81,7 +81,9 @@ onEachEngine("queries and updates", (kind) => {
     expect(await run.query<number>("count", 10)).to.equal(11);
     const unknown = await run.query("nope").catch((e: unknown) => e);
     expect(unknown).to.be.instanceOf(RejectedError);
-    expect((unknown as Error).message).to.contain("'nope'").and.contain("cart-1");
+    expect((unknown as Error).message)
+      .to.contain("'nope'")
+      .and.contain("cart-1");
 
     const journal = (await run.describe()).journal;
     expect(journal.filter((r) => r.kind === "update")).to.have.length(1);
@@ -111,7 +113,9 @@ onEachEngine("queries and updates", (kind) => {
   it("applies the ID policy of updateWithStart to a running run: fail, terminate and start anew, or use it", async () => {
     const engine = await kind().open({ workflows: [Counter] });
     const first = await engine.start(Counter, "c-policy", 1);
-    const refused = await engine.updateWithStart(Counter, "c-policy", 50, "inc", 5, { idPolicy: { running: "fail" } }).catch((e: unknown) => e);
+    const refused = await engine
+      .updateWithStart(Counter, "c-policy", 50, "inc", 5, { idPolicy: { running: "fail" } })
+      .catch((e: unknown) => e);
     expect(refused).to.be.instanceOf(AlreadyExistsError);
     expect((refused as Error).message).to.contain("c-policy");
     expect((await first.describe()).journal.map((r) => r.kind)).to.deep.equal(["start"]);
@@ -119,7 +123,9 @@ onEachEngine("queries and updates", (kind) => {
     const used = await engine.updateWithStart<number, number>(Counter, "c-policy", 50, "inc", 5, { idPolicy: { running: "use-existing" } });
     expect(used.result).to.equal(6);
 
-    const replaced = await engine.updateWithStart<number, number>(Counter, "c-policy", 50, "inc", 5, { idPolicy: { running: "terminate-existing" } });
+    const replaced = await engine.updateWithStart<number, number>(Counter, "c-policy", 50, "inc", 5, {
+      idPolicy: { running: "terminate-existing" },
+    });
     expect(replaced.result).to.equal(55);
     const status = await engine.status("c-policy");
     expect(status?.runId).to.equal(2);
@@ -133,7 +139,9 @@ onEachEngine("queries and updates", (kind) => {
     const run = await engine.start(Counter, "c-2", 1);
     const err = await run.update("dec", 1).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(RejectedError);
-    expect((err as Error).message).to.contain("'dec'").and.contain("'inc'");
+    expect((err as Error).message)
+      .to.contain("'dec'")
+      .and.contain("'inc'");
     expect((await run.describe()).journal.map((r) => r.kind)).to.deep.equal(["start"]);
     await run.signal("stop");
     expect(await run.result()).to.equal(1);
@@ -166,5 +174,4 @@ describe("queries and updates across a restart (local)", () => {
     expect(priced, "the price step of u-1 ran once").to.deep.equal(["apple", "pear"]);
     await engine.shutdown();
   });
-
 });

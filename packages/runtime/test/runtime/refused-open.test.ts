@@ -95,7 +95,13 @@ describe("an engine open that is refused", function () {
 
   it("leaves the directory byte for byte as it was when the codec keys are wrong", async () => {
     tearTail(dir, 0);
-    const err = await expectRefusedUnchanged(Config.local(dir).shards(2).segmentBytes(4096).codec(aesGcm({ k2: randomBytes(32) })), CodecError);
+    const err = await expectRefusedUnchanged(
+      Config.local(dir)
+        .shards(2)
+        .segmentBytes(4096)
+        .codec(aesGcm({ k2: randomBytes(32) })),
+      CodecError,
+    );
     expect(err.message).to.contain("k1");
   });
 
@@ -110,6 +116,11 @@ describe("an engine open that is refused", function () {
     expect(await engine.run("t-7").result()).to.equal(66);
     await engine.shutdown();
     const file = segmentFiles(dir, 0).at(-1)!;
-    expect(fs.readFileSync(file).subarray(framesOf(file).at(-1)!.end).every((b) => b === 0)).to.equal(true);
+    expect(
+      fs
+        .readFileSync(file)
+        .subarray(framesOf(file).at(-1)!.end)
+        .every((b) => b === 0),
+    ).to.equal(true);
   });
 });

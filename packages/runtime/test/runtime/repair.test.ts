@@ -44,7 +44,9 @@ describe("Config.local(dir).repair()", function () {
 
     const refused = await Engine.open(config(), { workflows: [Count] }).catch((e: unknown) => e);
     expect(refused).to.be.instanceOf(StorageError);
-    expect((refused as Error).message).to.contain(`Config.local("${dir}").repair()`).and.contain(`fusee repair --data ${dir}`);
+    expect((refused as Error).message)
+      .to.contain(`Config.local("${dir}").repair()`)
+      .and.contain(`fusee repair --data ${dir}`);
 
     const told: EngineEvent[] = [];
     const engine = await Engine.open(config().repair(), { workflows: [Count], onEvent: (e) => told.push(e) });

@@ -91,7 +91,9 @@ describe("a step's retry budget in a crash loop (local, real processes)", functi
       // The attempt's failure is journaled within a millisecond or two; the kill lands in its back-off.
       if (kill) child.stdout.once("data", () => setTimeout(() => child.kill("SIGKILL"), 100));
       child.on("error", reject);
-      child.on("exit", (code, signal) => (signal === "SIGKILL" || code === 0 ? resolve() : reject(new Error(`worker exited ${code}: ${stderr}`))));
+      child.on("exit", (code, signal) =>
+        signal === "SIGKILL" || code === 0 ? resolve() : reject(new Error(`worker exited ${code}: ${stderr}`)),
+      );
     });
   }
 
@@ -103,7 +105,12 @@ describe("a step's retry budget in a crash loop (local, real processes)", functi
       await runWorker(join(dir, "data"), logFile, true);
       await runWorker(join(dir, "data"), logFile, false);
       const lines = readFileSync(logFile, "utf8").trim().split("\n");
-      expect(lines.map((l) => l.split(" ").slice(0, 2).join(" "))).to.deep.equal(["attempt 1", "attempt 2", "attempt 3", "finished failed"]);
+      expect(lines.map((l) => l.split(" ").slice(0, 2).join(" "))).to.deep.equal([
+        "attempt 1",
+        "attempt 2",
+        "attempt 3",
+        "finished failed",
+      ]);
       const times = lines.slice(0, 3).map((l) => Number(l.split(" ")[2]));
       expect(times[1]! - times[0]!, "back-off before attempt 2").to.be.at.least(290);
       expect(times[2]! - times[1]!, "back-off before attempt 3").to.be.at.least(590);

@@ -111,7 +111,9 @@ describe("durations", () => {
     it("should throw a DurationError at the call, before anything is journaled", async () => {
       const engine = await TestEngine.create({ workflows: [Sleeper] });
       const run = await engine.start(Sleeper, "sleep-1", "a fortnight");
-      expect(await run.result()).to.equal(`FUSEE_DURATION: ctx.sleep duration "a fortnight" is not a duration; write ms as a number, or text such as "150ms", "1h30m", "30 days" or "2 weeks"`);
+      expect(await run.result()).to.equal(
+        `FUSEE_DURATION: ctx.sleep duration "a fortnight" is not a duration; write ms as a number, or text such as "150ms", "1h30m", "30 days" or "2 weeks"`,
+      );
       expect((await run.describe()).journal.map((r) => r.kind)).to.deep.equal(["start", "finish"]);
       await engine.shutdown();
     });
@@ -177,7 +179,9 @@ describe("retry policies", () => {
     it("should count the time from the first attempt across a restart", async () => {
       let engine = await kind.open({ workflows: [Bounded] });
       await engine.start(Bounded, "bounded-2", undefined);
-      await eventually("attempt 2 journaled", async () => (await engine.describe("bounded-2"))!.journal.some((r) => r.kind === "attempt" && r.attempt === 2));
+      await eventually("attempt 2 journaled", async () =>
+        (await engine.describe("bounded-2"))!.journal.some((r) => r.kind === "attempt" && r.attempt === 2),
+      );
       await engine.shutdown();
       await sleep(1_200);
       const before = attempts.length;

@@ -12,7 +12,18 @@ describe("run index entries", () => {
   });
 
   it("take no other stream for a run's", () => {
-    for (const stream of ["order-1", "order-1#", "order-1#0", "order-1#01", "order-1# 1", "order-1#1e3", "order-1#-1", "order-1#1.5", "o#1234567890123456", "$schedule/s/1"]) {
+    for (const stream of [
+      "order-1",
+      "order-1#",
+      "order-1#0",
+      "order-1#01",
+      "order-1# 1",
+      "order-1#1e3",
+      "order-1#-1",
+      "order-1#1.5",
+      "o#1234567890123456",
+      "$schedule/s/1",
+    ]) {
       expect(parseStream(stream), stream).to.equal(undefined);
     }
   });

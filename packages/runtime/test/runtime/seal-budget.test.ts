@@ -22,7 +22,9 @@ class Note {
 }
 
 function sealedOnDisk(dir: string): Record<string, number> {
-  const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { extra: { codec?: { sealed?: Record<string, number> } } };
+  const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as {
+    extra: { codec?: { sealed?: Record<string, number> } };
+  };
   return manifest.extra.codec?.sealed ?? {};
 }
 
@@ -120,7 +122,9 @@ describe("seal counts per key (local)", () => {
     });
     try {
       expect(refused).to.be.instanceOf(CodecError);
-      expect((refused as Error).message).to.contain('"k1"').and.contain("rotate to a new key");
+      expect((refused as Error).message)
+        .to.contain('"k1"')
+        .and.contain("rotate to a new key");
       expect(await engine.status("l-3")).to.equal(undefined);
       expect(engine.describeEngine().codec!.sealed.k1).to.equal(RANDOM_NONCE_LIMIT);
       expect(warnings).to.have.length(1);
@@ -194,7 +198,9 @@ describe("SealBudget", () => {
       })();
     });
     expect(error).to.be.instanceOf(CodecError);
-    expect((error as Error).message).to.contain('"k1"').and.contain("rotate");
+    expect((error as Error).message)
+      .to.contain('"k1"')
+      .and.contain("rotate");
     expect(budget.count("k1")).to.equal(4);
     expect(warnings).to.have.length(1);
   });

@@ -88,7 +88,9 @@ onEachEngine("signals and timers", (kind) => {
     await run.result();
     const err = await run.signal("late", 1).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(RejectedError);
-    expect((err as Error).message).to.contain("n-2").and.contain("finished");
+    expect((err as Error).message)
+      .to.contain("n-2")
+      .and.contain("finished");
     await engine.shutdown();
   });
 });
@@ -148,7 +150,10 @@ describe("several timers of one run", () => {
     try {
       const first = await local.open({ workflows: [ThreeTimers] });
       await first.start(ThreeTimers, "three-down", undefined);
-      await eventually("three timer records", async () => (await first.describe("three-down"))!.journal.filter((r) => r.kind === "timer").length === 3);
+      await eventually(
+        "three timer records",
+        async () => (await first.describe("three-down"))!.journal.filter((r) => r.kind === "timer").length === 3,
+      );
       await first.shutdown();
       const engine = await local.reopen({ workflows: [ThreeTimers] });
       expect(await engine.run<string[]>("three-down").result()).to.deep.equal(["short", "wait undefined", "long"]);

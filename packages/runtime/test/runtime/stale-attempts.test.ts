@@ -59,7 +59,9 @@ onEachEngine("a step attempt that ran past its timeout", (kind) => {
       expect(told).to.deep.equal(["attempt 1 heartbeat: TimeoutError", "attempt 1 signal: true TimeoutError"]);
       expect(effects).to.deep.equal(["paid by attempt 2"]);
       const attempts = (await run.describe()).journal.filter((r) => r.kind === "attempt");
-      expect(attempts.map((r) => r.kind === "attempt" && r.error)).to.satisfy((errors: Error[]) => errors.every((e) => e instanceof TimeoutError));
+      expect(attempts.map((r) => r.kind === "attempt" && r.error)).to.satisfy((errors: Error[]) =>
+        errors.every((e) => e instanceof TimeoutError),
+      );
       await engine.shutdown();
     });
   }

@@ -69,7 +69,9 @@ describe("a failed sync under running workflows", () => {
     disk.failNextSync = true;
     const error = await outcome;
     expect(error).to.be.instanceOf(StorageError);
-    expect((error as Error).message).to.contain("shard 0").and.contain("EIO");
+    expect((error as Error).message)
+      .to.contain("shard 0")
+      .and.contain("EIO");
     const later = await engine.start(StepSignalStep, "later", undefined).catch((e: unknown) => e);
     expect(later).to.be.instanceOf(StorageError);
     expect(disk.syncsAfterFailure).to.equal(0);
@@ -86,7 +88,10 @@ describe("a failed sync under running workflows", () => {
     const result = run.result().catch((e: unknown) => e);
 
     disk.failNextSync = true;
-    const refused = await engine.run("signalled").signal("go", "!").catch((e: unknown) => e);
+    const refused = await engine
+      .run("signalled")
+      .signal("go", "!")
+      .catch((e: unknown) => e);
     expect(refused).to.be.instanceOf(StorageError);
     expect(await result).to.equal(refused);
     await engine.shutdown().catch(() => undefined);
@@ -113,7 +118,10 @@ describe("a failed sync under running workflows", () => {
         disk.failNextSync = true;
         const refused =
           how === "update"
-            ? await engine.run("tally").update("add", 1).catch((e: unknown) => e)
+            ? await engine
+                .run("tally")
+                .update("add", 1)
+                .catch((e: unknown) => e)
             : await engine.updateWithStart(Tally, "tally", undefined, "add", 1).catch((e: unknown) => e);
         expect(refused).to.be.instanceOf(StorageError);
         await new Promise((resolve) => setTimeout(resolve, 20));

@@ -64,7 +64,11 @@ describe("ctx.log", () => {
     await engine.idle();
     expect(logger.lines).to.deep.equal([
       { level: "info", fields: { orderId: "o-7", workflowId: "ship-1", workflowType: "Shipment", runId: 1 }, message: "shipment started" },
-      { level: "debug", fields: { label: "label-o-7", workflowId: "ship-1", workflowType: "Shipment", runId: 1 }, message: "label printed" },
+      {
+        level: "debug",
+        fields: { label: "label-o-7", workflowId: "ship-1", workflowType: "Shipment", runId: 1 },
+        message: "label printed",
+      },
     ]);
     await run.signal("approve");
     await engine.clock.advance("1h");

@@ -48,7 +48,11 @@ describe("appendThen", () => {
     expect(rec.events).to.deep.equal([]);
     await log.append(0, { stream: "c", body: body("c-1") });
     const synced = syncsBefore + 1;
-    expect(rec.events).to.deep.equal([`a-1 durable after ${synced} syncs`, `b-1 durable after ${synced} syncs`, `a-2 durable after ${synced} syncs`]);
+    expect(rec.events).to.deep.equal([
+      `a-1 durable after ${synced} syncs`,
+      `b-1 durable after ${synced} syncs`,
+      `a-2 durable after ${synced} syncs`,
+    ]);
     expect((await log.read(0, "a")).map((e) => new TextDecoder().decode(e.body))).to.deep.equal(["a-1", "a-2"]);
     await log.close();
   });

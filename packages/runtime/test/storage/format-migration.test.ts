@@ -109,7 +109,10 @@ describe("a data directory of format 1", function () {
     const before = snapshot(dir());
     const err = await openLocalLog({ dir: dir() }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(StorageError);
-    expect((err as Error).message).to.contain("shard 1").and.contain(file).and.contain(`offset ${third.start}`);
+    expect((err as Error).message)
+      .to.contain("shard 1")
+      .and.contain(file)
+      .and.contain(`offset ${third.start}`);
     expect(snapshot(dir())).to.deep.equal(before);
   });
 

@@ -40,8 +40,7 @@ function flip(file: string, at: number, mask: number): void {
   fs.writeFileSync(file, bytes);
 }
 
-const records = (from: number, to: number): string[] =>
-  Array.from({ length: to - from }, (_, i) => `record-${from + i}`);
+const records = (from: number, to: number): string[] => Array.from({ length: to - from }, (_, i) => `record-${from + i}`);
 
 describe(LocalLog.name, () => {
   const tmp = useTempDir("local-log");
@@ -273,9 +272,7 @@ describe(LocalLog.name, () => {
       const log = await openLocalLog({ dir: dir(), segmentBytes: 4096 });
       expect(await allEntries(log)).to.deep.equal(records(0, 800));
       expect(log.streams(0).sort()).to.deep.equal(["s0", "s1", "s2"]);
-      expect((await log.read(0, "s1")).map((e) => text(e.body))).to.deep.equal(
-        records(0, 800).filter((_, i) => i % 3 === 1),
-      );
+      expect((await log.read(0, "s1")).map((e) => text(e.body))).to.deep.equal(records(0, 800).filter((_, i) => i % 3 === 1));
       await log.close();
     });
 
@@ -309,7 +306,11 @@ describe(LocalLog.name, () => {
       const log = await openLocalLog({ dir: dir(), segmentBytes: 4096 });
       expect(await log.compact(0)).to.equal(0);
       await log.close();
-      expect(segmentFiles(dir()).slice(0, -1).map((f) => fs.readFileSync(f))).to.deep.equal(before.slice(0, -1));
+      expect(
+        segmentFiles(dir())
+          .slice(0, -1)
+          .map((f) => fs.readFileSync(f)),
+      ).to.deep.equal(before.slice(0, -1));
     });
   });
 
@@ -348,9 +349,7 @@ describe(LocalLog.name, () => {
         await log.close();
         log = await openLocalLog(options);
         expect(log.stats().liveEntries).to.deep.equal([110, 100]);
-        expect((await log.read(0, "seq")).map((e) => text(e.body))).to.deep.equal(
-          Array.from({ length: 10 }, (_, i) => payload(200 + i)),
-        );
+        expect((await log.read(0, "seq")).map((e) => text(e.body))).to.deep.equal(Array.from({ length: 10 }, (_, i) => payload(200 + i)));
         expect(segmentFiles(dir(), 0).length).to.be.at.least(2);
         await log.close();
       });

@@ -18,16 +18,15 @@ describe("the data directory lock", function () {
   });
 
   it("lets exactly one of two concurrent opens write, and names the holder's PID to the other", async () => {
-    const results = await Promise.allSettled([
-      openLocalLog({ dir: dir(), shards: 1 }),
-      openLocalLog({ dir: dir(), shards: 1 }),
-    ]);
+    const results = await Promise.allSettled([openLocalLog({ dir: dir(), shards: 1 }), openLocalLog({ dir: dir(), shards: 1 })]);
     const won = results.filter((r): r is PromiseFulfilledResult<LocalLog> => r.status === "fulfilled");
     const lost = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
     expect(won).to.have.length(1);
     expect(lost).to.have.length(1);
     expect(lost[0]!.reason).to.be.instanceOf(StorageError);
-    expect((lost[0]!.reason as Error).message).to.contain(`process ${process.pid}`).and.contain(dir());
+    expect((lost[0]!.reason as Error).message)
+      .to.contain(`process ${process.pid}`)
+      .and.contain(dir());
     await won[0]!.value.close();
     await (await openLocalLog({ dir: dir() })).close();
   });
@@ -42,7 +41,9 @@ describe("the data directory lock", function () {
     expect(err).to.be.instanceOf(StorageError);
     expect((err as Error).message).to.contain(`process ${holder.pid}`);
     // The advice names what a user can run to read beside the writer.
-    expect((err as Error).message).to.contain("fusee list").and.contain("exportFromDir");
+    expect((err as Error).message)
+      .to.contain("fusee list")
+      .and.contain("exportFromDir");
     expect((err as Error).message).to.not.contain("readOnly");
   });
 

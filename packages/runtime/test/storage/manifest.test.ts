@@ -27,7 +27,10 @@ describe("the manifest of a new data directory", () => {
     disk.failNextSync = true;
     const err = await openError(disk);
     expect(err).to.be.instanceOf(StorageError);
-    expect((err as Error).message).to.contain(`${DIR}/manifest.json.tmp`).and.contain("syncing").and.contain("EIO");
+    expect((err as Error).message)
+      .to.contain(`${DIR}/manifest.json.tmp`)
+      .and.contain("syncing")
+      .and.contain("EIO");
   });
 
   it("refuses with a StorageError naming the manifest and the rename when its rename fails", async () => {
@@ -35,7 +38,10 @@ describe("the manifest of a new data directory", () => {
     disk.failNextRename = true;
     const err = await openError(disk);
     expect(err).to.be.instanceOf(StorageError);
-    expect((err as Error).message).to.contain(`${DIR}/manifest.json`).and.contain("renaming").and.contain("EIO");
+    expect((err as Error).message)
+      .to.contain(`${DIR}/manifest.json`)
+      .and.contain("renaming")
+      .and.contain("EIO");
   });
 
   it("is written whole once the failure has passed", async () => {

@@ -18,8 +18,7 @@ interface Appender {
   ackedDrop: number;
 }
 
-const bodyOf = (stream: string, seq: number): Uint8Array =>
-  new TextEncoder().encode(`${stream}#${seq}#${"x".repeat(seq % 37)}`);
+const bodyOf = (stream: string, seq: number): Uint8Array => new TextEncoder().encode(`${stream}#${seq}#${"x".repeat(seq % 37)}`);
 
 function seqOf(stream: string, body: Uint8Array): number {
   const text = Buffer.from(body).toString();

@@ -87,7 +87,10 @@ describe("a read-only open", function () {
 
     const err = await openLocalLog({ dir: dir(), readOnly: true }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(StorageError);
-    expect((err as Error).message).to.contain("shard 0").and.contain(file).and.contain(`offset ${first!.start}`);
+    expect((err as Error).message)
+      .to.contain("shard 0")
+      .and.contain(file)
+      .and.contain(`offset ${first!.start}`);
   });
 
   it("reads a batch again when it was half written at first sight and the next batch has appeared since", async () => {

@@ -64,7 +64,9 @@ describe("a failed write or sync", () => {
     disk.failNextWrite = true;
     const err = await log.append(0, entry("s", 0)).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(StorageError);
-    expect((err as Error).message).to.contain("ENOSPC").and.contain("writing to");
+    expect((err as Error).message)
+      .to.contain("ENOSPC")
+      .and.contain("writing to");
     expect(await log.append(0, entry("s", 1)).catch((e: unknown) => e)).to.equal(err);
     await log.close();
   });

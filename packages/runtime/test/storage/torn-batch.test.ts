@@ -14,7 +14,9 @@ const text = (b: Uint8Array): string => Buffer.from(b).toString();
  * boundary, then a batch of ten records that crosses it, and takes the power away while that
  * batch's sync is under way, with only the pages `landed` names written.
  */
-async function crashInBatchAcrossPages(landed: (page: number) => boolean): Promise<{ image: MemoryFileLayer; options: LocalLogOptions; acked: number }> {
+async function crashInBatchAcrossPages(
+  landed: (page: number) => boolean,
+): Promise<{ image: MemoryFileLayer; options: LocalLogOptions; acked: number }> {
   const disk = new MemoryFileLayer();
   disk.mkdirDurable(DIR);
   const options: LocalLogOptions = { dir: DIR, shards: 1, segmentBytes: 64 * 1024, fileLayer: disk };
@@ -27,7 +29,10 @@ async function crashInBatchAcrossPages(landed: (page: number) => boolean): Promi
     // The batch is one write (op writeAt) and one sync (the op after it), taken before it persists.
     if (n === writeAt + 1) image = disk.crashImage(new Random(1), (file, page) => (file === SEGMENT && landed(page) ? "new" : "old"));
   };
-  await log.appendAll(0, Array.from({ length: 10 }, (_, i) => ({ stream: "s", body: record(acked + i) })));
+  await log.appendAll(
+    0,
+    Array.from({ length: 10 }, (_, i) => ({ stream: "s", body: record(acked + i) })),
+  );
   disk.onOp = undefined;
   await log.close();
   expect(image, "the crash happened during the batch's sync").to.not.equal(undefined);

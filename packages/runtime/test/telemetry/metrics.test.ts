@@ -60,10 +60,13 @@ describe("OpenTelemetry metrics", function () {
   });
 
   it("counts steps and runs, measures step attempts and log syncs, and gauges live and parked runs and waiting permits", async () => {
-    const engine = await Engine.open(Config.local(dir).shards(1).cache(1).telemetry({ meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider }), {
-      workflows: [Metered, Waits, Limited],
-      limits: { one: { concurrent: 1 } },
-    });
+    const engine = await Engine.open(
+      Config.local(dir).shards(1).cache(1).telemetry({ meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider }),
+      {
+        workflows: [Metered, Waits, Limited],
+        limits: { one: { concurrent: 1 } },
+      },
+    );
     try {
       expect(await (await engine.start(Metered, "ok-1", false)).result()).to.equal(3);
       await (await engine.start(Metered, "failed-1", true)).result().catch(() => undefined);
@@ -84,7 +87,9 @@ describe("OpenTelemetry metrics", function () {
       const duration = m.get("fusee.step.duration")!;
       expect(duration.descriptor.unit).to.equal("ms");
       expect(duration.dataPointType).to.equal(DataPointType.HISTOGRAM);
-      const stepA = duration.dataPoints.find((p) => p.attributes["fusee.step.name"] === "a" && p.attributes["fusee.step.outcome"] === "ok")!;
+      const stepA = duration.dataPoints.find(
+        (p) => p.attributes["fusee.step.name"] === "a" && p.attributes["fusee.step.outcome"] === "ok",
+      )!;
       expect((stepA.value as { count: number }).count).to.equal(2);
 
       const sync = m.get("fusee.log.sync.duration")!;
@@ -107,7 +112,9 @@ describe("OpenTelemetry metrics", function () {
 
   it("measures the batch inserts of the PostgreSQL log as its syncs", async () => {
     const schema = freshSchema();
-    const engine = await Engine.open(Config.postgres(PG_URL, { schema }).shards(1).telemetry({ meterProvider: sdk.meterProvider }), { workflows: [Metered] });
+    const engine = await Engine.open(Config.postgres(PG_URL, { schema }).shards(1).telemetry({ meterProvider: sdk.meterProvider }), {
+      workflows: [Metered],
+    });
     try {
       expect(await (await engine.start(Metered, "pg-ok", false)).result()).to.equal(3);
       const m = await sdk.metrics();

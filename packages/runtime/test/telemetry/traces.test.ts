@@ -79,7 +79,8 @@ describe("OpenTelemetry traces", function () {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const config = (): Config => Config.local(dir).shards(2).telemetry({ tracerProvider: sdk.tracerProvider, meterProvider: sdk.meterProvider });
+  const config = (): Config =>
+    Config.local(dir).shards(2).telemetry({ tracerProvider: sdk.tracerProvider, meterProvider: sdk.meterProvider });
   const named = (name: string): ReadableSpan[] => sdk.spans().filter((s) => s.name === name);
 
   it("shows a run that crossed a restart as one trace under the caller's span, without spans for replayed steps", async () => {
@@ -113,12 +114,19 @@ describe("OpenTelemetry traces", function () {
     }
     const workflowIds = new Set(workflows.map((w) => w.spanContext().spanId));
     expect(named("step reserve")).to.have.length(1, "the step replayed after the restart made no span");
-    const charges = named("step charge").sort((a, b) => (a.attributes["fusee.step.attempt"] as number) - (b.attributes["fusee.step.attempt"] as number));
+    const charges = named("step charge").sort(
+      (a, b) => (a.attributes["fusee.step.attempt"] as number) - (b.attributes["fusee.step.attempt"] as number),
+    );
     expect(charges.map((s) => s.attributes["fusee.step.attempt"])).to.deep.equal([1, 2]);
     expect(charges[0]!.status.code).to.equal(SpanStatusCode.ERROR);
     expect(charges[0]!.events.map((e) => e.name)).to.include("exception");
     expect(charges[1]!.status.code).to.not.equal(SpanStatusCode.ERROR);
-    expect(charges[1]!.attributes).to.include({ "fusee.workflow.id": "order-1", "fusee.workflow.type": "traced-order", "fusee.run.id": 1, "fusee.step.name": "charge" });
+    expect(charges[1]!.attributes).to.include({
+      "fusee.workflow.id": "order-1",
+      "fusee.workflow.type": "traced-order",
+      "fusee.run.id": 1,
+      "fusee.step.name": "charge",
+    });
     for (const step of [...named("step reserve"), ...charges]) expect(workflowIds.has(parentOf(step)!)).to.equal(true);
     expect(named("signal go")).to.have.length(1);
     expect(parentOf(named("signal go")[0]!)).to.equal(undefined);
@@ -156,13 +164,24 @@ describe("OpenTelemetry traces", function () {
     });
     await engine.shutdown();
 
-    for (const name of ["timer fired", "child started", "update add", "query list", "workflow traced-parent", "workflow traced-child", "step double"]) {
+    for (const name of [
+      "timer fired",
+      "child started",
+      "update add",
+      "query list",
+      "workflow traced-parent",
+      "workflow traced-child",
+      "step double",
+    ]) {
       expect(named(name), name).to.not.have.length(0);
       for (const s of named(name)) expect(s.spanContext().traceId, name).to.equal(root.traceId);
     }
     expect(named("child started")[0]!.attributes["fusee.child.id"]).to.equal("traced-child-1");
     const parentRun = named("workflow traced-parent").map((s) => s.spanContext().spanId);
-    expect(named("workflow traced-child").some((c) => parentRun.includes(parentOf(c)!))).to.equal(true, "the child's run hangs under its parent's");
+    expect(named("workflow traced-child").some((c) => parentRun.includes(parentOf(c)!))).to.equal(
+      true,
+      "the child's run hangs under its parent's",
+    );
   });
 
   it("records nothing, and loads no tracer, with telemetry(false)", async () => {

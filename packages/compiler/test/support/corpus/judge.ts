@@ -97,7 +97,13 @@ export class RuntimeJudge {
   }
 
   /** Version 1 up to wait `k`, then version 2 on the same directory to the end; a problem in words, or undefined. */
-  private async resumeAt(v1: Loaded, v2: Loaded, k: number, waits: number, fresh: ReadonlyMap<string, readonly string[]>): Promise<string | undefined> {
+  private async resumeAt(
+    v1: Loaded,
+    v2: Loaded,
+    k: number,
+    waits: number,
+    fresh: ReadonlyMap<string, readonly string[]>,
+  ): Promise<string | undefined> {
     const dir = this.freshDir();
     const clock = new VirtualClock(Date.UTC(2026, 0, 1));
     const first = await this.open(v1, dir, clock);
@@ -127,10 +133,12 @@ export class RuntimeJudge {
       // version 2 in another order. Other arguments than a fresh run's are results of older code, kept.
       for (const [name, prints] of fingerprintsOf(detail.journal)) {
         const expected = fresh.get(name) ?? [];
-        if (prints.join() !== expected.join() && [...prints].sort().join() === [...expected].sort().join()) return `calls of step '${name}' got each other's results`;
+        if (prints.join() !== expected.join() && [...prints].sort().join() === [...expected].sort().join())
+          return `calls of step '${name}' got each other's results`;
       }
       const replay = await new Replayer().register(v2.workflow as never, v2.child as never).replay(detail);
-      if (!replay.ok && !(replay.error ?? "").includes("with other arguments")) return `its journal does not replay: ${replay.error ?? "?"}`;
+      if (!replay.ok && !(replay.error ?? "").includes("with other arguments"))
+        return `its journal does not replay: ${replay.error ?? "?"}`;
       return undefined;
     } finally {
       await second.done();
@@ -160,8 +168,14 @@ export class RuntimeJudge {
     return undefined;
   }
 
-  private async open(code: Loaded, dir: string, clock = new VirtualClock(Date.UTC(2026, 0, 1))): Promise<{ engine: Engine & { clock: VirtualClock }; done: () => Promise<void> }> {
-    const engine = await Engine.open(Config.local(dir).shards(1).segmentBytes(65_536).flush("none").clock(clock), { workflows: [code.workflow as never, code.child as never] });
+  private async open(
+    code: Loaded,
+    dir: string,
+    clock = new VirtualClock(Date.UTC(2026, 0, 1)),
+  ): Promise<{ engine: Engine & { clock: VirtualClock }; done: () => Promise<void> }> {
+    const engine = await Engine.open(Config.local(dir).shards(1).segmentBytes(65_536).flush("none").clock(clock), {
+      workflows: [code.workflow as never, code.child as never],
+    });
     return {
       engine: Object.assign(engine, { clock }),
       done: async () => {
@@ -223,7 +237,11 @@ async function finished(run: RunHandle<unknown>): Promise<boolean> {
 async function tick(engine: Engine & { clock: VirtualClock }, run: RunHandle<unknown>, k: number): Promise<void> {
   if (k % 2 === 0) {
     // A run may finish between two signals; a signal to a finished run is refused, which is no problem here.
-    for (const [name, value] of [["go", k / 2 + 1], ["approve", true], ["note", "n"]] as const) {
+    for (const [name, value] of [
+      ["go", k / 2 + 1],
+      ["approve", true],
+      ["note", "n"],
+    ] as const) {
       if (await finished(run)) return;
       await run.signal(name, value);
       await engine.idle();

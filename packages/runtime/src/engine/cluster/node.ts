@@ -94,7 +94,12 @@ export class ClusterNode {
    * recovers the shards the log already holds, follows later acquisitions and losses, and answers
    * requests. Resolves once the shards held at the call are recovered.
    */
-  static async join(engine: ClusterHost, log: PostgresLog, options: ClusterOptions, sharePermits: (permits: SharedPermits) => void): Promise<ClusterNode> {
+  static async join(
+    engine: ClusterHost,
+    log: PostgresLog,
+    options: ClusterOptions,
+    sharePermits: (permits: SharedPermits) => void,
+  ): Promise<ClusterNode> {
     const tables = log.clusterTables();
     const node = new ClusterNode(engine, log, tables.requests, new ClusterPermits(tables.permits, log.owner), options);
     sharePermits(node.permits);
@@ -203,7 +208,11 @@ export class ClusterNode {
     this.chain = this.chain
       .then(() => (this.closed ? undefined : work()))
       .catch((e: unknown) => {
-        if (!this.closed) process.emitWarning(`cluster owner "${this.log.owner}" failed ${what}: ${(e as Error)?.stack ?? String(e)}`, "FuseeClusterWarning");
+        if (!this.closed)
+          process.emitWarning(
+            `cluster owner "${this.log.owner}" failed ${what}: ${(e as Error)?.stack ?? String(e)}`,
+            "FuseeClusterWarning",
+          );
       });
   }
 

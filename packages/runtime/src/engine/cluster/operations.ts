@@ -20,7 +20,8 @@ export interface RequestInfo {
 
 /** Performs a forwarded call on this process's runs; the answer is what the caller returns. */
 export async function perform(runs: LocalRuns, call: string, args: readonly unknown[], request: RequestInfo): Promise<unknown> {
-  if (!Object.hasOwn(ROUTES, call)) throw new RejectedError(`a forwarded request has the unknown call '${call}'`, { reason: "unknown-request" });
+  if (!Object.hasOwn(ROUTES, call))
+    throw new RejectedError(`a forwarded request has the unknown call '${call}'`, { reason: "unknown-request" });
   const known = call as RunCall;
   if (!ROUTES[known].changes) return invoke(runs, known, args);
   const target = targetRun(known, args);

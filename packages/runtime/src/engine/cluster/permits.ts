@@ -34,7 +34,12 @@ export class ClusterPermits implements SharedPermits {
     this.renewal.unref();
   }
 
-  async take(name: string, concurrent: number, perSecond: number, lost: (reason: Error) => void): Promise<SharedGrant | { retryInMs: number }> {
+  async take(
+    name: string,
+    concurrent: number,
+    perSecond: number,
+    lost: (reason: Error) => void,
+  ): Promise<SharedGrant | { retryInMs: number }> {
     const token = randomUUID();
     const sentAt = performance.now();
     const wait = await this.table.take(name, token, Number.isFinite(concurrent) ? concurrent : 0, perSecond > 0 ? 1000 / perSecond : 0);
@@ -54,7 +59,8 @@ export class ClusterPermits implements SharedPermits {
         void this.table.release([token]).catch(() => undefined);
       },
       lapsed: () => {
-        if (permit.gone === undefined && !released && performance.now() >= permit.deadline) this.lose(token, permit, "no renewal succeeded in time");
+        if (permit.gone === undefined && !released && performance.now() >= permit.deadline)
+          this.lose(token, permit, "no renewal succeeded in time");
         return permit.gone;
       },
     };

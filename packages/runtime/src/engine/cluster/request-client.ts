@@ -60,7 +60,10 @@ export class RequestClient {
     if (timeoutMs === undefined) return reply;
     let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([reply, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(this.expired(id, describe, timeoutMs)), timeoutMs)))]);
+      return await Promise.race([
+        reply,
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(this.expired(id, describe, timeoutMs)), timeoutMs))),
+      ]);
     } finally {
       clearTimeout(timer);
     }

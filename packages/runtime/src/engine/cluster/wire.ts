@@ -27,13 +27,17 @@ export function decodeError(bytes: Uint8Array): Error {
   const wire = deserialize(bytes) as { name: string; message: string; stack?: string; code?: string };
   const cls = ERROR_CLASSES.get(wire.name);
   const error: Error = cls === undefined ? Object.assign(new Error(wire.message), { name: wire.name }) : new cls(wire.message);
-  if (wire.code !== undefined && error instanceof errors.FuseeError) Object.defineProperty(error, "code", { value: wire.code, enumerable: true });
+  if (wire.code !== undefined && error instanceof errors.FuseeError)
+    Object.defineProperty(error, "code", { value: wire.code, enumerable: true });
   if (wire.stack !== undefined) error.stack = wire.stack;
   return error;
 }
 
 const ERROR_CLASSES = new Map<string, new (message: string) => Error>(
   (Object.values(errors) as unknown[])
-    .filter((v): v is new (message: string) => Error => typeof v === "function" && (v === errors.FuseeError || v.prototype instanceof errors.FuseeError))
+    .filter(
+      (v): v is new (message: string) => Error =>
+        typeof v === "function" && (v === errors.FuseeError || v.prototype instanceof errors.FuseeError),
+    )
     .map((cls) => [cls.name, cls]),
 );

@@ -61,7 +61,13 @@ export function liveEntries(row: BatchRow): LogEntry[] {
  * after the positions were looked up removes all of them or none, since the query reads one
  * snapshot: deleted rows are not found and entries marked dead are skipped.
  */
-export async function readAt(pool: pg.Pool, t: Tables, shard: number, rows: readonly number[], positions: readonly number[]): Promise<Buffer[]> {
+export async function readAt(
+  pool: pg.Pool,
+  t: Tables,
+  shard: number,
+  rows: readonly number[],
+  positions: readonly number[],
+): Promise<Buffer[]> {
   if (rows.length === 0) return [];
   const found = await pool.query<{ body: Buffer }>({
     name: `fusee_read_${t.schema}`,

@@ -17,7 +17,7 @@ let loading: Promise<Driver> | undefined;
  */
 export function loadDriver(): Promise<Driver> {
   loading ??= import("pg").then(
-    (m: { default?: Driver } & Partial<Driver>) => (m.default ?? (m as Driver)),
+    (m: { default?: Driver } & Partial<Driver>) => m.default ?? (m as Driver),
     (err: unknown) => {
       loading = undefined;
       const code = (err as { code?: unknown }).code;

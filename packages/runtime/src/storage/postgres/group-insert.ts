@@ -228,8 +228,7 @@ export class ShardWriter extends BatchFront<Batch> {
   protected check(stream: string, bytes: number): StorageError | undefined {
     if (bytes > MAX_BODY_BYTES) {
       return new StorageError(
-        `an entry of stream "${stream.slice(0, 80)}" for shard ${this.o.shard} has ${bytes} bytes; ` +
-          `the limit is ${MAX_BODY_BYTES}`,
+        `an entry of stream "${stream.slice(0, 80)}" for shard ${this.o.shard} has ${bytes} bytes; ` + `the limit is ${MAX_BODY_BYTES}`,
       );
     }
     if (stream.length * 3 > MAX_STREAM_BYTES && Buffer.byteLength(stream) > MAX_STREAM_BYTES) {

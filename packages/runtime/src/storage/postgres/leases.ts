@@ -156,7 +156,6 @@ export function describeLease(row: LeaseRow | undefined, table: string): string 
   if (row === undefined) return `no row in ${table}`;
   if (row.owner === null) return `${table} shows it free at epoch ${row.epoch}`;
   return (
-    `${table} shows owner "${row.owner}" at epoch ${row.epoch}, ` +
-    `${row.live ? "expiring" : "expired"} at ${row.expiresAt.toISOString()}`
+    `${table} shows owner "${row.owner}" at epoch ${row.epoch}, ` + `${row.live ? "expiring" : "expired"} at ${row.expiresAt.toISOString()}`
   );
 }

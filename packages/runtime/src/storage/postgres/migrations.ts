@@ -207,12 +207,7 @@ export async function migrate(pool: pg.Pool, t: Tables, migrations: readonly Mig
   }
 }
 
-async function applyPending(
-  client: pg.PoolClient,
-  t: Tables,
-  migrations: readonly Migration[],
-  latest: number,
-): Promise<MigrationResult> {
+async function applyPending(client: pg.PoolClient, t: Tables, migrations: readonly Migration[], latest: number): Promise<MigrationResult> {
   await client.query(`CREATE SCHEMA IF NOT EXISTS ${t.quoted}`);
   await client.query(
     `CREATE TABLE IF NOT EXISTS ${t.migrations} (
@@ -243,8 +238,7 @@ async function applyPending(
     } catch (err) {
       await client.query("ROLLBACK").catch(() => undefined);
       throw new StorageError(
-        `migration ${m.version} ("${m.name}") of the PostgreSQL schema "${t.schema}" failed and was rolled back: ` +
-          (err as Error).message,
+        `migration ${m.version} ("${m.name}") of the PostgreSQL schema "${t.schema}" failed and was rolled back: ` + (err as Error).message,
         { cause: err },
       );
     }

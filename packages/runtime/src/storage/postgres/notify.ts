@@ -23,7 +23,9 @@ export interface WakeEvents {
 /** The text sent on the channel for a wake-up of `shard`. */
 export function encodeWake(shard: number, payload: string): string {
   if (Buffer.byteLength(payload) > MAX_NOTIFY_BYTES) {
-    throw new StorageError(`a notification payload for shard ${shard} is longer than ${MAX_NOTIFY_BYTES} bytes; send a key and keep the data in a table`);
+    throw new StorageError(
+      `a notification payload for shard ${shard} is longer than ${MAX_NOTIFY_BYTES} bytes; send a key and keep the data in a table`,
+    );
   }
   return `${shard}:${payload}`;
 }

@@ -64,14 +64,17 @@ export async function openPostgresLog(options: PostgresLogOptions): Promise<Post
   const tables = tablesOf(options.schema ?? DEFAULT_SCHEMA);
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const claim = options.claim ?? "fair";
-  if (typeof options.url !== "string" || options.url.trim() === "") throw new ConfigError("a PostgreSQL log needs a connection URL (option url)");
+  if (typeof options.url !== "string" || options.url.trim() === "")
+    throw new ConfigError("a PostgreSQL log needs a connection URL (option url)");
   if (options.shards !== undefined && (!Number.isInteger(options.shards) || options.shards < 1 || options.shards > 65_536)) {
     throw new ConfigError(`shards must be a whole number from 1 to 65536, got ${options.shards}`);
   }
-  if (!Number.isFinite(leaseMs) || leaseMs < MIN_LEASE_MS) throw new ConfigError(`leaseMs must be at least ${MIN_LEASE_MS}, got ${leaseMs}`);
+  if (!Number.isFinite(leaseMs) || leaseMs < MIN_LEASE_MS)
+    throw new ConfigError(`leaseMs must be at least ${MIN_LEASE_MS}, got ${leaseMs}`);
   if (claim !== "fair" && claim !== "all") throw new ConfigError(`claim must be "fair" or "all", got "${String(claim)}"`);
   const owner = options.owner ?? `${os.hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
-  if (typeof owner !== "string" || owner === "" || owner.length > 200) throw new ConfigError(`owner must be a name of 1 to 200 characters, got "${String(owner)}"`);
+  if (typeof owner !== "string" || owner === "" || owner.length > 200)
+    throw new ConfigError(`owner must be a name of 1 to 200 characters, got "${String(owner)}"`);
 
   const where = `${redact(options.url)} (schema "${tables.schema}")`;
   // Every connection of the process carries its owner name, so an operator (or a test) can tell
@@ -82,7 +85,11 @@ export async function openPostgresLog(options: PostgresLogOptions): Promise<Post
     keepAlive: true,
   };
   const driver = await loadDriver();
-  const pool = new driver.Pool({ ...connection, max: options.poolSize ?? Math.min(options.shards ?? 4, 16) + 2, idleTimeoutMillis: 60_000 });
+  const pool = new driver.Pool({
+    ...connection,
+    max: options.poolSize ?? Math.min(options.shards ?? 4, 16) + 2,
+    idleTimeoutMillis: 60_000,
+  });
   // An idle connection that breaks is dropped by the pool; the error needs a listener, and the next
   // statement on that shard reports any failure that matters.
   pool.on("error", () => undefined);

@@ -83,7 +83,10 @@ export class RequestTable {
    * wait for a run's result) would otherwise be read in full at every wake-up.
    */
   async pending(shard: number, skip: ReadonlySet<string>): Promise<PendingRequest[]> {
-    const ids = await this.pool.query<{ id: string }>(`SELECT id::text AS id FROM ${this.t.requests} WHERE shard = $1 ORDER BY created_at`, [shard]);
+    const ids = await this.pool.query<{ id: string }>(
+      `SELECT id::text AS id FROM ${this.t.requests} WHERE shard = $1 ORDER BY created_at`,
+      [shard],
+    );
     const fresh = ids.rows.map((r) => r.id).filter((id) => !skip.has(id));
     if (fresh.length === 0) return [];
     const result = await this.pool.query<PendingRequest>(

@@ -23,7 +23,10 @@ export class Children {
     const close = options.close ?? "terminate";
     const timeoutMs = options.timeoutMs;
     if (timeoutMs !== undefined) {
-      this.timeouts.set(seq, run.timers.set(run.now() + timeoutMs, () => this.timedOut(seq, id, timeoutMs)));
+      this.timeouts.set(
+        seq,
+        run.timers.set(run.now() + timeoutMs, () => this.timedOut(seq, id, timeoutMs)),
+      );
     }
     return new Promise((resolve, reject) => {
       run.pending.set(seq, { resolve: () => resolve(this.handle(seq, id)), reject });

@@ -46,7 +46,10 @@ export class Lifecycle {
       instance = child.resolve(run.definition.cls) as Record<string, unknown>;
     } catch (e) {
       const what = `workflow ${run.definition.name} (ID ${run.workflowId})`;
-      run.breakWith(explainMissingTypeInfo(run.definition.cls, e, what) ?? new ConfigError(`${what} could not be constructed: ${(e as Error)?.message ?? String(e)}`, { cause: e }));
+      run.breakWith(
+        explainMissingTypeInfo(run.definition.cls, e, what) ??
+          new ConfigError(`${what} could not be constructed: ${(e as Error)?.message ?? String(e)}`, { cause: e }),
+      );
       return;
     }
     this.instance = instance;
@@ -141,6 +144,7 @@ export const lifecycleRecords: RecordAppliers<"start" | "finish"> = {
       }
     }
     run.lifecycle.finished = record.status;
-    if (record.status === "terminated") run.steps.abort(record.error ?? new TerminatedError(`run ${run.host.runId} of ${run.workflowId} was terminated`));
+    if (record.status === "terminated")
+      run.steps.abort(record.error ?? new TerminatedError(`run ${run.host.runId} of ${run.workflowId} was terminated`));
   },
 };

@@ -8,7 +8,10 @@ import type { RecordAppliers, RunParts } from "./run-parts.js";
 export function patched(run: RunParts, id: string, deprecated: boolean): boolean {
   const declared = run.definition.patches;
   if (declared !== undefined && !declared.includes(id)) {
-    throw new RejectedError(`patch '${id}' is not declared by workflow ${run.definition.name}; declare it in @Workflow({ patches: [...] })`, { reason: "undeclared-patch" });
+    throw new RejectedError(
+      `patch '${id}' is not declared by workflow ${run.definition.name}; declare it in @Workflow({ patches: [...] })`,
+      { reason: "undeclared-patch" },
+    );
   }
   const next = run.nextRecorded();
   if (next?.kind === "patch" && next.id === id) {

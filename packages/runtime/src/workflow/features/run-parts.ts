@@ -37,7 +37,11 @@ export interface RunParts {
   readonly broken: Error | undefined;
   readonly finished: FinishedStatus | undefined;
   /** Calls waiting for their answer, by call number. */
-  readonly pending: { set(seq: number, p: Pending): void; take(seq: number): Pending | undefined; forEach(fn: (p: Pending, seq: number) => void): void };
+  readonly pending: {
+    set(seq: number, p: Pending): void;
+    take(seq: number): Pending | undefined;
+    forEach(fn: (p: Pending, seq: number) => void): void;
+  };
   /** True while a replay holds back what the code asks to do (see {@link whenLive}). */
   readonly replaying: boolean;
   /** Workflow time: the time of the record applied last. */

@@ -3,7 +3,14 @@ import { CancelledError } from "../../core/errors.js";
 import type { StepDefinition } from "../registry.js";
 import { InlineFirstMap } from "../../core/inline-first-map.js";
 import type { Clock } from "../../core/clock.js";
-import { runStep, type AttemptHistory, type AttemptObserver, type PermitRequest, type RunningStep, type StepEnvironment } from "../step-runner.js";
+import {
+  runStep,
+  type AttemptHistory,
+  type AttemptObserver,
+  type PermitRequest,
+  type RunningStep,
+  type StepEnvironment,
+} from "../step-runner.js";
 import type { StepOptions } from "../step-options.js";
 import { asError, type Pending, type RecordAppliers, type RecordOf, type RunParts } from "./run-parts.js";
 
@@ -103,7 +110,11 @@ export class Steps implements StepEnvironment {
     this.attempts?.delete(record.seq);
     if (record.ok) p?.resolve(this.typed(record.name, record.value));
     else if (run.cancellation.claimsFailure(record.seq)) {
-      p?.reject(new CancelledError(`step '${record.name}' of ${run.workflowId} was cancelled: ${record.error?.message ?? "it failed"}`, { cause: record.error }));
+      p?.reject(
+        new CancelledError(`step '${record.name}' of ${run.workflowId} was cancelled: ${record.error?.message ?? "it failed"}`, {
+          cause: record.error,
+        }),
+      );
     } else p?.reject(record.error);
   }
 
@@ -122,7 +133,13 @@ export class Steps implements StepEnvironment {
 
   applyAttempt(record: RecordOf<"attempt">, replayed: boolean): void {
     const since = record.since ?? this.attempts?.get(record.seq)?.since ?? record.at;
-    (this.attempts ??= new Map()).set(record.seq, { failed: record.attempt, retryAt: record.retryAt, lastError: record.error, since, failedAt: record.at });
+    (this.attempts ??= new Map()).set(record.seq, {
+      failed: record.attempt,
+      retryAt: record.retryAt,
+      lastError: record.error,
+      since,
+      failedAt: record.at,
+    });
     const recorded = this.attemptWaiters?.get(record.seq);
     if (recorded !== undefined && !replayed) {
       this.attemptWaiters?.delete(record.seq);
@@ -196,7 +213,11 @@ export class Steps implements StepEnvironment {
     this.argsBySeq?.delete(seq);
     const fingerprint = args === undefined ? {} : { args };
     try {
-      host.append(ok ? { kind: "step", seq, name, attempts, at, ok: true, value: outcome, ...fingerprint } : { kind: "step", seq, name, attempts, at, ok: false, error: asError(outcome), ...fingerprint });
+      host.append(
+        ok
+          ? { kind: "step", seq, name, attempts, at, ok: true, value: outcome, ...fingerprint }
+          : { kind: "step", seq, name, attempts, at, ok: false, error: asError(outcome), ...fingerprint },
+      );
     } catch (encodeError) {
       // A result that cannot be journaled fails the step rather than the engine.
       this.run.recordOrBreak({ kind: "step", seq, name, attempts, at, ok: false, error: asError(encodeError), ...fingerprint });

@@ -31,7 +31,10 @@ export class Updates {
       update.validate.call(instance, arg);
     } catch (e) {
       if (e instanceof RejectedError) throw e;
-      throw new RejectedError(`update '${name}' of ${definition.name} (ID ${workflowId}) was rejected: ${(e as Error)?.message ?? String(e)}`, { reason: "update-rejected", cause: e });
+      throw new RejectedError(
+        `update '${name}' of ${definition.name} (ID ${workflowId}) was rejected: ${(e as Error)?.message ?? String(e)}`,
+        { reason: "update-rejected", cause: e },
+      );
     }
   }
 
@@ -89,5 +92,6 @@ export class Updates {
 
 export const updateRecords: RecordAppliers<"update" | "update-result"> = {
   update: (run, record) => run.updates.apply(record.id, record.name, record.arg),
-  "update-result": (run, record) => run.updates.applyResult(record.id, record.ok ? { ok: true, value: record.value } : { ok: false, error: record.error }),
+  "update-result": (run, record) =>
+    run.updates.applyResult(record.id, record.ok ? { ok: true, value: record.value } : { ok: false, error: record.error }),
 };

@@ -126,10 +126,14 @@ export function useClusterPair(schema: () => string, options: { readonly shards:
       const name = schema();
       const a = await spawn("A", name);
       const b = await spawn("B", name, envOfB);
-      await eventually("the shards to split evenly", async () => {
-        const h = await holders(name);
-        return h.filter((o) => o === "A").length === options.shards / 2 && h.filter((o) => o === "B").length === options.shards / 2;
-      }, 15_000);
+      await eventually(
+        "the shards to split evenly",
+        async () => {
+          const h = await holders(name);
+          return h.filter((o) => o === "A").length === options.shards / 2 && h.filter((o) => o === "B").length === options.shards / 2;
+        },
+        15_000,
+      );
       return [a, b, name];
     },
     steps: () => (existsSync(stepLog) ? readFileSync(stepLog, "utf8").split("\n").filter(Boolean) : []),

@@ -11,10 +11,9 @@ export function uniqueOwner(prefix: string): string {
  * name `fusee <owner>`) and returns how many there were; no other session is touched.
  */
 export async function terminateSessionsOf(owner: string): Promise<number> {
-  const rows = await sql<{ pid: number }>(
-    `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()`,
-    [`fusee ${owner}`.slice(0, 63)],
-  );
+  const rows = await sql<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()`, [
+    `fusee ${owner}`.slice(0, 63),
+  ]);
   for (const { pid } of rows) await sql("SELECT pg_terminate_backend($1)", [pid]);
   return rows.length;
 }

@@ -12,8 +12,7 @@ export interface LogFactory {
 
 const text = new TextEncoder();
 const entry = (stream: string, body: string): LogEntry => ({ stream, body: text.encode(body) });
-const decode = (entries: Iterable<LogEntry>): string[] =>
-  [...entries].map((e) => `${e.stream}:${Buffer.from(e.body).toString()}`);
+const decode = (entries: Iterable<LogEntry>): string[] => [...entries].map((e) => `${e.stream}:${Buffer.from(e.body).toString()}`);
 
 /** The entries `scan` yields, checked to be those `scanBatches` yields too. */
 async function scanAll(log: Log, shard: number): Promise<string[]> {

@@ -379,7 +379,10 @@ export class MemoryFileLayer implements FileLayer {
 }
 
 function parts(p: string): string[] {
-  return path.resolve(p).split("/").filter((s) => s.length > 0);
+  return path
+    .resolve(p)
+    .split("/")
+    .filter((s) => s.length > 0);
 }
 
 function randomFate(rng: Random): PageFate {
