@@ -35,7 +35,8 @@ export interface PostgresOptions {
   readonly forwardTimeoutMs?: number;
 }
 
-interface Settings {
+/** @internal What a `Config` holds, as the engine reads it. */
+export interface Settings {
   readonly storage: StorageSpec;
   readonly shards: number;
   readonly flush: FlushMethod;

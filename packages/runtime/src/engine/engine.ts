@@ -1,14 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { container as rootContainer, type DependencyContainer } from "tsyringe";
+import { container as rootContainer } from "tsyringe";
 import { systemClock, type Clock } from "../core/clock.js";
 import { FuseeError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
 import { RunHandle } from "../client/run-handle.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
-import type { FileLayer } from "../storage/file-layer.js";
-import type { LocalLog } from "../storage/local-log.js";
 import type { Log } from "../storage/log.js";
-import { MemoryLog } from "../storage/memory-log.js";
 import type { PostgresLog } from "../storage/postgres/index.js";
 import { unwantedSignal, type WorkflowClass } from "../workflow/registry.js";
 import { checkStartAttributes } from "../workflow/ctx.js";
@@ -24,7 +21,9 @@ import { checkFilter } from "../journal/list-filter.js";
 import { LocalRuns } from "./local-runs.js";
 import { createPayloadCodec } from "./payloads.js";
 import { RetentionSweep } from "./retention.js";
-import { routedRuns, type RoutedRuns } from "./routed-runs.js";
+import type { RoutedRuns } from "./routed-runs.js";
+import { joinCluster } from "./join-cluster.js";
+import { openLog } from "./open-log.js";
 import type { RunService } from "./run-service.js";
 import { Schedule, type ScheduleOperations } from "./schedule-handle.js";
 import type { ScheduleDescription } from "./schedule-runtime.js";
@@ -32,49 +31,11 @@ import { checkScheduleSpec, type ScheduleSpec } from "./schedule-spec.js";
 import { SealBudget } from "./seal-budget.js";
 import { checkFlowName } from "./system-streams.js";
 import { WorkflowCatalog } from "./workflow-catalog.js";
+import type { EngineDescription, EngineOptions, IdleOptions } from "./engine-options.js";
+
+export type { EngineDescription, EngineOptions, IdleOptions } from "./engine-options.js";
 import { RunTelemetry } from "./run-telemetry.js";
 import { loadOtel } from "../telemetry/otel-api.js";
-
-/** What {@link Engine.describeEngine} reports. */
-export interface EngineDescription {
-  readonly storage: "memory" | "local" | "postgres";
-  readonly shards: number;
-  /** Runs in this process's index (in a cluster, those of the shards it holds). */
-  readonly runs: number;
-  /** Runs whose executor is in memory (at most `Config.cache`). */
-  readonly liveRuns: number;
-  /** Present with `Config.codec`: the keys and the payloads each has sealed since the data was created. */
-  readonly codec?: {
-    readonly algorithm: string;
-    readonly encryptingKeyId: string;
-    readonly keyIds: readonly string[];
-    readonly sealed: Readonly<Record<string, number>>;
-    /** The most payloads one key may seal; the engine refuses to seal past it. */
-    readonly limit: number;
-  };
-}
-
-/** Options of {@link Engine.open}. */
-export interface EngineOptions {
-  /** Workflow classes to register at once (more with `engine.register`). */
-  workflows?: readonly WorkflowClass[];
-  /** The tsyringe container workflows are resolved from; the root container by default. */
-  container?: DependencyContainer;
-  /** Limits declared before any run resumes, so resumed steps find them (more with `engine.limit`). */
-  limits?: Readonly<Record<string, LimitSpec>>;
-  /**
-   * Told of every engine event (see {@link EngineEvent}), from what opening the storage found and
-   * did, such as each cut recovery made (those are also kept by `engine.recoveryEvents()`), onwards.
-   */
-  onEvent?: (event: EngineEvent) => void;
-  /**
-   * @internal The file layer a local engine's log reads and writes through, for tests that make a
-   * write or a sync fail under running workflows.
-   */
-  fileLayer?: FileLayer;
-  /** @internal The log of a memory engine, for a test engine that restarts on the same data. */
-  memoryLog?: MemoryLog;
-}
 
 /**
  * The durable-execution engine: starts workflow runs, journals everything they do, and resumes them
@@ -139,28 +100,7 @@ export class Engine {
   static async open(config: Config, options: EngineOptions = {}): Promise<Engine> {
     const s = config.settings;
     const otel = s.telemetry === false ? undefined : await loadOtel();
-    let log: Log;
-    let local: LocalLog | undefined;
-    if (s.storage.kind === "memory") log = options.memoryLog ?? new MemoryLog(s.shards);
-    else if (s.storage.kind === "postgres") {
-      // Loaded on demand, like the file engine: only PostgreSQL users load the driver. One engine
-      // process runs every shard, so it claims them all, unless it shares them with a cluster.
-      const { openPostgresLog } = await import("../storage/postgres/index.js");
-      const { url, schema, leaseMs, owner, cluster } = s.storage;
-      log = await openPostgresLog({ url, schema, leaseMs, owner, shards: s.shards, claim: cluster === true ? "fair" : "all" });
-    } else {
-      // Loaded on demand: memory-only users never load the file engine. Recovery only decides
-      // here; what it cuts is written once every check below has passed.
-      const { prepareLocalLog } = await import("../storage/local-log.js");
-      log = local = await prepareLocalLog({
-        dir: s.storage.dir,
-        shards: s.shards,
-        flush: s.flush,
-        repair: s.repair,
-        ...(s.segmentBytes !== undefined ? { segmentBytes: s.segmentBytes } : {}),
-        ...(options.fileLayer !== undefined ? { fileLayer: options.fileLayer } : {}),
-      });
-    }
+    const { log, local } = await openLog(s, options);
     let telemetry: RunTelemetry | undefined;
     if (otel !== undefined && s.telemetry !== false) {
       telemetry = RunTelemetry.create(otel, s.telemetry, {
@@ -185,27 +125,11 @@ export class Engine {
       await recordCodec(log, s.cipher);
       await engine.sealBudget?.load(log);
       if (s.storage.kind === "postgres" && s.storage.cluster === true) {
-        const { ClusterNode } = await import("./cluster/node.js");
-        const host = {
-          runs,
-          recoverShards: async (shards: readonly number[]) => {
-            await runs.recover(shards);
-            runs.flow.open();
-            runs.resumeAll();
-          },
-          forgetShard: (shard: number) => runs.forgetShard(shard),
-          ...(telemetry === undefined ? {} : { trace: telemetry }),
-        };
         // Limits are shared before any run resumes, so no step takes a permit of this process alone.
-        engine.cluster = await ClusterNode.join(
-          host,
-          log as PostgresLog,
-          { forwardTimeoutMs: s.storage.forwardTimeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS },
-          (permits) => runs.flow.limits.share(permits),
-        );
-        engine.routed = routedRuns(runs, engine.cluster, log.shardCount);
+        const joined = await joinCluster(runs, log as PostgresLog, telemetry, s.storage.forwardTimeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS);
+        engine.cluster = joined.cluster;
+        engine.routed = joined.routed;
         engine.service = engine.routed;
-        runs.routeThrough(engine.routed);
       } else await runs.recover(undefined);
     } catch (e) {
       await engine.cluster?.close();
@@ -647,14 +571,6 @@ export class Engine {
   private assertOpen(): void {
     this.local.assertOpen();
   }
-}
-
-/** Options of {@link Engine.idle}. */
-export interface IdleOptions {
-  /** `"wait"` (the default) waits for step attempts whose code runs; `"ignore"` does not. */
-  readonly runningSteps?: "wait" | "ignore";
-  /** Stops waiting (the promise resolves) once aborted. */
-  readonly signal?: AbortSignal;
 }
 
 /** How long a call forwarded to another process of a cluster waits for its answer, by default. */
