@@ -16,13 +16,12 @@ import type { FinishRecord, JournalRecord } from "../journal/records.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateStage } from "../client/types.js";
 import type { Log } from "../storage/log.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
-import { unwantedSignal } from "../workflow/registry.js";
 import { ChildRuns } from "./child-runs.js";
 import { type EngineEvent, runStopped } from "./engine-events.js";
-import { type RunTelemetry, traceField } from "./run-telemetry.js";
+import type { RunTelemetry } from "./run-telemetry.js";
 import type { Logger } from "../core/logger.js";
 import { RunStarts } from "./run-starts.js";
-import { RunUpdates } from "./run-updates.js";
+import { RunRequests } from "./run-requests.js";
 import { FlowControl } from "./flow-control.js";
 import { Batch, Debounce } from "./flow-rules.js";
 import { checkFilter } from "../journal/list-filter.js";
@@ -92,7 +91,7 @@ export class LocalRuns implements RunService {
   private readonly starts: RunStarts;
   private readonly results = new Waiters<string, FinishRecord>();
   private readonly started = new Waiters<string, void>();
-  private readonly updates: RunUpdates;
+  private readonly requests: RunRequests;
   /** Where calls on other runs go (a child's start, its closing, a schedule's runs): `RoutedRuns` in a cluster. */
   private router: RunService = this;
   private closed = false;
@@ -179,13 +178,14 @@ export class LocalRuns implements RunService {
       read: (entry, upTo) => this.records.read(entry, upTo),
       closed: () => this.closed,
     });
-    this.updates = new RunUpdates({
+    this.requests = new RunRequests({
       clock: time,
       records: this.records,
       telemetry,
       assertOpen: () => this.assertOpen(),
       entryOf: (id) => this.entryOf(id),
       idleExecutor: (entry) => this.idleExecutor(entry),
+      catalog: deps.catalog,
     });
     this.starts = new RunStarts({
       runs: this.runs,
@@ -246,7 +246,7 @@ export class LocalRuns implements RunService {
     const running = options.idPolicy?.running ?? "use-existing";
     if (existing !== undefined && existing.finished === undefined && running === "use-existing")
       return this.update(id, update, arg, updateId);
-    return this.updates.startWith(def, id, update, updateId, () =>
+    return this.requests.startWith(def, id, update, updateId, () =>
       this.starts.begin(def, id, input, { ...options, idPolicy: { ...options.idPolicy, running } }, { id: updateId, name: update, arg }),
     );
   }
@@ -313,48 +313,15 @@ export class LocalRuns implements RunService {
   }
 
   signal(id: string, name: string, value: unknown, request?: string): Promise<void> {
-    const t = this.deps.telemetry;
-    return t === undefined
-      ? this.signalRun(id, name, value, request)
-      : t.request("signal", name, id, () => this.signalRun(id, name, value, request));
-  }
-
-  private async signalRun(id: string, name: string, value: unknown, request: string | undefined): Promise<void> {
-    this.assertOpen();
-    const entry = this.entryOf(id);
-    checkName(name, "signal name");
-    if (entry.finished !== undefined) {
-      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`, {
-        reason: "already-finished",
-      });
-    }
-    const def = this.deps.catalog.get(entry.type);
-    const unwanted = def === undefined ? undefined : unwantedSignal(def, name, id);
-    if (unwanted !== undefined) throw unwanted;
-    await this.records.append(entry, {
-      kind: "signal",
-      name,
-      value,
-      at: this.deps.clock.now(),
-      ...requestField(request),
-      ...traceField(this.deps.telemetry),
-    });
+    return this.requests.signal(id, name, value, request);
   }
 
   query(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
-    const t = this.deps.telemetry;
-    return t === undefined ? this.queryRun(id, name, args) : t.request("query", name, id, () => this.queryRun(id, name, args));
-  }
-
-  private async queryRun(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
-    this.assertOpen();
-    checkName(name, "query name");
-    const executor = await this.idleExecutor(this.entryOf(id));
-    return executor.query(name, args);
+    return this.requests.query(id, name, args);
   }
 
   update(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage = "completed"): Promise<unknown> {
-    return this.updates.update(id, name, arg, updateId, stage);
+    return this.requests.update(id, name, arg, updateId, stage);
   }
 
   async terminate(id: string, reason: string, request?: string): Promise<void> {
@@ -456,7 +423,7 @@ export class LocalRuns implements RunService {
       this.runs.delete(entry.id);
       entry.clearTimers();
       this.results.reject(entry.id, moved);
-      this.updates.outcomes.rejectWhere((key) => key.startsWith(`${entry.id}\0`), moved);
+      this.requests.outcomes.rejectWhere((key) => key.startsWith(`${entry.id}\0`), moved);
     }
     this.flow.forget(shard);
   }
@@ -506,7 +473,7 @@ export class LocalRuns implements RunService {
     this.timers.stop();
     this.flow.close();
     this.results.rejectAll(error);
-    this.updates.outcomes.rejectAll(error);
+    this.requests.outcomes.rejectAll(error);
     this.started.rejectAll(error);
     this.cache.dropAll(new CancelledError("the engine is shutting down; the step runs again when the engine reopens"));
     this.deps.telemetry?.close();
@@ -529,7 +496,7 @@ export class LocalRuns implements RunService {
       this.deps.emit({ kind: "shard-fatal", shard, error });
     }
     this.results.rejectAll(error);
-    this.updates.outcomes.rejectAll(error);
+    this.requests.outcomes.rejectAll(error);
   }
 
   assertOpen(): void {
@@ -603,7 +570,7 @@ export class LocalRuns implements RunService {
     else if (entry.finished === undefined && wakesRun(record) && entry.durable === entry.appended)
       void this.cache.load(entry).catch(() => undefined);
     if (record.kind === "finish") this.finishRun(entry, record);
-    else if (record.kind === "update-result") this.updates.resolve(entry.id, record);
+    else if (record.kind === "update-result") this.requests.resolve(entry.id, record);
   }
 
   private finishRun(entry: RunEntry, record: FinishRecord): void {

@@ -4,14 +4,16 @@ import { checkId, checkName } from "../core/ids.js";
 import type { UpdateResultRecord } from "../journal/records.js";
 import type { UpdateStage } from "../client/types.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
-import type { WorkflowDefinition } from "../workflow/registry.js";
+import { unwantedSignal, type WorkflowDefinition } from "../workflow/registry.js";
+import { requestField } from "./performed-requests.js";
+import type { WorkflowCatalog } from "./workflow-catalog.js";
 import type { RunEntry } from "./run-entry.js";
 import type { RunRecords } from "./run-records.js";
 import { type RunTelemetry, traceField } from "./run-telemetry.js";
 import { Waiters } from "./waiters.js";
 
-/** What the updates of a process's runs need of the runs that host them. */
-export interface RunUpdatesDeps {
+/** What the requests on a process's runs need of the runs that host them. */
+export interface RunRequestsDeps {
   readonly clock: Clock;
   readonly records: RunRecords;
   readonly telemetry: RunTelemetry | undefined;
@@ -20,17 +22,61 @@ export interface RunUpdatesDeps {
   entryOf(id: string): RunEntry;
   /** The run's executor once it has caught up with its journal. */
   idleExecutor(entry: RunEntry): Promise<RunExecutor>;
+  readonly catalog: WorkflowCatalog;
 }
 
 /**
- * Updates of the runs one process holds: journaling them once per update ID and handing each
- * caller the outcome, which arrives later as an `update-result` record.
+ * What callers send to the runs one process holds: signals (journaled, refused once the run has
+ * finished or when nothing takes them), queries (answered by the run's executor once it has caught
+ * up), and updates (journaled once per update ID, each caller handed the outcome, which arrives
+ * later as an `update-result` record).
  */
-export class RunUpdates {
+export class RunRequests {
   /** Callers waiting for an update's outcome, keyed by run ID and update ID. */
   readonly outcomes = new Waiters<string, UpdateResultRecord>();
 
-  constructor(private readonly deps: RunUpdatesDeps) {}
+  constructor(private readonly deps: RunRequestsDeps) {}
+
+  signal(id: string, name: string, value: unknown, request?: string): Promise<void> {
+    const t = this.deps.telemetry;
+    return t === undefined
+      ? this.signalRun(id, name, value, request)
+      : t.request("signal", name, id, () => this.signalRun(id, name, value, request));
+  }
+
+  private async signalRun(id: string, name: string, value: unknown, request: string | undefined): Promise<void> {
+    this.deps.assertOpen();
+    const entry = this.deps.entryOf(id);
+    checkName(name, "signal name");
+    if (entry.finished !== undefined) {
+      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`, {
+        reason: "already-finished",
+      });
+    }
+    const def = this.deps.catalog.get(entry.type);
+    const unwanted = def === undefined ? undefined : unwantedSignal(def, name, id);
+    if (unwanted !== undefined) throw unwanted;
+    await this.deps.records.append(entry, {
+      kind: "signal",
+      name,
+      value,
+      at: this.deps.clock.now(),
+      ...requestField(request),
+      ...traceField(this.deps.telemetry),
+    });
+  }
+
+  query(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
+    const t = this.deps.telemetry;
+    return t === undefined ? this.queryRun(id, name, args) : t.request("query", name, id, () => this.queryRun(id, name, args));
+  }
+
+  private async queryRun(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
+    this.deps.assertOpen();
+    checkName(name, "query name");
+    const executor = await this.deps.idleExecutor(this.deps.entryOf(id));
+    return executor.query(name, args);
+  }
 
   /** Applies update `updateId`, or answers from its earlier outcome; resolves at `stage`. */
   update(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage = "completed"): Promise<unknown> {
