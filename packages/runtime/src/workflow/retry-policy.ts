@@ -10,7 +10,7 @@ export type ErrorClass = abstract new (...args: any[]) => Error;
  * error is of a non-retryable class, or the next attempt would begin later than the `within` bound
  * after the first began. Failed attempts are journaled, so every bound holds across restarts.
  *
- * Steps without a policy get {@link DEFAULT_RETRY}: three attempts, 100 ms doubling to 10 s.
+ * Steps without a policy get the default policy: three attempts, 100 ms doubling to 10 s.
  *
  * @example
  * @Step({ retry: RetryPolicy.exponential(5, "100ms", "10s").nonRetryable(CardDeclinedError) })
