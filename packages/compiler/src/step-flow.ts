@@ -203,15 +203,7 @@ export class FlowReader {
 
   /** `ctx.patched("id")`, possibly negated or parenthesized, as a branch condition. */
   private patchGuard(condition: ts.Expression): { id: string; negated: boolean } | undefined {
-    let e = condition;
-    let negated = false;
-    for (;;) {
-      if (ts.isParenthesizedExpression(e)) e = e.expression;
-      else if (ts.isPrefixUnaryExpression(e) && e.operator === ts.SyntaxKind.ExclamationToken) {
-        negated = !negated;
-        e = e.operand;
-      } else break;
-    }
+    const { expression: e, negated } = unwrapNegation(condition);
     if (!ts.isCallExpression(e) || this.context.runtime.memberAt(e.expression) !== "Ctx.patched") return undefined;
     const id = this.context.literal(e.arguments[0]);
     return id === undefined ? undefined : { id, negated };
@@ -363,15 +355,7 @@ function text(node: ts.Node): string {
  * condition and swapping the arms reads as the same branch.
  */
 export function canonical(condition: ts.Expression, textOf: (node: ts.Node) => string = text): { text: string; negated: boolean } {
-  let e = condition;
-  let negated = false;
-  for (;;) {
-    if (ts.isParenthesizedExpression(e)) e = e.expression;
-    else if (ts.isPrefixUnaryExpression(e) && e.operator === ts.SyntaxKind.ExclamationToken) {
-      negated = !negated;
-      e = e.operand;
-    } else break;
-  }
+  const { expression: e, negated } = unwrapNegation(condition);
   if (ts.isBinaryExpression(e)) {
     const l = textOf(e.left);
     const r = textOf(e.right);
@@ -534,4 +518,17 @@ function dynamicName(expression: ts.Expression | undefined): string {
     return expression.head.text + expression.templateSpans.map((span) => "${…}" + span.literal.text).join("");
   }
   return `<${expression.getText()}>`;
+}
+
+/** A condition without its parentheses and `!`s, and whether an odd number of `!`s negated it. */
+function unwrapNegation(condition: ts.Expression): { expression: ts.Expression; negated: boolean } {
+  let expression = condition;
+  let negated = false;
+  for (;;) {
+    if (ts.isParenthesizedExpression(expression)) expression = expression.expression;
+    else if (ts.isPrefixUnaryExpression(expression) && expression.operator === ts.SyntaxKind.ExclamationToken) {
+      negated = !negated;
+      expression = expression.operand;
+    } else return { expression, negated };
+  }
 }
