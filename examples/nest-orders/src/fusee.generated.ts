@@ -60,6 +60,11 @@ export interface CheckoutSignals {
   markPacked(): Promise<void>;
 }
 
+/** The argument type of each signal of workflow Checkout. */
+export interface CheckoutSignalTypes {
+  markPacked: undefined;
+}
+
 /** Queries of workflow Checkout, answered from the run's state. */
 export interface CheckoutQueries {
   progress(): Promise<Progress>;
@@ -109,6 +114,17 @@ export class CheckoutClient {
   /** A handle on the run with workflow ID `id`. */
   run(id: string): CheckoutRun {
     return new CheckoutRun(this.engine.run<Receipt>(id));
+  }
+
+  /** Signals run `id`, or starts it with `input` and the signal in its start record when it does not run. */
+  async signalWithStart<K extends keyof CheckoutSignalTypes>(
+    id: string,
+    input: Order,
+    signal: K,
+    arg: CheckoutSignalTypes[K],
+    options?: fusee.StartOptions,
+  ): Promise<CheckoutRun> {
+    return new CheckoutRun(await this.engine.signalWithStart<Receipt>("Checkout", id, input, signal, arg, options));
   }
 
   /** Sends update `update` to run `id`, starting the run with `input` first when it does not exist. */

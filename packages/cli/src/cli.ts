@@ -43,7 +43,7 @@ function createProgram(context: CommandContext): Command {
 }
 
 const DATA_DIR_HELP = `Data directories:
-  list, describe, export, patches and ui only read: they take no lock and work while an engine
+  list, describe, schedules, export, patches and ui only read: they take no lock and work while an engine
   runs on the directory (to read it from code, use exportFromDir or DataDirReader). A write torn by
   a crash is left out and reported on standard error; damage exits 1 naming shard, segment file and
   offset. repair (engine stopped) cuts each damaged shard there so an engine opens it again.`;

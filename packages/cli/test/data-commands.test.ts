@@ -13,6 +13,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const main = join(here, "..", "src", "main.js");
 const workflows = join(here, "fixtures", "pay-workflows.js");
 const changed = join(here, "fixtures", "pay-changed.js");
+const throws = join(here, "fixtures", "pay-throws.js");
 
 /** Runs `fusee ...args` as a separate process, as a user would. */
 function spawnFusee(...args: string[]): Promise<Outcome> {
@@ -94,8 +95,8 @@ describe("fusee list, describe, export and replay", function () {
       expect(r.code, r.stderr).to.equal(0);
       expect(r.stdout).to.match(/^pay\/1\s+Pay run 1\s+running/);
       expect(r.stdout).to.contain("4 records");
-      expect(r.stdout).to.match(/1\s+\S+\s+step\s+seq=1 name=quote ok=true attempts=1\s+151/);
-      expect(r.stdout).to.match(/2\s+\S+\s+step\s+seq=2 name=charge ok=true attempts=1\s+"receipt-151"/);
+      expect(r.stdout).to.match(/1\s+\S+\s+step\s+seq=1 name=quote ok=true attempts=1 args=[0-9a-f]{8}\s+151/);
+      expect(r.stdout).to.match(/2\s+\S+\s+step\s+seq=2 name=charge ok=true attempts=1 args=[0-9a-f]{8}\s+"receipt-151"/);
     });
 
     it("prints the run and its records as JSON", async () => {
@@ -147,6 +148,16 @@ describe("fusee list, describe, export and replay", function () {
       const report = JSON.parse(asJson.stdout) as { ok: boolean; different: number; results: Array<{ workflowId: string; error?: string }> };
       expect(report).to.include({ ok: false, different: 1 });
       expect(report.results[0]?.error).to.contain("'refund'");
+    });
+
+    it("exits 1 when the code now throws before the end of a finished journal, reporting the error", async () => {
+      const out = join(tmp, "thrown");
+      const exported = await fusee("export", "--data", data, "--id", "pay-0", "--out", out);
+      expect(exported.code, exported.stderr).to.equal(0);
+      const r = await fusee("replay", out, "--workflows", throws);
+      expect(r.code, r.stdout).to.equal(1);
+      expect(r.stdout).to.contain("✘").and.contain("has thrown RangeError: receipt receipt-1 is no longer accepted");
+      expect(r.stdout).to.contain("0 ok (0 finished, 0 not finished), 1 different");
     });
 
     it("reports a malformed export file as a difference and a missing module as a usage error", async () => {

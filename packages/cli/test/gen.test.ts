@@ -40,21 +40,21 @@ describe("fusee gen", () => {
     expect(project.read("src/fusee.generated.ts")).to.contain("export class OrderClient {");
   });
 
-  it("exits 1 with --check while a generated file is stale, naming it, and 0 once regenerated", async () => {
+  it("exits 4 with --check while a generated file is stale, naming it, and 0 once regenerated", async () => {
     const io = new RecordingIo(project.dir);
-    expect(await runCli(["gen", "--check", "--project", project.dir], io)).to.equal(1);
+    expect(await runCli(["gen", "--check", "--project", project.dir], io)).to.equal(4);
     expect(io.out).to.contain("stale     src/fusee.generated.ts").and.to.contain("check failed");
     expect(project.exists("src/fusee.generated.ts")).to.equal(false);
     expect(await runCli(["gen", "-p", project.dir], new RecordingIo(project.dir))).to.equal(0);
     expect(await runCli(["gen", "--check"], new RecordingIo(project.dir))).to.equal(0);
   });
 
-  it("refuses an unguarded breaking change with exit 1, naming the workflow, the step, file:line and the fix", async () => {
+  it("refuses an unguarded breaking change with exit 5, naming the workflow, the step, file:line and the fix", async () => {
     await runCli(["gen"], new RecordingIo(project.dir));
     const lock = project.read("fusee.lock.json");
     project.write("src/order.ts", INSERTED);
     const io = new RecordingIo(project.dir);
-    expect(await runCli(["gen"], io)).to.equal(1);
+    expect(await runCli(["gen"], io)).to.equal(5);
     expect(io.err)
       .to.contain("refused to record 1 replay-breaking change; nothing was written")
       .and.to.contain('Workflow Order, run(): step "audit" was inserted (src/order.ts:9)')
@@ -63,8 +63,14 @@ describe("fusee gen", () => {
     expect(project.read("fusee.lock.json")).to.equal(lock);
 
     const check = new RecordingIo(project.dir);
-    expect(await runCli(["gen", "--check"], check)).to.equal(1);
+    expect(await runCli(["gen", "--check"], check)).to.equal(5);
     expect(check.out).to.contain('breaking: Workflow Order, run(): step "audit" was inserted');
+    // Regenerating would refuse too, so the summary does not advise it.
+    expect(check.out).to.contain("check failed: 1 replay-breaking change").and.not.to.contain("(run `npx fusee gen`)");
+
+    const json = new RecordingIo(project.dir);
+    expect(await runCli(["gen", "--check", "--json"], json)).to.equal(5);
+    expect((JSON.parse(json.out) as { failure: string }).failure).to.equal("breaking");
 
     expect(await runCli(["gen", "--accept-breaking"], new RecordingIo(project.dir))).to.equal(0);
     expect(project.read("fusee.lock.json")).not.to.equal(lock);
@@ -80,17 +86,18 @@ describe("fusee gen", () => {
 
     project.write("src/order.ts", INSERTED);
     const failing = new RecordingIo(project.dir);
-    expect(await runCli(["gen", "--json"], failing)).to.equal(1);
-    const error = JSON.parse(failing.out) as { ok: boolean; error: { code: string; breaking: { kind: string; step: string; at: unknown }[] } };
+    expect(await runCli(["gen", "--json"], failing)).to.equal(5);
+    const error = JSON.parse(failing.out) as { ok: boolean; failure: string; error: { code: string; breaking: { kind: string; step: string; at: unknown }[] } };
     expect(error.ok).to.equal(false);
+    expect(error.failure).to.equal("breaking");
     expect(error.error.code).to.equal("FUSEE_GEN_BREAKING_CHANGE");
     expect(error.error.breaking.map((b) => [b.kind, b.step, b.at])).to.deep.equal([["inserted", "audit", { file: "src/order.ts", line: 9 }]]);
   });
 
-  it("exits 1 on a problem in workflow source, naming file:line", async () => {
+  it("exits 6 on a problem in workflow source, naming file:line", async () => {
     project.write("src/order.ts", ORDER.replace("@Workflow()", '@Workflow({ patches: ["v2"] })').replace("return this.charge(count);", 'return this.ctx.patched("v3") ? "" : this.charge(count);'));
     const io = new RecordingIo(project.dir);
-    expect(await runCli(["gen"], io)).to.equal(1);
+    expect(await runCli(["gen"], io)).to.equal(6);
     expect(io.err).to.contain('src/order.ts:9: Patch ID "v3" is not declared by workflow Order').and.to.contain("[FUSEE_GEN_UNDECLARED_PATCH]");
   });
 
@@ -118,7 +125,7 @@ describe("fusee gen", () => {
     const gen = new RecordingIo(project.dir);
     expect(await runCli(["gen", "--help"], gen)).to.equal(0);
     for (const option of ["--project <dir>", "--out <file>", "--check", "--watch", "--accept-breaking", "--json"]) expect(gen.out).to.contain(option);
-    expect(gen.out).to.contain("1 check failed");
+    expect(gen.out).to.contain("4 generated files are stale").and.to.contain("5 a replay-breaking change").and.to.contain("6 a problem in workflow source");
   });
 
   it("colours its output only when told the output is a terminal", async () => {

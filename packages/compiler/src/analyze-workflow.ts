@@ -3,6 +3,7 @@ import type { SourceProblem, SourceProblemCode } from "./errors.js";
 import type { FlowEntry, HandlerIR, ParamIR, SourceLocation, StepIR, TypeRef, ValueRef, WorkflowIR } from "./ir.js";
 import type { RuntimeSymbols } from "./runtime-symbols.js";
 import { locate } from "./source-location.js";
+import { DeterminismLint } from "./determinism-lint.js";
 import { FlowReader } from "./step-flow.js";
 import type { TypeRenderer } from "./type-render.js";
 
@@ -108,6 +109,16 @@ class WorkflowAnalysis {
     }
 
     const scan = this.scanCalls();
+    const lint = new DeterminismLint(this.checker, this.context.runtime, (member) => this.stepKeys.has(member as ts.Declaration));
+    for (const cls of this.classes) {
+      for (const use of lint.lintClass(cls)) {
+        this.problem(
+          "FUSEE_GEN_NONDETERMINISM",
+          use.node,
+          `${use.what} in workflow ${options.typeName}, outside a step: a replay runs this code again and would get another value (or start what the journal cannot see), so runs could diverge from their journal. Fix: ${use.fix}.`,
+        );
+      }
+    }
     for (const waited of scan.waits) {
       if (!signals.some((s) => s.name === waited.name)) signals.push(waited);
     }
@@ -211,6 +222,7 @@ class WorkflowAnalysis {
       byName.set(name, m);
       const signature = this.signature(m.declaration);
       const typeOption = this.stepTypeOption(m);
+      const methods = this.resultMethods(m.declaration);
       this.steps.push({
         name,
         key: name,
@@ -218,6 +230,7 @@ class WorkflowAnalysis {
         member: m.member,
         args: signature.params,
         result: signature.result,
+        ...(methods.length > 0 && typeOption === undefined ? { resultMethods: methods } : {}),
         ...(typeOption === undefined ? {} : { typeOption }),
         at: this.locate(m.declaration),
       });
@@ -252,6 +265,7 @@ class WorkflowAnalysis {
         (ts.isMethodDeclaration(declaration) || ts.isPropertyDeclaration(declaration)) && classes.has(declaration.parent),
       inlineStep: (call, name) => this.inlineStep(call, name),
       literal: (expression) => (expression === undefined ? undefined : this.literal(expression)),
+      unresolved: (node, message) => this.problem("FUSEE_GEN_UNRESOLVED_CALL", node, message),
     });
   }
 
@@ -325,6 +339,16 @@ class WorkflowAnalysis {
     return { params, result: this.render(awaited(this.checker, returned)) };
   }
 
+  /** The methods of a step's result class declared in the project: what a plain decoded value would lack. */
+  private resultMethods(method: ts.MethodDeclaration): string[] {
+    const signature = this.checker.getSignatureFromDeclaration(method);
+    if (signature === undefined) return [];
+    const symbol = awaited(this.checker, signature.getReturnType()).getSymbol();
+    const declaration = symbol?.declarations?.find(ts.isClassDeclaration);
+    if (symbol === undefined || declaration === undefined || declaration.getSourceFile().isDeclarationFile) return [];
+    return declaration.members.filter((m) => ts.isMethodDeclaration(m) && m.name !== undefined).map((m) => (m.name as ts.PropertyName).getText());
+  }
+
   private stepTypeOption(m: Member): ValueRef | undefined {
     const argument = m.decorator === undefined ? undefined : decoratorArgument(m.decorator);
     const option = argument !== undefined && ts.isObjectLiteralExpression(argument) ? property(argument, "type") : undefined;
@@ -350,10 +374,25 @@ class WorkflowAnalysis {
     return value;
   }
 
-  private literal(expression: ts.Expression): string | undefined {
+  /**
+   * The string a name expression always holds: a literal, an expression of a string literal type,
+   * or a constant (`const NAME = "..."`, a property of a `const` object literal) declared in any
+   * module of the project, whose value the type alone (`string`) does not tell.
+   */
+  private literal(expression: ts.Expression, depth = 0): string | undefined {
     if (ts.isStringLiteral(expression) || ts.isNoSubstitutionTemplateLiteral(expression)) return expression.text;
     const type = this.checker.getTypeAtLocation(expression);
-    return type.isStringLiteral() ? type.value : undefined;
+    if (type.isStringLiteral()) return type.value;
+    if (depth > 8 || !(ts.isIdentifier(expression) || ts.isPropertyAccessExpression(expression))) return undefined;
+    let symbol = this.checker.getSymbolAtLocation(ts.isPropertyAccessExpression(expression) ? expression.name : expression);
+    if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias) symbol = this.checker.getAliasedSymbol(symbol);
+    const declaration = symbol?.valueDeclaration;
+    if (declaration === undefined || declaration.getSourceFile().isDeclarationFile) return undefined;
+    if (ts.isVariableDeclaration(declaration) && declaration.initializer !== undefined && ts.getCombinedNodeFlags(declaration) & ts.NodeFlags.Const) {
+      return this.literal(declaration.initializer, depth + 1);
+    }
+    if (ts.isPropertyAssignment(declaration) && isConstObject(declaration.parent)) return this.literal(declaration.initializer, depth + 1);
+    return undefined;
   }
 
   private render(type: ts.Type): TypeRef {
@@ -418,6 +457,12 @@ function property(object: ts.ObjectLiteralExpression, name: string): ts.Expressi
     if (ts.isShorthandPropertyAssignment(p) && p.name.text === name) return p.name;
   }
   return undefined;
+}
+
+/** An object literal that initializes a `const` declaration, whose properties nobody reassigns in place by convention. */
+function isConstObject(node: ts.Node): boolean {
+  const parent = node.parent;
+  return ts.isObjectLiteralExpression(node) && parent !== undefined && ts.isVariableDeclaration(parent) && (ts.getCombinedNodeFlags(parent) & ts.NodeFlags.Const) !== 0;
 }
 
 function memberName(name: ts.PropertyName): string | undefined {

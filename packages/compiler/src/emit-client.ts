@@ -12,14 +12,14 @@ const RUNTIME_NS = "fusee";
 const BASE_CLASS = "FuseeRun";
 
 /**
- * Emits the client file: per workflow a `<Class>Client` (start, run, updateWithStart) and a
+ * Emits the client file: per workflow a `<Class>Client` (start, run, signalWithStart, updateWithStart) and a
  * `<Class>Run` handle with typed `signals`, `queries` and `updates`, plus the `PatchIds`
  * augmentation that types `ctx.patched(id)`. It imports workflow-side declarations with
  * `import type` only, so a client process never loads workflow code.
  */
 export function emitClient(ir: ProjectIR, outFile: string, problems: SourceProblem[]): string {
   const reserved = new Set<string>([RUNTIME_NS, BASE_CLASS]);
-  for (const w of ir.workflows) for (const suffix of ["Client", "Run", "Signals", "Queries", "Updates", "UpdateTypes"]) reserved.add(`${w.className}${suffix}`);
+  for (const w of ir.workflows) for (const suffix of ["Client", "Run", "Signals", "SignalTypes", "Queries", "Updates", "UpdateTypes"]) reserved.add(`${w.className}${suffix}`);
   const imports = new ImportSet(outFile, reserved);
   const want = (type: TypeRef, use: string) => {
     for (const ref of type.refs) imports.want(ref, use, problems, "the generated client");
@@ -124,6 +124,9 @@ function workflowBlock(w: WorkflowIR, t: (type: TypeRef) => string): string[] {
     out.push(`/** Signals of workflow ${w.typeName}; each resolves once the signal is durable. */`, `export interface ${name}Signals {`);
     for (const s of w.signals) out.push(`  ${key(s.name)}(${params(s.params, t).join(", ")}): Promise<void>;`);
     out.push("}", "");
+    out.push(`/** The argument type of each signal of workflow ${w.typeName}. */`, `export interface ${name}SignalTypes {`);
+    for (const s of w.signals) out.push(`  ${key(s.name)}: ${argType(s, t)};`);
+    out.push("}", "");
   }
   if (w.queries.length > 0) {
     out.push(`/** Queries of workflow ${w.typeName}, answered from the run's state. */`, `export interface ${name}Queries {`);
@@ -197,6 +200,22 @@ function workflowBlock(w: WorkflowIR, t: (type: TypeRef) => string): string[] {
     `    return new ${name}Run(this.engine.run<${result}>(id));`,
     "  }",
   );
+  if (w.signals.length > 0) {
+    const types = `${name}SignalTypes`;
+    out.push(
+      "",
+      "  /** Signals run `id`, or starts it with `input` and the signal in its start record when it does not run. */",
+      `  async signalWithStart<K extends keyof ${types}>(`,
+      "    id: string,",
+      `    ${inputRequired},`,
+      "    signal: K,",
+      `    arg: ${types}[K],`,
+      `    options?: ${RUNTIME_NS}.StartOptions,`,
+      `  ): Promise<${name}Run> {`,
+      `    return new ${name}Run(await this.engine.signalWithStart<${result}>(${type}, id, input, signal, arg, options));`,
+      "  }",
+    );
+  }
   if (w.updates.length > 0) {
     const types = `${name}UpdateTypes`;
     out.push(

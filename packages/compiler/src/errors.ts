@@ -33,7 +33,9 @@ export type SourceProblemCode =
   | "FUSEE_GEN_INVALID_WORKFLOW"
   | "FUSEE_GEN_DUPLICATE_NAME"
   | "FUSEE_GEN_UNREACHABLE_TYPE"
-  | "FUSEE_GEN_UNDECLARED_PATCH";
+  | "FUSEE_GEN_UNDECLARED_PATCH"
+  | "FUSEE_GEN_UNRESOLVED_CALL"
+  | "FUSEE_GEN_NONDETERMINISM";
 
 /** One problem in workflow source, located at `file:line`. */
 export interface SourceProblem {
@@ -59,7 +61,7 @@ export interface BreakingChange {
   readonly workflow: string;
   /** The step (or patch marker, or workflow) the change concerns. */
   readonly step: string;
-  readonly kind: "inserted" | "removed" | "renamed" | "reordered" | "type-changed" | "workflow-removed";
+  readonly kind: "inserted" | "removed" | "renamed" | "reordered" | "type-changed" | "workflow-removed" | "condition-changed" | "patch-renamed" | "after-last-wait";
   readonly at: SourceLocation;
   /** The full explanation, with `file:line` and the fix. */
   readonly message: string;

@@ -36,7 +36,10 @@ export interface GenerateResult {
   readonly check: boolean;
   readonly workflows: readonly WorkflowSummary[];
   readonly files: readonly GeneratedFile[];
-  /** With `check`: the breaking changes found; with `acceptBreaking`: the ones recorded anyway. */
+  /**
+   * With `check`: the breaking changes found; with `acceptBreaking`: the ones recorded anyway. Those of
+   * kind `after-last-wait` reach finished runs only; they are reported always and block nothing.
+   */
   readonly breaking: readonly BreakingChange[];
   /** Compatible changes against the lock, one line each. */
   readonly changes: readonly string[];
@@ -77,13 +80,15 @@ export function runGeneration(session: Session, options: Pick<GenerateOptions, "
     { path: config.lock, kind: "lock", content: formatLock(lock) },
   ] as const;
   const check = options.check === true;
-  if (!check && report.breaking.length > 0 && options.acceptBreaking !== true) throw new BreakingChangeError(report.breaking);
+  // Changes that reach finished runs only are reported, and never block: the user decides.
+  const blocking = report.breaking.filter((b) => b.kind !== "after-last-wait");
+  if (!check && blocking.length > 0 && options.acceptBreaking !== true) throw new BreakingChangeError(blocking);
   const files: GeneratedFile[] = outputs.map(({ path, kind, content }) => {
     if (check) return { path, kind, status: readIfExists(path) === content ? "current" : "stale" };
     return { path, kind, status: writeIfChanged(path, content) ? "written" : "unchanged" };
   });
   return {
-    ok: !check || (report.breaking.length === 0 && files.every((f) => f.status === "current")),
+    ok: !check || (blocking.length === 0 && files.every((f) => f.status === "current")),
     check,
     workflows: ir.workflows.map((w) => ({
       type: w.typeName,

@@ -104,6 +104,8 @@ export interface StepIR {
   readonly member?: string;
   readonly args: readonly ParamIR[];
   readonly result: TypeRef;
+  /** Methods of the result's class, when it is a class with methods (recorded plain values lack them). */
+  readonly resultMethods?: readonly string[];
   /** `@Step({ type: Cls })`: the class the result is rebuilt with, overriding the declared type. */
   readonly typeOption?: ValueRef;
   readonly at: SourceLocation;
@@ -127,11 +129,52 @@ export interface HandlerIR {
  * of the workflow class are followed and their steps appear in place.
  */
 export type FlowNode =
-  | { readonly kind: "step"; /** The key in {@link WorkflowIR.steps}. */ readonly key: string; readonly at: SourceLocation }
+  | {
+      readonly kind: "step";
+      /** The key in {@link WorkflowIR.steps}. */
+      readonly key: string;
+      readonly at: SourceLocation;
+      /** The source text of the call's arguments, to tell two calls of one step apart. */
+      readonly args?: string;
+    }
+  | {
+      readonly kind: "call";
+      /**
+       * A journaled call other than a step: a durable timer, the timer of a wait's timeout (set only
+       * when the wait does wait), a child workflow, search attributes.
+       */
+      readonly call: "timer" | "wait-timer" | "child" | "attributes";
+      /** The child's workflow ID, for `child`. */
+      readonly name?: string;
+      readonly at: SourceLocation;
+    }
+  | {
+      readonly kind: "wait";
+      /** Where a run stops without a journaled call: `ctx.waitFor(name)`, `ctx.condition`, a child's or a completion's result. */
+      readonly on: string;
+      readonly at: SourceLocation;
+    }
   | { readonly kind: "patch"; readonly id: string; readonly at: SourceLocation; readonly then: readonly FlowNode[]; readonly else: readonly FlowNode[] }
   | { readonly kind: "deprecatedPatch"; readonly id: string; readonly at: SourceLocation }
-  | { readonly kind: "branch"; readonly at: SourceLocation; readonly arms: readonly (readonly FlowNode[])[] }
-  | { readonly kind: "loop"; readonly at: SourceLocation; readonly body: readonly FlowNode[] }
+  | {
+      readonly kind: "branch";
+      readonly at: SourceLocation;
+      readonly arms: readonly (readonly FlowNode[])[];
+      /** The condition of a two-armed branch (`if`, `?:`, `&&`, ...), normalized; the first arm runs when it holds. */
+      readonly when?: string;
+      /** True when the arms are in the other order in the source (the condition was negated to read `when`). */
+      readonly swapped?: boolean;
+      /** For a `switch`: the expression switched on, and the case of each arm (`default` for the default arm). */
+      readonly switch?: string;
+      readonly cases?: readonly string[];
+    }
+  | {
+      readonly kind: "loop";
+      readonly at: SourceLocation;
+      readonly body: readonly FlowNode[];
+      /** The loop's header (`let i = 0; i < 3; i++`, `const x of items`), normalized; absent for callbacks. */
+      readonly over?: string;
+    }
   | { readonly kind: "try"; readonly at: SourceLocation; readonly body: readonly FlowNode[]; readonly catch: readonly FlowNode[]; readonly finally: readonly FlowNode[] };
 
 /** An entry point of a workflow: `run`, `update:<name>` or `signal:<name>`. */

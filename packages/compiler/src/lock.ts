@@ -8,12 +8,13 @@ import { compare } from "./type-render.js";
  * sorted, no timestamps, no line numbers), so it changes only when the workflows' contract does.
  */
 export interface Lock {
-  readonly version: typeof LOCK_VERSION;
+  /** {@link LOCK_VERSION}; locks of version 1 recorded steps and patch markers only, and are still read. */
+  readonly version: 1 | typeof LOCK_VERSION;
   /** By workflow type name. */
   readonly workflows: Readonly<Record<string, LockWorkflow>>;
 }
 
-export const LOCK_VERSION = 1;
+export const LOCK_VERSION = 2;
 
 export interface LockWorkflow {
   readonly class: string;
@@ -40,15 +41,21 @@ export interface LockSignature {
 }
 
 /**
- * One element of a recorded path: a step key, a `ctx.patched(id)` branch, a `ctx.deprecatePatch(id)`
- * marker, the arms of a branch, a loop body, or a try statement.
+ * One element of a recorded path: a step key (with the source text of its arguments when it has
+ * any), another journaled call (a timer, a child, search attributes), a wait without a journaled
+ * call, a `ctx.patched(id)` branch, a `ctx.deprecatePatch(id)` marker, the arms of a branch with
+ * its condition, a loop body with its header, or a try statement.
  */
 export type LockNode =
   | string
+  | { readonly step: string; readonly args: string }
+  | { readonly call: "timer" | "wait-timer" | "attributes" }
+  | { readonly call: "child"; readonly id: string }
+  | { readonly wait: string }
   | { readonly patch: string; readonly then: readonly LockNode[]; readonly else: readonly LockNode[] }
   | { readonly deprecatedPatch: string }
-  | { readonly branch: readonly (readonly LockNode[])[] }
-  | { readonly loop: readonly LockNode[] }
+  | { readonly branch: readonly (readonly LockNode[])[]; readonly if?: string; readonly switch?: string; readonly cases?: readonly string[] }
+  | { readonly loop: readonly LockNode[]; readonly over?: string }
   | { readonly try: readonly LockNode[]; readonly catch: readonly LockNode[]; readonly finally: readonly LockNode[] };
 
 /** The lock entry of every workflow in the project. */
@@ -117,7 +124,7 @@ export function parseLock(path: string, text: string): Lock {
     throw new LockFileError(`${path} is not valid JSON (${(e as Error).message}). Fix: restore it from version control; regenerating it loses what runs in flight expect.`, { cause: e });
   }
   const lock = parsed as Partial<Lock> | null;
-  if (lock === null || typeof lock !== "object" || lock.version !== LOCK_VERSION || typeof lock.workflows !== "object" || lock.workflows === null) {
+  if (lock === null || typeof lock !== "object" || (lock.version !== LOCK_VERSION && lock.version !== 1) || typeof lock.workflows !== "object" || lock.workflows === null) {
     throw new LockFileError(`${path} is not a version ${LOCK_VERSION} fusee lock. Fix: restore it from version control, or upgrade fusee to the version that wrote it.`);
   }
   for (const [name, w] of Object.entries(lock.workflows)) {
@@ -145,15 +152,23 @@ export function lockType(type: TypeRef): LockType {
 function lockNode(node: FlowNode): LockNode {
   switch (node.kind) {
     case "step":
-      return node.key;
+      return node.args === undefined || node.args === "" ? node.key : { step: node.key, args: node.args };
+    case "call":
+      return node.call === "child" ? { call: "child", id: node.name ?? "" } : { call: node.call };
+    case "wait":
+      return { wait: node.on };
     case "patch":
       return { patch: node.id, then: node.then.map(lockNode), else: node.else.map(lockNode) };
     case "deprecatedPatch":
       return { deprecatedPatch: node.id };
     case "branch":
-      return { branch: node.arms.map((arm) => arm.map(lockNode)) };
+      return {
+        branch: node.arms.map((arm) => arm.map(lockNode)),
+        ...(node.when === undefined ? {} : { if: node.when }),
+        ...(node.switch === undefined || node.cases === undefined ? {} : { switch: node.switch, cases: node.cases }),
+      };
     case "loop":
-      return { loop: node.body.map(lockNode) };
+      return { loop: node.body.map(lockNode), ...(node.over === undefined ? {} : { over: node.over }) };
     case "try":
       return { try: node.body.map(lockNode), catch: node.catch.map(lockNode), finally: node.finally.map(lockNode) };
   }

@@ -15,6 +15,8 @@ export interface FlowContext {
   inlineStep(call: ts.CallExpression, name: string): string;
   /** The literal text of a name argument (`"early"`, a constant, a template), or undefined. */
   literal(expression: ts.Expression | undefined): string | undefined;
+  /** Reports a call whose journaled calls cannot be read statically; gen refuses until the code changes. */
+  unresolved(node: ts.Node, message: string): void;
 }
 
 /**
@@ -25,6 +27,7 @@ export interface FlowContext {
  */
 export class FlowReader {
   private readonly following = new Set<ts.Node>();
+  private readonly conditionText = (node: ts.Node): string => expandedText(node, this.context.checker);
 
   constructor(private readonly context: FlowContext) {}
 
@@ -81,26 +84,33 @@ export class FlowReader {
         }
         arms.push(this.statements(arm));
       });
-      if (!clauses.some(ts.isDefaultClause)) arms.push({ nodes: [], exits: false });
+      const cases = clauses.map((c) => (ts.isDefaultClause(c) ? "default" : text(c.expression)));
+      if (!clauses.some(ts.isDefaultClause)) {
+        arms.push({ nodes: [], exits: false });
+        cases.push("default");
+      }
       const location = at();
-      return { before: this.node(s.expression), arms, build: (folded) => ({ kind: "branch", at: location, arms: folded }) };
+      const subject = text(s.expression);
+      return { before: this.node(s.expression), arms, build: (folded) => ({ kind: "branch", at: location, arms: folded, switch: subject, cases }) };
     }
     if (ts.isForStatement(s)) {
       const init = s.initializer === undefined ? [] : this.node(s.initializer);
       const condition = s.condition === undefined ? [] : this.node(s.condition);
       const step = s.incrementor === undefined ? [] : this.node(s.incrementor);
-      return flat([...init, ...condition, { kind: "loop", at: at(), body: [...this.body(s.statement), ...step, ...condition] }]);
+      const over = [s.initializer, s.condition, s.incrementor].map((e) => (e === undefined ? "" : text(e))).join("; ");
+      return flat([...init, ...condition, { kind: "loop", at: at(), body: [...this.body(s.statement), ...step, ...condition], over }]);
     }
     if (ts.isForOfStatement(s) || ts.isForInStatement(s)) {
-      return flat([...this.node(s.expression), { kind: "loop", at: at(), body: this.body(s.statement) }]);
+      const over = `${text(s.initializer)} ${ts.isForOfStatement(s) ? "of" : "in"} ${text(s.expression)}`;
+      return flat([...this.node(s.expression), { kind: "loop", at: at(), body: this.body(s.statement), over }]);
     }
     if (ts.isWhileStatement(s)) {
       const condition = this.node(s.expression);
-      return flat([...condition, { kind: "loop", at: at(), body: [...this.body(s.statement), ...condition] }]);
+      return flat([...condition, { kind: "loop", at: at(), body: [...this.body(s.statement), ...condition], over: text(s.expression) }]);
     }
     if (ts.isDoStatement(s)) {
       const once = [...this.body(s.statement), ...this.node(s.expression)];
-      return flat([...once, { kind: "loop", at: at(), body: once }]);
+      return flat([...once, { kind: "loop", at: at(), body: once, over: text(s.expression) }]);
     }
     if (ts.isTryStatement(s)) {
       return flat([
@@ -134,7 +144,22 @@ export class FlowReader {
       return seq(this.choice(n.condition, flat(this.node(n.whenTrue)), flat(this.node(n.whenFalse)), this.context.locate(n))).nodes;
     }
     if (ts.isBinaryExpression(n) && isShortCircuit(n.operatorToken.kind)) {
-      return [...this.node(n.left), { kind: "branch", at: this.context.locate(n), arms: [this.node(n.right), []] }];
+      // `a && f()` runs f when a holds, `a || f()` when it does not, `a ?? f()` when a is nullish.
+      const when = canonical(n.left, this.conditionText);
+      const kind = n.operatorToken.kind;
+      const nullish = kind === ts.SyntaxKind.QuestionQuestionToken || kind === ts.SyntaxKind.QuestionQuestionEqualsToken;
+      const runsWhenFalse = !nullish && (kind === ts.SyntaxKind.BarBarToken || kind === ts.SyntaxKind.BarBarEqualsToken) !== when.negated;
+      const right = this.node(n.right);
+      return [
+        ...this.node(n.left),
+        {
+          kind: "branch",
+          at: this.context.locate(n),
+          arms: runsWhenFalse ? [[], right] : [right, []],
+          when: nullish ? `${when.negated ? "!" : ""}${when.text} == null` : when.text,
+          ...(runsWhenFalse ? { swapped: true } : {}),
+        },
+      ];
     }
     return this.children(n);
   }
@@ -154,7 +179,12 @@ export class FlowReader {
       const [patched, unpatched] = guard.negated ? [whenFalse, whenTrue] : [whenTrue, whenFalse];
       return { before: [], arms: [patched, unpatched], build: ([then = [], otherwise = []]) => ({ kind: "patch", id: guard.id, at, then, else: otherwise }) };
     }
-    return { before: this.node(condition), arms: [whenTrue, whenFalse], build: (arms) => ({ kind: "branch", at, arms }) };
+    const when = canonical(condition, this.conditionText);
+    return {
+      before: this.node(condition),
+      arms: [whenTrue, whenFalse],
+      build: ([yes = [], no = []]) => ({ kind: "branch", at, arms: when.negated ? [no, yes] : [yes, no], when: when.text, ...(when.negated ? { swapped: true } : {}) }),
+    };
   }
 
   /** `ctx.patched("id")`, possibly negated or parenthesized, as a branch condition. */
@@ -183,6 +213,11 @@ export class FlowReader {
       const name = this.context.literal(call.arguments[0]) ?? dynamicName(call.arguments[0]);
       return [{ kind: "step", key: this.context.inlineStep(call, name), at }];
     }
+    // A message to another workflow is journaled as a step of the sender, under the method's name.
+    const message = member === undefined ? undefined : MESSAGE_STEPS.get(member);
+    if (message !== undefined) {
+      return [...call.arguments.flatMap((a) => this.node(a)), { kind: "step", key: this.context.inlineStep(call, message), at }];
+    }
     if (member === "Ctx.patched") {
       const id = this.context.literal(call.arguments[0]);
       return id === undefined ? [] : [{ kind: "patch", id, at, then: [], else: [] }];
@@ -192,14 +227,28 @@ export class FlowReader {
       return id === undefined ? [] : [{ kind: "deprecatedPatch", id, at }];
     }
     const before = [...this.node(call.expression), ...call.arguments.flatMap((a) => this.node(a))];
-    const symbol = checker.getSymbolAtLocation(call.expression);
+    const durable = member === undefined ? undefined : this.durable(member, call, at);
+    if (durable !== undefined) return [...before, ...durable];
+    let symbol = checker.getSymbolAtLocation(call.expression);
+    if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
     const declaration = symbol?.valueDeclaration ?? symbol?.declarations?.[0];
     if (declaration === undefined) return before;
     const stepKey = this.context.stepKeyOf(declaration);
-    if (stepKey !== undefined) return [...before, { kind: "step", key: stepKey, at }];
-    if (this.context.isHelper(declaration) && !this.following.has(declaration)) {
+    if (stepKey !== undefined) return [...before, { kind: "step", key: stepKey, at, args: call.arguments.map(text).join(", ") }];
+    const helper = this.context.isHelper(declaration) || (this.handsOverContext(call) && isProjectFunction(declaration));
+    if (!helper && this.handsOverContext(call) && !this.context.runtime.isRuntimeFile(declaration.getSourceFile())) {
+      this.context.unresolved(
+        call,
+        `${text(call.expression)}() is handed the workflow's ctx, but fusee gen cannot read its body (it is declared in ${declaration.getSourceFile().isDeclarationFile ? "a declaration file" : "a form gen does not follow"}), so the durable calls it makes are unknown. Fix: make the calls in the workflow class or in a function declared in this project's source, or pass what it needs instead of ctx.`,
+      );
+      return before;
+    }
+    if (helper && !this.following.has(declaration)) {
       const body = helperBody(declaration);
-      if (body === undefined) return before;
+      if (body === undefined) {
+        if (this.handsOverContext(call)) this.context.unresolved(call, `${text(call.expression)}() is handed the workflow's ctx but has no body gen can read, so the durable calls it makes are unknown. Fix: call a function with a body, declared in this project's source.`);
+        return before;
+      }
       this.following.add(declaration);
       try {
         const inner = ts.isBlock(body) ? this.statements(body.statements).nodes : this.node(body);
@@ -210,7 +259,151 @@ export class FlowReader {
     }
     return before;
   }
+
+  /** The journaled calls and waits of a `Ctx` method other than steps and patch markers. */
+  private durable(member: string, call: ts.CallExpression, at: SourceLocation): FlowNode[] | undefined {
+    const [first, second, , fourth] = call.arguments;
+    const timer: FlowNode = { kind: "call", call: "timer", at };
+    // A wait's timeout journals a timer only when the wait waits (no buffered signal, a false predicate).
+    const timeout: FlowNode = { kind: "call", call: "wait-timer", at };
+    switch (member) {
+      case "Ctx.sleep":
+      case "Ctx.sleepUntil":
+        return [timer];
+      case "Ctx.waitFor":
+        return hasTimeout(second) ? [timeout] : [{ kind: "wait", on: `signal "${this.context.literal(first) ?? (first === undefined ? "" : text(first))}"`, at }];
+      case "Ctx.condition":
+        return hasTimeout(second) ? [timeout] : [{ kind: "wait", on: "condition", at }];
+      case "Ctx.startChild":
+      case "Ctx.executeChild": {
+        const id = this.context.literal(call.arguments[1]) ?? dynamicName(call.arguments[1]);
+        const nodes: FlowNode[] = [{ kind: "call", call: "child", name: id, at }];
+        if (hasTimeout(fourth)) nodes.push(timeout);
+        if (member === "Ctx.executeChild") nodes.push({ kind: "wait", on: `child "${id}"`, at });
+        return nodes;
+      }
+      case "Ctx.setAttributes":
+        return [{ kind: "call", call: "attributes", at }];
+      case "Ctx.awaitCompletion": {
+        const name = this.context.literal(first) ?? dynamicName(first);
+        return [{ kind: "step", key: this.context.inlineStep(call, name), at }, { kind: "wait", on: `completion "${name}"`, at }];
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** Whether a call hands the workflow's `ctx` (or the workflow itself) to the function it calls. */
+  private handsOverContext(call: ts.CallExpression): boolean {
+    return call.arguments.some((a) => a.kind === ts.SyntaxKind.ThisKeyword || this.isCtx(a));
+  }
+
+  private isCtx(expression: ts.Expression): boolean {
+    const symbol = this.context.checker.getTypeAtLocation(expression).getSymbol();
+    const declaration = symbol?.declarations?.[0];
+    return symbol?.name === "Ctx" && declaration !== undefined && this.context.runtime.isRuntimeFile(declaration.getSourceFile());
+  }
 }
+
+/** Whether an options argument may set a timeout (a literal without `timeout` does not). */
+function hasTimeout(options: ts.Expression | undefined): boolean {
+  if (options === undefined) return false;
+  if (ts.isObjectLiteralExpression(options)) {
+    return options.properties.some((p) => p.name === undefined || !ts.isIdentifier(p.name) || p.name.text === "timeout" || ts.isSpreadAssignment(p));
+  }
+  return true;
+}
+
+/** A function or method declared in the project's own source, whose body gen can read. */
+function isProjectFunction(declaration: ts.Declaration): boolean {
+  const file = declaration.getSourceFile();
+  if (file.isDeclarationFile || /[\\/]node_modules[\\/]/.test(file.fileName)) return false;
+  if (ts.isFunctionDeclaration(declaration) || ts.isMethodDeclaration(declaration)) return true;
+  return ts.isVariableDeclaration(declaration) && declaration.initializer !== undefined && (ts.isArrowFunction(declaration.initializer) || ts.isFunctionExpression(declaration.initializer));
+}
+
+/** Source text with runs of white space made one space. */
+function text(node: ts.Node): string {
+  return node.getText().replace(/\s+/g, " ").trim();
+}
+
+/**
+ * A branch condition as compared across versions: parentheses and negations peeled, and comparisons
+ * written one way (`a > b` as `b < a`, `a !== b` as the negation of `a === b`), so that negating a
+ * condition and swapping the arms reads as the same branch.
+ */
+export function canonical(condition: ts.Expression, textOf: (node: ts.Node) => string = text): { text: string; negated: boolean } {
+  let e = condition;
+  let negated = false;
+  for (;;) {
+    if (ts.isParenthesizedExpression(e)) e = e.expression;
+    else if (ts.isPrefixUnaryExpression(e) && e.operator === ts.SyntaxKind.ExclamationToken) {
+      negated = !negated;
+      e = e.operand;
+    } else break;
+  }
+  if (ts.isBinaryExpression(e)) {
+    const l = textOf(e.left);
+    const r = textOf(e.right);
+    switch (e.operatorToken.kind) {
+      case ts.SyntaxKind.ExclamationEqualsEqualsToken:
+        return { text: `${l} === ${r}`, negated: !negated };
+      case ts.SyntaxKind.ExclamationEqualsToken:
+        return { text: `${l} == ${r}`, negated: !negated };
+      case ts.SyntaxKind.GreaterThanToken:
+        return { text: `${r} < ${l}`, negated };
+      case ts.SyntaxKind.GreaterThanEqualsToken:
+        return { text: `${l} < ${r}`, negated: !negated };
+      case ts.SyntaxKind.LessThanEqualsToken:
+        return { text: `${r} < ${l}`, negated: !negated };
+      default:
+        break;
+    }
+  }
+  return { text: textOf(e), negated };
+}
+
+/**
+ * The text of a condition with each `const` alias of a plain value (`const amount = input;`)
+ * written as what it names, so introducing or removing such an alias is no change of condition.
+ */
+function expandedText(node: ts.Node, checker: ts.TypeChecker, depth = 0): string {
+  if (ts.isIdentifier(node) && depth < 4) {
+    const declaration = checker.getSymbolAtLocation(node)?.valueDeclaration;
+    if (
+      declaration !== undefined &&
+      ts.isVariableDeclaration(declaration) &&
+      declaration.initializer !== undefined &&
+      (ts.getCombinedNodeFlags(declaration) & ts.NodeFlags.Const) !== 0 &&
+      declaration.getSourceFile() === node.getSourceFile() &&
+      isPlainValue(declaration.initializer)
+    ) {
+      return expandedText(declaration.initializer, checker, depth + 1);
+    }
+  }
+  const source = node.getSourceFile().text;
+  let out = "";
+  let at = node.getStart();
+  node.forEachChild((child) => {
+    out += source.slice(at, child.getStart());
+    out += expandedText(child, checker, depth);
+    at = child.getEnd();
+  });
+  out += source.slice(at, node.getEnd());
+  return out.replace(/\s+/g, " ").trim();
+}
+
+/** A name, a property of one, or a literal: reading it twice gives the same value. */
+function isPlainValue(e: ts.Expression): boolean {
+  if (ts.isParenthesizedExpression(e)) return isPlainValue(e.expression);
+  if (ts.isIdentifier(e) || ts.isStringLiteral(e) || ts.isNumericLiteral(e) || e.kind === ts.SyntaxKind.ThisKeyword) return true;
+  return ts.isPropertyAccessExpression(e) && isPlainValue(e.expression);
+}
+
+/** The `Ctx` methods that send a message to another workflow, and the name of the step that journals it. */
+const MESSAGE_STEPS: ReadonlyMap<string, string> = new Map(
+  ["startWorkflow", "signalWorkflow", "cancelWorkflow", "updateWorkflow", "signalWithStart"].map((m) => [`Ctx.${m}`, `ctx.${m}`]),
+);
 
 /** Nodes read from statements, and whether they always end in `return` or `throw`. */
 interface Seq {
@@ -245,6 +438,8 @@ export function prune(nodes: readonly FlowNode[]): FlowNode[] {
   for (const node of nodes) {
     switch (node.kind) {
       case "step":
+      case "call":
+      case "wait":
       case "deprecatedPatch":
         out.push(node);
         break;
@@ -275,7 +470,11 @@ export function prune(nodes: readonly FlowNode[]): FlowNode[] {
 }
 
 function helperBody(declaration: ts.Declaration): ts.ConciseBody | undefined {
-  if (ts.isMethodDeclaration(declaration)) return declaration.body;
+  if (ts.isMethodDeclaration(declaration) || ts.isFunctionDeclaration(declaration)) return declaration.body;
+  if (ts.isVariableDeclaration(declaration) && declaration.initializer !== undefined) {
+    const init = declaration.initializer;
+    if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init.body;
+  }
   if (ts.isPropertyDeclaration(declaration) && declaration.initializer !== undefined) {
     const init = declaration.initializer;
     if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init.body;

@@ -15,8 +15,13 @@ const BASE_BODY = `
     await this.ship(receipt);
     return receipt;`;
 
-/** The order workflow: `async run` is on line 8, so a body starts on line 9; `charge` is on line 16 after the base body. */
+/**
+ * The order workflow: `async run` is on line 8, so a body starts on line 9; `charge` is on line 16 after the base body.
+ * The run ends with a durable timer (put on the line of its last `return`), so that every step before it
+ * is one a run in flight may have recorded.
+ */
 function order({ patches = [], body = BASE_BODY, chargeResult = "string", addBody = "return item.length;" }: OrderSource = {}): string {
+  body = body.replace(/return ([^;]*);\s*$/, 'await this.ctx.sleep("1d"); return $1;');
   return `import { Workflow, Step, Update, Ctx } from "@fusee/runtime";
 
 @Workflow({ patches: [${patches.map((p) => JSON.stringify(p)).join(", ")}] })
@@ -117,7 +122,23 @@ describe("checkCompatibility", () => {
       const result = expectRecorded(order({ patches: ["audit"], body }));
       expect(result.changes).to.include('Order: patch "audit" declared');
       const lock = JSON.parse(scenario.lock()) as { workflows: { Order: { paths: { run: unknown[] } } } };
-      expect(lock.workflows.Order.paths.run).to.deep.equal(["reserve", { patch: "audit", then: ["audit"], else: [] }, "charge", "ship"]);
+      expect(lock.workflows.Order.paths.run).to.deep.equal([
+        { step: "reserve", args: "id" },
+        { patch: "audit", then: ["audit"], else: [] },
+        { step: "charge", args: "count" },
+        { step: "ship", args: "receipt" },
+        { call: "timer" },
+      ]);
+    });
+
+    it("is refused for a message to another workflow, which is journaled as a step", () => {
+      const body = `
+    const count = await this.reserve(id);
+    await this.ctx.signalWorkflow("ledger", "reserved", count);
+    const receipt = await this.charge(count);
+    await this.ship(receipt);
+    return receipt;`;
+      expectRefused(order({ body }), { kind: "inserted", step: "ctx.signalWorkflow" }, 10);
     });
 
     it("is refused inside a new branch, which runs recorded before it may take", () => {
@@ -209,6 +230,7 @@ describe("checkCompatibility", () => {
     if (!this.ctx.patched("ship-first")) {
       const receipt = await this.charge(count);
       await this.ship(receipt);
+      await this.ctx.sleep("1d");
       return receipt;
     }
     await this.ship("early");
@@ -220,7 +242,7 @@ describe("checkCompatibility", () => {
   describe("a step's result type changed", () => {
     it("is refused when recorded values no longer fit", () => {
       const error = expectRefused(order({ chargeResult: "number" }), { kind: "type-changed", step: "charge" }, 16);
-      expect(error.changes[0]?.message).to.contain("from (number) => string to (number) => number");
+      expect(error.changes[0]?.message).to.contain("changed from string to number").and.to.contain("recorded shape string, new shape number");
     });
 
     it("is recorded when widened, since recorded values still fit", () => {
@@ -310,6 +332,7 @@ describe("checkCompatibility", () => {
         ["removed", "charge"],
         ["removed", "ship"],
       ]);
+      expect(result.breaking[0]?.message).to.contain('step "charge" was removed');
       expect(scenario.generate({ check: true }).ok).to.equal(true);
     });
 

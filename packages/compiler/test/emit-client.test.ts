@@ -8,7 +8,7 @@ const GOOD_USE = `import type { Engine } from "@fusee/runtime";
 import type { Receipt } from "./models.js";
 import { PayClient, type PayRun } from "./fusee.generated.js";
 
-export async function use(engine: Engine): Promise<[Receipt, number, string[], number, number]> {
+export async function use(engine: Engine): Promise<[Receipt, number, string[], number, number, PayRun]> {
   const pay = new PayClient(engine);
   const run: PayRun = await pay.start("pay-1", 700, { idPolicy: { running: "fail" } });
   await run.signals.approve(true);
@@ -19,7 +19,8 @@ export async function use(engine: Engine): Promise<[Receipt, number, string[], n
   const started = await pay.updateWithStart("pay-2", 5, "add", "pear", { updateId: "u-2" });
   const again: number = started.result;
   const receipt: Receipt = await pay.run("pay-1").result();
-  return [receipt, price, items, count, again];
+  const signalled: PayRun = await pay.signalWithStart("pay-3", 9, "approve", true, { idPolicy: { finished: "refuse" } });
+  return [receipt, price, items, count, again, signalled];
 }
 `;
 
@@ -33,6 +34,7 @@ export async function misuse(engine: Engine, ctx: Ctx): Promise<void> {
   await run.updates.remove("apple");
   const wrong: string = await run.result();
   ctx.patched("early-notise");
+  await pay.signalWithStart("pay-4", 1, "approve", "yes");
   void wrong;
 }
 `;
@@ -86,6 +88,7 @@ describe("emitClient", () => {
         { line: 8, code: 2339 },
         { line: 9, code: 2322 },
         { line: 10, code: 2345 },
+        { line: 11, code: 2345 },
       ]);
       const patch = diagnostics.get("src/bad-use.ts")?.find((d) => d.line === 10);
       expect(patch?.text).to.contain('"early-notise"').and.to.contain('"early-notice"');

@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Module } from "@nestjs/common";
 import { expect } from "chai";
-import { Config, Engine, FuseeError } from "@fusee/runtime";
+import { Config, Engine, FuseeError, type Duration } from "@fusee/runtime";
 import { FuseeModule } from "../src/index.js";
 import { Clerk, Filing } from "./fixtures/filing.js";
 import { Ledger, Transfer } from "./fixtures/ledger.js";
@@ -14,7 +14,7 @@ import { tempDir } from "./support/temp-dir.js";
 const SIGTERM_APP = fileURLToPath(new URL("./fixtures/sigterm-app.js", import.meta.url));
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function filingModule(dir: string, drainTimeout?: string | number) {
+function filingModule(dir: string, drainTimeout?: Duration) {
   @Module({
     imports: [FuseeModule.forRoot({ config: Config.local(dir), workflows: [Filing], ...(drainTimeout !== undefined ? { drainTimeout } : {}) })],
     providers: [Clerk],

@@ -10,7 +10,8 @@
  *
  * For each: the runs that finished with no process restarted, the step effects that ran again
  * after the step was acknowledged (the target is 0), and for the limit the most step bodies that
- * ran at once (the target is its bound). `npm run bench -- faults [--rounds N] [--json]`.
+ * ran at once (the target is its bound).
+ * `npm run bench -- faults [--rounds N] [--faults kill,drop,pause,permits] [--json]`.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, rmSync } from "node:fs";
@@ -157,9 +158,11 @@ export async function runFaultBench(args: readonly string[]): Promise<void> {
   const at = args.indexOf("--rounds");
   const rounds = at >= 0 ? Number(args[at + 1]) : 3;
   const json = args.includes("--json");
+  const only = args.indexOf("--faults");
+  const faults = only >= 0 ? FAULTS.filter((f) => (args[only + 1] ?? "").split(",").includes(f)) : FAULTS;
   const results: Round[] = [];
-  for (const fault of FAULTS) for (let r = 0; r < rounds; r++) results.push(await round(fault));
-  const summary = FAULTS.map((fault) => {
+  for (const fault of faults) for (let r = 0; r < rounds; r++) results.push(await round(fault));
+  const summary = faults.map((fault) => {
     const of = results.filter((r) => r.fault === fault);
     const failover = of.flatMap((r) => r.failoverMs);
     const concurrent = of.flatMap((r) => (r.maxConcurrent === undefined ? [] : [r.maxConcurrent]));

@@ -21,7 +21,7 @@ export function genCommand(program: Command, context: CommandContext): void {
     .description("Generate typed workflow clients, the worker type table and fusee.lock.json from the project's @Workflow classes.")
     .option("-p, --project <dir>", "project folder holding tsconfig.json, or a tsconfig file", ".")
     .option("-o, --out <file>", 'client file to write (default: "out" in fusee.config.json, else src/fusee.generated.ts)')
-    .addOption(new Option("--check", "write nothing; exit 1 when a generated file or the lock is stale or a change breaks replay").conflicts("watch"))
+    .addOption(new Option("--check", "write nothing; exit 4 when a generated file or the lock is stale, 5 when a change breaks replay").conflicts("watch"))
     .option("-w, --watch", "regenerate whenever a source file changes, until interrupted")
     .option("--accept-breaking", "record replay-breaking changes; only when no runs of the workflows concerned are in flight")
     .option("--json", "print results as JSON (one object per generation with --watch)")
@@ -32,7 +32,12 @@ A change that runs recorded in fusee.lock.json could not replay (a step inserted
 reordered, a step type changed incompatibly) must be guarded by if (ctx.patched("id")) { ... } with
 the ID declared in @Workflow({ patches: ["id"] }); gen refuses to record it otherwise.
 
-Exit codes: 0 ok; 1 check failed, breaking change or source problem; 2 usage or configuration error.`,
+A change after the last point where a run can wait reaches finished runs only: it is reported
+("finished runs only") and does not fail the check.
+
+Exit codes: 0 ok; 2 usage or configuration error; 3 internal error; 4 generated files are stale
+(--check); 5 a replay-breaking change; 6 a problem in workflow source. With --json, "failure" says
+the same: "stale", "breaking" or "source".`,
     )
     .action(async (flags: GenFlags) => {
       context.exitCode = await runGen(flags, context.io);
@@ -55,7 +60,7 @@ async function runGen(flags: GenFlags, io: Io): Promise<number> {
   try {
     const result = await compiler.generate(options);
     report.result(result);
-    return result.ok ? ExitCode.Ok : ExitCode.Failed;
+    return exitCodeOfResult(result);
   } catch (e) {
     return report.error(e);
   }
@@ -94,7 +99,8 @@ class Reporter {
   result(result: GenerateResult, changed?: readonly string[]): void {
     if (this.json) {
       const { ir: _ir, ...rest } = result;
-      this.io.stdout.write(`${JSON.stringify({ ...rest, ...(changed === undefined ? {} : { changed }) })}\n`);
+      const failure = failureOf(result);
+      this.io.stdout.write(`${JSON.stringify({ ...rest, ...(failure === undefined ? {} : { failure }), ...(changed === undefined ? {} : { changed }) })}\n`);
       return;
     }
     const c = this.colors;
@@ -108,10 +114,18 @@ class Reporter {
       out.push(`  ${status} ${this.path(f.path)}`);
     }
     for (const change of result.changes) out.push(`  ${c.dim("·")} ${change}`);
-    for (const b of result.breaking) out.push(`  ${result.check ? c.red("breaking") : c.yellow("accepted breaking change")}: ${b.message}`);
+    const blocking = result.breaking.filter((b) => b.kind !== "after-last-wait");
+    for (const b of result.breaking) {
+      const label = b.kind === "after-last-wait" ? c.yellow("finished runs only") : result.check ? c.red("breaking") : c.yellow("accepted breaking change");
+      out.push(`  ${label}: ${b.message}`);
+    }
     if (result.check && !result.ok) {
       const stale = result.files.some((f) => f.status === "stale");
-      out.push(c.red(`check failed:${stale ? " generated files are stale (run `npx fusee gen`)" : ""}${stale && result.breaking.length > 0 ? ";" : ""}${result.breaking.length > 0 ? ` ${result.breaking.length} replay-breaking change${result.breaking.length === 1 ? "" : "s"}` : ""}`));
+      const reasons: string[] = [];
+      if (blocking.length > 0) reasons.push(`${blocking.length} replay-breaking change${blocking.length === 1 ? "" : "s"} (guard ${blocking.length === 1 ? "it" : "them"} as each message says, or run \`npx fusee gen --accept-breaking\` when no runs are in flight)`);
+      // Regenerating refuses while a breaking change is unguarded, so it is advised only when it would work.
+      if (stale) reasons.push(blocking.length > 0 ? "generated files are stale" : "generated files are stale (run `npx fusee gen`)");
+      out.push(c.red(`check failed: ${reasons.join("; ")}`));
     }
     this.io.stdout.write(`${out.join("\n")}\n`);
   }
@@ -134,7 +148,8 @@ class Reporter {
               ...(error instanceof BreakingChangeError ? { breaking: error.changes } : {}),
             }
           : { code: "FUSEE_INTERNAL", message: error instanceof Error ? error.message : String(error) };
-      this.io.stdout.write(`${JSON.stringify({ ok: false, error: body, ...(changed === undefined ? {} : { changed }) })}\n`);
+      const failure = code === ExitCode.Breaking ? "breaking" : code === ExitCode.Source ? "source" : undefined;
+      this.io.stdout.write(`${JSON.stringify({ ok: false, ...(failure === undefined ? {} : { failure }), error: body, ...(changed === undefined ? {} : { changed }) })}\n`);
       return code;
     }
     const c = this.colors;
@@ -160,10 +175,24 @@ class Reporter {
   }
 }
 
-function exitCodeOf(error: unknown, { GenConfigError, GenError, LockFileError }: Compiler): number {
+function exitCodeOf(error: unknown, { BreakingChangeError, GenConfigError, GenError, LockFileError, SourceError }: Compiler): number {
   if (error instanceof GenConfigError || error instanceof LockFileError) return ExitCode.Usage;
+  if (error instanceof BreakingChangeError) return ExitCode.Breaking;
+  if (error instanceof SourceError) return ExitCode.Source;
   if (error instanceof GenError) return ExitCode.Failed;
   return ExitCode.Internal;
+}
+
+/** Why a `--check` failed: a breaking change outranks stale files, which regenerating would not fix. */
+function failureOf(result: GenerateResult): "breaking" | "stale" | undefined {
+  if (result.ok) return undefined;
+  if (result.breaking.some((b) => b.kind !== "after-last-wait")) return "breaking";
+  return "stale";
+}
+
+function exitCodeOfResult(result: GenerateResult): number {
+  const failure = failureOf(result);
+  return failure === "breaking" ? ExitCode.Breaking : failure === "stale" ? ExitCode.Stale : ExitCode.Ok;
 }
 
 function resolvePath(io: Io, path: string): string {

@@ -8,6 +8,7 @@ import { listCommand } from "./list.js";
 import { patchesCommand } from "./patches.js";
 import { repairCommand } from "./repair.js";
 import { replayCommand } from "./replay.js";
+import { schedulesCommand } from "./schedules.js";
 import { uiCommand } from "./ui.js";
 
 /** What a command module gets: the program to add itself to, and the output. */
@@ -25,6 +26,7 @@ export const commands: readonly CommandModule[] = [
   genCommand,
   listCommand,
   describeCommand,
+  schedulesCommand,
   exportCommand,
   replayCommand,
   patchesCommand,

@@ -26,7 +26,7 @@ export class Order {
 
   async run(id: string): Promise<string> {
     const count = await this.reserve(id);
-    return this.charge(count);
+    await this.ctx.sleep("1h"); return this.charge(count);
   }
 
   @Step() async reserve(id: string): Promise<number> { return id.length; }

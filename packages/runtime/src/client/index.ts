@@ -4,5 +4,6 @@ export * from "../core/errors.js";
 export type { RunStatusValue, FinishedStatus } from "../core/status.js";
 export type * from "../journal/records.js";
 export { RunHandle } from "./run-handle.js";
+export { UpdateHandle } from "./update-handle.js";
 export type { RunOperations } from "./run-operations.js";
 export type * from "./types.js";

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { NotFoundError } from "../core/errors.js";
 import type { RunOperations } from "./run-operations.js";
 import type { RunDetail, RunStatus, UpdateOptions } from "./types.js";
+import { UpdateHandle } from "./update-handle.js";
 
 /**
  * A handle on the runs of one workflow ID. It follows the ID, so it always speaks to the ID's
@@ -54,6 +55,21 @@ export class RunHandle<T = unknown> {
   update<R = unknown>(name: string, arg?: unknown, options: UpdateOptions = {}): Promise<R> {
     // The ID is chosen here, so a call performed twice (by a cluster's next owner) applies once.
     return this.ops.update(this.id, name, arg, options.id ?? randomUUID()) as Promise<R>;
+  }
+
+  /**
+   * Sends an update and resolves once it is accepted (its validator passed and it is journaled),
+   * without waiting for its handler; `result()` on the handle waits for that. A validator's refusal
+   * rejects here with `RejectedError`.
+   *
+   * @example
+   * const pending = await run.startUpdate<number>("add", "apple", { id: "u-1" });
+   * const price = await pending.result();
+   */
+  async startUpdate<R = unknown>(name: string, arg?: unknown, options: UpdateOptions = {}): Promise<UpdateHandle<R>> {
+    const id = options.id ?? randomUUID();
+    await this.ops.update(this.id, name, arg, id, "accepted");
+    return new UpdateHandle<R>(this.ops, this.id, name, id);
   }
 
   /** Ends the run at once; waiters on its result get a `TerminatedError`. */

@@ -12,7 +12,15 @@ export interface IdPolicy {
 /** Options of `engine.start`. */
 export interface StartOptions {
   idPolicy?: IdPolicy;
+  /**
+   * Search attributes the run starts with, journaled in its start record: `listWhere` finds the run
+   * by them at once, and workflow code reads them with `ctx.attributes()`.
+   */
+  attributes?: Readonly<Record<string, unknown>>;
 }
+
+/** How far an update has come: validated and journaled (`"accepted"`), or its handler returned (`"completed"`). */
+export type UpdateStage = "accepted" | "completed";
 
 /** Options of `run.update`. */
 export interface UpdateOptions {
@@ -47,6 +55,8 @@ export interface FieldFilter {
   lt?: number | string;
   lte?: number | string;
   in?: readonly unknown[];
+  /** Membership: the field is an array (a list of tags) that holds this value. */
+  has?: unknown;
 }
 
 /**

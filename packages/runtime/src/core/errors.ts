@@ -18,7 +18,7 @@ export class FuseeError extends Error {
 
 /**
  * The stable codes of fusee's errors, one per error class (a {@link ShardMovedError} is also a
- * {@link StorageError}). `FUSEE_BAD_REQUEST` is the code of the CLI's web UI refusing a request.
+ * {@link StorageError}, a `DurationError` a {@link ConfigError}). `FUSEE_BAD_REQUEST` is the code of the CLI's web UI refusing a request.
  */
 export type FuseeErrorCode =
   | "FUSEE_ERROR"
@@ -32,6 +32,7 @@ export type FuseeErrorCode =
   | "FUSEE_NON_DETERMINISM"
   | "FUSEE_CODEC"
   | "FUSEE_CONFIG"
+  | "FUSEE_DURATION"
   | "FUSEE_STORAGE"
   | "FUSEE_SHARD_MOVED"
   | "FUSEE_DRIVER_MISSING"
@@ -150,7 +151,7 @@ export class CodecError extends FuseeError {
 
 /** The configuration is invalid or does not match what is on disk. */
 export class ConfigError extends FuseeError {
-  override readonly code: "FUSEE_CONFIG" | "FUSEE_DRIVER_MISSING" = "FUSEE_CONFIG";
+  override readonly code: "FUSEE_CONFIG" | "FUSEE_DRIVER_MISSING" | "FUSEE_DURATION" = "FUSEE_CONFIG";
 }
 
 /** The storage failed: an I/O error, corruption, a lock held by another process, a fatal shard. */

@@ -11,6 +11,8 @@ import type { Log } from "../storage/log.js";
 import { MemoryLog } from "../storage/memory-log.js";
 import type { PostgresLog } from "../storage/postgres/index.js";
 import type { WorkflowClass } from "../workflow/registry.js";
+import { checkStartAttributes } from "../workflow/ctx.js";
+import type { InputArgs, WorkflowInput as Input, WorkflowOutput as Output } from "../workflow/workflow-io.js";
 import type { ClusterNode } from "./cluster/node.js";
 import { checkCodec, recordCodec } from "./codec-manifest.js";
 import type { Config } from "./config.js";
@@ -24,7 +26,8 @@ import { createPayloadCodec } from "./payloads.js";
 import { RetentionSweep } from "./retention.js";
 import { routedRuns, type RoutedRuns } from "./routed-runs.js";
 import type { RunService } from "./run-service.js";
-import { Schedule } from "./schedule-handle.js";
+import { Schedule, type ScheduleOperations } from "./schedule-handle.js";
+import type { ScheduleDescription } from "./schedule-runtime.js";
 import { checkScheduleSpec, type ScheduleSpec } from "./schedule-spec.js";
 import { SealBudget } from "./seal-budget.js";
 import { checkFlowName } from "./system-streams.js";
@@ -73,8 +76,6 @@ export interface EngineOptions {
   memoryLog?: MemoryLog;
 }
 
-type Input<W> = W extends WorkflowClass<infer I, any> ? I : unknown;
-type Output<W> = W extends WorkflowClass<any, infer O> ? Awaited<O> : unknown;
 
 /**
  * The durable-execution engine: starts workflow runs, journals everything they do, and resumes them
@@ -128,6 +129,7 @@ export class Engine {
       owns: (shard) => this.cluster === undefined || this.cluster.owns(shard),
       leased: (shard) => this.cluster === undefined || this.cluster.leased(shard),
       emit: (event) => this.events.emit(event),
+      logger: s.logger,
       telemetry,
     });
     this.service = this.local;
@@ -296,11 +298,12 @@ export class Engine {
    *
    * @throws AlreadyExistsError when the ID's policy refuses another run.
    */
-  async start<W extends WorkflowClass>(type: W, id: string, input: Input<W>, options?: StartOptions): Promise<RunHandle<Output<W>>>;
+  async start<W extends WorkflowClass>(type: W, id: string, ...args: InputArgs<W, [options?: StartOptions]>): Promise<RunHandle<Output<W>>>;
   async start<R = unknown>(type: string, id: string, input?: unknown, options?: StartOptions): Promise<RunHandle<R>>;
   async start(type: WorkflowClass | string, id: string, input?: unknown, options: StartOptions = {}): Promise<RunHandle<unknown>> {
     this.assertOpen();
     const name = this.catalog.resolve(type).name;
+    checkStartAttributes(options, "start");
     await this.service.start(name, checkId(id), input, options);
     return this.run(id);
   }
@@ -322,10 +325,30 @@ export class Engine {
     const name = this.catalog.resolve(type).name;
     checkId(id);
     checkName(update, "update name");
+    checkStartAttributes(options, "start");
     const { updateId, ...start } = options;
     // The ID is chosen here, so an owner that performs the call again applies the update once.
     const result = await this.service.updateWithStart(name, id, input, update, arg, start, updateId === undefined ? randomUUID() : checkId(updateId, "update ID"));
     return { run: this.run<R>(id), result: result as U };
+  }
+
+  /**
+   * Signals the ID's running run, or starts a run with `input` and the signal in one start record
+   * when the ID has none running (a finished ID's next run follows `idPolicy.finished`).
+   *
+   * @example
+   * await engine.signalWithStart(Cart, `cart-${user}`, { user }, "add", { sku: "pen" });
+   */
+  async signalWithStart<W extends WorkflowClass>(type: W, id: string, input: Input<W>, signal: string, arg?: unknown, options?: StartOptions): Promise<RunHandle<Output<W>>>;
+  async signalWithStart<R = unknown>(type: string, id: string, input: unknown, signal: string, arg?: unknown, options?: StartOptions): Promise<RunHandle<R>>;
+  async signalWithStart(type: WorkflowClass | string, id: string, input: unknown, signal: string, arg?: unknown, options: StartOptions = {}): Promise<RunHandle<unknown>> {
+    this.assertOpen();
+    const name = this.catalog.resolve(type).name;
+    checkId(id);
+    checkName(signal, "signal name");
+    checkStartAttributes(options, "signalWithStart");
+    await this.service.signalWithStart(name, id, input, signal, arg, options);
+    return this.run(id);
   }
 
   /** A handle on the ID's runs; it does not check that the ID exists. */
@@ -419,7 +442,19 @@ export class Engine {
     checkFlowName(name, "schedule name");
     const settings = checkScheduleSpec(name, spec, (w) => this.catalog.resolve(w).name);
     await this.service.schedule(name, settings, spec.paused === true);
-    return new Schedule(this.service, name);
+    return new Schedule(this.scheduleOps, name);
+  }
+
+  /**
+   * Every schedule (of every process, in a cluster), by name: spec, counts, next instants.
+   *
+   * @example
+   * for (const s of await engine.listSchedules()) console.log(s.name, s.paused ? "paused" : s.nextTimes[0]);
+   */
+  async listSchedules(): Promise<ScheduleDescription[]> {
+    this.assertOpen();
+    const shards = await Promise.all(Array.from({ length: this.log.shardCount }, (_, shard) => this.service.listSchedules(shard)));
+    return shards.flat().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /**
@@ -433,7 +468,7 @@ export class Engine {
   getSchedule(name: string): Schedule {
     this.assertOpen();
     checkFlowName(name, "schedule name");
-    return new Schedule(this.service, name);
+    return new Schedule(this.scheduleOps, name);
   }
 
   /**
@@ -536,6 +571,18 @@ export class Engine {
     }
     await this.idle({ runningSteps: "ignore" });
   }
+
+  /** What schedule handles call; `service` is read at each call, as a cluster replaces it after open. */
+  private readonly scheduleOps: ScheduleOperations = {
+    scheduleOp: (name, op, args) => this.service.scheduleOp(name, op, args),
+    updateSchedule: async (name, spec) => {
+      this.assertOpen();
+      const settings = checkScheduleSpec(name, spec, (w) => this.catalog.resolve(w).name);
+      // Only an existing schedule is updated: the describe is refused (NotFoundError) for a deleted one.
+      await this.service.scheduleOp(name, "describe", []);
+      await this.service.schedule(name, settings, false);
+    },
+  };
 
   private assertOpen(): void {
     this.local.assertOpen();

@@ -2,15 +2,16 @@ import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
 import { CancelledError, FuseeError, NotFoundError, RejectedError, ShardMovedError, StorageError, TerminatedError } from "../core/errors.js";
 import { checkId, checkName, shardOf } from "../core/ids.js";
-import { decodeRecord, readRecordHeader, type PayloadCodec } from "../journal/record-codec.js";
+import { decodeRecord, type PayloadCodec } from "../journal/record-codec.js";
 import { readsBackUnchanged, wakesRun } from "../journal/record-kinds.js";
 import type { FinishRecord, JournalRecord, UpdateResultRecord } from "../journal/records.js";
-import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
+import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateStage } from "../client/types.js";
 import type { Log } from "../storage/log.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 import { ChildRuns } from "./child-runs.js";
 import { type EngineEvent, runStopped } from "./engine-events.js";
 import { type RunTelemetry, traceField } from "./run-telemetry.js";
+import type { Logger } from "../core/logger.js";
 import { RunStarts } from "./run-starts.js";
 import { FlowControl } from "./flow-control.js";
 import { Batch, Debounce } from "./flow-rules.js";
@@ -23,6 +24,10 @@ import { RunRecords } from "./run-records.js";
 import type { BatchRule, DebounceRule, ParentLink, RunService } from "./run-service.js";
 import { listRuns, statusOf } from "./run-status.js";
 import type { ScheduleOp } from "./schedule-handle.js";
+import type { Message } from "../workflow/messages.js";
+import { deliverMessage } from "./run-messages.js";
+import { noteRequest, performedRequest } from "./performed-requests.js";
+import type { ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 import { TimerQueue } from "./timer-queue.js";
 import { answerToken, type TokenAnswerDeps } from "./token-answers.js";
@@ -49,6 +54,8 @@ export interface LocalRunsDeps {
   leased?(shard: number): boolean;
   /** Tells the operator of a fatal shard or a run that stopped. */
   emit(event: EngineEvent): void;
+  /** `Config.logger`, where `ctx.log` writes. */
+  readonly logger?: Logger | undefined;
   /** Spans and metrics, when OpenTelemetry is loaded and not turned off. */
   readonly telemetry?: RunTelemetry | undefined;
 }
@@ -127,6 +134,7 @@ export class LocalRuns implements RunService {
     const host: RunHostEngine = {
       ...(telemetry === undefined ? {} : { observeAttempt: (entry: RunEntry, name: string, attempt: number) => telemetry.attempt(entry, name, attempt) }),
       clock: time,
+      logger: deps.logger,
       closed: () => this.closed,
       holds: (shard) => this.deps.leased?.(shard) ?? true,
       append: (entry, record) => this.records.appendFromRun(entry, record),
@@ -142,6 +150,8 @@ export class LocalRuns implements RunService {
         this.starts.begin(def, entry.id, input, {}, undefined, lineage).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
       },
       closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
+      deliver: (target, message, request) => this.router.deliver(target, message, request),
+      argumentsDiffer: (entry, runId, message) => this.deps.emit({ kind: "arguments-differ", workflowId: entry.id, workflowType: entry.type, runId, message }),
     };
     this.cache = new RunCache({
       catalog: deps.catalog,
@@ -215,6 +225,24 @@ export class LocalRuns implements RunService {
     return unwrap(await outcome);
   }
 
+  async signalWithStart(type: string, id: string, input: unknown, signal: string, value: unknown, options: StartOptions, request?: string): Promise<void> {
+    this.assertOpen();
+    const def = this.deps.catalog.resolve(type);
+    this.held(checkId(id));
+    checkName(signal, "signal name");
+    const existing = this.runs.get(id);
+    if (existing !== undefined && existing.finished === undefined) return this.signal(id, signal, value, request);
+    // One start record carries the signal, so no crash can leave the new run without it.
+    await this.starts.begin(def, id, input, options, undefined, { signal: { name: signal, value }, ...requestField(request) });
+  }
+
+  /** Applies a message another workflow sent, once per request (see `deliverMessage`). */
+  deliver(target: string, message: Message, request: string): Promise<unknown> {
+    this.assertOpen();
+    this.held(checkId(target));
+    return deliverMessage(this, target, message, request);
+  }
+
   async awaitResult(id: string): Promise<unknown> {
     this.held(id);
     let entry = this.runs.get(id);
@@ -277,12 +305,12 @@ export class LocalRuns implements RunService {
     return executor.query(name, args);
   }
 
-  update(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
+  update(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage = "completed"): Promise<unknown> {
     const t = this.deps.telemetry;
-    return t === undefined ? this.updateRun(id, name, arg, updateId) : t.request("update", name, id, () => this.updateRun(id, name, arg, updateId));
+    return t === undefined ? this.updateRun(id, name, arg, updateId, stage) : t.request("update", name, id, () => this.updateRun(id, name, arg, updateId, stage));
   }
 
-  private async updateRun(id: string, name: string, arg: unknown, updateId: string): Promise<unknown> {
+  private async updateRun(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage): Promise<unknown> {
     this.assertOpen();
     checkName(name, "update name");
     checkId(updateId, "update ID");
@@ -290,8 +318,8 @@ export class LocalRuns implements RunService {
     const key = `${id}\0${updateId}`;
     const executor = await this.idleExecutor(entry);
     const done = executor.updateOutcome(updateId);
-    if (done !== undefined) return unwrap(done);
-    if (executor.knowsUpdate(updateId)) return unwrap(await this.updates.wait(key));
+    if (done !== undefined) return stage === "accepted" ? undefined : unwrap(done);
+    if (executor.knowsUpdate(updateId)) return stage === "accepted" ? undefined : unwrap(await this.updates.wait(key));
     if (entry.finished !== undefined) throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`, { reason: "already-finished" });
     executor.validateUpdate(name, arg);
     executor.claimUpdate(updateId);
@@ -302,6 +330,11 @@ export class LocalRuns implements RunService {
       // The update was not journaled; the storage failure that stopped it also rejects `outcome`.
       outcome.catch(() => undefined);
       throw e;
+    }
+    if (stage === "accepted") {
+      // The caller asks for the outcome later, by the update's ID; nobody waits on this promise.
+      outcome.catch(() => undefined);
+      return undefined;
     }
     return unwrap(await outcome);
   }
@@ -361,6 +394,12 @@ export class LocalRuns implements RunService {
     await this.flow.schedules.schedule(name, settings, paused);
   }
 
+  async listSchedules(shard: number): Promise<ScheduleDescription[]> {
+    this.assertOpen();
+    if (!this.deps.owns(shard)) throw shardMoved(shard);
+    return this.flow.schedules.list((name) => this.flow.shardOf("schedule", name), shard);
+  }
+
   async scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown> {
     this.assertOpen();
     this.heldFlow("schedule", name);
@@ -382,15 +421,11 @@ export class LocalRuns implements RunService {
 
   // ---- for the cluster ----
 
-  /** Whether the current run of `id` holds a record that cluster request `request` appended. */
+  /** Whether the current run of `id` holds a record that request `request` appended. */
   async performedRequest(id: string, request: string): Promise<boolean> {
     this.assertOpen();
     const entry = this.runs.get(id);
-    if (entry === undefined) return false;
-    for (const item of await this.deps.log.read(entry.shard, entry.stream)) {
-      if (readRecordHeader(item.body).request === request) return true;
-    }
-    return false;
+    return entry !== undefined && performedRequest(this.deps.log, entry, request);
   }
 
   /**
@@ -532,6 +567,7 @@ export class LocalRuns implements RunService {
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
     if (!readsBackUnchanged(record)) record = decodeRecord(body, this.deps.codec, { workflowId: entry.id, runId, position });
     this.index.apply(entry, record);
+    noteRequest(entry, record);
     this.deps.telemetry?.recorded(entry, record);
     if (entry.executor !== undefined) entry.executor.deliver(position, record);
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all.

@@ -77,7 +77,7 @@ export class RunCache {
       try {
         const records = await this.deps.read(entry, upTo);
         if (entry.runId !== runId) return executor;
-        executor.load(records);
+        executor.load(records, entry.reacted);
         return executor;
       } catch (e) {
         if (entry.executor === executor) this.evict(entry);
@@ -146,6 +146,7 @@ export class RunCache {
       const ex = entry.executor;
       if (ex !== undefined && entry.loading === undefined && entry.durable === entry.appended && ex.status() === "suspended") {
         entry.executor = undefined;
+        entry.reacted = entry.durable;
         this.live.delete(entry.id);
         return true;
       }

@@ -54,6 +54,31 @@ export class RunEntry {
     if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).attributes = value;
   }
 
+  /**
+   * The requests (of messages from other workflows, of a cluster's forwarded calls) whose records
+   * this run's journal holds, once something asked (see `LocalRuns.performedRequest`); `undefined`
+   * until then, so runs no message reaches pay nothing for it.
+   */
+  get requests(): Set<string> | undefined {
+    return this.rare?.requests;
+  }
+
+  set requests(value: Set<string> | undefined) {
+    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).requests = value;
+  }
+
+  /**
+   * For a run parked by this process: how many records its code had reacted to when it was parked,
+   * so that code re-run for them on its next load counts as replay (`ctx.log` stays quiet).
+   */
+  get reacted(): number | undefined {
+    return this.rare?.reacted;
+  }
+
+  set reacted(value: number | undefined) {
+    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).reacted = value;
+  }
+
   /** For a child run: the parent run and its call that started it. */
   get parent(): ParentLink | undefined {
     return this.rare?.parent;
@@ -140,6 +165,8 @@ export interface ChildLink {
 
 interface RareFields {
   attributes?: Record<string, unknown> | undefined;
+  requests?: Set<string> | undefined;
+  reacted?: number | undefined;
   parent?: ParentLink | undefined;
   children?: Map<string, ChildLink> | undefined;
   moreTimers?: Map<number, number> | undefined;

@@ -1,6 +1,8 @@
 import type { Clock } from "../core/clock.js";
+import type { Logger } from "../core/logger.js";
 import type { JournalRecord } from "../journal/records.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
+import type { Message } from "../workflow/messages.js";
 import type { ChildRequest, RunExecutor, RunHost } from "../workflow/run-executor.js";
 import type { StepOptions } from "../workflow/step-options.js";
 import type { AttemptObserver, PermitRequest } from "../workflow/step-runner.js";
@@ -9,6 +11,7 @@ import type { RunEntry } from "./run-entry.js";
 /** What every run's host asks of the engine: one object per engine, shared by all its runs. */
 export interface RunHostEngine {
   readonly clock: Clock;
+  readonly logger: Logger | undefined;
   /** True once the engine shut down. */
   closed(): boolean;
   /** Whether the engine may still work on the runs of `shard` (in a cluster, its lease has not run out). */
@@ -19,6 +22,9 @@ export interface RunHostEngine {
   startChild(entry: RunEntry, request: ChildRequest): void;
   continueAsNew(entry: RunEntry, runId: number, def: WorkflowDefinition, input: unknown): void;
   closeChild(entry: RunEntry, childId: string, reason: string): void;
+  deliver(target: string, message: Message, request: string): Promise<unknown>;
+  /** A replayed step call of this run was handed other arguments than it recorded. */
+  argumentsDiffer(entry: RunEntry, runId: number, message: string): void;
   /** Present when steps are traced or measured. */
   observeAttempt?(entry: RunEntry, name: string, attempt: number): AttemptObserver;
 }
@@ -45,6 +51,10 @@ export class EngineRunHost implements RunHost {
 
   get clock(): Clock {
     return this.engine.clock;
+  }
+
+  get logger(): Logger | undefined {
+    return this.engine.logger;
   }
 
   append(record: JournalRecord): void {
@@ -75,8 +85,16 @@ export class EngineRunHost implements RunHost {
     if (this.current()) this.engine.continueAsNew(this.entry, this.runId, this.def, input);
   }
 
+  argumentsDiffer(message: string): void {
+    if (this.current()) this.engine.argumentsDiffer(this.entry, this.runId, message);
+  }
+
   closeChild(childId: string, reason: string): void {
     if (this.entry.runId === this.runId) this.engine.closeChild(this.entry, childId, reason);
+  }
+
+  deliver(target: string, message: Message, request: string): Promise<unknown> {
+    return this.engine.deliver(target, message, request);
   }
 
   observeAttempt(name: string, attempt: number): AttemptObserver | undefined {

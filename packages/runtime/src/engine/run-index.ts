@@ -1,7 +1,7 @@
 import { StorageError } from "../core/errors.js";
 import { decodeRecord, readRecordHeader, readRecordKind, type PayloadCodec, type RecordHeader } from "../journal/record-codec.js";
 import { INDEXED_KINDS } from "../journal/record-kinds.js";
-import type { ChildRecord, FinishRecord, JournalRecord } from "../journal/records.js";
+import { applyAttributes, type AttributesRecord, type ChildRecord, type FinishRecord, type JournalRecord, type StartRecord } from "../journal/records.js";
 import type { LogEntry } from "../storage/log.js";
 import { isSystemStream, parseStream } from "../journal/stream-names.js";
 import { RunEntry } from "./run-entry.js";
@@ -37,7 +37,10 @@ export class RunIndex {
         entry.clearTimer((record as { seq: number }).seq);
         return;
       case "attributes":
-        entry.attributes = { ...entry.attributes, ...(record as { attributes: Record<string, unknown> }).attributes };
+        entry.attributes = applyAttributes(entry.attributes, record as AttributesRecord);
+        return;
+      case "start":
+        if ((record as StartRecord).attributes !== undefined) entry.attributes = applyAttributes(undefined, record as StartRecord);
         return;
       case "finish":
         entry.finishAppended = true;
@@ -89,7 +92,7 @@ export class RunIndex {
       throw new StorageError(`shard ${shard} holds a ${header.kind} record of run ${run.runId} of '${run.id}' before its start record`);
     }
     const position = entry.appended++;
-    if (header.kind === "attributes") {
+    if (header.kind === "attributes" || (header.kind === "start" && header.attributes === true)) {
       this.apply(entry, decodeRecord(item.body, this.deps.codec, { workflowId: entry.id, runId: entry.runId, position }));
     } else if (INDEXED_KINDS.has(kind)) {
       this.apply(entry, header);

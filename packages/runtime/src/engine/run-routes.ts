@@ -34,6 +34,9 @@ const run = (at: number): Route => ({ by: "run", at });
 export const ROUTES: { readonly [C in RunCall]: CallRoute } = {
   start: { route: run(1), changes: true },
   updateWithStart: { route: run(1), retriesOnMove: true },
+  signalWithStart: { route: run(1), changes: true },
+  // Deduplicated by its own request ID, so a copy asked again of a shard's next owner is harmless.
+  deliver: { route: run(0), retriesOnMove: true },
   awaitResult: { route: run(0), retriesOnMove: true },
   awaitStarted: { route: run(0), retriesOnMove: true },
   status: { route: run(0) },
@@ -50,6 +53,7 @@ export const ROUTES: { readonly [C in RunCall]: CallRoute } = {
   listShard: { route: { by: "shard", at: 0 } },
   schedule: { route: { by: "flow", family: "schedule", at: 0 } },
   scheduleOp: { route: { by: "flow", family: "schedule", at: 0 } },
+  listSchedules: { route: { by: "shard", at: 0 } },
   debounce: { route: { by: "flow", family: "debounce", at: 1 } },
   batch: { route: { by: "flow", family: "batch", at: 1 } },
 };

@@ -8,6 +8,8 @@
 import type { RunOperations } from "../client/run-operations.js";
 import type { ListFilter, RunStatus, StartOptions } from "../client/types.js";
 import type { ScheduleOp } from "./schedule-handle.js";
+import type { Message } from "../workflow/messages.js";
+import type { ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 
 /** A parent run's call that started a child. */
@@ -34,6 +36,10 @@ export interface RunService extends RunOperations {
   start(type: string, id: string, input: unknown, options: StartOptions): Promise<void>;
   /** The update's result; the run is started with it when the ID has no running run. */
   updateWithStart(type: string, id: string, input: unknown, update: string, arg: unknown, options: StartOptions, updateId: string): Promise<unknown>;
+  /** Starts the run with the signal in its start record, or signals the ID's running run. */
+  signalWithStart(type: string, id: string, input: unknown, signal: string, value: unknown, options: StartOptions): Promise<void>;
+  /** Applies a message from workflow code to the run of `target`, once per request. */
+  deliver(target: string, message: Message, request: string): Promise<unknown>;
   complete(token: string, value: unknown): Promise<void>;
   fail(token: string, error: Error): Promise<void>;
   /** Starts the run of a parent's child call; resolves with the child's run number. */
@@ -41,6 +47,8 @@ export interface RunService extends RunOperations {
   /** The runs of one shard that match the filter, newest first. */
   listShard(shard: number, filter: ListFilter, limit: number): Promise<RunStatus[]>;
   schedule(name: string, settings: ScheduleSettings, paused: boolean): Promise<void>;
+  /** The schedules of one shard, by name. */
+  listSchedules(shard: number): Promise<ScheduleDescription[]>;
   scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown>;
   /** The ID of the run the event's debounce window will start. */
   debounce(type: string, key: string, input: unknown, rule: DebounceRule, eventId: string | undefined): Promise<string>;

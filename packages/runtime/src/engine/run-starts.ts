@@ -28,7 +28,7 @@ export interface RunStartsDeps {
 }
 
 /** Where a run comes from, as its start record says. */
-export type Lineage = Pick<StartRecord, "from" | "parent" | "request" | "trace">;
+export type Lineage = Pick<StartRecord, "from" | "parent" | "request" | "signal" | "trace">;
 
 /**
  * New runs of a workflow ID: a start (under the ID's policy), a child's start, a continue-as-new,
@@ -72,6 +72,7 @@ export class RunStarts {
       input,
       ...(update ? { update } : {}),
       ...lineage,
+      ...(options.attributes !== undefined ? { attributes: { ...options.attributes } } : {}),
       ...(trace === undefined ? {} : { trace }),
     };
     const body = records.encode(id, runId, 0, record);
@@ -86,6 +87,7 @@ export class RunStarts {
     }
     entry.reset(def.name, runId, record.at);
     if (lineage.parent !== undefined) entry.parent = lineage.parent;
+    if (record.attributes !== undefined) entry.attributes = { ...record.attributes };
     if (trace !== undefined) entry.trace = trace;
     runs.set(id, entry);
     cache.create(entry, def).load([]);

@@ -1,9 +1,12 @@
 import { RejectedError } from "../core/errors.js";
 import { scheduleRunId, type ScheduleDescription } from "./schedule-runtime.js";
+import type { ScheduleSpec } from "./schedule-spec.js";
 
 /** What a schedule handle asks of its engine: the operation done where the schedule's shard is held. */
 export interface ScheduleOperations {
   scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown>;
+  /** Replaces the spec of the schedule of that name, which must exist. */
+  updateSchedule(name: string, spec: ScheduleSpec): Promise<void>;
 }
 
 /** The operations of a schedule handle. */
@@ -62,6 +65,18 @@ export class Schedule {
       return Promise.reject(new RejectedError(`backfill of schedule '${this.name}' needs whole ms from ≤ to; got ${fromMs} to ${toMs}`));
     }
     return this.call("backfill", [fromMs, toMs]);
+  }
+
+  /**
+   * Replaces the schedule's spec in place: it keeps its name, counts, the instants it dealt with and
+   * its pause state (`paused` in the new spec is ignored; use `pause`/`resume`). `NotFoundError`
+   * when the schedule was deleted.
+   *
+   * @example
+   * await engine.getSchedule("nightly").update({ workflow: Report, cron: "0 3 * * *", overlap: "skip" });
+   */
+  update(spec: ScheduleSpec): Promise<void> {
+    return this.ops.updateSchedule(this.name, spec);
   }
 
   /** Deletes the schedule and its state; runs it started go on. */

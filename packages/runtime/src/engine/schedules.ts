@@ -1,6 +1,6 @@
 import { NotFoundError, RejectedError } from "../core/errors.js";
 import type { ScheduleOp } from "./schedule-handle.js";
-import { ScheduleRuntime, type ScheduleDeps } from "./schedule-runtime.js";
+import { ScheduleRuntime, type ScheduleDeps, type ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 import { ScheduleGenerations } from "../journal/schedule-generations.js";
 import type { SystemRecord } from "../journal/system-records.js";
@@ -33,6 +33,13 @@ export class Schedules {
     const s = this.schedules.get(name);
     if (s === undefined) throw new NotFoundError(`no schedule is named '${name}'`);
     return s;
+  }
+
+  /** The schedules this process holds, by name; only those of `shard` when given. */
+  list(shardOf: (name: string) => number, shard?: number): ScheduleDescription[] {
+    const out: ScheduleDescription[] = [];
+    for (const [name, s] of this.schedules) if (shard === undefined || shardOf(name) === shard) out.push(s.describe());
+    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** Performs a schedule handle's operation on the schedule of that name. */

@@ -1,7 +1,7 @@
 import { RejectedError } from "../core/errors.js";
 import type { FieldFilter, ListFilter, RunStatus } from "../client/types.js";
 
-const OPERATORS = new Set(["eq", "ne", "gt", "gte", "lt", "lte", "in"]);
+const OPERATORS = new Set(["eq", "ne", "gt", "gte", "lt", "lte", "in", "has"]);
 const BUILT_IN = new Set(["type", "status", "id", "runId", "startedAt", "endedAt"]);
 
 function isOperatorObject(v: unknown): v is FieldFilter {
@@ -11,12 +11,12 @@ function isOperatorObject(v: unknown): v is FieldFilter {
 /** Checks a `listWhere` filter once, before any run is looked at. */
 export function checkFilter(filter: ListFilter): void {
   if (filter === null || typeof filter !== "object" || Array.isArray(filter)) {
-    throw new RejectedError("listWhere needs an object of field names to values or operators { eq, ne, gt, gte, lt, lte, in }");
+    throw new RejectedError("listWhere needs an object of field names to values or operators { eq, ne, gt, gte, lt, lte, in, has }");
   }
   for (const [field, cond] of Object.entries(filter)) {
     if (cond !== null && typeof cond === "object" && !Array.isArray(cond) && !(cond instanceof Date)) {
       const bad = Object.keys(cond).filter((k) => !OPERATORS.has(k));
-      if (bad.length > 0) throw new RejectedError(`listWhere: field '${field}' uses unknown operator(s) ${bad.join(", ")}; use eq, ne, gt, gte, lt, lte, in`);
+      if (bad.length > 0) throw new RejectedError(`listWhere: field '${field}' uses unknown operator(s) ${bad.join(", ")}; use eq, ne, gt, gte, lt, lte, in, has`);
       const inList = (cond as FieldFilter).in;
       if (inList !== undefined && !Array.isArray(inList)) throw new RejectedError(`listWhere: field '${field}': 'in' needs an array`);
     }
@@ -54,6 +54,7 @@ export function compileFilter(filter: ListFilter): FieldPredicate {
     const checks: Array<(value: unknown) => boolean> = [];
     if ("eq" in cond) checks.push((v) => same(v, cond.eq));
     if ("ne" in cond) checks.push((v) => !same(v, cond.ne));
+    if ("has" in cond) checks.push((v) => Array.isArray(v) && v.some((x) => same(x, cond.has)));
     if (cond.in !== undefined) {
       const list = cond.in;
       checks.push((v) => list.some((x) => same(v, x)));

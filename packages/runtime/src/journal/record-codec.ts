@@ -110,6 +110,7 @@ const STEP_SEQ = Buffer.from(',"seq":');
 const STEP_NAME = Buffer.from(',"name":');
 const STEP_OK = Buffer.from(',"ok":true,"attempts":');
 const STEP_FAILED = Buffer.from(',"ok":false,"attempts":');
+const STEP_ARGS = Buffer.from(',"args":');
 
 /** A whole number from 0 to 2^53 - 1, which `JSON.stringify` writes as plain digits. */
 function isCount(n: number): boolean {
@@ -118,7 +119,7 @@ function isCount(n: number): boolean {
 
 /**
  * A step record written straight into its buffer: the header's bytes are exactly those of
- * `JSON.stringify({ at, seq, name, ok, attempts })`, without the strings that building that text
+ * `JSON.stringify({ at, seq, name, ok, attempts, args })`, without the strings that building that text
  * would cost (the numbers' digits and their concatenation), for the record every step makes.
  */
 function encodeStepRecord(r: StepRecord, codec: PayloadCodec, context: PayloadContext): Uint8Array {
@@ -132,8 +133,9 @@ function encodeStepRecord(r: StepRecord, codec: PayloadCodec, context: PayloadCo
   const atDigits = digitCount(r.at);
   const seqDigits = digitCount(r.seq);
   const attemptDigits = digitCount(r.attempts);
+  const args = r.args === undefined ? undefined : Buffer.from(JSON.stringify(r.args), "utf8");
   const headerLength =
-    STEP_AT.length + atDigits + STEP_SEQ.length + seqDigits + STEP_NAME.length + name.length + ok.length + attemptDigits + 1;
+    STEP_AT.length + atDigits + STEP_SEQ.length + seqDigits + STEP_NAME.length + name.length + ok.length + attemptDigits + (args === undefined ? 0 : STEP_ARGS.length + args.length) + 1;
   const out = Buffer.allocUnsafe(6 + headerLength + payload.length);
   out[0] = RECORD_FORMAT;
   out[1] = RECORD_KINDS.step.code;
@@ -147,6 +149,10 @@ function encodeStepRecord(r: StepRecord, codec: PayloadCodec, context: PayloadCo
   at = put(out, at, name);
   at = put(out, at, ok);
   at = putDigits(out, at, r.attempts, attemptDigits);
+  if (args !== undefined) {
+    at = put(out, at, STEP_ARGS);
+    at = put(out, at, args);
+  }
   out[at++] = 0x7d;
   out.set(payload, at);
   return out;

@@ -87,16 +87,21 @@ function outcome(ok: boolean, r: { readonly value?: unknown; readonly error?: Er
   return ok ? p.value(r.value) : p.error(r.error);
 }
 
-type StartHeader = Pick<StartRecord, "at" | "type" | "runId" | "seed" | "from" | "parent" | "request" | "trace"> & { update?: { id: string; name: string } };
-type StepHeader = Pick<StepRecord, "at" | "seq" | "name" | "ok" | "attempts">;
-type AttemptHeader = Pick<AttemptRecord, "at" | "seq" | "name" | "attempt" | "retryAt">;
+type StartHeader = Pick<StartRecord, "at" | "type" | "runId" | "seed" | "from" | "parent" | "request" | "trace"> & {
+  update?: { id: string; name: string };
+  signal?: { name: string };
+  /** Set when the payload holds start attributes, which the index then reads. */
+  attributes?: true;
+};
+type StepHeader = Pick<StepRecord, "at" | "seq" | "name" | "ok" | "attempts" | "args">;
+type AttemptHeader = Pick<AttemptRecord, "at" | "seq" | "name" | "attempt" | "retryAt" | "since">;
 type SignalHeader = Pick<SignalRecord, "at" | "name" | "request" | "trace">;
 type UpdateHeader = Pick<UpdateRecord, "at" | "id" | "name" | "trace">;
 type UpdateResultHeader = Pick<UpdateResultRecord, "at" | "id" | "ok">;
 type TimerHeader = Pick<TimerRecord, "at" | "seq" | "until">;
 type FiredHeader = Pick<FiredRecord, "at" | "seq">;
 type PatchHeader = Pick<PatchRecord, "at" | "seq" | "id">;
-type AttributesHeader = Pick<AttributesRecord, "at" | "seq">;
+type AttributesHeader = Pick<AttributesRecord, "at" | "seq" | "removed">;
 type HeartbeatHeader = Pick<HeartbeatRecord, "at" | "seq">;
 type CompletionHeader = Pick<CompletionRecord, "at" | "ok" | "request">;
 type ChildHeader = Pick<ChildRecord, "at" | "seq" | "childId" | "ok" | "childRunId" | "close">;
@@ -118,14 +123,19 @@ const start: RecordKindDescriptor<"start", StartHeader> = {
       ...(r.parent ? { parent: r.parent } : {}),
       ...request(r),
       ...trace(r),
+      ...(r.signal ? { signal: { name: r.signal.name } } : {}),
+      ...(r.attributes ? { attributes: true as const } : {}),
     },
-    payload: p.value([r.input, r.update?.arg]),
+    // The payload grows only for starts that carry attributes or a signal, so older starts read as they were.
+    payload: p.value(r.attributes || r.signal ? [r.input, r.update?.arg, r.attributes, r.signal?.value] : [r.input, r.update?.arg]),
   }),
   decode: (h, p) => {
-    const [input, updateArg] = p.value() as [unknown, unknown];
+    const [input, updateArg, attributes, signalValue] = p.value() as [unknown, unknown, Record<string, unknown> | undefined, unknown];
     return {
       kind: "start", at: h.at, type: h.type, runId: h.runId, seed: h.seed, input,
       ...(h.update ? { update: { id: h.update.id, name: h.update.name, arg: updateArg } } : {}),
+      ...(h.signal ? { signal: { name: h.signal.name, value: signalValue } } : {}),
+      ...(h.attributes && attributes ? { attributes } : {}),
       ...(h.from ? { from: h.from } : {}),
       ...(h.parent ? { parent: h.parent } : {}),
       ...request(h),
@@ -143,8 +153,20 @@ const step: RecordKindDescriptor<"step", StepHeader> = {
   wakes: false,
   readsBack: (r) => r.ok && isPrimitive(r.value),
   describe: (r) => `step '${r.name}' (call #${r.seq})`,
-  encode: (r, p) => ({ header: { at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts }, payload: outcome(r.ok, r, p) }),
-  decode: (h, p) => ({ kind: "step", at: h.at, seq: h.seq, name: h.name, ok: h.ok, attempts: h.attempts, ...(h.ok ? { value: p.value() } : { error: p.error() }) }),
+  encode: (r, p) => ({
+    header: { at: r.at, seq: r.seq, name: r.name, ok: r.ok, attempts: r.attempts, ...(r.args === undefined ? {} : { args: r.args }) },
+    payload: outcome(r.ok, r, p),
+  }),
+  decode: (h, p) => ({
+    kind: "step",
+    at: h.at,
+    seq: h.seq,
+    name: h.name,
+    ok: h.ok,
+    attempts: h.attempts,
+    ...(typeof h.args === "string" ? { args: h.args } : {}),
+    ...(h.ok ? { value: p.value() } : { error: p.error() }),
+  }),
 };
 
 const signal: RecordKindDescriptor<"signal", SignalHeader> = {
@@ -217,8 +239,8 @@ const attributes: RecordKindDescriptor<"attributes", AttributesHeader> = {
   wakes: false,
   readsBack: never,
   describe: (r) => `attributes (call #${r.seq})`,
-  encode: (r, p) => ({ header: { at: r.at, seq: r.seq }, payload: p.value(r.attributes) }),
-  decode: (h, p) => ({ kind: "attributes", at: h.at, seq: h.seq, attributes: p.value() as Record<string, unknown> }),
+  encode: (r, p) => ({ header: { at: r.at, seq: r.seq, ...(r.removed?.length ? { removed: r.removed } : {}) }, payload: p.value(r.attributes) }),
+  decode: (h, p) => ({ kind: "attributes", at: h.at, seq: h.seq, attributes: p.value() as Record<string, unknown>, ...(h.removed ? { removed: h.removed } : {}) }),
 };
 
 const finish: RecordKindDescriptor<"finish", FinishHeader> = {
@@ -301,8 +323,14 @@ const attempt: RecordKindDescriptor<"attempt", AttemptHeader> = {
   wakes: false,
   readsBack: never,
   describe: (r) => `failed attempt ${r.attempt} of step '${r.name}' (call #${r.seq})`,
-  encode: (r, p) => ({ header: { at: r.at, seq: r.seq, name: r.name, attempt: r.attempt, retryAt: r.retryAt }, payload: p.error(r.error) }),
-  decode: (h, p) => ({ kind: "attempt", at: h.at, seq: h.seq, name: h.name, attempt: h.attempt, retryAt: h.retryAt, error: p.error() }),
+  encode: (r, p) => ({
+    header: { at: r.at, seq: r.seq, name: r.name, attempt: r.attempt, retryAt: r.retryAt, ...(r.since === undefined ? {} : { since: r.since }) },
+    payload: p.error(r.error),
+  }),
+  decode: (h, p) => ({
+    kind: "attempt", at: h.at, seq: h.seq, name: h.name, attempt: h.attempt, retryAt: h.retryAt, error: p.error(),
+    ...(h.since === undefined ? {} : { since: h.since }),
+  }),
 };
 
 /** The descriptor of every record kind. */

@@ -55,6 +55,10 @@ export interface StartRecord extends RecordBase {
   readonly parent?: { readonly id: string; readonly runId: number; readonly seq: number };
   /** The cluster request this start performs, so a shard's next owner does not perform it again. */
   readonly request?: string;
+  /** A signal delivered together with the start of the run (`signalWithStart`), applied right after it. */
+  readonly signal?: { readonly name: string; readonly value: unknown };
+  /** Search attributes the run starts with (`start(..., { attributes })`). */
+  readonly attributes?: Readonly<Record<string, unknown>>;
   /** The caller's trace context (a W3C `traceparent`), so the run's spans join the caller's trace. */
   readonly trace?: string;
 }
@@ -69,6 +73,8 @@ export interface StepRecord extends RecordBase {
   /** The step's final error when not `ok`. */
   readonly error?: Error;
   readonly attempts: number;
+  /** A fingerprint of the call's arguments (see `fingerprintArgs`); absent for inline steps and older records. */
+  readonly args?: string;
 }
 
 /**
@@ -84,6 +90,8 @@ export interface AttemptRecord extends RecordBase {
   readonly attempt: number;
   readonly retryAt: number;
   readonly error: Error;
+  /** When the call's first attempt began, for a policy's bound on the total time; absent in older journals. */
+  readonly since?: number;
 }
 
 export interface SignalRecord extends RecordBase {
@@ -135,10 +143,22 @@ export interface PatchRecord extends RecordBase {
   readonly id: string;
 }
 
+/** `ctx.setAttributes` merged `attributes`, or `ctx.removeAttributes` removed the names in `removed`. */
 export interface AttributesRecord extends RecordBase {
   readonly kind: "attributes";
   readonly seq: number;
   readonly attributes: Readonly<Record<string, unknown>>;
+  readonly removed?: readonly string[];
+}
+
+/** The attributes after a record's change: `attributes` merged in, then `removed` taken out. */
+export function applyAttributes(
+  current: Readonly<Record<string, unknown>> | undefined,
+  change: { readonly attributes?: Readonly<Record<string, unknown>> | undefined; readonly removed?: readonly string[] | undefined },
+): Record<string, unknown> {
+  const next = { ...current, ...change.attributes };
+  for (const name of change.removed ?? []) delete next[name];
+  return next;
 }
 
 /** A running step reported progress; the next attempt starts from it, also after a restart. */

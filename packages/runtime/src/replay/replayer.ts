@@ -1,6 +1,7 @@
 import "reflect-metadata";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
+import type { Logger } from "../core/logger.js";
 import { container as rootContainer, type DependencyContainer } from "tsyringe";
 import type { TypeRegistry } from "../codec/type-registry.js";
 import type { Clock } from "../core/clock.js";
@@ -174,6 +175,8 @@ export function exportFilesIn(dir: string): string[] {
  * A host under which nothing happens: records the code would append, steps it would run and children
  * it would start are only noted in `next`, and time stands at the journal's last record.
  */
+const SILENT: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
 function replayHost(journal: ExportedJournal, records: readonly JournalRecord[], next: string[]): RunHost {
   const now = records.at(-1)?.at ?? journal.startedAt;
   const clock: Clock = { now: () => now, schedule: () => ({ cancel: () => undefined }) };
@@ -181,6 +184,8 @@ function replayHost(journal: ExportedJournal, records: readonly JournalRecord[],
     workflowId: journal.workflowId,
     runId: journal.runId,
     clock,
+    // A replay check writes nothing, not even the lines of code past the journal's end.
+    logger: SILENT,
     append: (record) => next.push(describeRecord(record)),
     cancelTimer: () => undefined,
     closed: () => false,
@@ -188,6 +193,9 @@ function replayHost(journal: ExportedJournal, records: readonly JournalRecord[],
     startChild: (request) => next.push(`child '${request.id}' of type ${request.type} (call #${request.seq})`),
     continueAsNew: () => next.push("continue-as-new"),
     closeChild: () => undefined,
+    // Steps never run under a replay check (skipStep), and messages are sent by steps only.
+    deliver: () => Promise.reject(new Error("a replay check sends no messages")),
     skipStep: (seq, name) => next.push(`step '${name}' (call #${seq})`),
+    strictArguments: true,
   };
 }

@@ -1,5 +1,6 @@
 import type { DependencyContainer } from "tsyringe";
 import type { Duration } from "../core/duration.js";
+import type { Logger } from "../core/logger.js";
 import { Config } from "../engine/config.js";
 import { Engine } from "../engine/engine.js";
 import type { LimitSpec } from "../engine/limits.js";
@@ -35,6 +36,8 @@ export interface TestEngineOptions {
   limits?: Readonly<Record<string, LimitSpec>>;
   /** How long `clock.advance` waits for running step attempts before moving on (see `VirtualClockOptions`). */
   runningStepGrace?: Duration;
+  /** The engine's logger (`Config.logger`): engine events and `ctx.log` lines go to it. */
+  logger?: Logger;
 }
 
 /**
@@ -52,6 +55,7 @@ export const TestEngine = {
     const clock = new VirtualClock(options.startTime, options.runningStepGrace !== undefined ? { runningStepGrace: options.runningStepGrace } : {});
     let config = Config.memory().clock(clock);
     if (options.cache !== undefined) config = config.cache(options.cache);
+    if (options.logger !== undefined) config = config.logger(options.logger);
     return openOn(config, clock, new MemoryLog(config.settings.shards), options);
   },
 };

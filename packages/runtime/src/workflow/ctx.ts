@@ -5,12 +5,18 @@ import { scopeOf, type StepScope } from "./run-binding.js";
 import { WORKFLOW_METADATA } from "./metadata-keys.js";
 import { checkStepOptions } from "./registry.js";
 import type { StepOptions } from "./step-options.js";
+import type { InputArgs, WorkflowInput, WorkflowOutput } from "./workflow-io.js";
+import type { Message } from "./messages.js";
+import type { LogLevel } from "../core/logger.js";
+import { WorkflowLog, type LogFields } from "./workflow-log.js";
+import type { StartOptions } from "../client/types.js";
+import type { WorkflowClass } from "./registry.js";
 
 /**
  * Patch IDs a project declares. `fusee gen` augments this interface with the IDs of the project's
  * workflows, which turns a misspelled `ctx.patched("...")` into a compile error.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface PatchIds {}
 
 /** A declared patch ID, or any string while no IDs are declared. */
@@ -45,6 +51,15 @@ export interface Completion {
   readonly token: string;
 }
 
+/** Options of `ctx.awaitCompletion`: those of the step that sends the token, and a bound on the wait. */
+export interface AwaitCompletionOptions extends StepOptions {
+  /**
+   * Stop waiting for the answer after this long (a durable timer, counted once the token is sent):
+   * the call then rejects with a `TimeoutError`, and a late answer to the token changes nothing.
+   */
+  waitTimeout?: Duration;
+}
+
 /** What a {@link Ctx} delegates to: the executor of the run. */
 export interface CtxBackend {
   readonly workflowId: string;
@@ -53,16 +68,30 @@ export interface CtxBackend {
   now(): number;
   random(): number;
   uuid(): string;
-  step(name: string, fn: () => unknown, options: StepOptions): Promise<unknown>;
+  /** `args`: the fingerprint of a `@Step` method call's arguments (see `fingerprintArgs`). */
+  step(name: string, fn: () => unknown, options: StepOptions, args?: string): Promise<unknown>;
   sleepUntil(ms: number): Promise<void>;
   waitFor(name: string, timeoutMs: number | undefined): Promise<unknown>;
   condition(pred: () => boolean, timeoutMs: number | undefined): Promise<boolean>;
   patched(id: string, deprecated: boolean): boolean;
-  setAttributes(attributes: Record<string, unknown>): void;
+  setAttributes(attributes: Record<string, unknown>, removed?: readonly string[]): void;
+  attributes(): Readonly<Record<string, unknown>>;
   journalSize(): number;
   startChild(type: string, id: string, input: unknown, options: ChildOptions): Promise<ChildHandle<unknown>>;
   continueAsNew(input: unknown): Promise<never>;
-  awaitCompletion(name: string, send: (c: Completion) => unknown, options: StepOptions): Promise<unknown>;
+  awaitCompletion(name: string, send: (c: Completion) => unknown, options: StepOptions, waitTimeoutMs: number | undefined): Promise<unknown>;
+  send(target: string, message: Message): Promise<unknown>;
+  log(level: LogLevel, message: string, fields: LogFields | undefined): void;
+}
+
+/** Refuses start attributes that are not a plain object of well-formed names, before anything is written. */
+export function checkStartAttributes(options: StartOptions, where: string): void {
+  const attributes = options.attributes;
+  if (attributes === undefined) return;
+  if (attributes === null || typeof attributes !== "object" || Array.isArray(attributes)) {
+    throw new RejectedError(`${where}: attributes must be a plain object of attribute names to values`);
+  }
+  for (const key of Object.keys(attributes)) checkName(key, "attribute name");
 }
 
 function workflowName(cls: { name: string }): string {
@@ -74,19 +103,33 @@ function workflowName(cls: { name: string }): string {
 /**
  * The context of one workflow run, injected into the workflow's constructor. All non-determinism in
  * workflow code (time, randomness, I/O, waiting) goes through it or through steps, so replay
- * re-creates the same state.
+ * re-creates the same state. Name the workflow class (`Ctx<Counter>`) to have `continueAsNew`
+ * check its input against `run`'s.
  *
  * @example
- * constructor(private readonly ctx: Ctx) {}
+ * constructor(private readonly ctx: Ctx<Counter>) {}
  * async run(n: number) {
  *   const id = this.ctx.uuid();
  *   await this.ctx.sleep("10s");
  *   return this.ctx.step("double", async () => n * 2);
  * }
  */
-export class Ctx {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export class Ctx<W = any> {
+  /**
+   * A logger that writes nothing while the run replays and puts the run's workflow ID, type and
+   * run ID on every line, through the engine's logger (`Config.logger`) or the console. Use it
+   * instead of `console.log`, which replay would repeat.
+   *
+   * @example
+   * this.ctx.log.info("order shipped", { orderId, carrier });
+   */
+  readonly log: WorkflowLog;
+
   /** @internal Created by the engine for each run; never constructed by workflow code. */
-  constructor(private readonly backend: CtxBackend) {}
+  constructor(private readonly backend: CtxBackend) {
+    this.log = new WorkflowLog(backend);
+  }
 
   /** The workflow ID this run belongs to. */
   get workflowId(): string {
@@ -221,6 +264,23 @@ export class Ctx {
     this.backend.setAttributes(attributes);
   }
 
+  /** Removes search attributes from the run's, durably; `listWhere` no longer matches on them. */
+  removeAttributes(...names: string[]): void {
+    for (const name of names) checkName(name, "attribute name");
+    this.backend.setAttributes({}, names);
+  }
+
+  /**
+   * The run's search attributes: those it was started with (`start(..., { attributes })`) and the
+   * changes its code made since, the same on every replay.
+   *
+   * @example
+   * if ((this.ctx.attributes().tags as string[] | undefined)?.includes("vip")) await this.expedite();
+   */
+  attributes(): Readonly<Record<string, unknown>> {
+    return Object.freeze({ ...this.backend.attributes() });
+  }
+
   /**
    * Starts a child workflow run; resolves once its start is durable.
    *
@@ -228,7 +288,9 @@ export class Ctx {
    * const child = await this.ctx.startChild("Ship", `ship-${id}`, order, { close: "abandon" });
    * const label = await child.result();
    */
-  startChild<T = unknown>(type: string | { name: string }, id: string, input?: unknown, options: ChildOptions = {}): Promise<ChildHandle<T>> {
+  startChild<C extends WorkflowClass>(type: C, id: string, ...args: InputArgs<C, [options?: ChildOptions]>): Promise<ChildHandle<WorkflowOutput<C>>>;
+  startChild<T = unknown>(type: string, id: string, input?: unknown, options?: ChildOptions): Promise<ChildHandle<T>>;
+  startChild(type: string | WorkflowClass, id: string, input?: unknown, options: ChildOptions = {}): Promise<ChildHandle<unknown>> {
     const name = typeof type === "string" ? type : workflowName(type);
     checkId(id, "child workflow ID");
     const timeoutMs = options.timeout === undefined ? undefined : toMillis(options.timeout, "child timeout");
@@ -236,12 +298,20 @@ export class Ctx {
     if (!["terminate", "request-cancel", "abandon"].includes(close)) {
       throw new RejectedError(`child close policy must be 'terminate', 'request-cancel' or 'abandon'; got '${String(close)}'`);
     }
-    return this.backend.startChild(name, id, input, { close, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }) as Promise<ChildHandle<T>>;
+    return this.backend.startChild(name, id, input, { close, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
   }
 
-  /** Starts a child workflow run and waits for its result. */
-  async executeChild<T = unknown>(type: string | { name: string }, id: string, input?: unknown, options: ChildOptions = {}): Promise<T> {
-    const child = await this.startChild<T>(type, id, input, options);
+  /**
+   * Starts a child workflow run and waits for its result; given the class, input and result are
+   * checked against its `run`.
+   *
+   * @example
+   * const label: string = await this.ctx.executeChild(Ship, `ship-${id}`, order);
+   */
+  executeChild<C extends WorkflowClass>(type: C, id: string, ...args: InputArgs<C, [options?: ChildOptions]>): Promise<WorkflowOutput<C>>;
+  executeChild<T = unknown>(type: string, id: string, input?: unknown, options?: ChildOptions): Promise<T>;
+  async executeChild(type: string | WorkflowClass, id: string, input?: unknown, options: ChildOptions = {}): Promise<unknown> {
+    const child = await this.startChild(type as string, id, input, options);
     return child.result();
   }
 
@@ -249,18 +319,93 @@ export class Ctx {
    * Ends this run and starts a fresh one of the same workflow ID with `input` and an empty journal.
    * The returned promise never resolves: return it from `run()`.
    */
-  continueAsNew(input?: unknown): Promise<never> {
-    return this.backend.continueAsNew(input);
+  continueAsNew(...args: InputArgs<W>): Promise<never> {
+    return this.backend.continueAsNew(args[0]);
   }
 
   /**
    * Waits for an outside party: `send` runs as a retried step with a fresh token each attempt, and the
-   * run waits until `engine.complete(token, value)` (or `engine.fail`) answers the token that was sent.
+   * run waits until `engine.complete(token, value)` (or `engine.fail`) answers the token that was sent,
+   * or until `waitTimeout` passes (a `TimeoutError`).
+   *
+   * @example
+   * const verdict = await this.ctx.awaitCompletion<string>("ask-reviewer", ({ token }) => mail.send(token), { waitTimeout: "2 days" });
    */
-  awaitCompletion<T = unknown>(name: string, send: (c: Completion) => Promise<unknown> | unknown, options: StepOptions = {}): Promise<T> {
+  awaitCompletion<T = unknown>(name: string, send: (c: Completion) => Promise<unknown> | unknown, options: AwaitCompletionOptions = {}): Promise<T> {
     checkName(name, "step name");
-    checkStepOptions(options, `ctx.awaitCompletion('${name}')`);
-    return this.backend.awaitCompletion(name, send, options) as Promise<T>;
+    const { waitTimeout, ...stepOptions } = options;
+    checkStepOptions(stepOptions, `ctx.awaitCompletion('${name}')`);
+    const waitMs = waitTimeout === undefined ? undefined : toMillis(waitTimeout, `ctx.awaitCompletion('${name}') waitTimeout`);
+    return this.backend.awaitCompletion(name, send, stepOptions, waitMs) as Promise<T>;
+  }
+
+  /**
+   * Starts an independent run of another workflow (not a child: it outlives this run and has no
+   * close policy), subject to `options.idPolicy`. Sent by a step of this run and applied once by the
+   * target however often this run restarts; resolves once the start is durable, and rejects with
+   * `AlreadyExistsError` when the ID's policy refuses it.
+   *
+   * @example
+   * await this.ctx.startWorkflow(Invoice, `invoice-${orderId}`, { orderId }, { idPolicy: { running: "use-existing" } });
+   */
+  startWorkflow<C extends WorkflowClass>(type: C, id: string, ...args: InputArgs<C, [options?: StartOptions]>): Promise<void>;
+  startWorkflow(type: string, id: string, input?: unknown, options?: StartOptions): Promise<void>;
+  async startWorkflow(type: string | WorkflowClass, id: string, input?: unknown, options: StartOptions = {}): Promise<void> {
+    const name = typeof type === "string" ? checkName(type, "workflow type") : workflowName(type);
+    checkId(id, "ctx.startWorkflow ID");
+    checkStartAttributes(options, "ctx.startWorkflow");
+    await this.send(id, { op: "start", type: name, input, options });
+  }
+
+  /**
+   * Signals the run of another workflow, exactly once: the signal is sent by a step of this run and
+   * the target ignores a repeat after a restart. Rejects with `NotFoundError` when the ID has no run.
+   */
+  async signalWorkflow(id: string, signal: string, arg?: unknown): Promise<void> {
+    checkId(id, "ctx.signalWorkflow ID");
+    checkName(signal, "signal name");
+    await this.send(id, { op: "signal", name: signal, value: arg });
+  }
+
+  /** Asks the run of another workflow to cancel, exactly once (see {@link signalWorkflow}). */
+  async cancelWorkflow(id: string, reason = `cancelled by ${this.backend.workflowId}`): Promise<void> {
+    checkId(id, "ctx.cancelWorkflow ID");
+    await this.send(id, { op: "cancel", reason: String(reason) });
+  }
+
+  /**
+   * Sends an update to the run of another workflow and waits for its result, which is journaled in
+   * this run: the target applies the update once, and replay answers from this run's journal.
+   * A validator's refusal or the handler's error rejects here.
+   */
+  async updateWorkflow<R = unknown>(id: string, update: string, arg?: unknown): Promise<R> {
+    checkId(id, "ctx.updateWorkflow ID");
+    checkName(update, "update name");
+    return (await this.send(id, { op: "update", name: update, arg })) as R;
+  }
+
+  /**
+   * Starts the ID's run with a signal in its start record, or signals its running run: one message,
+   * applied once. The way to reach a workflow that may not run yet (a mutex, a queue).
+   *
+   * @example
+   * await this.ctx.signalWithStart(Mutex, "mutex-printer", undefined, "acquire", this.ctx.workflowId);
+   */
+  signalWithStart<C extends WorkflowClass>(type: C, id: string, input: WorkflowInput<C>, signal: string, arg?: unknown, options?: StartOptions): Promise<void>;
+  signalWithStart(type: string, id: string, input: unknown, signal: string, arg?: unknown, options?: StartOptions): Promise<void>;
+  async signalWithStart(type: string | WorkflowClass, id: string, input: unknown, signal: string, arg?: unknown, options: StartOptions = {}): Promise<void> {
+    const name = typeof type === "string" ? checkName(type, "workflow type") : workflowName(type);
+    checkId(id, "ctx.signalWithStart ID");
+    checkName(signal, "signal name");
+    checkStartAttributes(options, "ctx.signalWithStart");
+    await this.send(id, { op: "signal-with-start", type: name, input, name: signal, value: arg, options });
+  }
+
+  private send(target: string, message: Message): Promise<unknown> {
+    if (scopeOf(this.backend) !== undefined) {
+      throw new RejectedError(`${message.op} messages are sent from workflow code, not from inside a step of ${this.backend.workflowId}`);
+    }
+    return this.backend.send(target, message);
   }
 
   /** Records in the current run's journal so far. */

@@ -1,7 +1,7 @@
 // What workflow code imports: decorators and their register twins, the run's context, retries and
 // the errors workflow code throws and catches. None of it runs workflows or touches storage.
 export * from "../core/errors.js";
-export { toMillis, type Duration } from "../core/duration.js";
+export { toMillis, DurationError, type Duration, type DurationText, type DurationUnit, type DurationWord } from "../core/duration.js";
 export { Workflow, Step, Signal, Query, Update } from "./decorators.js";
 export {
   registerWorkflow,
@@ -16,6 +16,7 @@ export {
 } from "./registry.js";
 export { registerType } from "./payload-types.js";
 export { registerWorkflowTypes, type WorkflowTypes, type HandlerTypes } from "./workflow-types.js";
-export { Ctx, type PatchIds, type PatchId, type WaitOptions, type ChildOptions, type ChildHandle, type Completion } from "./ctx.js";
+export { Ctx, type PatchIds, type PatchId, type WaitOptions, type ChildOptions, type ChildHandle, type Completion, type AwaitCompletionOptions } from "./ctx.js";
 export { RetryPolicy, type ErrorClass } from "./retry-policy.js";
+export { WorkflowLog, type LogFields } from "./workflow-log.js";
 export type { StepOptions, ClassType } from "./step-options.js";

@@ -1,3 +1,4 @@
+import { fingerprintArgs } from "./args-fingerprint.js";
 import "reflect-metadata";
 import { injectable } from "tsyringe";
 import { ConfigError, RejectedError } from "../core/errors.js";
@@ -120,7 +121,7 @@ export function registerStep(cls: Function, method: string, options: StepOptions
   const durable = function (this: object, ...args: unknown[]): unknown {
     const host = hostOf(this);
     if (host === undefined || scopeOf(host) !== undefined) return original.apply(this, args);
-    return host.step(name, () => original.apply(this, args), options);
+    return host.step(name, () => original.apply(this, args), options, fingerprintArgs(args));
   };
   Object.defineProperty(durable, "name", { value: method });
   Object.defineProperty(cls.prototype, method, { value: durable, writable: true, configurable: true, enumerable: false });

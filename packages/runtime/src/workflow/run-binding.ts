@@ -3,7 +3,8 @@ import type { StepOptions } from "./step-options.js";
 
 /** What a decorated step method needs from the run its workflow instance belongs to. */
 export interface StepHost {
-  step(name: string, fn: () => unknown, options: StepOptions): Promise<unknown>;
+  /** `args`: a fingerprint of the call's arguments, journaled with its result (see `fingerprintArgs`). */
+  step(name: string, fn: () => unknown, options: StepOptions, args?: string): Promise<unknown>;
 }
 
 const hosts = new WeakMap<object, StepHost>();

@@ -15,7 +15,12 @@ import { Children, childRecords } from "./features/children.js";
 import { Completions, completionRecords } from "./features/completions.js";
 import { Conditions } from "./features/conditions.js";
 import { Lifecycle, lifecycleRecords } from "./features/lifecycle.js";
-import { patchRecords, patched, setAttributes } from "./features/patches.js";
+import { patchRecords, patched } from "./features/patches.js";
+import { SearchAttributes, attributeRecords } from "./features/attributes.js";
+import { sendMessage } from "./features/messages.js";
+import type { Message } from "./messages.js";
+import type { LogLevel } from "../core/logger.js";
+import { writeRunLog, type LogFields } from "./workflow-log.js";
 import { asError, type Pending, type RecordAppliers, type RunParts } from "./features/run-parts.js";
 import { Signals, signalRecords } from "./features/signals.js";
 import { Steps, stepRecords } from "./features/steps.js";
@@ -47,6 +52,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   private seq = 0;
   private applied = 0;
   private replayEnd = 0;
+  /** `ctx.log` writes nothing while the code reacts to the records before this position. */
+  private quietUntil = 0;
   private held: Array<() => void> | null = null;
   /** While replaying: the journal's call records by call number. */
   private replayCalls: Map<number, Recorded> | undefined;
@@ -70,6 +77,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   private updates_: Updates | undefined;
   private completions_: Completions | undefined;
   private children_: Children | undefined;
+  private attributes_: SearchAttributes | undefined;
 
   constructor(
     readonly definition: WorkflowDefinition,
@@ -116,9 +124,18 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return (this.children_ ??= new Children(this));
   }
 
-  /** Starts applying `records` (the durable journal so far) as a replay. */
-  load(records: readonly JournalRecord[]): void {
+  get searchAttributes(): SearchAttributes {
+    return (this.attributes_ ??= new SearchAttributes(this));
+  }
+
+  /**
+   * Starts applying `records` (the durable journal so far) as a replay. The code reacted to the
+   * first `reacted` of them before (all of them, unless the engine knows better): `ctx.log` stays
+   * quiet until it reacts to a later one.
+   */
+  load(records: readonly JournalRecord[], reacted = records.length): void {
     this.replayEnd = records.length;
+    this.quietUntil = Math.min(reacted, records.length);
     if (records.length > 0) this.held = [];
     records.forEach((record, position) => {
       if (isCallRecord(record)) (this.replayCalls ??= new Map()).set(record.seq, { record, position });
@@ -238,8 +255,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return this.applied;
   }
 
-  step(name: string, fn: () => unknown, options: StepOptions): Promise<unknown> {
-    return this.steps.step(name, fn, options);
+  step(name: string, fn: () => unknown, options: StepOptions, args?: string): Promise<unknown> {
+    return this.steps.step(name, fn, options, args);
   }
 
   sleepUntil(until: number): Promise<void> {
@@ -254,8 +271,18 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return this.conditions.wait(pred, timeoutMs);
   }
 
-  awaitCompletion(name: string, send: (c: { token: string }) => unknown, options: StepOptions): Promise<unknown> {
-    return this.completions.await(name, send, options);
+  awaitCompletion(name: string, send: (c: { token: string }) => unknown, options: StepOptions, waitTimeoutMs: number | undefined): Promise<unknown> {
+    return this.completions.await(name, send, options, waitTimeoutMs);
+  }
+
+  send(target: string, message: Message): Promise<unknown> {
+    return sendMessage(this, target, message);
+  }
+
+  log(level: LogLevel, message: string, fields: LogFields | undefined): void {
+    // Code re-run for records it reacted to before (in this process or an earlier one) wrote its lines then.
+    if (this.applied <= this.quietUntil) return;
+    writeRunLog(this.host.logger, { workflowId: this.workflowId, workflowType: this.workflowType, runId: this.host.runId }, level, message, fields);
   }
 
   startChild(type: string, id: string, input: unknown, options: ChildOptions): Promise<ChildHandle<unknown>> {
@@ -270,8 +297,12 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return patched(this, id, deprecated);
   }
 
-  setAttributes(attributes: Record<string, unknown>): void {
-    setAttributes(this, attributes);
+  setAttributes(attributes: Record<string, unknown>, removed: readonly string[] = []): void {
+    this.searchAttributes.change(attributes, removed);
+  }
+
+  attributes(): Readonly<Record<string, unknown>> {
+    return this.attributes_?.get() ?? {};
   }
 
   // ---- RunParts: the cursor's services to the features ----
@@ -296,7 +327,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return this.applied < this.replayEnd;
   }
 
-  call(kind: CallRecord["kind"], name: string | undefined): number {
+  call(kind: CallRecord["kind"], name: string | undefined, args?: string): number {
     const seq = ++this.seq;
     this.lastKind = kind;
     this.lastName = name;
@@ -309,8 +340,26 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
         this.breakWith(error);
         throw error;
       }
+      if (r.kind === "step" && r.args !== undefined && args !== undefined && r.args !== args) this.argumentsDiffer(recorded.position, r.name, seq);
     }
     return seq;
+  }
+
+  /**
+   * A recorded step call answered for a call with other arguments: two calls swapped, or an
+   * argument computed another way. A replay check refuses it; a live run is told of it and goes on,
+   * since the arguments of older code may differ harmlessly (a reformatted value, a new field).
+   */
+  private argumentsDiffer(position: number, name: string, seq: number): void {
+    const message =
+      `workflow ${this.definition.name} (ID ${this.workflowId}, run ${this.host.runId}) called step '${name}' (call #${seq}) with other arguments than the journal recorded at position ${position}, ` +
+      `so it is answered with the result of a call it may not be (two calls swapped?). Guard changed code paths with ctx.patched().`;
+    if (this.host.strictArguments === true) {
+      const error = new NonDeterminismError(message);
+      this.breakWith(error);
+      throw error;
+    }
+    this.host.argumentsDiffer?.(message);
   }
 
   whenLive(action: () => void): void {
@@ -404,7 +453,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   private apply(record: JournalRecord, position: number, replayed: boolean): void {
     // Calls are numbered from 1 as the code makes them, so the code has made call `seq` iff seq <= this.seq.
     if (replayed && isCallRecord(record) && record.seq > this.seq) {
-      this.breakWith(this.mismatch(position, record, "and is now waiting"));
+      this.breakWith(this.mismatch(position, record, this.lifecycle.ending("and is now waiting")));
       return;
     }
     (APPLIERS[record.kind] as (run: RunExecutor, r: JournalRecord, replayed: boolean, position: number) => void)(this, record, replayed, position);
@@ -453,4 +502,5 @@ const APPLIERS: RecordAppliers<RecordKind, RunExecutor> = {
   ...childRecords,
   ...cancellationRecords,
   ...patchRecords,
+  ...attributeRecords,
 };

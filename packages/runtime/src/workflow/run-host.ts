@@ -1,7 +1,9 @@
 import type { Clock } from "../core/clock.js";
+import type { Logger } from "../core/logger.js";
 import type { JournalRecord } from "../journal/records.js";
 import type { ChildOptions } from "./ctx.js";
 import type { AttemptObserver, PermitRequest } from "./step-runner.js";
+import type { Message } from "./messages.js";
 import type { StepOptions } from "./step-options.js";
 
 /** What an executor needs from the engine that hosts its run. */
@@ -9,6 +11,8 @@ export interface RunHost {
   readonly workflowId: string;
   readonly runId: number;
   readonly clock: Clock;
+  /** Where `ctx.log` writes: the engine's logger, or the console when it has none. */
+  readonly logger?: Logger | undefined;
   /**
    * Appends a record to the run's journal; once durable it comes back through `deliver`. Throws
    * synchronously when the record cannot be encoded or is too large.
@@ -33,10 +37,19 @@ export interface RunHost {
   /** Applies a close policy to a child whose wait timed out. */
   closeChild(childId: string, reason: string): void;
   /**
+   * Delivers a message to the run of `target`, wherever it is held; the target applies `request`
+   * once. Resolves with an update's result, else `undefined`.
+   */
+  deliver(target: string, message: Message, request: string): Promise<unknown>;
+  /**
    * When present, steps never run: a step the journal does not answer is reported here and stays
    * pending. A replay check sets it, because checking code against a journal must have no effects.
    */
   skipStep?(seq: number, name: string): void;
+  /** When true, a recorded step call answered for a call with other arguments is a `NonDeterminismError` (replay checks). */
+  readonly strictArguments?: boolean;
+  /** Told when a recorded step call is answered for a call with other arguments, in a live run. */
+  argumentsDiffer?(message: string): void;
   /** Watches one attempt of a step that really runs (never a replayed one), for traces and metrics. */
   observeAttempt?(name: string, attempt: number): AttemptObserver | undefined;
 }

@@ -38,6 +38,9 @@ export interface AttemptHistory {
   /** When the next attempt is due (ms since the epoch). */
   readonly retryAt: number;
   readonly lastError: Error;
+  /** When the first attempt began, and when the last failure was journaled (ms since the epoch). */
+  readonly since: number;
+  readonly failedAt: number;
 }
 
 /**
@@ -67,7 +70,7 @@ export interface StepEnvironment {
    * `recorded` once that record is durable: the next attempt starts no sooner, so a crash never
    * loses an attempt the retry budget counted.
    */
-  attemptFailed(seq: number, name: string, attempt: number, error: unknown, retryAt: number, recorded: () => void): void;
+  attemptFailed(seq: number, name: string, attempt: number, error: unknown, retryAt: number, since: number, recorded: () => void): void;
   /**
    * Takes the outcome of all attempts of call `seq`: its value when `ok`, else its last error.
    * `attempts` counts the attempts that ran.
@@ -130,6 +133,8 @@ class StepCall implements RunningStep {
   private observer: AttemptObserver | undefined = undefined;
   private readonly timeoutMs: number | undefined;
   private readonly heartbeatMs: number | undefined;
+  /** When the first attempt began, on the engine's clock: a policy's total-time bound counts from it. */
+  private since = 0;
 
   constructor(
     private readonly fn: () => unknown,
@@ -146,9 +151,13 @@ class StepCall implements RunningStep {
   /** Starts the first attempt, or goes on from the attempts an earlier process journaled. */
   begin(): void {
     const history = this.env.stepHistory(this.seq);
-    if (history === undefined) return this.next();
+    if (history === undefined) {
+      this.since = this.env.clock.now();
+      return this.next();
+    }
     this.attempt = this.ran = history.failed;
-    if (this.policy().delayAfter(history.failed, history.lastError) === undefined) {
+    this.since = history.since;
+    if (this.policy().delayAfter(history.failed, history.lastError, history.failedAt - history.since) === undefined) {
       return this.report(false, history.lastError, history.failed);
     }
     this.retryAt(history.retryAt);
@@ -271,11 +280,11 @@ class StepCall implements RunningStep {
     this.held = undefined;
     release?.();
     if (ok || this.aborted !== undefined || this.env.abandoned()) return this.report(ok, outcome, attempt);
-    const delay = this.policy().delayAfter(attempt, outcome);
+    const delay = this.policy().delayAfter(attempt, outcome, this.env.clock.now() - this.since);
     if (delay === undefined) return this.report(false, outcome, attempt);
     const retryAt = this.env.clock.now() + delay;
     try {
-      this.env.attemptFailed(this.seq, this.name, attempt, outcome, retryAt, () => this.retryAt(retryAt));
+      this.env.attemptFailed(this.seq, this.name, attempt, outcome, retryAt, this.since, () => this.retryAt(retryAt));
     } catch {
       // The failure cannot be journaled (the engine refuses the record): the step ends with it.
       this.report(false, outcome, attempt);

@@ -1,6 +1,7 @@
 import "reflect-metadata";
 import { expect } from "chai";
 import { NotFoundError, RejectedError } from "../../src/core/errors.js";
+import type { Duration } from "../../src/core/duration.js";
 import { Batch, Debounce } from "../../src/engine/flow-rules.js";
 import { TestEngine } from "../../src/testing/test-engine.js";
 import { Workflow } from "../../src/workflow/decorators.js";
@@ -99,7 +100,7 @@ describe("debounce and batches", () => {
     it("refuses a rule that cannot work, a reserved key, and another type on an open window", async () => {
       const engine = await kind().open({ workflows: [Notify, Reindex] });
       expect(await rejection(engine.debounce(Notify, "k", 1, Debounce.of("1s").maxWait("10ms")))).to.be.instanceOf(RejectedError);
-      expect(await rejection(engine.debounce(Notify, "k", 1, Debounce.of("soon")))).to.be.instanceOf(RejectedError);
+      expect(await rejection(engine.debounce(Notify, "k", 1, Debounce.of("soon" as string as Duration)))).to.be.instanceOf(RejectedError);
       expect(await rejection(engine.debounce(Notify, "$k", 1, Debounce.of("1s")))).to.be.instanceOf(RejectedError);
       await engine.debounce(Notify, "k", 1, Debounce.of("1s"));
       const error = await rejection(engine.debounce(Reindex, "k", 1, Debounce.of("1s")));
@@ -140,7 +141,7 @@ describe("debounce and batches", () => {
 
     it("refuses a rule that cannot work before anything is written", async () => {
       const engine = await kind().open({ workflows: [Bulk] });
-      for (const rule of [Batch.of(0, 0), Batch.of(3, 0), Batch.of(1.5, "1s"), Batch.of(3, "later")]) {
+      for (const rule of [Batch.of(0, 0), Batch.of(3, 0), Batch.of(1.5, "1s"), Batch.of(3, "later" as string as Duration)]) {
         expect(await rejection(engine.batch(Bulk, "tenant-1", 1, rule))).to.be.instanceOf(RejectedError);
       }
       expect(await engine.list(10)).to.deep.equal([]);

@@ -21,7 +21,7 @@ class Parcel {
   constructor(private readonly ctx: Ctx) {}
 
   async run(parcel: string): Promise<string> {
-    const label = await this.ctx.executeChild<string>(Label, `label-${parcel}`, parcel);
+    const label = await this.ctx.executeChild(Label, `label-${parcel}`, parcel);
     await this.ctx.step("ship", async () => true);
     return `shipped with ${label}`;
   }

@@ -51,7 +51,7 @@ class Family {
   constructor(private readonly ctx: Ctx) {}
   async run(): Promise<string[]> {
     const out: string[] = [];
-    out.push(await this.ctx.executeChild<string>(Kid, "kid-ok", "ok"));
+    out.push(await this.ctx.executeChild(Kid, "kid-ok", "ok"));
     try {
       await this.ctx.executeChild("kid", "kid-fail", "fail");
     } catch (e) {
@@ -125,7 +125,7 @@ onEachEngine("child workflows", (kind) => {
 class AwaitsKid {
   constructor(private readonly ctx: Ctx) {}
   async run(): Promise<string> {
-    return `parent got ${await this.ctx.executeChild<string>(Kid, "kid-late", "wait")}`;
+    return `parent got ${await this.ctx.executeChild(Kid, "kid-late", "wait")}`;
   }
 }
 

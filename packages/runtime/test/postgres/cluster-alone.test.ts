@@ -20,7 +20,7 @@ class Parent {
 
   async run(kidId: string): Promise<string> {
     try {
-      return `kid said ${await this.ctx.executeChild<number>(Kid, kidId, 21)}`;
+      return `kid said ${await this.ctx.executeChild(Kid, kidId, 21)}`;
     } catch (e) {
       return `refused: ${(e as Error).message}`;
     }

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { shardOf } from "../../src/core/ids.js";
+import { SYSTEM_STREAM_PREFIX, shardOf } from "../../src/core/ids.js";
 import { type ClusterWorker, holders, rerunsAfterAck, useClusterPair } from "./support/cluster.js";
 import { useSchemas } from "./support/database.js";
 import { eventually, sleep } from "./support/wait.js";
@@ -43,6 +43,39 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     const err = await a.send({ op: "signal", id: missing, by: "A" }).catch((e: Error) => e);
     expect((err as Error).name).to.equal("NotFoundError");
     expect((err as Error).message).to.contain(`'${missing}'`);
+  });
+
+  it("delivers messages from workflow code to a run in another process's shard: start, signal and update", async () => {
+    const [a, , name] = await cluster.start();
+    const owners = await holders(name);
+    const onA = (prefix: string): string => Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "A") as string;
+    const onB = (prefix: string): string => Array.from({ length: 64 }, (_, i) => `${prefix}-${i}`).find((id) => owners[shardOf(id, SHARDS)] === "B") as string;
+    const messenger = onA("messenger");
+    const target = onB("target");
+    await a.send({ op: "startType", type: "cluster-messenger", id: messenger, input: target });
+    await eventually("the messenger's update to be accepted", async () => {
+      const journal = await a.send<{ kinds: string[] } | null>({ op: "journal", id: target });
+      return journal?.kinds.includes("update") === true;
+    }, 20_000);
+    await a.send({ op: "startType", type: "cluster-signaller", id: onA("signaller"), input: target });
+    expect(await a.send<string>({ op: "result", id: messenger })).to.equal("updated after signaller on A");
+    expect(await a.send<string>({ op: "result", id: target })).to.equal("11 by signaller on A");
+    // The target ran where its shard is held, and got each message once.
+    expect(steps().filter((l) => l.startsWith(`exec ${target} `)).every((l) => l.endsWith(" B")), "the target ran on B").to.equal(true);
+    const journal = await a.send<{ kinds: string[] }>({ op: "journal", id: target });
+    expect(journal.kinds.filter((k) => k === "signal")).to.have.length(1);
+    expect(journal.kinds.filter((k) => k === "update")).to.have.length(1);
+  });
+
+  it("lists the schedules of every process from either process", async () => {
+    const [a, b, name] = await cluster.start();
+    const owners = await holders(name);
+    const names = Array.from({ length: 10 }, (_, i) => `sched-${i}`);
+    expect(new Set(names.map((n) => owners[shardOf(`${SYSTEM_STREAM_PREFIX}schedule/${n}`, SHARDS)]))).to.deep.equal(new Set(["A", "B"]));
+    for (const n of names) await a.send({ op: "schedule", name: n, spec: { workflow: "cluster-echo", every: "1h", overlap: "skip", paused: true } });
+    for (const via of [a, b]) {
+      expect(await via.send<string[]>({ op: "schedules" })).to.deep.equal(names.map((n) => `${n} paused`));
+    }
   });
 
   it("lists the runs of every process's shards from either process, newest first and filtered", async () => {

@@ -70,7 +70,7 @@ class Secret {
     const completion = await this.ctx.awaitCompletion<string>("approval", ({ token }) => {
       tokens.push(token);
     });
-    const child = await this.ctx.executeChild<string>(SecretChild, `${this.ctx.workflowId}-child`, "SECRETCHILDINPUT");
+    const child = await this.ctx.executeChild(SecretChild, `${this.ctx.workflowId}-child`, "SECRETCHILDINPUT");
     return [masked, stepError.length, note, this.handled.length, completion.length, child.length, this.items.length].join("/");
   }
 

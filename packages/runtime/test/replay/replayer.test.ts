@@ -118,7 +118,7 @@ class Everything {
     const approval = await this.ctx.awaitCompletion<string>("approval", ({ token }) => {
       tokens.push(token);
     });
-    const child = await this.ctx.executeChild<number>(Child, `${this.ctx.workflowId}-child`, 4);
+    const child = await this.ctx.executeChild(Child, `${this.ctx.workflowId}-child`, 4);
     const late = await this.ctx.waitFor<string>("never", { timeout: "5ms" });
     return [price.label(), declined, note, approval, child, late ?? "timeout", this.items.join("+"), input.at.toISOString()].join("/");
   }

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import type { Duration } from "../../src/core/duration.js";
 import { Config } from "../../src/engine/config.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Step, Workflow } from "../../src/workflow/decorators.js";
@@ -94,7 +95,7 @@ describe("decorator validation", () => {
       async run(): Promise<void> {}
       async s(): Promise<void> {}
     }
-    expect(() => registerStep(W, "s", { timeout: "soon" })).to.throw(ConfigError, /timeout/);
+    expect(() => registerStep(W, "s", { timeout: "soon" as string as Duration })).to.throw(ConfigError, /timeout/);
     expect(() => registerStep(W, "s", { retry: { maxAttempts: 3 } as unknown as RetryPolicy })).to.throw(ConfigError, /RetryPolicy/);
     expect(() => registerStep(W, "nope")).to.throw(ConfigError, /W\.nope is not a method/);
     expect(() => registerWorkflow(class NoRun {} as never)).to.throw(ConfigError, /run\(input\)/);

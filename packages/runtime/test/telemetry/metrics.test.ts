@@ -7,6 +7,7 @@ import { Engine } from "../../src/engine/engine.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { RetryPolicy } from "../../src/workflow/retry-policy.js";
+import { freshSchema, PG_URL, sql } from "../postgres/support/database.js";
 import { eventually, tempDir } from "../runtime/harness.js";
 import { type MemorySdk, memorySdk } from "./support.js";
 
@@ -101,6 +102,23 @@ describe("OpenTelemetry metrics", function () {
       expect(total(m.get("fusee.limits.waiting"), { "fusee.limit.name": "one" })).to.equal(1);
     } finally {
       await engine.shutdown();
+    }
+  });
+
+  it("measures the batch inserts of the PostgreSQL log as its syncs", async () => {
+    const schema = freshSchema();
+    const engine = await Engine.open(Config.postgres(PG_URL, { schema }).shards(1).telemetry({ meterProvider: sdk.meterProvider }), { workflows: [Metered] });
+    try {
+      expect(await (await engine.start(Metered, "pg-ok", false)).result()).to.equal(3);
+      const m = await sdk.metrics();
+      const sync = m.get("fusee.log.sync.duration")!;
+      expect(sync.descriptor.unit).to.equal("ms");
+      expect(sync.dataPoints.reduce((n, p) => n + (p.value as { count: number }).count, 0)).to.be.greaterThan(0);
+      const records = m.get("fusee.log.batch.records")!.dataPoints.reduce((n, p) => n + (p.value as { sum: number }).sum, 0);
+      expect(records).to.be.greaterThanOrEqual(4, "the run's start, two steps and finish");
+    } finally {
+      await engine.shutdown();
+      await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     }
   });
 });

@@ -45,7 +45,8 @@ export interface ShardWriterOptions {
   readonly lastSeq: number;
   readonly index: ShardIndex;
   /** Told after each committed batch. */
-  readonly committed: (entries: number) => void;
+  /** A batch of `entries` entries and `bytes` bytes was committed, `ms` after its statement was sent. */
+  readonly committed: (entries: number, bytes: number, ms: number) => void;
   /** Told once, when a statement fails or finds the lease gone; the writer has already stopped. */
   readonly stopped: (error: StorageError, reason: StopReason) => void;
 }
@@ -64,6 +65,8 @@ class Batch {
   readonly endsParam = new Int4ArrayWriter();
   /** Drops in the batch: each applies to the entries before `at`. Rare, so a plain list. */
   readonly drops: { at: number; streams: readonly string[] }[] = [];
+  /** When the batch's statement was sent (`performance.now()`). */
+  sentAt = 0;
   /** Callers told through `appendThen`, in append order. */
   readonly waiters: AppendWaiter[] = [];
   /** Made only when a caller awaits the batch. */
@@ -312,6 +315,7 @@ export class ShardWriter {
       return;
     }
     this.flying = b;
+    b.sentAt = performance.now();
     const values: unknown[] = [
       this.o.shard,
       this.o.owner,
@@ -350,7 +354,7 @@ export class ShardWriter {
     this.lastSeq += b.count;
     if (dropped !== undefined) this.o.index.applyDrop(dropped);
     this.o.index.addRow(first, b.count, b.streams, b.ends, dead);
-    this.o.committed(b.count);
+    this.o.committed(b.count, b.len, performance.now() - b.sentAt);
     this.flying = undefined;
     const resolve = b.resolve;
     tellWaiters(b.waiters, undefined);

@@ -59,7 +59,10 @@ export class LeaseTable {
    * this process still holds each at its epoch; returns the shards extended.
    */
   async renew(held: readonly LeaseGrant[]): Promise<Set<number>> {
-    const result = await this.pool.query<{ shard: number }>({
+    // A renewal stuck on a connection that died without a word is given up after two leases, so the
+    // next one can go out on another connection; the leases have run out by then anyway.
+    const config: pg.QueryConfig & { query_timeout: number } = {
+      query_timeout: this.leaseMs * 2,
       name: `fusee_renew_${this.t.schema}`,
       text: `
         WITH beat AS (
@@ -73,7 +76,8 @@ export class LeaseTable {
          WHERE l.shard = h.shard AND l.epoch = h.epoch AND l.owner = $1
         RETURNING l.shard`,
       values: [this.owner, this.leaseMs, held.map((g) => g.shard), held.map((g) => g.epoch)],
-    });
+    };
+    const result = await this.pool.query<{ shard: number }>(config);
     return new Set(result.rows.map((r) => r.shard));
   }
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type pg from "pg";
 import { ConfigError, FuseeError, ShardMovedError, StorageError } from "../../core/errors.js";
-import type { AppendWaiter, Log, LogEntry, LogStats } from "../log.js";
+import type { AppendWaiter, CommitObserver, Log, LogEntry, LogStats } from "../log.js";
 import { type Driver, loadDriver } from "./driver.js";
 import type { ShardWriter } from "./group-insert.js";
 import { type LeaseRow, LeaseTable } from "./leases.js";
@@ -228,6 +228,11 @@ export class PostgresLog implements Log {
     return this.shards.onLost(listener);
   }
 
+  /** Tells `observer` of each batch inserted from now on: its entries, bytes and the statement's time. */
+  observeCommits(observer: CommitObserver): void {
+    this.shards.commitObserver = observer;
+  }
+
   /** Calls `listener` when a lease renewal runs a third of the lease late; returns the unsubscribe function. */
   onLeaseLate(listener: (lateMs: number, leaseMs: number) => void): () => void {
     return this.shards.onLate(listener);
@@ -411,8 +416,11 @@ export class PostgresLog implements Log {
       return new StorageError(`shard ${shard} does not exist (the PostgreSQL log at ${this.p.where} has ${this.shardCount} shards)`);
     }
     if (this.closed) return new StorageError(`the PostgreSQL log at ${this.p.where} is closed`);
-    const h = this.shards.live(shard) ?? (stopped ? this.shards.last(shard) : undefined);
+    const h = this.shards.live(shard);
     if (h !== undefined) return h;
+    // A writer that stopped refuses with its own reason; one whose lease just ran out is being stopped.
+    const last = this.shards.last(shard);
+    if (stopped && last !== undefined && !last.writer.healthy) return last;
     return new ShardMovedError(
       `shard ${shard} is not held by owner "${this.owner}" (table ${this.p.tables.leases}); it holds ${this.ownedShards().join(", ") || "no shard"}`,
     );

@@ -18,6 +18,7 @@ import { candidateOrder, fairShare } from "./fair-share.js";
 import { ShardWriter, type StopReason } from "./group-insert.js";
 import { type LeaseGrant, type LeaseTable, describeLease } from "./leases.js";
 import { pagesOf } from "./batch-rows.js";
+import type { CommitObserver } from "../log.js";
 import type { Tables } from "./schema.js";
 import { ShardIndex } from "./shard-index.js";
 
@@ -64,6 +65,8 @@ export class ShardLeases {
   private readonly acquiredListeners = new Set<AcquiredListener>();
   private readonly lostListeners = new Set<LostListener>();
   private readonly lateListeners = new Set<(lateMs: number, leaseMs: number) => void>();
+  /** Told of each batch a writer of this process committed. */
+  commitObserver: CommitObserver | undefined = undefined;
   private ticking: Promise<void> = Promise.resolve();
   private tickTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
@@ -355,9 +358,10 @@ export class ShardLeases {
         epoch: grant.epoch,
         lastSeq,
         index,
-        committed: (entries) => {
+        committed: (entries, bytes, ms) => {
           this.appended[grant.shard]! += entries;
           this.syncs[grant.shard]! += 1;
+          this.commitObserver?.committed(grant.shard, ms, entries, bytes);
           this.cooldown.delete(grant.shard);
         },
         stopped: (error, reason) => this.shardStopped(writer, error, reason),

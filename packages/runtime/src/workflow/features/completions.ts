@@ -1,3 +1,4 @@
+import { TimeoutError } from "../../core/errors.js";
 import type { CompletionRecord } from "../../journal/records.js";
 import { makeCompletionToken } from "../completion-token.js";
 import { scopeOf } from "../run-binding.js";
@@ -15,7 +16,7 @@ export class Completions {
 
   constructor(private readonly run: RunParts) {}
 
-  await(name: string, send: (c: { token: string }) => unknown, options: StepOptions): Promise<unknown> {
+  await(name: string, send: (c: { token: string }) => unknown, options: StepOptions, waitTimeoutMs: number | undefined): Promise<unknown> {
     const run = this.run;
     return (async () => {
       const token = (await run.step(
@@ -29,13 +30,34 @@ export class Completions {
         options,
       )) as string;
       this.issued.add(token);
+      // The timer is set whether or not the answer is in already, so replay makes the same calls.
+      let timerSeq: number | undefined;
+      let timedOut: (() => void) | undefined;
+      if (waitTimeoutMs !== undefined) {
+        timerSeq = run.timers.set(run.now() + waitTimeoutMs, () => {
+          timerSeq = undefined;
+          timedOut?.();
+        });
+      }
       const done = this.answered.get(token);
-      const record =
-        done ??
-        (await run.cancellation.interruptible<CompletionRecord>((resolve, onCancel) => {
-          this.waiters.set(token, resolve);
-          onCancel(() => this.waiters.delete(token));
-        }));
+      let record: CompletionRecord | undefined;
+      try {
+        record =
+          done ??
+          (await run.cancellation.interruptible<CompletionRecord | undefined>((resolve, onCancel) => {
+            this.waiters.set(token, resolve);
+            timedOut = () => {
+              this.waiters.delete(token);
+              resolve(undefined);
+            };
+            onCancel(() => this.waiters.delete(token));
+          }));
+      } finally {
+        run.timers.cancel(timerSeq);
+      }
+      if (record === undefined) {
+        throw new TimeoutError(`ctx.awaitCompletion('${name}') of ${run.workflowId} had no answer to its token within ${waitTimeoutMs}ms`);
+      }
       if (record.ok) return record.value;
       throw record.error;
     })();

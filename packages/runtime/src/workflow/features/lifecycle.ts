@@ -20,6 +20,8 @@ export class Lifecycle {
   finishReplayed = false;
   private random: DeterministicRandom | undefined = undefined;
   private bodyDone = false;
+  /** How the body ended, once it did (not set by continue-as-new). */
+  private outcome: BodyOutcome | undefined = undefined;
   private continued = false;
 
   constructor(
@@ -69,6 +71,7 @@ export class Lifecycle {
     const run = this.run;
     if (this.bodyDone || run.broken) return;
     this.bodyDone = true;
+    this.outcome = outcome;
     if (this.finishReplayed) return;
     run.whenLive(() => {
       if (this.finished) return;
@@ -97,18 +100,45 @@ export class Lifecycle {
   get ended(): boolean {
     return this.bodyDone;
   }
+
+  /**
+   * How the body ended, in words for a determinism error: `and has thrown Error: ...` when it threw
+   * (the error is the news, not that it no longer asks for what the journal holds), else `fallback`.
+   */
+  ending(fallback: string): string {
+    const outcome = this.outcome;
+    if (outcome === undefined || outcome.status === "ok") return fallback;
+    return `and has thrown ${outcome.error.name}: ${outcome.error.message}`;
+  }
+
+  /** Whether the body ended the way a finish record says the run did (status, and for a failure the error's message). */
+  endedAs(record: { status: string; error?: Error }): boolean {
+    const outcome = this.outcome;
+    if (outcome === undefined) return this.continued;
+    if (outcome.status !== record.status) return false;
+    return outcome.status === "ok" || record.error === undefined || outcome.error.message === record.error.message;
+  }
 }
 
 export const lifecycleRecords: RecordAppliers<"start" | "finish"> = {
   start: (run, record) => {
+    if (record.attributes !== undefined) run.searchAttributes.begin(record.attributes);
     run.lifecycle.begin(record.seed, record.input);
+    if (record.signal) run.signals.apply(record.signal.name, record.signal.value);
     if (record.update) run.updates.apply(record.update.id, record.update.name, record.update.arg);
   },
   finish: (run, record, replayed, position) => {
     // The code must have ended where the journal says it did, unless the run was ended from outside.
-    if (replayed && record.status !== "terminated" && record.status !== "cancelled" && !run.lifecycle.ended) {
-      run.breakWith(run.mismatch(position, record, "and has not finished"));
-      return;
+    if (replayed && record.status !== "terminated" && record.status !== "cancelled") {
+      if (!run.lifecycle.ended) {
+        run.breakWith(run.mismatch(position, record, "and has not finished"));
+        return;
+      }
+      // The code reached the end, but it must end the way the run did: a throw where the run returned is a difference.
+      if (!run.lifecycle.endedAs(record)) {
+        run.breakWith(run.mismatch(position, record, run.lifecycle.ending("and ended another way")));
+        return;
+      }
     }
     run.lifecycle.finished = record.status;
     if (record.status === "terminated") run.steps.abort(record.error ?? new TerminatedError(`run ${run.host.runId} of ${run.workflowId} was terminated`));

@@ -21,16 +21,7 @@ export function patched(run: RunParts, id: string, deprecated: boolean): boolean
   return true;
 }
 
-/** `ctx.setAttributes`: a call whose record the engine's index reads to make runs searchable. */
-export function setAttributes(run: RunParts, attributes: Record<string, unknown>): void {
-  const seq = run.call("attributes", undefined);
-  if (!run.recorded(seq)) {
-    run.whenLive(() => run.record({ kind: "attributes", seq, attributes: { ...attributes }, at: run.host.clock.now() }));
-  }
-}
-
-// Both records only answer their call (checked as the code makes it); the workflow's state does not change.
-export const patchRecords: RecordAppliers<"patch" | "attributes"> = {
+// The record only answers its call (checked as the code makes it); the workflow's state does not change.
+export const patchRecords: RecordAppliers<"patch"> = {
   patch: () => undefined,
-  attributes: () => undefined,
 };

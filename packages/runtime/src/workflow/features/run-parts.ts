@@ -4,6 +4,7 @@ import type { FinishedStatus } from "../../core/status.js";
 import type { WorkflowDefinition } from "../registry.js";
 import type { RunHost } from "../run-host.js";
 import type { StepOptions } from "../step-options.js";
+import type { SearchAttributes } from "./attributes.js";
 import type { Cancellation } from "./cancellation.js";
 import type { Children } from "./children.js";
 import type { Completions } from "./completions.js";
@@ -42,7 +43,8 @@ export interface RunParts {
   /** Workflow time: the time of the record applied last. */
   now(): number;
   /** Numbers a call of the workflow code and, while replaying, checks it against the journal. */
-  call(kind: CallRecord["kind"], name: string | undefined): number;
+  /** Numbers a call of the code and checks it against the journal; `args` is a step call's argument fingerprint. */
+  call(kind: CallRecord["kind"], name: string | undefined, args?: string): number;
   /** True when the journal being replayed answers call `seq`. */
   recorded(seq: number): boolean;
   /** The journal's record for the code's next call, while replaying. */
@@ -73,6 +75,7 @@ export interface RunParts {
   readonly updates: Updates;
   readonly completions: Completions;
   readonly children: Children;
+  readonly searchAttributes: SearchAttributes;
 }
 
 export type { RecordOf } from "../../journal/records.js";

@@ -1,4 +1,6 @@
+import { buildInstance } from "../../codec/class-bridge.js";
 import { CancelledError } from "../../core/errors.js";
+import type { StepDefinition } from "../registry.js";
 import { InlineFirstMap } from "../../core/inline-first-map.js";
 import type { Clock } from "../../core/clock.js";
 import { runStep, type AttemptHistory, type AttemptObserver, type PermitRequest, type RunningStep, type StepEnvironment } from "../step-runner.js";
@@ -20,6 +22,10 @@ export class Steps implements StepEnvironment {
   private attemptWaiters: Map<number, () => void> | undefined = undefined;
   /** Heartbeat progress by step call, once a step sent one. */
   private progress: Map<number, unknown> | undefined = undefined;
+  /** `@Step({ type })` classes by step name, read from the definition once a step applies. */
+  private resultTypes: Map<string, new (...args: never[]) => unknown> | undefined = undefined;
+  /** Argument fingerprints of step calls made live, journaled with their results. */
+  private argsBySeq: Map<number, string> | undefined = undefined;
   /** Step calls executed live whose record has not applied yet. */
   inFlight = 0;
   /** Where `keepResolvers` leaves the resolvers of the promise just made (see `step`). */
@@ -31,9 +37,9 @@ export class Steps implements StepEnvironment {
 
   constructor(private readonly run: RunParts) {}
 
-  step(name: string, fn: () => unknown, options: StepOptions): Promise<unknown> {
+  step(name: string, fn: () => unknown, options: StepOptions, args?: string): Promise<unknown> {
     const run = this.run;
-    const seq = run.call("step", name);
+    const seq = run.call("step", name, args);
     // A step called once the run was cancelled does not run: the code learns of the cancellation here.
     const cancelled = run.cancellation.take();
     if (cancelled !== undefined) return Promise.reject(cancelled);
@@ -42,6 +48,7 @@ export class Steps implements StepEnvironment {
     const pending: Pending = { resolve: this.kept.resolve, reject: this.kept.reject, step: true };
     run.pending.set(seq, pending);
     if (run.recorded(seq)) return promise;
+    if (args !== undefined) (this.argsBySeq ??= new Map()).set(seq, args);
     try {
       // Most steps run live: only a replay holds them, so only then is a closure made.
       if (run.replaying) run.whenLive(() => this.execute(seq, name, fn, options));
@@ -94,14 +101,28 @@ export class Steps implements StepEnvironment {
     const p = run.pending.take(record.seq);
     if (!replayed) this.inFlight--;
     this.attempts?.delete(record.seq);
-    if (record.ok) p?.resolve(record.value);
+    if (record.ok) p?.resolve(this.typed(record.name, record.value));
     else if (run.cancellation.claimsFailure(record.seq)) {
       p?.reject(new CancelledError(`step '${record.name}' of ${run.workflowId} was cancelled: ${record.error?.message ?? "it failed"}`, { cause: record.error }));
     } else p?.reject(record.error);
   }
 
+  /**
+   * A step's result as its `@Step({ type })` class, whatever the journal held: a value recorded as a
+   * plain object (by code from before the class, or a step that returned a literal) gets the class's
+   * methods too, as the option promises.
+   */
+  private typed(name: string, value: unknown): unknown {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+    const types = (this.resultTypes ??= resultTypesOf(this.run.definition.steps.values()));
+    const cls = types.get(name);
+    if (cls === undefined || value instanceof cls) return value;
+    return buildInstance(cls, value as Record<string, unknown>);
+  }
+
   applyAttempt(record: RecordOf<"attempt">, replayed: boolean): void {
-    (this.attempts ??= new Map()).set(record.seq, { failed: record.attempt, retryAt: record.retryAt, lastError: record.error });
+    const since = record.since ?? this.attempts?.get(record.seq)?.since ?? record.at;
+    (this.attempts ??= new Map()).set(record.seq, { failed: record.attempt, retryAt: record.retryAt, lastError: record.error, since, failedAt: record.at });
     const recorded = this.attemptWaiters?.get(record.seq);
     if (recorded !== undefined && !replayed) {
       this.attemptWaiters?.delete(record.seq);
@@ -136,12 +157,12 @@ export class Steps implements StepEnvironment {
     return this.attempts?.get(seq);
   }
 
-  attemptFailed(seq: number, name: string, attempt: number, error: unknown, retryAt: number, recorded: () => void): void {
+  attemptFailed(seq: number, name: string, attempt: number, error: unknown, retryAt: number, since: number, recorded: () => void): void {
     const { host, broken, finished } = this.run;
     if (host.closed() || broken || finished) return;
     (this.attemptWaiters ??= new Map()).set(seq, recorded);
     try {
-      host.append({ kind: "attempt", seq, name, attempt, retryAt, error: asError(error), at: host.clock.now() });
+      host.append({ kind: "attempt", seq, name, attempt, retryAt, since, error: asError(error), at: host.clock.now() });
     } catch (e) {
       this.attemptWaiters.delete(seq);
       throw e;
@@ -171,13 +192,22 @@ export class Steps implements StepEnvironment {
     const { host, broken, finished } = this.run;
     if (host.closed() || broken || finished) return;
     const at = host.clock.now();
+    const args = this.argsBySeq?.get(seq);
+    this.argsBySeq?.delete(seq);
+    const fingerprint = args === undefined ? {} : { args };
     try {
-      host.append(ok ? { kind: "step", seq, name, attempts, at, ok: true, value: outcome } : { kind: "step", seq, name, attempts, at, ok: false, error: asError(outcome) });
+      host.append(ok ? { kind: "step", seq, name, attempts, at, ok: true, value: outcome, ...fingerprint } : { kind: "step", seq, name, attempts, at, ok: false, error: asError(outcome), ...fingerprint });
     } catch (encodeError) {
       // A result that cannot be journaled fails the step rather than the engine.
-      this.run.recordOrBreak({ kind: "step", seq, name, attempts, at, ok: false, error: asError(encodeError) });
+      this.run.recordOrBreak({ kind: "step", seq, name, attempts, at, ok: false, error: asError(encodeError), ...fingerprint });
     }
   }
+}
+
+function resultTypesOf(steps: Iterable<StepDefinition>): Map<string, new (...args: never[]) => unknown> {
+  const types = new Map<string, new (...args: never[]) => unknown>();
+  for (const s of steps) if (s.options.type !== undefined) types.set(s.name, s.options.type as new (...args: never[]) => unknown);
+  return types;
 }
 
 export const stepRecords: RecordAppliers<"step" | "attempt" | "heartbeat"> = {

@@ -20,15 +20,16 @@ export async function terminateSessionsOf(owner: string): Promise<number> {
 }
 
 /**
- * The most step bodies that ran at once, from the `tick <id> <owner> <attempt> <ms>` lines of a
- * step log: a body runs from its first tick to its last, in the order the lines were written.
+ * The most step bodies that ran at once, from the `tick <id> <owner> <attempt> <ms> <body>` lines
+ * of a step log (`body` numbers the bodies a process began): a body runs from its first tick to its
+ * last, in the order the lines were written.
  */
 export function maxConcurrentBodies(lines: readonly string[]): number {
   const spans = new Map<string, [number, number]>();
   lines.forEach((l, at) => {
     if (!l.startsWith("tick ")) return;
-    const [, id, owner, attempt] = l.split(" ") as [string, string, string, string];
-    const key = `${id} ${owner} ${attempt}`;
+    const [, id, owner, attempt, , body] = l.split(" ") as [string, string, string, string, string, string];
+    const key = `${id} ${owner} ${attempt} ${body}`;
     const span = spans.get(key);
     if (span === undefined) spans.set(key, [at, at]);
     else span[1] = at;
