@@ -69,8 +69,6 @@ export interface LocalRunsDeps {
   readonly telemetry?: RunTelemetry | undefined;
 }
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: Error };
-
 /**
  * The runs of the shards this process holds: their index, their journals, their executors in
  * memory, and every operation on them. In a cluster, calls on runs of other shards never reach
@@ -343,11 +341,13 @@ export class LocalRuns implements RunService {
   }
 
   complete(token: string, value: unknown, request?: string): Promise<void> {
-    return this.answer(token, { ok: true, value }, request);
+    this.assertOpen();
+    return answerToken(this.tokens, token, { ok: true, value }, request);
   }
 
   fail(token: string, error: Error, request?: string): Promise<void> {
-    return this.answer(token, { ok: false, error: error instanceof Error ? error : new FuseeError(String(error)) }, request);
+    this.assertOpen();
+    return answerToken(this.tokens, token, { ok: false, error: error instanceof Error ? error : new FuseeError(String(error)) }, request);
   }
 
   async startChild(type: string, id: string, input: unknown, parent: ParentLink, request?: string): Promise<number> {
@@ -549,11 +549,6 @@ export class LocalRuns implements RunService {
     const executor = await this.cache.load(entry);
     await executor.whenIdle();
     return executor;
-  }
-
-  private answer(token: string, outcome: Outcome, request: string | undefined): Promise<void> {
-    this.assertOpen();
-    return answerToken(this.tokens, token, outcome, request);
   }
 
   /** Applies a record of `entry`'s run `runId` that just became durable at `position`. */
