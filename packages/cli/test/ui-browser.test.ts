@@ -94,7 +94,7 @@ describe("fusee ui in Chromium", function () {
         .to.include.members([])
         .and.satisfy((titles: string[]) => titles.some((t) => t.startsWith("pack attempt 1 failed")));
       const text = await page.locator("main").innerText();
-      expect(text).to.contain('Tariff { cents: 700, currency: "EUR" }');
+      expect(text).to.contain('Freight { cents: 700, currency: "EUR" }');
       expect(text).to.contain("12345678901234567890n");
       expect(text).to.contain('Map { "fragile" => 0 }');
       expect(text).to.contain("Error: the packing robot jammed");
