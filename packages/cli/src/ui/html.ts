@@ -80,24 +80,11 @@ export interface PageContext {
 
 /** A whole page: the title, the navigation, the body inside `<main>` and the script. */
 export function layout(title: string, body: Html, context: PageContext = { page: "error" }): string {
-  const token = context.token === undefined ? "" : html`<meta name="fusee-token" content="${context.token}" />`;
+  const token = context.token === undefined ? "" : html`<meta name="fusee-token" content="${context.token}">`;
   return `<!doctype html>${
-    html`<html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <title>${title} · fusee</title>
-        ${token}
-        <style>
-          ${raw(STYLE)}${raw(TIMELINE_STYLE)}
-        </style>
-        <script src="/ui.js" defer></script>
-      </head>
-      <body data-page="${context.page}" data-run="${context.run ?? ""}">
-        <nav><a href="/">Runs</a><a href="/schedules">Schedules</a><span id="live" class="live off">not live</span></nav>
-        <h1>${title}</h1>
-        ${context.aside ?? ""}
-        <main>${body}</main>
-      </body>
-    </html>`.html
+    html`<html lang="en"><head><meta charset="utf-8"><title>${title} · fusee</title>${token}<style>${raw(STYLE)}${raw(TIMELINE_STYLE)}</style>
+<script src="/ui.js" defer></script></head>
+<body data-page="${context.page}" data-run="${context.run ?? ""}"><nav><a href="/">Runs</a><a href="/schedules">Schedules</a><span id="live" class="live off">not live</span></nav><h1>${title}</h1>
+${context.aside ?? ""}<main>${body}</main></body></html>`.html
   }\n`;
 }

@@ -15,70 +15,38 @@ export function runsPage(
   token: string | undefined,
 ): string {
   const options = ["", ...RUN_STATUSES].map(
-    (s) => html`<option value="${s}" ${raw(s === (query.status ?? "") ? " selected" : "")}>${s === "" ? "any status" : s}</option>`,
+    (s) => html`<option value="${s}"${raw(s === (query.status ?? "") ? " selected" : "")}>${s === "" ? "any status" : s}</option>`,
   );
   const attrs = Object.entries(query.attributes)
     .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
     .join(", ");
   const form = html`<form class="filters" method="get" action="/">
-    <label>ID <input name="q" value="${query.q ?? ""}" placeholder="part of an ID" /></label>
-    <label
-      >Status
-      <select name="status">
-        ${options}
-      </select></label
-    >
-    <label>Type <input name="type" value="${query.type ?? ""}" placeholder="any type" /></label>
-    <label>Attributes <input name="attr" value="${attrs}" placeholder="name=value, …" /></label>
-    <label>From <input name="from" type="datetime-local" value="${localInput(query.from)}" /></label>
-    <label>To <input name="to" type="datetime-local" value="${localInput(query.to)}" /></label>
-    <label>Per page <input name="limit" value="${query.limit}" size="4" style="width:3rem" /></label>
-    <button type="submit">Filter</button>
-  </form>`;
+<label>ID <input name="q" value="${query.q ?? ""}" placeholder="part of an ID"></label>
+<label>Status <select name="status">${options}</select></label>
+<label>Type <input name="type" value="${query.type ?? ""}" placeholder="any type"></label>
+<label>Attributes <input name="attr" value="${attrs}" placeholder="name=value, …"></label>
+<label>From <input name="from" type="datetime-local" value="${localInput(query.from)}"></label>
+<label>To <input name="to" type="datetime-local" value="${localInput(query.to)}"></label>
+<label>Per page <input name="limit" value="${query.limit}" size="4" style="width:3rem"></label>
+<button type="submit">Filter</button></form>`;
   const rows = runs.map(
-    (r) =>
-      html`<tr data-id="${r.id}">
-        <td class="mono"><a href="${runPath(r.id)}">${r.id}</a></td>
-        <td>${r.type}</td>
-        <td>${r.runId}</td>
-        ${statusCell(r.status)}
-        <td>${instant(r.startedAt)}</td>
-        <td>${instant(r.endedAt)}</td>
-        <td>${r.records}</td>
-        <td class="mono">${attributes(r)}</td>
-      </tr>`,
+    (
+      r,
+    ) => html`<tr data-id="${r.id}"><td class="mono"><a href="${runPath(r.id)}">${r.id}</a></td><td>${r.type}</td><td>${r.runId}</td>${statusCell(r.status)}
+<td>${instant(r.startedAt)}</td><td>${instant(r.endedAt)}</td><td>${r.records}</td><td class="mono">${attributes(r)}</td></tr>`,
   );
   const table =
     runs.length === 0
       ? html`<p class="muted">no runs</p>`
-      : html`<table class="runs">
-          <thead>
-            <tr>
-              <th>ID</th>
-              <th>Type</th>
-              <th>Run</th>
-              <th>Status</th>
-              <th>Started</th>
-              <th>Ended</th>
-              <th>Records</th>
-              <th>Attributes</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${rows}
-          </tbody>
-        </table>`;
-  const pager = html`<p class="pager">
-    ${query.cursor !== undefined ? html`<a href="${withCursor(query, undefined)}">first page</a>` : ""}${
-      next !== undefined ? html`<a class="next" href="${withCursor(query, next)}">next page →</a>` : ""
-    }
-  </p>`;
-  return layout(
-    "Runs",
-    html`<p class="muted">${dir}</p>
-      ${form}${table}${pager}`,
-    { page: "runs", ...(token !== undefined ? { token } : {}) },
-  );
+      : html`<table class="runs"><thead><tr><th>ID</th><th>Type</th><th>Run</th><th>Status</th><th>Started</th><th>Ended</th><th>Records</th><th>Attributes</th></tr></thead>
+<tbody>${rows}</tbody></table>`;
+  const pager = html`<p class="pager">${query.cursor !== undefined ? html`<a href="${withCursor(query, undefined)}">first page</a>` : ""}${
+    next !== undefined ? html`<a class="next" href="${withCursor(query, next)}">next page →</a>` : ""
+  }</p>`;
+  return layout("Runs", html`<p class="muted">${dir}</p>${form}${table}${pager}`, {
+    page: "runs",
+    ...(token !== undefined ? { token } : {}),
+  });
 }
 
 /** One run: its status, a timeline of its journal, the journal with payloads as the user's types, and the actions when allowed. */
@@ -88,82 +56,26 @@ export function runPage(
   journalError: string | undefined,
   token: string | undefined,
 ): string {
-  const facts = html`<table class="facts">
-    <tbody>
-      <tr>
-        <th>Type</th>
-        <td>${run.type}</td>
-      </tr>
-      <tr>
-        <th>Run</th>
-        <td>${run.runId}</td>
-      </tr>
-      <tr>
-        <th>Status</th>
-        ${statusCell(run.status)}
-      </tr>
-      <tr>
-        <th>Started</th>
-        <td>${instant(run.startedAt)}</td>
-      </tr>
-      <tr>
-        <th>Ended</th>
-        <td>${instant(run.endedAt)}</td>
-      </tr>
-      <tr>
-        <th>Records</th>
-        <td>${run.records}</td>
-      </tr>
-      <tr>
-        <th>Attributes</th>
-        <td class="mono">${attributes(run)}</td>
-      </tr>
-    </tbody>
-  </table>`;
+  const facts = html`<table class="facts"><tbody>
+<tr><th>Type</th><td>${run.type}</td></tr><tr><th>Run</th><td>${run.runId}</td></tr><tr><th>Status</th>${statusCell(run.status)}</tr>
+<tr><th>Started</th><td>${instant(run.startedAt)}</td></tr><tr><th>Ended</th><td>${instant(run.endedAt)}</td></tr>
+<tr><th>Records</th><td>${run.records}</td></tr><tr><th>Attributes</th><td class="mono">${attributes(run)}</td></tr>
+</tbody></table>`;
   const context = { page: "run" as const, run: run.id, ...(token !== undefined ? { token, aside: actionForms(run) } : {}) };
   if (journal === undefined) {
-    return layout(
-      run.id,
-      html`${facts}
-        <h2>Journal</h2>
-        <p class="error">${journalError ?? "the journal could not be read"}</p>`,
-      context,
-    );
+    return layout(run.id, html`${facts}<h2>Journal</h2><p class="error">${journalError ?? "the journal could not be read"}</p>`, context);
   }
   const counts = new Map<string, number>();
   for (const r of journal.records) counts.set(r.kind, (counts.get(r.kind) ?? 0) + 1);
   const byKind = html`<p>${[...counts].map(([kind, n], i) => html`${i > 0 ? ", " : ""}<code>${kind}</code> ${n}`)}</p>`;
   const rows = journal.records.map(
     (r, position) =>
-      html`<tr class="record" data-kind="${r.kind}">
-        <td>${position}</td>
-        <td>${instant(r.at)}</td>
-        <td><code>${r.kind}</code></td>
-        <td class="mono">${recordFields(r)}</td>
-        <td><pre>${clip(payloadText(r), 2000)}</pre></td>
-      </tr>`,
+      html`<tr class="record" data-kind="${r.kind}"><td>${position}</td><td>${instant(r.at)}</td><td><code>${r.kind}</code></td><td class="mono">${recordFields(r)}</td><td><pre>${clip(payloadText(r), 2000)}</pre></td></tr>`,
   );
   return layout(
     run.id,
-    html`${facts}
-      <h2>Timeline</h2>
-      ${timeline(journal.records)}
-      <h2>Journal</h2>
-      ${byKind}
-      <table class="journal">
-        <thead>
-          <tr>
-            <th>#</th>
-            <th>At</th>
-            <th>Kind</th>
-            <th>Fields</th>
-            <th>Payload</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>`,
+    html`${facts}<h2>Timeline</h2>${timeline(journal.records)}<h2>Journal</h2>${byKind}<table class="journal"><thead><tr><th>#</th><th>At</th><th>Kind</th><th>Fields</th><th>Payload</th></tr></thead>
+<tbody>${rows}</tbody></table>`,
     context,
   );
 }
@@ -172,60 +84,29 @@ export function runPage(
 function actionForms(run: DataDirRun): Html {
   const path = (action: string): string => `/api/runs/${encodeURIComponent(run.id)}/${action}`;
   const form = (action: string, fields: Html, button: string, confirmText?: string): Html =>
-    html`<form
-      method="post"
-      data-action="${action}"
-      action="${path(action)}"
-      ${raw(confirmText === undefined ? "" : ` data-confirm="${escapeHtml(confirmText)}"`)}
-    >
-      ${fields}<button type="submit">${button}</button><output></output>
-    </form>`;
-  return html`<aside class="actions">
-    <strong>Actions</strong><br />
-    ${form("signal", html`<input name="name" placeholder="signal name" required /> <input name="value" placeholder="value (JSON or text)" /> `, "Send signal")}
-    ${form("reset", html`<input name="step" placeholder="step name" required /> `, "Reset to step", `Reset ${run.id} to this step? Its later steps run again.`)}
-    ${form("cancel", html`<input name="reason" placeholder="reason" /> `, "Cancel", `Cancel ${run.id}?`)}
-    ${form("terminate", html`<input name="reason" placeholder="reason" /> `, "Terminate", `Terminate ${run.id}? It stops at once.`)}
-  </aside>`;
+    html`<form method="post" data-action="${action}" action="${path(action)}"${raw(confirmText === undefined ? "" : ` data-confirm="${escapeHtml(confirmText)}"`)}>${fields}<button type="submit">${button}</button><output></output></form>`;
+  return html`<aside class="actions"><strong>Actions</strong><br>
+${form("signal", html`<input name="name" placeholder="signal name" required> <input name="value" placeholder="value (JSON or text)"> `, "Send signal")}
+${form("reset", html`<input name="step" placeholder="step name" required> `, "Reset to step", `Reset ${run.id} to this step? Its later steps run again.`)}
+${form("cancel", html`<input name="reason" placeholder="reason"> `, "Cancel", `Cancel ${run.id}?`)}
+${form("terminate", html`<input name="reason" placeholder="reason"> `, "Terminate", `Terminate ${run.id}? It stops at once.`)}
+</aside>`;
 }
 
 /** The schedules: spec, state and the next instants. */
 export function schedulesPage(schedules: readonly ScheduleDescription[]): string {
   if (schedules.length === 0) return layout("Schedules", html`<p class="muted">no schedules</p>`, { page: "schedules" });
   const rows = schedules.map(
-    (s) =>
-      html`<tr>
-        <td class="mono">${s.name}</td>
-        <td>${s.workflow}</td>
-        <td class="mono">${when(s)}</td>
-        <td>${s.overlap}</td>
-        <td>${s.paused ? "paused" : "active"}</td>
-        <td>${s.started}</td>
-        <td>${s.skipped}</td>
-        <td>${s.nextTimes.map((t, i) => html`${i > 0 ? raw("<br>") : ""}${instant(t)}`)}</td>
-        <td class="mono">${s.recentRuns.map((id, i) => html`${i > 0 ? raw("<br>") : ""}<a href="${runPath(id)}">${id}</a>`)}</td>
-      </tr>`,
+    (
+      s,
+    ) => html`<tr><td class="mono">${s.name}</td><td>${s.workflow}</td><td class="mono">${when(s)}</td><td>${s.overlap}</td><td>${s.paused ? "paused" : "active"}</td>
+<td>${s.started}</td><td>${s.skipped}</td><td>${s.nextTimes.map((t, i) => html`${i > 0 ? raw("<br>") : ""}${instant(t)}`)}</td>
+<td class="mono">${s.recentRuns.map((id, i) => html`${i > 0 ? raw("<br>") : ""}<a href="${runPath(id)}">${id}</a>`)}</td></tr>`,
   );
   return layout(
     "Schedules",
-    html`<table>
-      <thead>
-        <tr>
-          <th>Name</th>
-          <th>Workflow</th>
-          <th>When</th>
-          <th>Overlap</th>
-          <th>State</th>
-          <th>Started</th>
-          <th>Skipped</th>
-          <th>Next</th>
-          <th>Recent runs</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${rows}
-      </tbody>
-    </table>`,
+    html`<table><thead><tr><th>Name</th><th>Workflow</th><th>When</th><th>Overlap</th><th>State</th><th>Started</th><th>Skipped</th><th>Next</th><th>Recent runs</th></tr></thead>
+<tbody>${rows}</tbody></table>`,
     { page: "schedules" },
   );
 }

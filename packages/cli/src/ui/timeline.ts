@@ -39,23 +39,12 @@ export function timeline(records: readonly ExportedRecord[]): Html {
     const shapes = items.filter((it) => it.lane === lane).map((it) => shape(it, x, y));
     return html`<g class="lane" data-lane="${lane}"><text x="4" y="${y + 15}" class="lane-label">${clipLabel(lane)}</text>${shapes}</g>`;
   });
-  return html`<svg
-    class="timeline"
-    role="img"
-    aria-label="timeline of the run's journal"
-    width="${width}"
-    height="${height}"
-    viewBox="0 0 ${width} ${height}"
-    xmlns="http://www.w3.org/2000/svg"
-  >
-    ${axis(t0, t1, x, height)}${rows}
-  </svg>`;
+  return html`<svg class="timeline" role="img" aria-label="timeline of the run's journal" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" xmlns="http://www.w3.org/2000/svg">
+${axis(t0, t1, x, height)}${rows}</svg>`;
 }
 
 function shape(it: Item, x: (t: number) => number, y: number): Html {
-  const title = html`<title>
-    ${it.label} (${time(it.from)}${it.to !== it.from ? ` → ${time(it.to)}, ${span(it.to - it.from)}` : ""})
-  </title>`;
+  const title = html`<title>${it.label} (${time(it.from)}${it.to !== it.from ? ` → ${time(it.to)}, ${span(it.to - it.from)}` : ""})</title>`;
   const cls = `mark-${it.kind}${it.failed === true ? " failed" : ""}`;
   if (
     it.to === it.from &&
@@ -63,22 +52,11 @@ function shape(it: Item, x: (t: number) => number, y: number): Html {
   ) {
     const cx = x(it.from);
     const cy = y + LANE_HEIGHT / 2;
-    return html`<path class="${cls}" data-kind="${it.kind}" d="M${cx} ${cy - 6}L${cx + 6} ${cy}L${cx} ${cy + 6}L${cx - 6} ${cy}Z"
-      >${title}</path
-    >`;
+    return html`<path class="${cls}" data-kind="${it.kind}" d="M${cx} ${cy - 6}L${cx + 6} ${cy}L${cx} ${cy + 6}L${cx - 6} ${cy}Z">${title}</path>`;
   }
   const left = x(it.from);
   const w = Math.max(2, x(it.to) - left);
-  return html`<rect
-    class="${cls}"
-    data-kind="${it.kind}"
-    x="${left.toFixed(1)}"
-    y="${y + 4}"
-    width="${w.toFixed(1)}"
-    height="${LANE_HEIGHT - 8}"
-    rx="3"
-    >${title}</rect
-  >`;
+  return html`<rect class="${cls}" data-kind="${it.kind}" x="${left.toFixed(1)}" y="${y + 4}" width="${w.toFixed(1)}" height="${LANE_HEIGHT - 8}" rx="3">${title}</rect>`;
 }
 
 function axis(t0: number, t1: number, x: (t: number) => number, height: number): Html {
@@ -87,13 +65,7 @@ function axis(t0: number, t1: number, x: (t: number) => number, height: number):
     const t = t0 + ((t1 - t0) * i) / 4;
     const at = x(t);
     ticks.push(
-      html`<line x1="${at}" y1="${AXIS_HEIGHT - 6}" x2="${at}" y2="${height}" class="tick" /><text
-          x="${at}"
-          y="12"
-          class="tick-label"
-          text-anchor="${i === 0 ? "start" : i === 4 ? "end" : "middle"}"
-          >+${span(t - t0)}</text
-        >`,
+      html`<line x1="${at}" y1="${AXIS_HEIGHT - 6}" x2="${at}" y2="${height}" class="tick"/><text x="${at}" y="12" class="tick-label" text-anchor="${i === 0 ? "start" : i === 4 ? "end" : "middle"}">+${span(t - t0)}</text>`,
     );
   }
   return html`<g class="axis">${ticks}</g>`;
