@@ -44,6 +44,11 @@ export interface EngineOptions {
   fileLayer?: FileLayer;
   /** @internal The log of a memory engine, for a test engine that restarts on the same data. */
   memoryLog?: MemoryLog;
+  /**
+   * @internal How a local engine's open indexes its runs: `"one-pass"` (the default) while the log
+   * recovers, `"two-pass"` by a scan of the journals after it, for tests that compare the two.
+   */
+  recoveryPasses?: "one-pass" | "two-pass";
 }
 
 /** Options of `Engine.idle`. */

@@ -21,6 +21,7 @@ import { checkFilter } from "../journal/list-filter.js";
 import { LocalRuns } from "./local-runs.js";
 import { createPayloadCodec } from "./payloads.js";
 import { RetentionSweep } from "./retention.js";
+import { RunRecovery } from "./run-recovery.js";
 import type { RoutedRuns } from "./routed-runs.js";
 import { joinCluster } from "./join-cluster.js";
 import { openLog } from "./open-log.js";
@@ -100,7 +101,9 @@ export class Engine {
   static async open(config: Config, options: EngineOptions = {}): Promise<Engine> {
     const s = config.settings;
     const otel = s.telemetry === false ? undefined : await loadOtel();
-    const { log, local } = await openLog(s, options);
+    // A local log tells the engine's index what its recovery keeps, so open reads the journals once.
+    const recovery = s.storage.kind === "local" && options.recoveryPasses !== "two-pass" ? new RunRecovery() : undefined;
+    const { log, local } = await openLog(s, options, recovery);
     let telemetry: RunTelemetry | undefined;
     if (otel !== undefined && s.telemetry !== false) {
       telemetry = RunTelemetry.create(otel, s.telemetry, {
@@ -130,7 +133,7 @@ export class Engine {
         engine.cluster = joined.cluster;
         engine.routed = joined.routed;
         engine.service = engine.routed;
-      } else await runs.recover(undefined);
+      } else await runs.recover(undefined, recovery !== undefined && local !== undefined ? { recovery, log: local } : undefined);
     } catch (e) {
       await engine.cluster?.close();
       await log.close();

@@ -29,6 +29,7 @@ import { RunCache } from "./run-cache.js";
 import { RunEntry } from "./run-entry.js";
 import type { RunHostEngine } from "./run-host.js";
 import { RunIndex } from "./run-index.js";
+import type { RunRecovery, StreamReader } from "./run-recovery.js";
 import { RunRecords } from "./run-records.js";
 import type { BatchRule, DebounceRule, ParentLink, RunService } from "./run-service.js";
 import { listRuns, statusOf } from "./run-status.js";
@@ -432,16 +433,41 @@ export class LocalRuns implements RunService {
    * Loads the runs of `shards` (of every shard, when undefined) into the index, each shard's records
    * in its own order, then settles what a crash left between parents and children.
    */
-  async recover(shards: readonly number[] | undefined): Promise<void> {
+  async recover(shards: readonly number[] | undefined, read?: { recovery: RunRecovery; log: StreamReader }): Promise<void> {
     this.timers.hold();
     try {
-      if (shards === undefined) for (let shard = 0; shard < this.deps.log.shardCount; shard++) await this.scanShard(shard);
+      if (read !== undefined) await this.adopt(read.recovery, read.log);
+      else if (shards === undefined) for (let shard = 0; shard < this.deps.log.shardCount; shard++) await this.scanShard(shard);
       // Shards are independent, so the reads of several taken at once overlap.
       else await Promise.all(shards.map((shard) => this.scanShard(shard)));
     } finally {
       this.timers.release();
     }
     await this.children.reconcile(shards === undefined ? undefined : new Set(shards));
+  }
+
+  /**
+   * Takes the runs a one-pass open indexed while the log recovered (see {@link RunRecovery}) and
+   * finishes what waited for the open's checks: attributes are decoded, timers armed, the engine's
+   * own streams read, superseded streams dropped. A shard the pass left to a scan is scanned.
+   */
+  private async adopt(recovery: RunRecovery, log: StreamReader): Promise<void> {
+    const byShard: RunEntry[][] = [];
+    for (const entry of recovery.runs.values()) (byShard[entry.shard] ??= []).push(entry);
+    for (let shard = 0; shard < this.deps.log.shardCount; shard++) {
+      if (recovery.needsScan(shard)) {
+        await this.scanShard(shard);
+        continue;
+      }
+      for (const entry of byShard[shard] ?? []) {
+        this.runs.set(entry.id, entry);
+        recovery.eachAttributes(entry, (body, position) => this.index.decodeAttributes(entry, body, position));
+        if (!this.closed) entry.eachTimer((seq, until) => this.timers.add(until, entry.id, seq));
+      }
+      const system = recovery.systemStreams(shard);
+      if (system.length > 0) for (const item of log.readStreams(shard, system)) this.flow.recover(shard, item.stream, item.body);
+      for (const stream of recovery.supersededOf(shard)) this.records.drop(shard, stream);
+    }
   }
 
   /** Resumes every unfinished run whose type is registered, a bounded number at a time. */

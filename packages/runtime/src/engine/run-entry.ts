@@ -119,6 +119,12 @@ export class RunEntry {
     return seq === this.timerSeq ? this.timerUntil : this.rare?.moreTimers?.get(seq);
   }
 
+  /** Calls `fn` with each pending timer's call number and due time. */
+  eachTimer(fn: (seq: number, until: number) => void): void {
+    if (this.timerSeq !== 0) fn(this.timerSeq, this.timerUntil);
+    for (const [seq, until] of this.rare?.moreTimers ?? []) fn(seq, until);
+  }
+
   /** The timer of call `seq` fired or is no longer needed. */
   clearTimer(seq: number): void {
     if (seq === this.timerSeq) this.timerSeq = 0;

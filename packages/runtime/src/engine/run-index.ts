@@ -77,14 +77,25 @@ export class RunIndex {
       this.deps.recoverSystem(shard, item.stream, item.body);
       return;
     }
-    const run = parseStream(item.stream);
+    this.recoverRun(shard, item.stream, item.body, superseded, this.decodeNow);
+  }
+
+  /**
+   * Adds one record of a run's stream read on open (the streams of other runs are ignored). Records
+   * of search attributes go to `attributes`, which decodes and applies them now or later; a timer is
+   * armed through `RunIndexDeps.armTimer` as it is read.
+   *
+   * @throws StorageError when a run's record comes before its start record.
+   */
+  recoverRun(shard: number, stream: string, body: Uint8Array, superseded: Set<string>, attributes: AttributeSink): void {
+    const run = parseStream(stream);
     if (run === undefined) return;
     // Most records (steps, signals, updates) only count; only those the index keeps are parsed.
-    const kind = readRecordKind(item.body);
-    const header: RecordHeader = INDEXED_KINDS.has(kind) ? readRecordHeader(item.body) : { kind };
+    const kind = readRecordKind(body);
+    const header: RecordHeader = INDEXED_KINDS.has(kind) ? readRecordHeader(body) : { kind };
     let entry = this.runs.get(run.id);
     if (entry !== undefined && run.runId < entry.runId) {
-      superseded.add(item.stream);
+      superseded.add(stream);
       return;
     }
     if (header.kind === "start") {
@@ -92,7 +103,8 @@ export class RunIndex {
         entry = new RunEntry(run.id, shard);
         this.runs.set(run.id, entry);
       } else if (run.runId > entry.runId) superseded.add(entry.stream);
-      entry.reset(header.type as string, run.runId, header.at as number, item.stream);
+      entry.reset(header.type as string, run.runId, header.at as number, stream);
+      attributes.reset?.(entry);
       if (header.parent !== undefined) entry.parent = header.parent as RunEntry["parent"];
       if (typeof header.trace === "string") entry.trace = header.trace;
     } else if (entry === undefined || run.runId !== entry.runId) {
@@ -100,10 +112,27 @@ export class RunIndex {
     }
     const position = entry.appended++;
     if (header.kind === "attributes" || (header.kind === "start" && header.attributes === true)) {
-      this.apply(entry, decodeRecord(item.body, this.deps.codec, { workflowId: entry.id, runId: entry.runId, position }));
+      attributes.take(entry, body, position);
     } else if (INDEXED_KINDS.has(kind)) {
       this.apply(entry, header);
     }
     entry.durable = entry.appended;
   }
+
+  /** Decodes a record of search attributes of `entry`'s current run at `position` and applies it. */
+  decodeAttributes(entry: RunEntry, body: Uint8Array, position: number): void {
+    this.apply(entry, decodeRecord(body, this.deps.codec, { workflowId: entry.id, runId: entry.runId, position }));
+  }
+
+  private readonly decodeNow: AttributeSink = {
+    take: (entry, body, position) => this.decodeAttributes(entry, body, position),
+  };
+}
+
+/** Where recovery hands the records that set search attributes, which only the payload codec decodes. */
+export interface AttributeSink {
+  /** A record of `entry`'s current run at `position`: a start that carries attributes, or an attributes record. */
+  take(entry: RunEntry, body: Uint8Array, position: number): void;
+  /** A new run of `entry`'s ID started: what was taken for the previous run no longer applies. */
+  reset?(entry: RunEntry): void;
 }

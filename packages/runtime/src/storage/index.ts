@@ -4,4 +4,5 @@ export { MemoryLog } from "./memory-log.js";
 export { LocalLog, type LocalLogOptions, openLocalLog, prepareLocalLog } from "./local-log.js";
 export type { Manifest } from "./manifest.js";
 export type { RecoveryEvent } from "./recovery.js";
+export type { RecoveryVisitor } from "./recovery-visitor.js";
 export type { FileLayer, OpenMode } from "./file-layer.js";

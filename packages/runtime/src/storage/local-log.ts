@@ -7,6 +7,7 @@ import { CommitScheduler, SyncKind } from "./group-commit.js";
 import type { AppendWaiter, CommitObserver, FlushMethod, Log, LogEntry, LogStats } from "./log.js";
 import { FORMAT_VERSION, type Manifest, readManifest, writeManifest } from "./manifest.js";
 import type { RecoveryEvent, RecoveryMode } from "./recovery.js";
+import type { RecoveryVisitor } from "./recovery-visitor.js";
 import { DIR_MODE, shardDirName } from "./segment.js";
 import { Shard } from "./shard.js";
 
@@ -36,6 +37,11 @@ export interface LocalLogOptions {
   readonly repair?: boolean;
   /** The file system to use; tests inject one that fails or crashes. */
   readonly fileLayer?: FileLayer;
+  /**
+   * Told of every entry and tombstone recovery keeps while the log opens, in log order, so a caller
+   * that indexes the log's entries needs no scan of its own afterwards.
+   */
+  readonly visitor?: RecoveryVisitor;
 }
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
@@ -140,6 +146,7 @@ export async function prepareLocalLog(options: LocalLogOptions): Promise<LocalLo
           repair: options.repair ?? false,
           framing: manifest.format >= BATCHES_SINCE ? "batches" : "frames",
           scheduler,
+          visitor: options.visitor,
         }),
       );
     }
@@ -251,6 +258,11 @@ export class LocalLog implements Log {
 
   streams(shard: number): string[] {
     return this.shard(shard).index.keys();
+  }
+
+  /** The live entries of the given streams of a shard, in log order (as `scan` yields them). */
+  readStreams(shard: number, streams: readonly string[]): LogEntry[] {
+    return this.shard(shard).readStreams(streams);
   }
 
   drop(shard: number, streams: readonly string[]): Promise<void> {

@@ -8,6 +8,7 @@ import type { ShardPlan, ZeroRange } from "./recovery-plan.js";
 import { type Framing, type SegmentScan, type ScanStop, describeStop, scanSegment } from "./segment-scan.js";
 import { SegmentWindow, isZero } from "./segment-window.js";
 import { COMPACT_SUFFIX, FILE_MODE, PREPARED_NAME, Segment, parseSegmentName, segmentName } from "./segment.js";
+import type { RecoveryVisitor } from "./recovery-visitor.js";
 import type { StreamIndex } from "./stream-index.js";
 
 /** Something recovery found and did about it; a log reports every one, nothing is dropped unsaid. */
@@ -49,6 +50,8 @@ export interface RecoveryInput {
   readonly framing: Framing;
   /** Filled with the live entries found. */
   readonly index: StreamIndex;
+  /** Told of every entry and tombstone kept, in log order. */
+  readonly visitor?: RecoveryVisitor;
 }
 
 export interface RecoveredShard {
@@ -168,8 +171,11 @@ function judgeSegment(
 ): { scan: SegmentScan; verdict: Verdict } {
   const { layer, index } = input;
   const view = new FrameView();
-  let win = new SegmentWindow(layer, segment.fd, segment.fileSize, { windowBytes: WINDOW });
-  let scan = scanSegment(win, { seq: segment.seq, index, framing: input.framing, stopAt: markEnd });
+  // Bodies told to a visitor are views into the window, which must not be read over afterwards.
+  const freshWindows = input.visitor !== undefined;
+  const visitor = input.visitor === undefined ? undefined : { shard: input.shard, visitor: input.visitor };
+  let win = new SegmentWindow(layer, segment.fd, segment.fileSize, { windowBytes: WINDOW, freshWindows });
+  let scan = scanSegment(win, { seq: segment.seq, index, framing: input.framing, stopAt: markEnd, ...(visitor && { visitor }) });
   for (;;) {
     const stop = scan.stop;
     const closedAt = markEnd === undefined ? "" : `, but the shard was closed cleanly with its data ending at offset ${markEnd}`;
@@ -196,8 +202,8 @@ function judgeSegment(
       // A reader may have read a batch while its writer was still writing it and then found the
       // next one: the batch was complete before the next began, so read again it must be whole.
       // Each pass that goes on gets further into the segment, so the passes end.
-      win = new SegmentWindow(layer, segment.fd, layer.size(segment.fd), { windowBytes: WINDOW });
-      const again = scanSegment(win, { seq: segment.seq, index, framing: scan.framing, stopAt: markEnd, from: scan });
+      win = new SegmentWindow(layer, segment.fd, layer.size(segment.fd), { windowBytes: WINDOW, freshWindows });
+      const again = scanSegment(win, { seq: segment.seq, index, framing: scan.framing, stopAt: markEnd, from: scan, ...(visitor && { visitor }) });
       if (again.end > scan.end || again.stop === undefined) {
         scan = again;
         continue;

@@ -1,5 +1,6 @@
 import { batchBytes, batchNumber } from "./batch-frame.js";
 import { type FrameFault, FrameKind, FrameView, sealedFrameCount } from "./frame.js";
+import type { RecoveryVisitor } from "./recovery-visitor.js";
 import type { SegmentWindow } from "./segment-window.js";
 import { type StreamIndex, position } from "./stream-index.js";
 
@@ -60,6 +61,11 @@ export interface ScanInput {
    */
   readonly stopAt?: number;
   readonly from?: ScanFrom;
+  /**
+   * Told of every entry and tombstone the index receives, with the shard's number; the window must
+   * read each window into a buffer of its own then, as the bodies told are views into it.
+   */
+  readonly visitor?: { readonly shard: number; readonly visitor: RecoveryVisitor };
 }
 
 /**
@@ -70,9 +76,13 @@ export interface ScanInput {
  */
 export function scanSegment(win: SegmentWindow, input: ScanInput): SegmentScan {
   const { index, seq } = input;
+  const visitor = input.visitor?.visitor;
+  const shard = input.visitor?.shard ?? 0;
   const view = new FrameView();
   const keys: string[] = [];
   const offs: number[] = [];
+  // Views of a batch's bodies, told only once the whole batch was read.
+  const bodies: Uint8Array[] = [];
   let framing = input.from?.framing ?? input.framing;
   let off = input.from?.end ?? 0;
   let frames = input.from?.frames ?? 0;
@@ -97,8 +107,15 @@ export function scanSegment(win: SegmentWindow, input: ScanInput): SegmentScan {
       return result(true);
     }
     if (framing === "frames") {
-      if (view.kind === FrameKind.Entry) index.add(view.key(win.buf), position(seq, off));
-      else if (view.kind === FrameKind.Drop) index.drop(view.key(win.buf));
+      if (view.kind === FrameKind.Entry) {
+        const key = view.key(win.buf);
+        index.add(key, position(seq, off));
+        visitor?.entry(shard, key, win.buf.subarray(view.payloadStart, view.end));
+      } else if (view.kind === FrameKind.Drop) {
+        const key = view.key(win.buf);
+        index.drop(key);
+        visitor?.dropped(shard, key);
+      }
       if (view.kind !== FrameKind.Batch) frames += 1;
       off = win.base + view.end;
       continue;
@@ -117,19 +134,36 @@ export function scanSegment(win: SegmentWindow, input: ScanInput): SegmentScan {
       }
       keys[count] = view.key(win.buf);
       offs[count] = isDrop(view) ? ~at : at;
+      if (visitor !== undefined) bodies[count] = win.buf.subarray(view.payloadStart, view.end);
       count += 1;
       at = end;
     }
-    for (let i = 0; i < count; i++) {
-      const o = offs[i]!;
-      if (o >= 0) index.add(keys[i]!, position(seq, o));
-      else index.drop(keys[i]!);
+    if (visitor === undefined) {
+      for (let i = 0; i < count; i++) {
+        const o = offs[i]!;
+        if (o >= 0) index.add(keys[i]!, position(seq, o));
+        else index.drop(keys[i]!);
+      }
+    } else {
+      for (let i = 0; i < count; i++) {
+        const o = offs[i]!;
+        if (o >= 0) {
+          index.add(keys[i]!, position(seq, o));
+          visitor.entry(shard, keys[i]!, bodies[i]!);
+        } else {
+          index.drop(keys[i]!);
+          visitor.dropped(shard, keys[i]!);
+        }
+        bodies[i] = EMPTY;
+      }
     }
     frames += count;
     lastBatch = batch;
     off = batchEnd;
   }
 }
+
+const EMPTY = new Uint8Array(0);
 
 /** Whether a frame read inside a batch is an entry or a tombstone, as every frame there must be. */
 function holdsRecord(view: FrameView): boolean {

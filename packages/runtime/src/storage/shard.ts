@@ -9,6 +9,7 @@ import { type CommitScheduler, type CommitTarget, ShardCommitter, SyncKind } fro
 import type { LogEntry } from "./log.js";
 import { Preallocator } from "./preallocator.js";
 import { type RecoveryEvent, type RecoveryMode, recoverShard } from "./recovery.js";
+import type { RecoveryVisitor } from "./recovery-visitor.js";
 import { type ShardPlan, applyShardPlan } from "./recovery-plan.js";
 import type { Framing } from "./segment-scan.js";
 import { DIR_MODE, FILE_MODE, Segment, segmentName } from "./segment.js";
@@ -29,6 +30,8 @@ export interface ShardOptions {
   /** The framing of the directory's format. */
   readonly framing: Framing;
   readonly scheduler: CommitScheduler;
+  /** Told of every entry and tombstone recovery keeps. */
+  readonly visitor?: RecoveryVisitor | undefined;
 }
 
 /** Bytes read around an entry by `read`; neighbouring entries of a stream often share the window. */
@@ -89,6 +92,7 @@ export class Shard implements CommitTarget {
       dsync: options.syncKind === SyncKind.DSync,
       framing: options.framing,
       index,
+      ...(options.visitor !== undefined ? { visitor: options.visitor } : {}),
     });
     return new Shard(options, recovered.segments, recovered.events, index, recovered.plan, recovered.lastBatch);
   }
@@ -166,11 +170,28 @@ export class Shard implements CommitTarget {
   /** The live entries of a stream, read with positioned reads (no scan). */
   read(stream: string): LogEntry[] {
     const positions = this.index.positions(stream);
+    return this.readAt(positions, (_) => stream);
+  }
+
+  /** The live entries of several streams in log order, read with positioned reads (no scan). */
+  readStreams(streams: readonly string[]): LogEntry[] {
+    const found: { position: number; stream: string }[] = [];
+    for (const stream of new Set(streams)) for (const p of this.index.positions(stream)) found.push({ position: p, stream });
+    found.sort((a, b) => a.position - b.position);
+    return this.readAt(
+      found.map((f) => f.position),
+      (i) => found[i]!.stream,
+    );
+  }
+
+  /** The entries at `positions` (in log order), the `i`th of stream `streamAt(i)`. */
+  private readAt(positions: readonly number[], streamAt: (i: number) => string): LogEntry[] {
     const out = new Array<LogEntry>(positions.length);
     const view = new FrameView();
     let seg: Segment | undefined;
     let win: SegmentWindow | undefined;
     for (let i = 0; i < positions.length; i++) {
+      const stream = streamAt(i);
       const p = positions[i]!;
       const off = positionOffset(p);
       const s = this.bySeq.get(positionSeq(p));

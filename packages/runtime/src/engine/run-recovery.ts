@@ -1,0 +1,123 @@
+import { FuseeError } from "../core/errors.js";
+import type { PayloadCodec } from "../journal/record-codec.js";
+import { isSystemStream, parseStream } from "../journal/stream-names.js";
+import type { LogEntry } from "../storage/log.js";
+import type { RecoveryVisitor } from "../storage/recovery-visitor.js";
+import type { RunEntry } from "./run-entry.js";
+import { type AttributeSink, RunIndex } from "./run-index.js";
+
+/** A record setting search attributes, kept until the payload codec was checked. */
+interface HeldAttributes {
+  readonly body: Uint8Array;
+  readonly position: number;
+}
+
+/**
+ * Builds the engine's index of runs while a local log's recovery reads the journals, so that open
+ * reads them once. It sees every record recovery keeps, in log order, including records a later
+ * tombstone drops: a drop of a run's current stream (retention, a superseded run) takes the run's
+ * entry out again, which leaves the index a scan of the live records would build.
+ *
+ * What it leaves to the engine once the open's checks passed: decoding search attributes (the codec
+ * may be the wrong one, which the checks report first), arming timers, the engine's own streams
+ * (read then from the few that are live) and dropping superseded streams. A shard whose records it
+ * cannot index the way a scan would (a record before its run's start, a dropped current run with an
+ * older run still live) is left to a scan: {@link needsScan}.
+ */
+export class RunRecovery implements RecoveryVisitor {
+  private readonly index = new RunIndex({ codec: UNCHECKED, armTimer: () => undefined, recoverSystem: () => undefined });
+  private readonly superseded: Set<string>[] = [];
+  private readonly system: Set<string>[] = [];
+  private readonly held = new Map<RunEntry, HeldAttributes[]>();
+  private readonly scans = new Set<number>();
+  private readonly sink: AttributeSink = {
+    take: (entry, body, position) => {
+      let list = this.held.get(entry);
+      if (list === undefined) this.held.set(entry, (list = []));
+      list.push({ body: body.slice(), position });
+    },
+    reset: (entry) => {
+      this.held.delete(entry);
+    },
+  };
+
+  /** The runs indexed, of every shard that needs no scan. */
+  get runs(): ReadonlyMap<string, RunEntry> {
+    return this.index.runs;
+  }
+
+  entry(shard: number, stream: string, body: Uint8Array): void {
+    if (this.scans.has(shard)) return;
+    if (isSystemStream(stream)) {
+      (this.system[shard] ??= new Set()).add(stream);
+      return;
+    }
+    try {
+      this.index.recoverRun(shard, stream, body, this.supersededOf(shard), this.sink);
+    } catch {
+      // The scan after the checks reads the shard's live records and reports what is wrong.
+      this.scans.add(shard);
+    }
+  }
+
+  dropped(shard: number, stream: string): void {
+    if (this.scans.has(shard)) return;
+    if (isSystemStream(stream)) {
+      this.system[shard]?.delete(stream);
+      return;
+    }
+    const superseded = this.supersededOf(shard);
+    superseded.delete(stream);
+    const run = parseStream(stream);
+    if (run === undefined) return;
+    const entry = this.index.runs.get(run.id);
+    if (entry === undefined || entry.stream !== stream) return;
+    for (const other of superseded) {
+      // A scan would find that older run's records live and index it.
+      if (parseStream(other)?.id === run.id) {
+        this.scans.add(shard);
+        return;
+      }
+    }
+    this.index.runs.delete(run.id);
+    this.held.delete(entry);
+  }
+
+  /** Whether the shard's runs are to be read by a scan after all; its entries here are to be ignored. */
+  needsScan(shard: number): boolean {
+    return this.scans.has(shard);
+  }
+
+  /** Streams of runs that a later run of the same ID replaced and that are still live, in the order found. */
+  supersededOf(shard: number): Set<string> {
+    return (this.superseded[shard] ??= new Set());
+  }
+
+  /** The engine's own streams of the shard that hold live records. */
+  systemStreams(shard: number): string[] {
+    return [...(this.system[shard] ?? [])];
+  }
+
+  /** Calls `fn` with each held attributes record of `entry`, in log order. */
+  eachAttributes(entry: RunEntry, fn: (body: Uint8Array, position: number) => void): void {
+    for (const { body, position } of this.held.get(entry) ?? []) fn(body, position);
+  }
+}
+
+/** How the engine reads its own streams after a one-pass open: a local log's positioned reads. */
+export interface StreamReader {
+  /** The live entries of the given streams of a shard, in log order. */
+  readStreams(shard: number, streams: readonly string[]): readonly LogEntry[];
+}
+
+/** Records of runs are decoded only after the open checked the codec; this one is never called. */
+const UNCHECKED: PayloadCodec = {
+  encodeValue: unchecked,
+  decodeValue: unchecked,
+  encodeError: unchecked,
+  decodeError: unchecked,
+};
+
+function unchecked(): never {
+  throw new FuseeError("a payload was decoded while the data directory was being read, before its codec was checked");
+}
