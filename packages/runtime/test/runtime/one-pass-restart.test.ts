@@ -91,7 +91,9 @@ describe("one-pass open across restarts (local)", function () {
     }
   });
 
-  it("fires timers that were pending at a clean close, and keeps those that fired and the runs that finished", async () => {
+  it("fires timers that were pending at a clean close, and keeps those that fired and the runs that finished", async function () {
+    // A timer left unarmed leaves its result waiting forever: fail soon.
+    this.timeout(20_000);
     const dir = tempDir("one-pass-alarm");
     const clock = new VirtualClock();
     const config = Config.local(dir).shards(2).clock(clock);
