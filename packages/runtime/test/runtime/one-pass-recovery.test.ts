@@ -2,10 +2,16 @@ import { expect } from "chai";
 import fc from "fast-check";
 import { cpSync, readdirSync, rmSync, statSync, truncateSync, unlinkSync, openSync, readSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { aesGcm } from "../../src/codec/index.js";
 import { Config } from "../../src/engine/config.js";
 import { Engine, type EngineOptions } from "../../src/engine/engine.js";
 import { Debounce } from "../../src/engine/flow-rules.js";
 import type { RunEntry } from "../../src/engine/run-entry.js";
+import { createPayloadCodec } from "../../src/engine/payloads.js";
+import { RunRecovery } from "../../src/engine/run-recovery.js";
+import { encodeRecord } from "../../src/journal/record-codec.js";
+import type { JournalRecord } from "../../src/journal/records.js";
 import { openLocalLog } from "../../src/storage/local-log.js";
 import { VirtualClock } from "../../src/testing/virtual-clock.js";
 import { Ctx } from "../../src/workflow/ctx.js";
@@ -234,6 +240,11 @@ describe("one-pass open of a local data directory", function () {
           cpSync(dir, join(root, "one"), { recursive: true });
           cpSync(dir, join(root, "two"), { recursive: true });
           const one = await openAndDescribe(join(root, "one"), now, repair, "one-pass");
+          // Histories an engine writes never need the scan the pass falls back to.
+          const recovery = new RunRecovery();
+          const reread = await openLocalLog({ dir: join(root, "one"), readOnly: true, visitor: recovery }).catch(() => undefined);
+          await reread?.close();
+          if (reread !== undefined) expect([0, 1].map((shard) => recovery.needsScan(shard))).to.deep.equal([false, false]);
           const two = await openAndDescribe(join(root, "two"), now, repair, "two-pass");
           expect(one).to.deep.equal(two);
           if (process.env.ONEPASS_DEBUG) console.log(JSON.stringify(end), commands.length, JSON.stringify(two).slice(0, 600));
@@ -246,5 +257,113 @@ describe("one-pass open of a local data directory", function () {
       { numRuns: 120 },
     );
     expect(refused, "opens refused out of the cases").to.be.below(cases);
+  });
+});
+
+describe("one-pass open of an encrypted data directory", () => {
+  const k1 = randomBytes(32);
+
+  /** How an open ends: the error's class and message, or the attributes of a run. */
+  async function outcome(dir: string, c: Config, passes: EngineOptions["recoveryPasses"]): Promise<unknown> {
+    try {
+      const engine = await Engine.open(c, { recoveryPasses: passes });
+      const attributes = (await engine.status("run-1"))?.attributes;
+      await engine.shutdown();
+      return { attributes };
+    } catch (e) {
+      return { error: (e as Error).constructor.name, message: (e as Error).message.replaceAll(dir, "<dir>") };
+    }
+  }
+
+  it("refuses a missing, unknown or wrong key as a scan after recovery does, and decodes attributes with the right one", async () => {
+    const root = tempDir("one-pass-codec");
+    try {
+      const dir = join(root, "data");
+      const engine = await Engine.open(Config.local(dir).shards(2).codec(aesGcm({ k1 })), { workflows: [Worker] });
+      await (await engine.start(Worker, "run-1", { steps: 1, sleeps: [], attributes: true, more: 0 })).result();
+      await engine.shutdown();
+      const keys = {
+        right: aesGcm({ k1 }),
+        unknown: aesGcm({ k2: randomBytes(32) }),
+        // The manifest names the key, not its bytes: only decoding the attributes finds this one wrong.
+        wrong: aesGcm({ k1: randomBytes(32) }),
+      };
+      const seen: Record<string, unknown> = {};
+      for (const [name, cipher] of [...Object.entries(keys), ["none", undefined] as const]) {
+        const results = [];
+        for (const passes of ["one-pass", "two-pass"] as const) {
+          const copy = join(root, `${name}-${passes}`);
+          cpSync(dir, copy, { recursive: true });
+          const c = Config.local(copy).shards(2);
+          results.push(await outcome(copy, cipher === undefined ? c : c.codec(cipher), passes));
+        }
+        expect(results[0], name).to.deep.equal(results[1]);
+        seen[name] = results[0];
+      }
+      expect(seen.right).to.deep.equal({ attributes: { steps: 1, more: 0 } });
+      for (const name of ["unknown", "wrong", "none"]) expect(seen[name], name).to.have.property("error", "CodecError");
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("one-pass open of journals an engine does not write", () => {
+  const codec = createPayloadCodec(undefined);
+  const record = (stream: string, r: JournalRecord, position: number): { stream: string; body: Uint8Array } => ({
+    stream,
+    body: encodeRecord(r, codec, { workflowId: stream.slice(0, stream.indexOf("#")), runId: Number(stream.slice(stream.indexOf("#") + 1)), position }),
+  });
+  const start = (runId: number): JournalRecord => ({ kind: "start", type: "t", runId, seed: 1, input: null, at: START + runId });
+  const timer = (seq: number): JournalRecord => ({ kind: "timer", seq, until: START + 1000 * seq, at: START });
+
+  async function bothWays(write: (log: Awaited<ReturnType<typeof openLocalLog>>) => Promise<void>): Promise<unknown[]> {
+    const root = tempDir("one-pass-odd");
+    try {
+      const dir = join(root, "data");
+      const log = await openLocalLog({ dir, shards: 1 });
+      await write(log);
+      await log.close();
+      const out: unknown[] = [];
+      for (const passes of ["one-pass", "two-pass"] as const) {
+        const copy = join(root, passes);
+        cpSync(dir, copy, { recursive: true });
+        try {
+          const engine = await Engine.open(Config.local(copy).shards(1).clock(new VirtualClock(START)), { recoveryPasses: passes });
+          const runs = (engine as unknown as { local: { runs: Map<string, RunEntry> } }).local.runs;
+          out.push([...runs.values()].map(describeEntry));
+          await engine.shutdown();
+        } catch (e) {
+          out.push({ error: (e as Error).constructor.name, message: (e as Error).message });
+        }
+      }
+      return out;
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }
+
+  it("indexes the older run that stays live when the newer run's stream is dropped", async () => {
+    const [one, two] = await bothWays(async (log) => {
+      await log.appendAll(0, [record("x#1", start(1), 0), record("x#1", timer(1), 1), record("x#2", start(2), 0)]);
+      await log.drop(0, ["x#2"]);
+    });
+    expect(one).to.deep.equal(two);
+    expect(two).to.have.length(1).and.nested.property("[0].runId", 1);
+    expect(two).to.have.nested.property("[0].timers").that.deep.equals([[1, START + 1000]]);
+  });
+
+  it("refuses a record before its run's start with the scan's error, unless a drop took it away", async () => {
+    const refused = await bothWays(async (log) => {
+      await log.appendAll(0, [record("y#1", timer(1), 0), record("z#1", start(1), 0)]);
+    });
+    expect(refused[0]).to.deep.equal(refused[1]);
+    expect(refused[1]).to.have.property("error", "StorageError");
+    const dropped = await bothWays(async (log) => {
+      await log.appendAll(0, [record("y#1", timer(1), 0), record("z#1", start(1), 0)]);
+      await log.drop(0, ["y#1"]);
+    });
+    expect(dropped[0]).to.deep.equal(dropped[1]);
+    expect(dropped[1]).to.have.length(1).and.nested.property("[0].id", "z");
   });
 });
