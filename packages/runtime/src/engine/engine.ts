@@ -73,6 +73,7 @@ export class Engine {
     private readonly log: Log,
     options: EngineOptions,
     telemetry: RunTelemetry | undefined,
+    recovery: RunRecovery | undefined,
   ) {
     const s = config.settings;
     this.events = new EventBus(s.logger, options.onEvent);
@@ -92,6 +93,7 @@ export class Engine {
       emit: (event) => this.events.emit(event),
       logger: s.logger,
       telemetry,
+      recovery,
     });
     this.service = this.local;
     for (const [name, spec] of Object.entries(options.limits ?? {})) this.local.flow.limits.declare(name, spec);
@@ -114,7 +116,7 @@ export class Engine {
       });
       if (telemetry !== undefined) log.observeCommits?.(telemetry);
     }
-    const engine: Engine = new Engine(config, log, options, telemetry);
+    const engine: Engine = new Engine(config, log, options, telemetry, recovery);
     const runs = engine.local;
     try {
       for (const cls of options.workflows ?? []) engine.catalog.register(cls);

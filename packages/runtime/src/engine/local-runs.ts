@@ -68,6 +68,8 @@ export interface LocalRunsDeps {
   readonly logger?: Logger | undefined;
   /** Spans and metrics, when OpenTelemetry is loaded and not turned off. */
   readonly telemetry?: RunTelemetry | undefined;
+  /** The runs a one-pass open is indexing while the log recovers: the index starts from them. */
+  readonly recovery?: RunRecovery | undefined;
 }
 
 /**
@@ -128,7 +130,7 @@ export class LocalRuns implements RunService {
         if (!this.closed) this.timers.add(until, id, seq);
       },
       recoverSystem: (shard, stream, body) => this.flow.recover(shard, stream, body),
-    });
+    }, deps.recovery?.runs);
     this.runs = this.index.runs;
     this.records = new RunRecords({
       log: deps.log,
@@ -447,27 +449,27 @@ export class LocalRuns implements RunService {
   }
 
   /**
-   * Takes the runs a one-pass open indexed while the log recovered (see {@link RunRecovery}) and
-   * finishes what waited for the open's checks: attributes are decoded, timers armed, the engine's
-   * own streams read, superseded streams dropped. A shard the pass left to a scan is scanned.
+   * Finishes the index a one-pass open built while the log recovered (see {@link RunRecovery}; the
+   * index holds its runs already) with what waited for the open's checks: attributes are decoded,
+   * timers armed, the engine's own streams read, superseded streams dropped. A shard the pass left
+   * to a scan is scanned.
    */
   private async adopt(recovery: RunRecovery, log: StreamReader): Promise<void> {
-    const byShard: RunEntry[][] = [];
-    for (const entry of recovery.runs.values()) (byShard[entry.shard] ??= []).push(entry);
-    for (let shard = 0; shard < this.deps.log.shardCount; shard++) {
-      if (recovery.needsScan(shard)) {
+    const shards = this.deps.log.shardCount;
+    const scans = Array.from({ length: shards }, (_, shard) => recovery.needsScan(shard));
+    if (scans.includes(true)) for (const entry of [...this.runs.values()]) if (scans[entry.shard]) this.runs.delete(entry.id);
+    recovery.eachAttributes((entry, body, position) => this.index.decodeAttributes(entry, body, position));
+    if (!this.closed) for (const entry of this.runs.values()) entry.eachTimer((seq, until) => this.timers.add(until, entry.id, seq));
+    for (let shard = 0; shard < shards; shard++) {
+      if (scans[shard]) {
         await this.scanShard(shard);
         continue;
-      }
-      for (const entry of byShard[shard] ?? []) {
-        this.runs.set(entry.id, entry);
-        recovery.eachAttributes(entry, (body, position) => this.index.decodeAttributes(entry, body, position));
-        if (!this.closed) entry.eachTimer((seq, until) => this.timers.add(until, entry.id, seq));
       }
       const system = recovery.systemStreams(shard);
       if (system.length > 0) for (const item of log.readStreams(shard, system)) this.flow.recover(shard, item.stream, item.body);
       for (const stream of recovery.supersededOf(shard)) this.records.drop(shard, stream);
     }
+    recovery.finished();
   }
 
   /** Resumes every unfinished run whose type is registered, a bounded number at a time. */

@@ -27,9 +27,11 @@ export interface RunIndexDeps {
  * every durable record and rebuilt from the journals on open.
  */
 export class RunIndex {
-  readonly runs = new Map<string, RunEntry>();
-
-  constructor(private readonly deps: RunIndexDeps) {}
+  constructor(
+    private readonly deps: RunIndexDeps,
+    /** The runs by workflow ID: empty, or what a one-pass open built (see `RunRecovery`). */
+    readonly runs = new Map<string, RunEntry>(),
+  ) {}
 
   /** Keeps an entry in step with a record that just became durable (or was read on open). */
   apply(entry: RunEntry, record: JournalRecord | { kind: string; [k: string]: unknown }): void {

@@ -34,15 +34,19 @@ export class RunRecovery implements RecoveryVisitor {
     take: (entry, body, position) => {
       let list = this.held.get(entry);
       if (list === undefined) this.held.set(entry, (list = []));
-      list.push({ body: body.slice(), position });
+      // A copy: the body is a view into a read buffer that recovery reuses (a Buffer's slice is a view too).
+      list.push({ body: new Uint8Array(body), position });
     },
     reset: (entry) => {
       this.held.delete(entry);
     },
   };
 
-  /** The runs indexed, of every shard that needs no scan. */
-  get runs(): ReadonlyMap<string, RunEntry> {
+  /**
+   * The runs indexed: the map the engine's index takes over, so open builds it once. Entries of a
+   * shard that {@link needsScan} are to be removed before the scan.
+   */
+  get runs(): Map<string, RunEntry> {
     return this.index.runs;
   }
 
@@ -93,14 +97,24 @@ export class RunRecovery implements RecoveryVisitor {
     return (this.superseded[shard] ??= new Set());
   }
 
+  /** Lets go of what the pass kept for the engine once the engine took it (the runs stay the index's). */
+  finished(): void {
+    this.held.clear();
+    this.superseded.length = 0;
+    this.system.length = 0;
+  }
+
   /** The engine's own streams of the shard that hold live records. */
   systemStreams(shard: number): string[] {
     return [...(this.system[shard] ?? [])];
   }
 
-  /** Calls `fn` with each held attributes record of `entry`, in log order. */
-  eachAttributes(entry: RunEntry, fn: (body: Uint8Array, position: number) => void): void {
-    for (const { body, position } of this.held.get(entry) ?? []) fn(body, position);
+  /** Calls `fn` with each held attributes record of a run still indexed, each run's in log order. */
+  eachAttributes(fn: (entry: RunEntry, body: Uint8Array, position: number) => void): void {
+    for (const [entry, list] of this.held) {
+      if (this.scans.has(entry.shard) || this.index.runs.get(entry.id) !== entry) continue;
+      for (const { body, position } of list) fn(entry, body, position);
+    }
   }
 }
 

@@ -9,8 +9,8 @@
  */
 export interface RecoveryVisitor {
   /**
-   * An entry recovery keeps. `body` is a view into recovery's read buffer: it stays valid after the
-   * call, but holds the whole buffer in memory while it is referenced, so keep a copy of what is kept.
+   * An entry recovery keeps. `body` is a view into recovery's read buffer, valid during the call
+   * only (the buffer is read over afterwards): copy what is to be kept.
    */
   entry(shard: number, stream: string, body: Uint8Array): void;
   /** A tombstone: every entry of `stream` told before is dropped. */

@@ -171,10 +171,8 @@ function judgeSegment(
 ): { scan: SegmentScan; verdict: Verdict } {
   const { layer, index } = input;
   const view = new FrameView();
-  // Bodies told to a visitor are views into the window, which must not be read over afterwards.
-  const freshWindows = input.visitor !== undefined;
   const visitor = input.visitor === undefined ? undefined : { shard: input.shard, visitor: input.visitor };
-  let win = new SegmentWindow(layer, segment.fd, segment.fileSize, { windowBytes: WINDOW, freshWindows });
+  let win = new SegmentWindow(layer, segment.fd, segment.fileSize, { windowBytes: WINDOW });
   let scan = scanSegment(win, { seq: segment.seq, index, framing: input.framing, stopAt: markEnd, ...(visitor && { visitor }) });
   for (;;) {
     const stop = scan.stop;
@@ -202,7 +200,7 @@ function judgeSegment(
       // A reader may have read a batch while its writer was still writing it and then found the
       // next one: the batch was complete before the next began, so read again it must be whole.
       // Each pass that goes on gets further into the segment, so the passes end.
-      win = new SegmentWindow(layer, segment.fd, layer.size(segment.fd), { windowBytes: WINDOW, freshWindows });
+      win = new SegmentWindow(layer, segment.fd, layer.size(segment.fd), { windowBytes: WINDOW });
       const again = scanSegment(win, { seq: segment.seq, index, framing: scan.framing, stopAt: markEnd, from: scan, ...(visitor && { visitor }) });
       if (again.end > scan.end || again.stop === undefined) {
         scan = again;

@@ -1,3 +1,4 @@
+import { StorageError } from "../core/errors.js";
 import { batchBytes, batchNumber } from "./batch-frame.js";
 import { type FrameFault, FrameKind, FrameView, sealedFrameCount } from "./frame.js";
 import type { RecoveryVisitor } from "./recovery-visitor.js";
@@ -61,10 +62,7 @@ export interface ScanInput {
    */
   readonly stopAt?: number;
   readonly from?: ScanFrom;
-  /**
-   * Told of every entry and tombstone the index receives, with the shard's number; the window must
-   * read each window into a buffer of its own then, as the bodies told are views into it.
-   */
+  /** Told of every entry and tombstone the index receives, with the shard's number. */
   readonly visitor?: { readonly shard: number; readonly visitor: RecoveryVisitor };
 }
 
@@ -81,8 +79,9 @@ export function scanSegment(win: SegmentWindow, input: ScanInput): SegmentScan {
   const view = new FrameView();
   const keys: string[] = [];
   const offs: number[] = [];
-  // Views of a batch's bodies, told only once the whole batch was read.
-  const bodies: Uint8Array[] = [];
+  // Where a batch's bodies lie in the window, told only once the whole batch was read.
+  const starts: number[] = [];
+  const ends: number[] = [];
   let framing = input.from?.framing ?? input.framing;
   let off = input.from?.end ?? 0;
   let frames = input.from?.frames ?? 0;
@@ -125,6 +124,11 @@ export function scanSegment(win: SegmentWindow, input: ScanInput): SegmentScan {
     if (lastBatch !== 0 && batch !== lastBatch + 1) return stopped("batch-order", off, off, off + 1, lastBatch, true);
     let at = win.base + view.end;
     const batchEnd = at + batchBytes(win.buf, view);
+    // The bodies told are views into the window: the whole batch is read in before its frames, so
+    // the window stays put until they were told.
+    if (visitor !== undefined) win.hold(off, batchEnd - off);
+    const buf = win.buf;
+    const base = win.base;
     let count = 0;
     while (at < batchEnd) {
       if (!win.frameAt(at, view)) return stopped(view.fault!, at, off, batchEnd, batch);
@@ -134,7 +138,8 @@ export function scanSegment(win: SegmentWindow, input: ScanInput): SegmentScan {
       }
       keys[count] = view.key(win.buf);
       offs[count] = isDrop(view) ? ~at : at;
-      if (visitor !== undefined) bodies[count] = win.buf.subarray(view.payloadStart, view.end);
+      starts[count] = view.payloadStart;
+      ends[count] = view.end;
       count += 1;
       at = end;
     }
@@ -145,16 +150,18 @@ export function scanSegment(win: SegmentWindow, input: ScanInput): SegmentScan {
         else index.drop(keys[i]!);
       }
     } else {
+      if (win.buf !== buf || win.base !== base) {
+        throw new StorageError(`shard ${shard}: recovery's read window moved within the batch at offset ${off} of segment ${seq}`);
+      }
       for (let i = 0; i < count; i++) {
         const o = offs[i]!;
         if (o >= 0) {
           index.add(keys[i]!, position(seq, o));
-          visitor.entry(shard, keys[i]!, bodies[i]!);
+          visitor.entry(shard, keys[i]!, buf.subarray(starts[i], ends[i]));
         } else {
           index.drop(keys[i]!);
           visitor.dropped(shard, keys[i]!);
         }
-        bodies[i] = EMPTY;
       }
     }
     frames += count;
@@ -162,8 +169,6 @@ export function scanSegment(win: SegmentWindow, input: ScanInput): SegmentScan {
     off = batchEnd;
   }
 }
-
-const EMPTY = new Uint8Array(0);
 
 /** Whether a frame read inside a batch is an entry or a tombstone, as every frame there must be. */
 function holdsRecord(view: FrameView): boolean {

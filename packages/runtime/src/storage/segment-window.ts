@@ -46,6 +46,14 @@ export class SegmentWindow {
     return readFrame(this.buf, rel, this.filled, view);
   }
 
+  /**
+   * Reads `[at, at + bytes)` (as far as the file goes) into `buf` at once, so frames decoded in that
+   * range afterwards all lie in the same buffer and none moves the window.
+   */
+  hold(at: number, bytes: number): void {
+    this.load(at, bytes);
+  }
+
   /** Whether every byte from `at` to the end of the file is zero. */
   zeroFrom(at: number): boolean {
     while (at < this.size) {

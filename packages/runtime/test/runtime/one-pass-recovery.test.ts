@@ -247,7 +247,6 @@ describe("one-pass open of a local data directory", function () {
           if (reread !== undefined) expect([0, 1].map((shard) => recovery.needsScan(shard))).to.deep.equal([false, false]);
           const two = await openAndDescribe(join(root, "two"), now, repair, "two-pass");
           expect(one).to.deep.equal(two);
-          if (process.env.ONEPASS_DEBUG) console.log(JSON.stringify(end), commands.length, JSON.stringify(two).slice(0, 600));
           cases++;
           if ((two as { refused?: string }).refused !== undefined) refused++;
         } finally {
