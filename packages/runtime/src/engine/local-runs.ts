@@ -124,13 +124,16 @@ export class LocalRuns implements RunService {
       },
       failed: (e) => this.storageFailed(e),
     });
-    this.index = new RunIndex({
-      codec: deps.codec,
-      armTimer: (until, id, seq) => {
-        if (!this.closed) this.timers.add(until, id, seq);
+    this.index = new RunIndex(
+      {
+        codec: deps.codec,
+        armTimer: (until, id, seq) => {
+          if (!this.closed) this.timers.add(until, id, seq);
+        },
+        recoverSystem: (shard, stream, body) => this.flow.recover(shard, stream, body),
       },
-      recoverSystem: (shard, stream, body) => this.flow.recover(shard, stream, body),
-    }, deps.recovery?.runs);
+      deps.recovery?.runs,
+    );
     this.runs = this.index.runs;
     this.records = new RunRecords({
       log: deps.log,

@@ -201,7 +201,14 @@ function judgeSegment(
       // next one: the batch was complete before the next began, so read again it must be whole.
       // Each pass that goes on gets further into the segment, so the passes end.
       win = new SegmentWindow(layer, segment.fd, layer.size(segment.fd), { windowBytes: WINDOW });
-      const again = scanSegment(win, { seq: segment.seq, index, framing: scan.framing, stopAt: markEnd, from: scan, ...(visitor && { visitor }) });
+      const again = scanSegment(win, {
+        seq: segment.seq,
+        index,
+        framing: scan.framing,
+        stopAt: markEnd,
+        from: scan,
+        ...(visitor && { visitor }),
+      });
       if (again.end > scan.end || again.stop === undefined) {
         scan = again;
         continue;

@@ -311,7 +311,11 @@ describe("one-pass open of journals an engine does not write", () => {
   const codec = createPayloadCodec(undefined);
   const record = (stream: string, r: JournalRecord, position: number): { stream: string; body: Uint8Array } => ({
     stream,
-    body: encodeRecord(r, codec, { workflowId: stream.slice(0, stream.indexOf("#")), runId: Number(stream.slice(stream.indexOf("#") + 1)), position }),
+    body: encodeRecord(r, codec, {
+      workflowId: stream.slice(0, stream.indexOf("#")),
+      runId: Number(stream.slice(stream.indexOf("#") + 1)),
+      position,
+    }),
   });
   const start = (runId: number): JournalRecord => ({ kind: "start", type: "t", runId, seed: 1, input: null, at: START + runId });
   const timer = (seq: number): JournalRecord => ({ kind: "timer", seq, until: START + 1000 * seq, at: START });
@@ -349,7 +353,9 @@ describe("one-pass open of journals an engine does not write", () => {
     });
     expect(one).to.deep.equal(two);
     expect(two).to.have.length(1).and.nested.property("[0].runId", 1);
-    expect(two).to.have.nested.property("[0].timers").that.deep.equals([[1, START + 1000]]);
+    expect(two)
+      .to.have.nested.property("[0].timers")
+      .that.deep.equals([[1, START + 1000]]);
   });
 
   it("refuses a record before its run's start with the scan's error, unless a drop took it away", async () => {

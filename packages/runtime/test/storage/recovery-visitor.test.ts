@@ -35,7 +35,9 @@ function told(c: Collector, shards: number): LogEntry[][] {
   return Array.from({ length: shards }, (_, i) => c.shards[i] ?? []);
 }
 
-type Op = { readonly kind: "append"; readonly entries: readonly { stream: number; bytes: number }[] } | { readonly kind: "drop"; readonly stream: number };
+type Op =
+  | { readonly kind: "append"; readonly entries: readonly { stream: number; bytes: number }[] }
+  | { readonly kind: "drop"; readonly stream: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -100,7 +102,9 @@ describe("recovery visitor of a local log", function () {
               const shard = o.entries[0]!.stream % 2;
               await log.appendAll(
                 shard,
-                o.entries.filter((e) => e.stream % 2 === shard).map((e) => ({ stream: `s${e.stream}`, body: body(e.stream, written++, e.bytes) })),
+                o.entries
+                  .filter((e) => e.stream % 2 === shard)
+                  .map((e) => ({ stream: `s${e.stream}`, body: body(e.stream, written++, e.bytes) })),
               );
             } else await log.drop(o.stream % 2, [`s${o.stream}`]);
           }
@@ -150,7 +154,11 @@ describe("recovery visitor of a local log", function () {
     const log = await openLocalLog({ dir, shards: 1, flush: "none", segmentBytes: 64 * 1024 * 1024 });
     // Bodies of 1.5 MiB, in batches of three, cross the 4 MiB windows recovery reads through.
     const big = (i: number): Uint8Array => Buffer.alloc(1536 * 1024, i + 1);
-    for (let b = 0; b < 4; b++) await log.appendAll(0, [0, 1, 2].map((i) => ({ stream: `big-${b}`, body: big(b * 3 + i) })));
+    for (let b = 0; b < 4; b++)
+      await log.appendAll(
+        0,
+        [0, 1, 2].map((i) => ({ stream: `big-${b}`, body: big(b * 3 + i) })),
+      );
     await log.close();
     const collector = new Collector();
     const reopened = await openLocalLog({ dir, visitor: collector });
@@ -174,7 +182,11 @@ describe("recovery visitor of a local log", function () {
             { stream: "a", body: bytes("a1") },
             { stream: "b", body: bytes("b1") },
           ],
-          [{ stream: "a", drop: true }, { stream: "a", body: bytes("a2") }, { stream: "c", body: bytes("c1") }],
+          [
+            { stream: "a", drop: true },
+            { stream: "a", body: bytes("a2") },
+            { stream: "c", body: bytes("c1") },
+          ],
         ],
         tornTail: Uint8Array.from([40, 0, 0, 0, 1, 2, 3]),
       },
