@@ -15,6 +15,8 @@ const ENV = { FUSEE_TEST_FORWARD_TIMEOUT_MS: String(FORWARD_TIMEOUT_MS) };
 /** An engine event as the worker reports it. */
 interface WorkerEvent {
   readonly kind: string;
+  /** When the worker heard of it, on its clock. */
+  readonly at: number;
   readonly shard?: number;
   readonly reason?: string;
   readonly message?: string;
@@ -44,11 +46,10 @@ describe("A PostgreSQL cluster with a shard whose runs cannot be recovered (real
   const ids = Array.from({ length: 40 }, (_, i) => `job-${i}`);
   const inputOf = (id: string): number => Number(id.slice("job-".length));
 
-  /** Starts every run (each waits for its signal after its second step) and waits until all wait. */
-  const startWaitingRuns = async (x: ClusterWorker, y: ClusterWorker): Promise<void> => {
-    await Promise.all(
-      ids.map((id, i) => (i % 2 === 0 ? x : y).send({ op: "start", id, input: { n: inputOf(id), wait: true, stepMs: 5 } })),
-    );
+  /** Starts every run through the workers in turn (each waits for its signal after its second step); waits until all wait. */
+  const startWaitingRuns = async (via: readonly ClusterWorker[]): Promise<void> => {
+    const input = (id: string): unknown => ({ n: inputOf(id), wait: true, stepMs: 5 });
+    await Promise.all(ids.map((id, i) => via[i % via.length]!.send({ op: "start", id, input: input(id) })));
     await eventually(
       "every run to wait for its signal",
       () => {
@@ -121,7 +122,7 @@ describe("A PostgreSQL cluster with a shard whose runs cannot be recovered (real
 
   it("gives the shard up, answers calls on its runs with a timeout, runs its other shards, and recovers it once repaired", async () => {
     const [x, y, name] = await pair();
-    await startWaitingRuns(x, y);
+    await startWaitingRuns([x, y]);
     const { shard, runs, others } = await damageable(name, y);
     const at = await hideFirstEntry(name, shard, `${runs[0]}#1`);
     await y.kill();
@@ -178,7 +179,7 @@ describe("A PostgreSQL cluster with a shard whose runs cannot be recovered (real
 
   it("moves the shard between two processes that each fail to recover it, neither going fatal, until it is repaired", async () => {
     const [x, y, name] = await pair();
-    await startWaitingRuns(x, y);
+    await startWaitingRuns([x, y]);
     const { shard, runs } = await damageable(name, y);
     const at = await hideFirstEntry(name, shard, `${runs[0]}#1`);
     await y.kill();
@@ -186,6 +187,11 @@ describe("A PostgreSQL cluster with a shard whose runs cannot be recovered (real
     // Each failure doubles the wait before the survivor tries the shard again: after four, a process
     // that joins now finds the shard free and takes it.
     await eventually("the survivor to fail at the damaged shard four times", async () => (await givenUp(x, shard)).length >= 4, 45_000);
+    const attempts = await givenUp(x, shard);
+    for (let i = 1; i < 4; i++) {
+      const backOff = (LEASE_MS / 3) * 2 ** (i - 1);
+      expect(attempts[i]!.at - attempts[i - 1]!.at, `the wait before attempt ${i + 1}`).to.be.at.least(backOff * 0.9);
+    }
     const z = await cluster.spawn(uniqueOwner("z"), name, ENV);
     await eventually("the process that joined to give the damaged shard up", async () => (await givenUp(z, shard)).length >= 1, 30_000);
     expect((await givenUp(z, shard))[0]!.message).to.match(/before its start record/);
@@ -228,5 +234,39 @@ describe("A PostgreSQL cluster with a shard whose runs cannot be recovered (real
     await expectNoFatal(x);
     await expectNoFatal(z);
     expect(rerunsAfterAck(cluster.steps()), "acknowledged steps executed again").to.deep.equal([]);
+  });
+
+  it("opens on a schema with a damaged shard, serving the other shards, and recovers that one once repaired", async () => {
+    const name = schema();
+    const w = await cluster.spawn(uniqueOwner("w"), name, ENV);
+    await eventually("the first process to hold every shard", async () => (await holders(name)).every((o) => o === w.owner), 20_000);
+    await startWaitingRuns([w]);
+    const { shard, runs } = await damageable(name, w);
+    const at = await hideFirstEntry(name, shard, `${runs[0]}#1`);
+    await w.kill();
+    await eventually("the dead process's leases to run out", async () => (await holders(name)).every((o) => o === undefined), 20_000);
+
+    // The next process takes every shard as it opens; the open succeeds, without the damaged shard.
+    const x = await cluster.spawn(uniqueOwner("x"), name, ENV);
+    await eventually("the new process to give the damaged shard up", async () => (await givenUp(x, shard)).length >= 1, 30_000);
+    expect((await givenUp(x, shard))[0]!.message).to.match(/before its start record/);
+    const rest = ids.filter((id) => !runs.includes(id));
+    await eventually(
+      "the new process to recover the other shards",
+      async () => (await Promise.all(rest.map((id) => x.send<boolean>({ op: "holds", id })))).every(Boolean),
+      30_000,
+    );
+    await finish(x, rest);
+    const { error } = await failingCall(x, { op: "status", id: runs[1] });
+    expect(error.name).to.equal("ForwardTimeoutError");
+
+    await reviveEntry(name, at);
+    await eventually(
+      "the new process to recover the repaired shard",
+      async () => (await Promise.all(runs.map((id) => x.send<boolean>({ op: "holds", id })))).every(Boolean),
+      60_000,
+    );
+    await finish(x, runs);
+    await expectNoFatal(x);
   });
 });
