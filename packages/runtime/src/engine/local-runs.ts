@@ -29,8 +29,9 @@ import { RunCache } from "./run-cache.js";
 import { RunEntry } from "./run-entry.js";
 import type { RunHostEngine } from "./run-host.js";
 import { RunIndex } from "./run-index.js";
-import type { RunRecovery, StreamReader } from "./run-recovery.js";
+import type { RunRecovery } from "./run-recovery.js";
 import { RunRecords } from "./run-records.js";
+import { type OnePassRead, ShardLoading } from "./shard-loading.js";
 import type { BatchRule, DebounceRule, ParentLink, RunService } from "./run-service.js";
 import { listRuns, statusOf } from "./run-status.js";
 import type { ScheduleOp } from "./schedule-handle.js";
@@ -93,6 +94,7 @@ export class LocalRuns implements RunService {
   private readonly results = new Waiters<string, FinishRecord>();
   private readonly started = new Waiters<string, void>();
   private readonly requests: RunRequests;
+  private readonly loading: ShardLoading;
   /** Where calls on other runs go (a child's start, its closing, a schedule's runs): `RoutedRuns` in a cluster. */
   private router: RunService = this;
   private closed = false;
@@ -216,6 +218,16 @@ export class LocalRuns implements RunService {
       },
       resolve: (type) => this.deps.catalog.resolve(type),
       failed: (e, shard) => this.storageFailed(e, shard),
+    });
+    this.loading = new ShardLoading({
+      log: deps.log,
+      index: this.index,
+      timers: this.timers,
+      flow: this.flow,
+      records: this.records,
+      children: this.children,
+      closed: () => this.closed,
+      forgetShard: (shard) => this.forgetShard(shard),
     });
   }
 
@@ -435,60 +447,11 @@ export class LocalRuns implements RunService {
   }
 
   /**
-   * Loads the runs of `shards` (of every shard, when undefined) into the index, each shard's records
-   * in its own order, then settles what a crash left between parents and children.
-   *
-   * @returns the shards of `shards` whose records could not be loaded, with why: none of their runs
-   * is left in the index, and the other shards are loaded all the same.
-   * @throws StorageError when `shards` is undefined and a shard's records cannot be loaded.
-   *
-   * With `read` (an open of every shard of a local log), the index holds the runs `read.recovery`
-   * built while the log recovered; only what waited for the open's checks is done here.
+   * Loads the runs of `shards` (of every shard, when undefined) into the index (see
+   * {@link ShardLoading.load}); returns the shards whose records could not be loaded, with why.
    */
-  async recover(shards: readonly number[] | undefined, read?: { recovery: RunRecovery; log: StreamReader }): Promise<Map<number, unknown>> {
-    const failed = new Map<number, unknown>();
-    this.timers.hold();
-    try {
-      if (read !== undefined) await this.adopt(read.recovery, read.log);
-      else if (shards === undefined) for (let shard = 0; shard < this.deps.log.shardCount; shard++) await this.scanShard(shard);
-      else {
-        // Shards are independent, so the reads of several taken at once overlap. A failed shard is
-        // dropped once every read has ended, so no read still under way adds runs to it after.
-        const scans = await Promise.allSettled(shards.map((shard) => this.scanShard(shard)));
-        scans.forEach((scan, i) => {
-          if (scan.status === "rejected") failed.set(shards[i]!, scan.reason);
-        });
-        for (const shard of failed.keys()) this.forgetShard(shard);
-      }
-    } finally {
-      this.timers.release();
-    }
-    await this.children.reconcile(shards === undefined ? undefined : new Set(shards.filter((shard) => !failed.has(shard))));
-    return failed;
-  }
-
-  /**
-   * Finishes the index a one-pass open built while the log recovered (see {@link RunRecovery}; the
-   * index holds its runs already) with what waited for the open's checks: attributes are decoded,
-   * timers armed, the engine's own streams read, superseded streams dropped. A shard the pass left
-   * to a scan is scanned.
-   */
-  private async adopt(recovery: RunRecovery, log: StreamReader): Promise<void> {
-    const shards = this.deps.log.shardCount;
-    const scans = Array.from({ length: shards }, (_, shard) => recovery.needsScan(shard));
-    if (scans.includes(true)) for (const entry of [...this.runs.values()]) if (scans[entry.shard]) this.runs.delete(entry.id);
-    recovery.eachAttributes((entry, body, position) => this.index.decodeAttributes(entry, body, position));
-    if (!this.closed) for (const entry of this.runs.values()) entry.eachTimer((seq, until) => this.timers.add(until, entry.id, seq));
-    for (let shard = 0; shard < shards; shard++) {
-      if (scans[shard]) {
-        await this.scanShard(shard);
-        continue;
-      }
-      const system = recovery.systemStreams(shard);
-      if (system.length > 0) for (const item of log.readStreams(shard, system)) this.flow.recover(shard, item.stream, item.body);
-      for (const stream of recovery.supersededOf(shard)) this.records.drop(shard, stream);
-    }
-    recovery.finished();
+  recover(shards: readonly number[] | undefined, read?: OnePassRead): Promise<Map<number, unknown>> {
+    return this.loading.load(shards, read);
   }
 
   /** Resumes every unfinished run whose type is registered, a bounded number at a time. */
@@ -552,14 +515,6 @@ export class LocalRuns implements RunService {
   }
 
   // ---- internals ----
-
-  private async scanShard(shard: number): Promise<void> {
-    const superseded = new Set<string>();
-    for await (const batch of this.deps.log.scanBatches(shard)) {
-      for (const item of batch) this.index.recover(shard, item, superseded);
-    }
-    for (const stream of superseded) this.records.drop(shard, stream);
-  }
 
   private statusOf(entry: RunEntry): RunStatus {
     return statusOf(entry, (type) => this.deps.catalog.has(type));
