@@ -2,6 +2,14 @@ import type { FinishedStatus } from "../core/status.js";
 import { streamOf } from "../journal/stream-names.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 
+// `state` packs the run's shard, how it finished and whether its finish record was appended into
+// one small integer: every parked run pays for each field its entry has.
+const SHARD_MASK = 0xffff;
+const STATUS_SHIFT = 16;
+const STATUS_MASK = 0b111 << STATUS_SHIFT;
+const FINISH_APPENDED = 1 << 19;
+const STATUSES: readonly (FinishedStatus | undefined)[] = [undefined, "ok", "failed", "cancelled", "terminated"];
+
 /**
  * The engine's index entry of one workflow ID: all that a parked run costs in memory. Its journal
  * stays in the log until something wakes the run.
@@ -14,36 +22,95 @@ export class RunEntry {
    * rather than rebuilt, so every append hands the log the same string and its hash is computed once.
    */
   stream = "";
-  finished: FinishedStatus | undefined = undefined;
   startedAt = 0;
-  endedAt: number | undefined = undefined;
   /** Records appended to the current run's journal (the next record's position). */
   appended = 0;
   /** Records known durable: positions below this are in the log. */
   durable = 0;
+  /** The shard, how the run finished and whether its finish record was appended (see the masks above). */
+  private state: number;
+  /**
+   * Until the run finishes, the call number of its first pending durable timer (0: none; more go to
+   * `rare`); once it finished, when. A finished run has no timers, so one field serves both. The due
+   * times stay in the engine's timer queue only.
+   */
+  private timerOrEnd: number | undefined = 0;
+  /**
+   * What few runs have (attributes, a parent, children, a second timer), kept apart so that the
+   * entry of every other run is smaller: it is what a parked run costs, and what recovery builds a
+   * hundred thousand of.
+   */
+  private rare: RareFields | undefined = undefined;
+  /**
+   * While the run is in memory, its executor; once this process parked it, how many records its
+   * code had reacted to by then (see `reacted`). A run is in memory or parked, so one field serves.
+   */
+  private resident: RunExecutor | number | undefined = undefined;
+
+  constructor(
+    readonly id: string,
+    shard: number,
+  ) {
+    this.state = shard;
+  }
+
+  /** The run's executor while it is in memory. */
+  get executor(): RunExecutor | undefined {
+    const resident = this.resident;
+    return typeof resident === "number" ? undefined : resident;
+  }
+
+  set executor(executor: RunExecutor | undefined) {
+    this.resident = executor;
+  }
+
+  /**
+   * For a run parked by this process: how many records its code had reacted to when it was parked,
+   * so that code re-run for them on its next load counts as replay (`ctx.log` stays quiet).
+   */
+  get reacted(): number | undefined {
+    const resident = this.resident;
+    return typeof resident === "number" ? resident : undefined;
+  }
+
+  /** Drops the run's executor; its code had reacted to the first `reacted` records (when known). */
+  park(reacted: number | undefined): void {
+    this.resident = reacted;
+  }
+
+  get shard(): number {
+    return this.state & SHARD_MASK;
+  }
+
+  /** How the current run finished, once its finish record is durable. */
+  get finished(): FinishedStatus | undefined {
+    return STATUSES[(this.state & STATUS_MASK) >> STATUS_SHIFT];
+  }
+
+  /** When the current run finished, once its finish record is durable. */
+  get endedAt(): number | undefined {
+    return (this.state & STATUS_MASK) === 0 ? undefined : this.timerOrEnd;
+  }
+
   /**
    * A finish record was appended to the current run (durable or not yet): nothing may follow it in
    * the journal, so later records are refused even before `finished` is set.
    */
-  finishAppended = false;
-  // Pending durable timers (call number → due time). Most runs wait on one timer at a time, so the
-  // first is held inline and more go to `rare`: a parked run costs its index entry only.
-  private timerSeq = 0;
-  private timerUntil = 0;
-  /**
-   * What few runs have (attributes, a parent, children, a second timer), kept apart so that the
-   * entry of every other run is four fields smaller: it is what a parked run costs, and what
-   * recovery builds a hundred thousand of.
-   */
-  private rare: RareFields | undefined = undefined;
-  /** The run's executor while it is in memory. */
-  executor: RunExecutor | undefined = undefined;
-  loading: Promise<RunExecutor> | undefined = undefined;
+  get finishAppended(): boolean {
+    return (this.state & FINISH_APPENDED) !== 0;
+  }
 
-  constructor(
-    readonly id: string,
-    readonly shard: number,
-  ) {}
+  /** A finish record was appended to the current run; it may not be durable yet. */
+  finishing(): void {
+    this.state |= FINISH_APPENDED;
+  }
+
+  /** The current run's finish record is durable: it ended `status` at `at`, none of its timers is pending. */
+  finish(status: FinishedStatus, at: number): void {
+    this.state = (this.state & SHARD_MASK) | FINISH_APPENDED | (STATUSES.indexOf(status) << STATUS_SHIFT);
+    this.timerOrEnd = at;
+    if (this.rare !== undefined) this.rare.moreTimers = undefined;
+  }
 
   /** The run's search attributes, once it set any. */
   get attributes(): Record<string, unknown> | undefined {
@@ -67,18 +134,6 @@ export class RunEntry {
     if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).requests = value;
   }
 
-  /**
-   * For a run parked by this process: how many records its code had reacted to when it was parked,
-   * so that code re-run for them on its next load counts as replay (`ctx.log` stays quiet).
-   */
-  get reacted(): number | undefined {
-    return this.rare?.reacted;
-  }
-
-  set reacted(value: number | undefined) {
-    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).reacted = value;
-  }
-
   /** For a child run: the parent run and its call that started it. */
   get parent(): ParentLink | undefined {
     return this.rare?.parent;
@@ -88,7 +143,6 @@ export class RunEntry {
     if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).parent = value;
   }
 
-  /** Unfinished children of this run and what to do with them when it ends. */
   /** The trace context the run's start carried (a W3C `traceparent`), parent of its spans. */
   get trace(): string | undefined {
     return this.rare?.trace;
@@ -98,6 +152,7 @@ export class RunEntry {
     if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).trace = value;
   }
 
+  /** Unfinished children of this run and what to do with them when it ends. */
   get children(): Map<string, ChildLink> | undefined {
     return this.rare?.children;
   }
@@ -106,28 +161,29 @@ export class RunEntry {
     if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).children = value;
   }
 
-  /** Records that call `seq` set a durable timer due at `until`. */
-  setTimer(seq: number, until: number): void {
-    if (this.timerSeq === 0 || this.timerSeq === seq) {
-      this.timerSeq = seq;
-      this.timerUntil = until;
-    } else ((this.rare ??= {}).moreTimers ??= new Map()).set(seq, until);
+  /** Records that call `seq` set a durable timer (its due time is the timer queue's). */
+  setTimer(seq: number): void {
+    if (this.finished !== undefined) return;
+    if (this.timerOrEnd === 0 || this.timerOrEnd === seq) this.timerOrEnd = seq;
+    else ((this.rare ??= {}).moreTimers ??= new Set()).add(seq);
   }
 
-  /** When the timer of call `seq` is due, or `undefined` when it is not pending. */
-  timerDue(seq: number): number | undefined {
-    return seq === this.timerSeq ? this.timerUntil : this.rare?.moreTimers?.get(seq);
+  /** Whether the timer of call `seq` is pending: set and neither fired, cancelled nor ended with its run. */
+  hasTimer(seq: number): boolean {
+    if (this.finished !== undefined) return false;
+    return seq === this.timerOrEnd || this.rare?.moreTimers?.has(seq) === true;
   }
 
   /** The timer of call `seq` fired or is no longer needed. */
   clearTimer(seq: number): void {
-    if (seq === this.timerSeq) this.timerSeq = 0;
+    if (this.finished !== undefined) return;
+    if (seq === this.timerOrEnd) this.timerOrEnd = 0;
     else this.rare?.moreTimers?.delete(seq);
   }
 
-  /** The run ended: none of its timers is pending any more. */
+  /** The run's shard is no longer held here: none of its timers fires in this process. */
   clearTimers(): void {
-    this.timerSeq = 0;
+    if (this.finished === undefined) this.timerOrEnd = 0;
     if (this.rare !== undefined) this.rare.moreTimers = undefined;
   }
 
@@ -137,15 +193,12 @@ export class RunEntry {
     this.rare = undefined;
     this.type = type;
     this.runId = runId;
-    this.finished = undefined;
+    this.state &= SHARD_MASK;
     this.startedAt = startedAt;
-    this.endedAt = undefined;
+    this.timerOrEnd = 0;
     this.appended = 0;
     this.durable = 0;
-    this.finishAppended = false;
-    this.clearTimers();
-    this.executor = undefined;
-    this.loading = undefined;
+    this.resident = undefined;
   }
 }
 
@@ -166,9 +219,8 @@ export interface ChildLink {
 interface RareFields {
   attributes?: Record<string, unknown> | undefined;
   requests?: Set<string> | undefined;
-  reacted?: number | undefined;
   parent?: ParentLink | undefined;
   children?: Map<string, ChildLink> | undefined;
-  moreTimers?: Map<number, number> | undefined;
+  moreTimers?: Set<number> | undefined;
   trace?: string | undefined;
 }

@@ -35,21 +35,21 @@ describe("run index entries", () => {
     entry.attributes = { region: "eu" };
     entry.parent = { id: "batch-7", runId: 2, seq: 4 };
     (entry.children ??= new Map()).set("line-1", { seq: 3, runId: 1, close: "terminate" });
-    entry.setTimer(5, 1_000);
-    entry.setTimer(6, 2_000);
+    entry.setTimer(5);
+    entry.setTimer(6);
     expect(entry.attributes).to.deep.equal({ region: "eu" });
     expect(entry.parent).to.deep.equal({ id: "batch-7", runId: 2, seq: 4 });
     expect([...entry.children!.keys()]).to.deep.equal(["line-1"]);
-    expect([entry.timerDue(5), entry.timerDue(6)]).to.deep.equal([1_000, 2_000]);
+    expect([entry.hasTimer(5), entry.hasTimer(6)]).to.deep.equal([true, true]);
     entry.clearTimer(6);
-    expect([entry.timerDue(5), entry.timerDue(6), entry.attributes]).to.deep.equal([1_000, undefined, { region: "eu" }]);
+    expect([entry.hasTimer(5), entry.hasTimer(6), entry.attributes]).to.deep.equal([true, false, { region: "eu" }]);
 
     entry.reset("order", 2, 200);
-    expect([entry.attributes, entry.parent, entry.children, entry.timerDue(5), entry.stream]).to.deep.equal([
+    expect([entry.attributes, entry.parent, entry.children, entry.hasTimer(5), entry.stream]).to.deep.equal([
       undefined,
       undefined,
       undefined,
-      undefined,
+      false,
       "order-1#2",
     ]);
   });
