@@ -20,7 +20,12 @@ const STATUSES: readonly (FinishedStatus | undefined)[] = [undefined, "ok", "fai
  * stays in the log until something wakes the run.
  */
 export class RunEntry {
-  type = "";
+  /**
+   * The workflow type; once the run has any of what few runs have (attributes, a parent, children,
+   * a second timer), an object holding those and the type. The entry of every other run is a field
+   * smaller: it is what a parked run costs, and what recovery builds a hundred thousand of.
+   */
+  private typeOrRare: string | RareFields = "";
   runId = 0;
   /**
    * The log stream of the current run: each run of an ID has its own, so old runs drop whole. Kept
@@ -42,12 +47,6 @@ export class RunEntry {
    */
   private timerOrEnd: number | undefined = 0;
   /**
-   * What few runs have (attributes, a parent, children, a second timer), kept apart so that the
-   * entry of every other run is smaller: it is what a parked run costs, and what recovery builds a
-   * hundred thousand of.
-   */
-  private rare: RareFields | undefined = undefined;
-  /**
    * While the run is in memory, its executor; once this process parked it, how many records its
    * code had reacted to by then (see `reacted`). A run is in memory or parked, so one field serves.
    */
@@ -58,6 +57,24 @@ export class RunEntry {
     shard: number,
   ) {
     this.state = shard;
+  }
+
+  get type(): string {
+    const typeOrRare = this.typeOrRare;
+    return typeof typeOrRare === "string" ? typeOrRare : typeOrRare.type;
+  }
+
+  private get rare(): RareFields | undefined {
+    const typeOrRare = this.typeOrRare;
+    return typeof typeOrRare === "string" ? undefined : typeOrRare;
+  }
+
+  private rareFields(): RareFields {
+    const typeOrRare = this.typeOrRare;
+    if (typeof typeOrRare !== "string") return typeOrRare;
+    const rare: RareFields = { type: typeOrRare };
+    this.typeOrRare = rare;
+    return rare;
   }
 
   /** The run's executor while it is in memory. */
@@ -142,7 +159,7 @@ export class RunEntry {
   }
 
   set attributes(value: Record<string, unknown> | undefined) {
-    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).attributes = value;
+    if (value !== undefined || this.rare !== undefined) this.rareFields().attributes = value;
   }
 
   /**
@@ -155,7 +172,7 @@ export class RunEntry {
   }
 
   set requests(value: Set<string> | undefined) {
-    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).requests = value;
+    if (value !== undefined || this.rare !== undefined) this.rareFields().requests = value;
   }
 
   /** For a child run: the parent run and its call that started it. */
@@ -164,7 +181,7 @@ export class RunEntry {
   }
 
   set parent(value: ParentLink | undefined) {
-    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).parent = value;
+    if (value !== undefined || this.rare !== undefined) this.rareFields().parent = value;
   }
 
   /** The trace context the run's start carried (a W3C `traceparent`), parent of its spans. */
@@ -173,7 +190,7 @@ export class RunEntry {
   }
 
   set trace(value: string | undefined) {
-    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).trace = value;
+    if (value !== undefined || this.rare !== undefined) this.rareFields().trace = value;
   }
 
   /** Unfinished children of this run and what to do with them when it ends. */
@@ -182,14 +199,14 @@ export class RunEntry {
   }
 
   set children(value: Map<string, ChildLink> | undefined) {
-    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).children = value;
+    if (value !== undefined || this.rare !== undefined) this.rareFields().children = value;
   }
 
   /** Records that call `seq` set a durable timer (its due time is the timer queue's). */
   setTimer(seq: number): void {
     if (this.finished !== undefined) return;
     if (this.timerOrEnd === 0 || this.timerOrEnd === seq) this.timerOrEnd = seq;
-    else ((this.rare ??= {}).moreTimers ??= new Set()).add(seq);
+    else (this.rareFields().moreTimers ??= new Set()).add(seq);
   }
 
   /** Whether the timer of call `seq` is pending: set and neither fired, cancelled nor ended with its run. */
@@ -214,8 +231,7 @@ export class RunEntry {
   /** Forgets the previous run of this ID before a new one starts (`stream`: the run's stream name, when at hand). */
   reset(type: string, runId: number, startedAt: number, stream = streamOf(this.id, runId)): void {
     this.stream = stream;
-    this.rare = undefined;
-    this.type = type;
+    this.typeOrRare = type;
     this.runId = runId;
     this.state &= SHARD_MASK;
     this.setStartedAt(startedAt);
@@ -241,6 +257,7 @@ export interface ChildLink {
 }
 
 interface RareFields {
+  readonly type: string;
   attributes?: Record<string, unknown> | undefined;
   requests?: Set<string> | undefined;
   parent?: ParentLink | undefined;
