@@ -53,4 +53,38 @@ describe("run index entries", () => {
       "order-1#2",
     ]);
   });
+
+  it("give back the start time, shard and finish of the current run exactly", () => {
+    for (const shard of [0, 1, 1023]) {
+      const entry = new RunEntry("order-1", shard);
+      for (const startedAt of [0, 1, 32_767, 32_768, 1_780_000_000_123, 2 ** 53 - 1, -5, -32_769, 12.5, 1_780_000_000_123.25]) {
+        entry.reset("order", entry.runId + 1, startedAt);
+        expect([entry.startedAt, entry.shard, entry.finished, entry.endedAt, entry.finishAppended], String(startedAt)).to.deep.equal([
+          startedAt,
+          shard,
+          undefined,
+          undefined,
+          false,
+        ]);
+        entry.setTimer(3);
+        entry.finishing();
+        expect([entry.finishAppended, entry.finished, entry.hasTimer(3)]).to.deep.equal([true, undefined, true]);
+        entry.finish("cancelled", startedAt + 7);
+        entry.setTimer(4);
+        expect([entry.startedAt, entry.shard, entry.finished, entry.endedAt, entry.hasTimer(3), entry.hasTimer(4)]).to.deep.equal([
+          startedAt,
+          shard,
+          "cancelled",
+          startedAt + 7,
+          false,
+          false,
+        ]);
+      }
+      for (const status of ["ok", "failed", "cancelled", "terminated"] as const) {
+        entry.reset("order", entry.runId + 1, 1_000);
+        entry.finish(status, 2_000);
+        expect([entry.finished, entry.endedAt]).to.deep.equal([status, 2_000]);
+      }
+    }
+  });
 });
