@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { FULL_SPACE, scheduleArbitrary, scheduleText, type ProgramSpace, type Schedule } from "./program.js";
-import { PROPERTIES, runSchedule, Violation, type Property, type RunReport } from "./simulator.js";
+import { PROPERTIES, Violation, type Property } from "./properties.js";
+import { runSchedule, type RunReport } from "./simulator.js";
 
 /** One schedule's outcome: the seed that generates it, and what went wrong, if anything. */
 export interface SeedOutcome {

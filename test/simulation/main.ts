@@ -1,4 +1,4 @@
-import { PROPERTIES, Violation, type Property } from "./simulator.js";
+import { PROPERTIES, Violation, type Property } from "./properties.js";
 import { replay, scanSeed, shrink, shrunkText } from "./explore.js";
 import { FULL_SPACE, scheduleText, type ProgramSpace } from "./program.js";
 

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { replay, scanSeed, shrink, shrunkText } from "./explore.js";
-import { PROPERTIES, type Property } from "./simulator.js";
+import { PROPERTIES, type Property } from "./properties.js";
 
 // Seeds checked on every test run: the same schedules each time, so a failure here reproduces with
 // `npm run sim -- --seed S --path P`. `npm run sim -- --seeds N` checks more.

@@ -45,7 +45,11 @@ export interface LeaseLateEvent {
 /**
  * This process stopped holding a shard on PostgreSQL: its lease expired, another owner took it, its
  * storage failed, or it was released so another process could take it. The runs of the shard go on
- * wherever the shard is held next.
+ * wherever the shard is held next. A shard whose runs could not be recovered when it was taken (its
+ * rows could not be read, or hold records the engine cannot make sense of) is given up as `"failed"`,
+ * with the cause in `error`: the process goes on with its other shards, and the shard is taken again
+ * (by another process, or by this one after a back-off that doubles with each failure, up to 30 s),
+ * until one recovers it once the rows are repaired.
  */
 export interface LeaseLostEvent {
   readonly kind: "lease-lost";

@@ -20,9 +20,10 @@ export async function joinCluster(
   const host = {
     runs,
     recoverShards: async (shards: readonly number[]) => {
-      await runs.recover(shards);
+      const failed = await runs.recover(shards);
       runs.flow.open();
       runs.resumeAll();
+      return failed;
     },
     forgetShard: (shard: number) => runs.forgetShard(shard),
     ...(telemetry === undefined ? {} : { trace: telemetry }),

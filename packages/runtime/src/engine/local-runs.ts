@@ -431,17 +431,30 @@ export class LocalRuns implements RunService {
   /**
    * Loads the runs of `shards` (of every shard, when undefined) into the index, each shard's records
    * in its own order, then settles what a crash left between parents and children.
+   *
+   * @returns the shards of `shards` whose records could not be loaded, with why: none of their runs
+   * is left in the index, and the other shards are loaded all the same.
+   * @throws StorageError when `shards` is undefined and a shard's records cannot be loaded.
    */
-  async recover(shards: readonly number[] | undefined): Promise<void> {
+  async recover(shards: readonly number[] | undefined): Promise<Map<number, unknown>> {
+    const failed = new Map<number, unknown>();
     this.timers.hold();
     try {
       if (shards === undefined) for (let shard = 0; shard < this.deps.log.shardCount; shard++) await this.scanShard(shard);
-      // Shards are independent, so the reads of several taken at once overlap.
-      else await Promise.all(shards.map((shard) => this.scanShard(shard)));
+      else {
+        // Shards are independent, so the reads of several taken at once overlap. A failed shard is
+        // dropped once every read has ended, so no read still under way adds runs to it after.
+        const scans = await Promise.allSettled(shards.map((shard) => this.scanShard(shard)));
+        scans.forEach((scan, i) => {
+          if (scan.status === "rejected") failed.set(shards[i]!, scan.reason);
+        });
+        for (const shard of failed.keys()) this.forgetShard(shard);
+      }
     } finally {
       this.timers.release();
     }
-    await this.children.reconcile(shards === undefined ? undefined : new Set(shards));
+    await this.children.reconcile(shards === undefined ? undefined : new Set(shards.filter((shard) => !failed.has(shard))));
+    return failed;
   }
 
   /** Resumes every unfinished run whose type is registered, a bounded number at a time. */

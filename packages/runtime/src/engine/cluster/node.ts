@@ -18,8 +18,12 @@ import { decodeError, decodeValue, encodeError, encodeValue } from "./wire.js";
 export interface ClusterHost {
   /** The runs of the shards this process holds, which perform the requests sent to it. */
   readonly runs: LocalRuns;
-  /** Loads the runs of the shards into the index and resumes them. */
-  recoverShards(shards: readonly number[]): Promise<void>;
+  /**
+   * Loads the runs of the shards into the index and resumes them; returns the shards whose records
+   * could not be loaded, with why (none of their runs is left in the index). Throws when what links
+   * runs across the shards could not be settled, which fails them all.
+   */
+  recoverShards(shards: readonly number[]): Promise<ReadonlyMap<number, unknown>>;
   /** Drops the shard's runs from the index: their executors, timers and waiters. */
   forgetShard(shard: number): void;
   /**
@@ -166,18 +170,22 @@ export class ClusterNode {
       const shards = [...this.acquiring].filter((s) => !this.ready.has(s) && this.log.epochOf(s) !== undefined);
       this.acquiring.clear();
       if (shards.length === 0) return;
+      let failed: ReadonlyMap<number, unknown>;
       try {
-        await this.engine.recoverShards(shards);
+        failed = await this.engine.recoverShards(shards);
       } catch (e) {
-        // Runs half loaded are dropped and the leases given up, so another process (or this one,
-        // after a back-off) takes the shards and recovers them from the database.
-        for (const s of shards) {
-          this.engine.forgetShard(s);
-          this.log.abandon(s, e);
-        }
-        throw e;
+        failed = new Map(shards.map((s) => [s, e]));
+      }
+      // Each failed shard is given up alone: the shards taken with it go on here.
+      for (const [s, e] of failed) {
+        // Its runs half loaded are dropped and its lease given up, so another process (or this one,
+        // after a back-off) takes the shard and recovers it from the database.
+        this.engine.forgetShard(s);
+        this.log.abandon(s, e);
+        this.warn(`could not recover shard ${s} and gave its lease up`, e);
       }
       for (const s of shards) {
+        if (failed.has(s)) continue;
         // A shard lost while it was recovered is forgotten again: its next owner runs it.
         if (this.log.epochOf(s) === undefined) {
           this.engine.forgetShard(s);
@@ -205,15 +213,12 @@ export class ClusterNode {
 
   /** Runs lease work one piece at a time, in the order the log reported it. */
   private serial(work: () => Promise<void>, what: string): void {
-    this.chain = this.chain
-      .then(() => (this.closed ? undefined : work()))
-      .catch((e: unknown) => {
-        if (!this.closed)
-          process.emitWarning(
-            `cluster owner "${this.log.owner}" failed ${what}: ${(e as Error)?.stack ?? String(e)}`,
-            "FuseeClusterWarning",
-          );
-      });
+    this.chain = this.chain.then(() => (this.closed ? undefined : work())).catch((e: unknown) => this.warn(`failed ${what}`, e));
+  }
+
+  private warn(what: string, e: unknown): void {
+    if (!this.closed)
+      process.emitWarning(`cluster owner "${this.log.owner}" ${what}: ${(e as Error)?.stack ?? String(e)}`, "FuseeClusterWarning");
   }
 
   /** Starts every waiting request of a shard this process holds; a wake-up during a drain drains again after it. */

@@ -1,0 +1,29 @@
+/** The properties checked after every action of a schedule. */
+export const PROPERTIES = {
+  noRerun: "no acknowledged step re-runs",
+  replays: "every journal replays",
+  statusJournal: "status agrees with the journal",
+  results: "results and call outcomes equal the model's",
+  runSet: "no run appears or vanishes, and finished runs stay finished",
+  retryBudget: "retry budgets hold across restarts",
+  abortTold: "an aborted attempt is told",
+  stepKeys: "a step's key belongs to its own step",
+  recovery: "the engine opens every crash image and stays live",
+  unhandled: "no rejection escapes the engine unhandled",
+} as const;
+
+export type Property = keyof typeof PROPERTIES;
+
+/** A property that did not hold, with where and why. */
+export class Violation extends Error {
+  /** What the schedule did up to the violation. */
+  trace: readonly string[] = [];
+
+  constructor(
+    readonly property: Property,
+    readonly detail: string,
+  ) {
+    super(`${PROPERTIES[property]}: ${detail}`);
+    this.name = "Violation";
+  }
+}
