@@ -41,11 +41,12 @@ export class RunEntry {
   /** The shard, how the run finished and whether its finish record was appended (see the masks above). */
   private state: number;
   /**
-   * Until the run finishes, the call number of its first pending durable timer (0: none; more go to
-   * `rare`); once it finished, when. A finished run has no timers, so one field serves both. The due
-   * times stay in the engine's timer queue only.
+   * Until the run finishes, the call number of its first pending durable timer (more go to `rare`);
+   * once it finished, when. A finished run has no timers, so one field serves both. The due times
+   * stay in the engine's timer queue only. "None" is `undefined`, not 0: a field V8 has seen hold
+   * only small integers would, on the first end time stored, be boxed in every entry.
    */
-  private timerOrEnd: number | undefined = 0;
+  private timerOrEnd: number | undefined = undefined;
   /**
    * While the run is in memory, its executor; once this process parked it, how many records its
    * code had reacted to by then (see `reacted`). A run is in memory or parked, so one field serves.
@@ -205,7 +206,7 @@ export class RunEntry {
   /** Records that call `seq` set a durable timer (its due time is the timer queue's). */
   setTimer(seq: number): void {
     if (this.finished !== undefined) return;
-    if (this.timerOrEnd === 0 || this.timerOrEnd === seq) this.timerOrEnd = seq;
+    if (this.timerOrEnd === undefined || this.timerOrEnd === seq) this.timerOrEnd = seq;
     else (this.rareFields().moreTimers ??= new Set()).add(seq);
   }
 
@@ -218,13 +219,13 @@ export class RunEntry {
   /** The timer of call `seq` fired or is no longer needed. */
   clearTimer(seq: number): void {
     if (this.finished !== undefined) return;
-    if (seq === this.timerOrEnd) this.timerOrEnd = 0;
+    if (seq === this.timerOrEnd) this.timerOrEnd = undefined;
     else this.rare?.moreTimers?.delete(seq);
   }
 
   /** The run's shard is no longer held here: none of its timers fires in this process. */
   clearTimers(): void {
-    if (this.finished === undefined) this.timerOrEnd = 0;
+    if (this.finished === undefined) this.timerOrEnd = undefined;
     if (this.rare !== undefined) this.rare.moreTimers = undefined;
   }
 
@@ -235,7 +236,7 @@ export class RunEntry {
     this.runId = runId;
     this.state &= SHARD_MASK;
     this.setStartedAt(startedAt);
-    this.timerOrEnd = 0;
+    this.timerOrEnd = undefined;
     this.appended = 0;
     this.durable = 0;
     this.resident = undefined;

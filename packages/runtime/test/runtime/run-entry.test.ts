@@ -1,6 +1,17 @@
+import v8 from "node:v8";
+import vm from "node:vm";
 import { expect } from "chai";
 import { RunEntry } from "../../src/engine/run-entry.js";
 import { parseStream, streamOf } from "../../src/journal/stream-names.js";
+
+v8.setFlagsFromString("--expose-gc");
+const gc = vm.runInNewContext("gc") as () => void;
+
+function heap(): number {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+}
 
 describe("run index entries", () => {
   it("read back the workflow ID and run of every stream name they write", () => {
@@ -86,5 +97,23 @@ describe("run index entries", () => {
         expect([entry.finished, entry.endedAt]).to.deep.equal([status, 2_000]);
       }
     }
+  });
+
+  it("cost no more once some run has finished, with a timer pending or not", () => {
+    const entries: RunEntry[] = [];
+    const before = heap();
+    for (let i = 0; i < 50_000; i++) {
+      const entry = new RunEntry(`run-${i}`, i % 4);
+      entry.reset("order", 1, 1_780_000_000_123 + i);
+      entry.setTimer(2);
+      entries.push(entry);
+    }
+    const parked = (heap() - before) / entries.length;
+    entries[7]!.finish("ok", 1_780_000_009_999);
+    for (const entry of entries) entry.clearTimer(2);
+    for (const entry of entries) entry.setTimer(3);
+    const afterOneFinished = (heap() - before) / entries.length;
+    expect(entries[7]!.endedAt).to.equal(1_780_000_009_999);
+    expect(afterOneFinished - parked, `${parked} bytes per entry, then ${afterOneFinished}`).to.be.below(2);
   });
 });
