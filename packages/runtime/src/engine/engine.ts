@@ -152,6 +152,7 @@ export class Engine {
         runs: runs.runs,
         retentionMs,
         owns: (shard) => engine.cluster === undefined || engine.cluster.owns(shard),
+        loading: (entry) => runs.cache.loading(entry),
         failed: (e) => runs.storageFailed(e),
         sweepEngineState: (cutoff) => runs.flow.sweep(cutoff),
       });

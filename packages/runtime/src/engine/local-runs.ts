@@ -87,7 +87,7 @@ export class LocalRuns implements RunService {
   readonly runs: Map<string, RunEntry>;
   readonly records: RunRecords;
   readonly cache: RunCache;
-  readonly timers: TimerQueue;
+  readonly timers: TimerQueue<RunEntry>;
   readonly flow: FlowControl;
   private readonly children: ChildRuns;
   private readonly starts: RunStarts;
@@ -111,7 +111,7 @@ export class LocalRuns implements RunService {
 
   constructor(private readonly deps: LocalRunsDeps) {
     const time = deps.clock;
-    this.timers = new TimerQueue(time, (id, seq, at) => this.fireTimer(id, seq, at));
+    this.timers = new TimerQueue<RunEntry>(time, (entry, seq, _at, runId) => this.fireTimer(entry, seq, runId));
     this.flow = new FlowControl({
       log: deps.log,
       codec: deps.codec,
@@ -129,8 +129,8 @@ export class LocalRuns implements RunService {
     this.index = new RunIndex(
       {
         codec: deps.codec,
-        armTimer: (until, id, seq) => {
-          if (!this.closed) this.timers.add(until, id, seq);
+        armTimer: (until, entry, seq) => {
+          if (!this.closed) this.timers.add(until, entry, seq, entry.runId);
         },
         recoverSystem: (shard, stream, body) => this.flow.recover(shard, stream, body),
       },
@@ -472,7 +472,7 @@ export class LocalRuns implements RunService {
     )
       return false;
     for (const entry of this.cache.entries()) {
-      if (entry.loading !== undefined || entry.executor?.busy(steps) === true) return false;
+      if (this.cache.loading(entry) || entry.executor?.busy(steps) === true) return false;
     }
     return true;
   }
@@ -602,9 +602,12 @@ export class LocalRuns implements RunService {
       .catch((x: unknown) => this.internalAppendFailed(x, entry.shard));
   }
 
-  private fireTimer(id: string, seq: number, at: number): void {
-    const entry = this.runs.get(id);
-    if (entry === undefined || entry.finished !== undefined || entry.timerDue(seq) !== at || this.closed) return;
+  /**
+   * Timers cancelled, of an earlier run of the ID, or of an entry no longer indexed (its shard moved,
+   * its retention passed) stay queued: only a pending timer of the current run fires.
+   */
+  private fireTimer(entry: RunEntry, seq: number, runId: number): void {
+    if ((entry.runId | 0) !== runId || this.runs.get(entry.id) !== entry || !entry.hasTimer(seq) || this.closed) return;
     entry.clearTimer(seq);
     void this.records
       .append(entry, { kind: "fired", seq, at: this.deps.clock.now() })

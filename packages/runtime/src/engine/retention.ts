@@ -11,6 +11,8 @@ export interface RetentionDeps {
   readonly retentionMs: number;
   /** Whether this process holds the shard (always, outside a cluster). */
   owns(shard: number): boolean;
+  /** Whether the run's journal is being replayed into an executor. */
+  loading(entry: RunEntry): boolean;
   /** A sweep failed on storage. */
   failed(error: unknown): void;
   /** Forgets the engine's own state that ended at or before `cutoff` (fired debounce and batch windows). */
@@ -51,7 +53,7 @@ export class RetentionSweep {
     await this.deps.sweepEngineState(cutoff);
     const expired = new Set<string>();
     for (const entry of runs.values()) {
-      if (entry.finished !== undefined && (entry.endedAt ?? 0) <= cutoff && entry.executor === undefined && entry.loading === undefined) {
+      if (entry.finished !== undefined && (entry.endedAt ?? 0) <= cutoff && entry.executor === undefined && !this.deps.loading(entry)) {
         expired.add(entry.id);
         runs.delete(entry.id);
       }

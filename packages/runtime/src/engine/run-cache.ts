@@ -30,6 +30,11 @@ export interface RunCacheDeps {
  */
 export class RunCache {
   private readonly live = new Map<string, RunEntry>();
+  /**
+   * Runs whose journal is being replayed into `executor`, kept here rather than in every index
+   * entry: few runs load at a time. A load is the entry's while that executor is.
+   */
+  private readonly loads = new Map<RunEntry, { executor: RunExecutor; done: Promise<RunExecutor> }>();
   private resumeQueue: RunEntry[] = [];
   private resuming = 0;
 
@@ -61,8 +66,9 @@ export class RunCache {
 
   /** The run's executor, replaying its journal from the log when it is parked. */
   load(entry: RunEntry): Promise<RunExecutor> {
-    if (entry.loading !== undefined) return entry.loading;
     if (entry.executor !== undefined) {
+      const loading = this.loads.size === 0 ? undefined : this.loads.get(entry);
+      if (loading !== undefined && loading.executor === entry.executor) return loading.done;
       this.touch(entry);
       return Promise.resolve(entry.executor);
     }
@@ -74,23 +80,33 @@ export class RunCache {
         ),
       );
     }
+    const reacted = entry.reacted;
     const executor = this.create(entry, def);
     const upTo = entry.durable;
     const runId = entry.runId;
-    entry.loading = (async () => {
+    const done = (async () => {
       try {
         const records = await this.deps.read(entry, upTo);
         if (entry.runId !== runId) return executor;
-        executor.load(records, entry.reacted);
+        executor.load(records, reacted);
         return executor;
       } catch (e) {
-        if (entry.executor === executor) this.evict(entry);
+        if (entry.executor === executor) {
+          this.evict(entry);
+          entry.park(reacted);
+        }
         throw e;
       } finally {
-        entry.loading = undefined;
+        if (this.loads.get(entry)?.executor === executor) this.loads.delete(entry);
       }
     })();
-    return entry.loading;
+    this.loads.set(entry, { executor, done });
+    return done;
+  }
+
+  /** Whether the run's journal is being replayed into an executor. */
+  loading(entry: RunEntry): boolean {
+    return this.loads.size !== 0 && this.loads.has(entry);
   }
 
   /**
@@ -148,9 +164,8 @@ export class RunCache {
   private parkOneIdle(): boolean {
     for (const entry of this.live.values()) {
       const ex = entry.executor;
-      if (ex !== undefined && entry.loading === undefined && entry.durable === entry.appended && ex.status() === "suspended") {
-        entry.executor = undefined;
-        entry.reacted = entry.durable;
+      if (ex !== undefined && !this.loading(entry) && entry.durable === entry.appended && ex.status() === "suspended") {
+        entry.park(entry.durable);
         this.live.delete(entry.id);
         return true;
       }

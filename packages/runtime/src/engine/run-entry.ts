@@ -2,48 +2,157 @@ import type { FinishedStatus } from "../core/status.js";
 import { streamOf } from "../journal/stream-names.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 
+// `state` packs into one small integer the run's shard, how it finished, whether its finish record
+// was appended, and the low bits of its start time: every parked run pays for each field its entry
+// has, and a time in milliseconds (about 2^41) held as a number costs a 16-byte box besides.
+const SHARD_MASK = 0x7ff; // `Config.shards` allows 1,024
+const STATUS_SHIFT = 11;
+const STATUS_MASK = 0b111 << STATUS_SHIFT;
+const FINISH_APPENDED = 1 << 14;
+const START_SHIFT = 15;
+/** The span of the start time's low bits: 15 bits, so that `state` stays below 2^30, a small integer. */
+const START_SPAN = 1 << 15;
+const BELOW_START = START_SPAN - 1;
+const STATUSES: readonly (FinishedStatus | undefined)[] = [undefined, "ok", "failed", "cancelled", "terminated"];
+
 /**
  * The engine's index entry of one workflow ID: all that a parked run costs in memory. Its journal
  * stays in the log until something wakes the run.
  */
 export class RunEntry {
-  type = "";
+  /**
+   * The workflow type; once the run has any of what few runs have (attributes, a parent, children,
+   * a second timer), an object holding those and the type. The entry of every other run is a field
+   * smaller: it is what a parked run costs, and what recovery builds a hundred thousand of.
+   */
+  private typeOrRare: string | RareFields = "";
   runId = 0;
   /**
    * The log stream of the current run: each run of an ID has its own, so old runs drop whole. Kept
    * rather than rebuilt, so every append hands the log the same string and its hash is computed once.
    */
   stream = "";
-  finished: FinishedStatus | undefined = undefined;
-  startedAt = 0;
-  endedAt: number | undefined = undefined;
+  /** The start time over `START_SPAN`, rounded down (its remainder is in `state`). */
+  private startedHigh = 0;
   /** Records appended to the current run's journal (the next record's position). */
   appended = 0;
   /** Records known durable: positions below this are in the log. */
   durable = 0;
+  /** The shard, how the run finished and whether its finish record was appended (see the masks above). */
+  private state: number;
+  /**
+   * Until the run finishes, the call number of its first pending durable timer (more go to `rare`);
+   * once it finished, when. A finished run has no timers, so one field serves both. The due times
+   * stay in the engine's timer queue only. "None" is `undefined`, not 0: a field V8 has seen hold
+   * only small integers would, on the first end time stored, be boxed in every entry.
+   */
+  private timerOrEnd: number | undefined = undefined;
+  /**
+   * While the run is in memory, its executor; once this process parked it, how many records its
+   * code had reacted to by then (see `reacted`). A run is in memory or parked, so one field serves.
+   */
+  private resident: RunExecutor | number | undefined = undefined;
+
+  constructor(
+    readonly id: string,
+    shard: number,
+  ) {
+    this.state = shard;
+  }
+
+  get type(): string {
+    const typeOrRare = this.typeOrRare;
+    return typeof typeOrRare === "string" ? typeOrRare : typeOrRare.type;
+  }
+
+  private get rare(): RareFields | undefined {
+    const typeOrRare = this.typeOrRare;
+    return typeof typeOrRare === "string" ? undefined : typeOrRare;
+  }
+
+  private rareFields(): RareFields {
+    const typeOrRare = this.typeOrRare;
+    if (typeof typeOrRare !== "string") return typeOrRare;
+    const rare: RareFields = { type: typeOrRare };
+    this.typeOrRare = rare;
+    return rare;
+  }
+
+  /** The run's executor while it is in memory. */
+  get executor(): RunExecutor | undefined {
+    const resident = this.resident;
+    return typeof resident === "number" ? undefined : resident;
+  }
+
+  set executor(executor: RunExecutor | undefined) {
+    this.resident = executor;
+  }
+
+  /**
+   * For a run parked by this process: how many records its code had reacted to when it was parked,
+   * so that code re-run for them on its next load counts as replay (`ctx.log` stays quiet).
+   */
+  get reacted(): number | undefined {
+    const resident = this.resident;
+    return typeof resident === "number" ? resident : undefined;
+  }
+
+  /** Drops the run's executor; its code had reacted to the first `reacted` records (when known). */
+  park(reacted: number | undefined): void {
+    this.resident = reacted;
+  }
+
+  get shard(): number {
+    return this.state & SHARD_MASK;
+  }
+
+  /** When the current run started. */
+  get startedAt(): number {
+    return this.startedHigh * START_SPAN + (this.state >>> START_SHIFT);
+  }
+
+  private setStartedAt(at: number): void {
+    const high = Math.floor(at / START_SPAN);
+    const low = at - high * START_SPAN;
+    // A fractional time (a test's clock) is kept whole in `startedHigh`: dividing by a power of two is exact.
+    if (Number.isInteger(low)) {
+      this.startedHigh = high;
+      this.state = (this.state & BELOW_START) | (low << START_SHIFT);
+    } else {
+      this.startedHigh = at / START_SPAN;
+      this.state &= BELOW_START;
+    }
+  }
+
+  /** How the current run finished, once its finish record is durable. */
+  get finished(): FinishedStatus | undefined {
+    return STATUSES[(this.state & STATUS_MASK) >> STATUS_SHIFT];
+  }
+
+  /** When the current run finished, once its finish record is durable. */
+  get endedAt(): number | undefined {
+    return (this.state & STATUS_MASK) === 0 ? undefined : this.timerOrEnd;
+  }
+
   /**
    * A finish record was appended to the current run (durable or not yet): nothing may follow it in
    * the journal, so later records are refused even before `finished` is set.
    */
-  finishAppended = false;
-  // Pending durable timers (call number → due time). Most runs wait on one timer at a time, so the
-  // first is held inline and more go to `rare`: a parked run costs its index entry only.
-  private timerSeq = 0;
-  private timerUntil = 0;
-  /**
-   * What few runs have (attributes, a parent, children, a second timer), kept apart so that the
-   * entry of every other run is four fields smaller: it is what a parked run costs, and what
-   * recovery builds a hundred thousand of.
-   */
-  private rare: RareFields | undefined = undefined;
-  /** The run's executor while it is in memory. */
-  executor: RunExecutor | undefined = undefined;
-  loading: Promise<RunExecutor> | undefined = undefined;
+  get finishAppended(): boolean {
+    return (this.state & FINISH_APPENDED) !== 0;
+  }
 
-  constructor(
-    readonly id: string,
-    readonly shard: number,
-  ) {}
+  /** A finish record was appended to the current run; it may not be durable yet. */
+  finishing(): void {
+    this.state |= FINISH_APPENDED;
+  }
+
+  /** The current run's finish record is durable: it ended `status` at `at`, none of its timers is pending. */
+  finish(status: FinishedStatus, at: number): void {
+    this.state = (this.state & ~STATUS_MASK) | FINISH_APPENDED | (STATUSES.indexOf(status) << STATUS_SHIFT);
+    this.timerOrEnd = at;
+    if (this.rare !== undefined) this.rare.moreTimers = undefined;
+  }
 
   /** The run's search attributes, once it set any. */
   get attributes(): Record<string, unknown> | undefined {
@@ -51,7 +160,7 @@ export class RunEntry {
   }
 
   set attributes(value: Record<string, unknown> | undefined) {
-    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).attributes = value;
+    if (value !== undefined || this.rare !== undefined) this.rareFields().attributes = value;
   }
 
   /**
@@ -64,19 +173,7 @@ export class RunEntry {
   }
 
   set requests(value: Set<string> | undefined) {
-    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).requests = value;
-  }
-
-  /**
-   * For a run parked by this process: how many records its code had reacted to when it was parked,
-   * so that code re-run for them on its next load counts as replay (`ctx.log` stays quiet).
-   */
-  get reacted(): number | undefined {
-    return this.rare?.reacted;
-  }
-
-  set reacted(value: number | undefined) {
-    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).reacted = value;
+    if (value !== undefined || this.rare !== undefined) this.rareFields().requests = value;
   }
 
   /** For a child run: the parent run and its call that started it. */
@@ -85,73 +182,64 @@ export class RunEntry {
   }
 
   set parent(value: ParentLink | undefined) {
-    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).parent = value;
+    if (value !== undefined || this.rare !== undefined) this.rareFields().parent = value;
   }
 
-  /** Unfinished children of this run and what to do with them when it ends. */
   /** The trace context the run's start carried (a W3C `traceparent`), parent of its spans. */
   get trace(): string | undefined {
     return this.rare?.trace;
   }
 
   set trace(value: string | undefined) {
-    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).trace = value;
+    if (value !== undefined || this.rare !== undefined) this.rareFields().trace = value;
   }
 
+  /** Unfinished children of this run and what to do with them when it ends. */
   get children(): Map<string, ChildLink> | undefined {
     return this.rare?.children;
   }
 
   set children(value: Map<string, ChildLink> | undefined) {
-    if (value !== undefined || this.rare !== undefined) (this.rare ??= {}).children = value;
+    if (value !== undefined || this.rare !== undefined) this.rareFields().children = value;
   }
 
-  /** Records that call `seq` set a durable timer due at `until`. */
-  setTimer(seq: number, until: number): void {
-    if (this.timerSeq === 0 || this.timerSeq === seq) {
-      this.timerSeq = seq;
-      this.timerUntil = until;
-    } else ((this.rare ??= {}).moreTimers ??= new Map()).set(seq, until);
+  /** Records that call `seq` set a durable timer (its due time is the timer queue's). */
+  setTimer(seq: number): void {
+    if (this.finished !== undefined) return;
+    if (this.timerOrEnd === undefined || this.timerOrEnd === seq) this.timerOrEnd = seq;
+    else (this.rareFields().moreTimers ??= new Set()).add(seq);
   }
 
-  /** When the timer of call `seq` is due, or `undefined` when it is not pending. */
-  timerDue(seq: number): number | undefined {
-    return seq === this.timerSeq ? this.timerUntil : this.rare?.moreTimers?.get(seq);
-  }
-
-  /** Calls `fn` with each pending timer's call number and due time. */
-  eachTimer(fn: (seq: number, until: number) => void): void {
-    if (this.timerSeq !== 0) fn(this.timerSeq, this.timerUntil);
-    for (const [seq, until] of this.rare?.moreTimers ?? []) fn(seq, until);
+  /** Whether the timer of call `seq` is pending: set and neither fired, cancelled nor ended with its run. */
+  hasTimer(seq: number): boolean {
+    if (this.finished !== undefined) return false;
+    return seq === this.timerOrEnd || this.rare?.moreTimers?.has(seq) === true;
   }
 
   /** The timer of call `seq` fired or is no longer needed. */
   clearTimer(seq: number): void {
-    if (seq === this.timerSeq) this.timerSeq = 0;
+    if (this.finished !== undefined) return;
+    if (seq === this.timerOrEnd) this.timerOrEnd = undefined;
     else this.rare?.moreTimers?.delete(seq);
   }
 
-  /** The run ended: none of its timers is pending any more. */
+  /** The run's shard is no longer held here: none of its timers fires in this process. */
   clearTimers(): void {
-    this.timerSeq = 0;
+    if (this.finished === undefined) this.timerOrEnd = undefined;
     if (this.rare !== undefined) this.rare.moreTimers = undefined;
   }
 
   /** Forgets the previous run of this ID before a new one starts (`stream`: the run's stream name, when at hand). */
   reset(type: string, runId: number, startedAt: number, stream = streamOf(this.id, runId)): void {
     this.stream = stream;
-    this.rare = undefined;
-    this.type = type;
+    this.typeOrRare = type;
     this.runId = runId;
-    this.finished = undefined;
-    this.startedAt = startedAt;
-    this.endedAt = undefined;
+    this.state &= SHARD_MASK;
+    this.setStartedAt(startedAt);
+    this.timerOrEnd = undefined;
     this.appended = 0;
     this.durable = 0;
-    this.finishAppended = false;
-    this.clearTimers();
-    this.executor = undefined;
-    this.loading = undefined;
+    this.resident = undefined;
   }
 }
 
@@ -170,11 +258,11 @@ export interface ChildLink {
 }
 
 interface RareFields {
+  readonly type: string;
   attributes?: Record<string, unknown> | undefined;
   requests?: Set<string> | undefined;
-  reacted?: number | undefined;
   parent?: ParentLink | undefined;
   children?: Map<string, ChildLink> | undefined;
-  moreTimers?: Map<number, number> | undefined;
+  moreTimers?: Set<number> | undefined;
   trace?: string | undefined;
 }

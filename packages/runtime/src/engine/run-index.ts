@@ -16,8 +16,8 @@ import { RunEntry } from "./run-entry.js";
 /** What keeping the index needs of the engine. */
 export interface RunIndexDeps {
   readonly codec: PayloadCodec;
-  /** Arms the durable timer set by call `seq` of run `id`. */
-  armTimer(until: number, id: string, seq: number): void;
+  /** Arms the durable timer set by call `seq` of the entry's current run. */
+  armTimer(until: number, entry: RunEntry, seq: number): void;
   /** Takes a record of one of the engine's own streams (schedules, windows) read on open. */
   recoverSystem(shard: number, stream: string, body: Uint8Array): void;
 }
@@ -38,8 +38,8 @@ export class RunIndex {
     switch (record.kind) {
       case "timer": {
         const { seq, until } = record as { seq: number; until: number };
-        entry.setTimer(seq, until);
-        this.deps.armTimer(until, entry.id, seq);
+        entry.setTimer(seq);
+        this.deps.armTimer(until, entry, seq);
         return;
       }
       case "fired":
@@ -52,10 +52,7 @@ export class RunIndex {
         if ((record as StartRecord).attributes !== undefined) entry.attributes = applyAttributes(undefined, record as StartRecord);
         return;
       case "finish":
-        entry.finishAppended = true;
-        entry.finished = (record as { status: FinishRecord["status"] }).status;
-        entry.endedAt = (record as { at: number }).at;
-        entry.clearTimers();
+        entry.finish((record as { status: FinishRecord["status"] }).status, (record as { at: number }).at);
         return;
       case "child": {
         const r = record as Pick<ChildRecord, "ok" | "childId" | "seq" | "childRunId" | "close">;

@@ -119,7 +119,7 @@ export class RunRecords implements DurableSink {
   }
 
   private enqueue(entry: RunEntry, record: JournalRecord, body: Uint8Array, resolve?: () => void, reject?: (e: unknown) => void): void {
-    if (record.kind === "finish") entry.finishAppended = true;
+    if (record.kind === "finish") entry.finishing();
     const waiter = new RecordWaiter(this, entry, entry.runId, entry.appended++, record, body, resolve, reject);
     this.unsynced++;
     this.deps.log.appendThen(entry.shard, entry.stream, body, waiter);

@@ -6,6 +6,14 @@ import type { RecoveryVisitor } from "../storage/recovery-visitor.js";
 import type { RunEntry } from "./run-entry.js";
 import { type AttributeSink, RunIndex } from "./run-index.js";
 
+/** A durable timer a record set, kept until the pass is over. */
+interface PendingTimer {
+  readonly until: number;
+  readonly entry: RunEntry;
+  readonly seq: number;
+  readonly runId: number;
+}
+
 /** A record setting search attributes, kept until the payload codec was checked. */
 interface HeldAttributes {
   readonly body: Uint8Array;
@@ -25,7 +33,13 @@ interface HeldAttributes {
  * older run still live) is left to a scan: {@link needsScan}.
  */
 export class RunRecovery implements RecoveryVisitor {
-  private readonly index = new RunIndex({ codec: UNCHECKED, armTimer: () => undefined, recoverSystem: () => undefined });
+  private readonly index = new RunIndex({
+    codec: UNCHECKED,
+    // Timers are armed once the pass is over, for the runs it leaves indexed: their due times wait here.
+    armTimer: (until, entry, seq) => this.timers.push({ until, entry, seq, runId: entry.runId }),
+    recoverSystem: () => undefined,
+  });
+  private timers: PendingTimer[] = [];
   private readonly superseded: Set<string>[] = [];
   private readonly system: Set<string>[] = [];
   private readonly held = new Map<RunEntry, HeldAttributes[]>();
@@ -100,6 +114,7 @@ export class RunRecovery implements RecoveryVisitor {
   /** Lets go of what the pass kept for the engine once the engine took it (the runs stay the index's). */
   finished(): void {
     this.held.clear();
+    this.timers = [];
     this.superseded.length = 0;
     this.system.length = 0;
   }
@@ -107,6 +122,13 @@ export class RunRecovery implements RecoveryVisitor {
   /** The engine's own streams of the shard that hold live records. */
   systemStreams(shard: number): string[] {
     return [...(this.system[shard] ?? [])];
+  }
+
+  /** Calls `fn` with each timer still pending of a run still indexed, in the order they were set. */
+  eachTimer(fn: (until: number, entry: RunEntry, seq: number, runId: number) => void): void {
+    for (const { until, entry, seq, runId } of this.timers) {
+      if (this.index.runs.get(entry.id) === entry && entry.runId === runId && entry.hasTimer(seq)) fn(until, entry, seq, runId);
+    }
   }
 
   /** Calls `fn` with each held attributes record of a run still indexed, each run's in log order. */

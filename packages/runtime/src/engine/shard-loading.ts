@@ -1,6 +1,7 @@
 import type { Log } from "../storage/log.js";
 import type { ChildRuns } from "./child-runs.js";
 import type { FlowControl } from "./flow-control.js";
+import type { RunEntry } from "./run-entry.js";
 import type { RunIndex } from "./run-index.js";
 import type { RunRecords } from "./run-records.js";
 import type { RunRecovery, StreamReader } from "./run-recovery.js";
@@ -10,7 +11,7 @@ import type { TimerQueue } from "./timer-queue.js";
 export interface ShardLoadingDeps {
   readonly log: Log;
   readonly index: RunIndex;
-  readonly timers: TimerQueue;
+  readonly timers: TimerQueue<RunEntry>;
   readonly flow: FlowControl;
   readonly records: RunRecords;
   readonly children: ChildRuns;
@@ -79,7 +80,7 @@ export class ShardLoading {
     const scans = Array.from({ length: shards }, (_, shard) => recovery.needsScan(shard));
     if (scans.includes(true)) for (const entry of [...index.runs.values()]) if (scans[entry.shard]) index.runs.delete(entry.id);
     recovery.eachAttributes((entry, body, position) => index.decodeAttributes(entry, body, position));
-    if (!this.deps.closed()) for (const entry of index.runs.values()) entry.eachTimer((seq, until) => timers.add(until, entry.id, seq));
+    if (!this.deps.closed()) recovery.eachTimer((until, entry, seq, runId) => timers.add(until, entry, seq, runId));
     for (let shard = 0; shard < shards; shard++) {
       if (scans[shard]) {
         await this.scanShard(shard);

@@ -12,6 +12,7 @@ import { createPayloadCodec } from "../../src/engine/payloads.js";
 import { RunRecovery } from "../../src/engine/run-recovery.js";
 import { encodeRecord } from "../../src/journal/record-codec.js";
 import type { JournalRecord } from "../../src/journal/records.js";
+import { runIndexOf, type RunIndexView } from "./support/run-index-view.js";
 import { openLocalLog } from "../../src/storage/local-log.js";
 import { VirtualClock } from "../../src/testing/virtual-clock.js";
 import { Ctx } from "../../src/workflow/ctx.js";
@@ -166,10 +167,8 @@ function damage(dir: string, end: Ending): boolean {
 }
 
 /** What the engine's index holds of a run, in a form to compare. */
-function describeEntry(e: RunEntry): unknown {
-  const timers: [number, number][] = [];
-  e.eachTimer((seq, until) => timers.push([seq, until]));
-  timers.sort((a, b) => a[0] - b[0]);
+function describeEntry(e: RunEntry, view: RunIndexView): unknown {
+  const timers = view.timers.get(e) ?? [];
   return {
     id: e.id,
     shard: e.shard,
@@ -201,8 +200,10 @@ async function openAndDescribe(dir: string, now: number, repair: boolean, passes
   } catch (e) {
     return { refused: `${(e as Error).name}: ${(e as Error).message}` };
   }
-  const runs = (engine as unknown as { local: { runs: Map<string, RunEntry> } }).local.runs;
-  const index = [...runs.values()].map(describeEntry).sort((a, b) => ((a as { id: string }).id < (b as { id: string }).id ? -1 : 1));
+  const view = runIndexOf(engine);
+  const index = [...view.runs.values()]
+    .map((e) => describeEntry(e, view))
+    .sort((a, b) => ((a as { id: string }).id < (b as { id: string }).id ? -1 : 1));
   const listed = (await engine.list(1000)).map((s) => [s.id, s.status, s.runId]);
   await engine.shutdown();
   const log = await openLocalLog({ dir, readOnly: true });
@@ -333,8 +334,8 @@ describe("one-pass open of journals an engine does not write", () => {
         cpSync(dir, copy, { recursive: true });
         try {
           const engine = await Engine.open(Config.local(copy).shards(1).clock(new VirtualClock(START)), { recoveryPasses: passes });
-          const runs = (engine as unknown as { local: { runs: Map<string, RunEntry> } }).local.runs;
-          out.push([...runs.values()].map(describeEntry));
+          const view = runIndexOf(engine);
+          out.push([...view.runs.values()].map((e) => describeEntry(e, view)));
           await engine.shutdown();
         } catch (e) {
           out.push({ error: (e as Error).constructor.name, message: (e as Error).message });

@@ -5,11 +5,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Config } from "../../src/engine/config.js";
 import { Engine, type EngineOptions } from "../../src/engine/engine.js";
-import type { RunEntry } from "../../src/engine/run-entry.js";
 import { VirtualClock } from "../../src/testing/virtual-clock.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { tempDir } from "./harness.js";
+import { runIndexOf, type RunIndexView } from "./support/run-index-view.js";
 
 const worker = fileURLToPath(new URL("./fixtures/nap-worker.js", import.meta.url));
 const NAPS = 40;
@@ -34,13 +34,9 @@ function runWorker(dir: string, mode: "work" | "finish", killAfterMs: number, su
   });
 }
 
-function snapshot(runs: Map<string, RunEntry>): unknown[] {
-  return [...runs.values()]
-    .map((e) => {
-      const timers: [number, number][] = [];
-      e.eachTimer((seq, until) => timers.push([seq, until]));
-      return [e.id, e.type, e.runId, e.stream, e.finished, e.appended, e.durable, e.attributes, timers.sort((a, b) => a[0] - b[0])];
-    })
+function snapshot(view: RunIndexView): unknown[] {
+  return [...view.runs.values()]
+    .map((e) => [e.id, e.type, e.runId, e.stream, e.finished, e.appended, e.durable, e.attributes, view.timers.get(e) ?? []])
     .sort((a, b) => (String(a[0]) < String(b[0]) ? -1 : 1));
 }
 
@@ -49,7 +45,7 @@ async function indexOf(dir: string, copy: string, passes: EngineOptions["recover
   cpSync(dir, copy, { recursive: true });
   const engine = await Engine.open(Config.local(copy).shards(2).clock(new VirtualClock(Date.now())), { recoveryPasses: passes });
   try {
-    return snapshot((engine as unknown as { local: { runs: Map<string, RunEntry> } }).local.runs);
+    return snapshot(runIndexOf(engine));
   } finally {
     await engine.shutdown();
   }

@@ -48,4 +48,18 @@ describe("the durable timer queue", () => {
     await clock.advance(0);
     expect(fired).to.deep.equal(["a", "b"]);
   });
+
+  it("hands each timer's run and run number back when it fires", async () => {
+    const clock = new VirtualClock(0);
+    const fired: string[] = [];
+    const queue = new TimerQueue<{ id: string }>(clock, (run, seq, at, runId) => fired.push(`${run.id}/${runId}/${seq}@${at}`));
+    const a = { id: "a" };
+    for (let i = 0; i < 200; i++) queue.add(1_000 - i, a, i, i + 1);
+    queue.add(5, { id: "b" }, 1, 2 ** 32 + 7);
+    await clock.advance(1_000);
+    expect(fired).to.have.length(201);
+    expect(fired[0]).to.equal("b/7/1@5");
+    expect(fired[1]).to.equal("a/200/199@801");
+    expect(fired[200]).to.equal("a/1/0@1000");
+  });
 });

@@ -51,6 +51,44 @@ describe(StreamIndex.name, () => {
     expect(index.positions("a")).to.deep.equal([0, 0, 20, 5, 40].map((o) => position(1, o)));
   });
 
+  it("agrees with a plain list per stream through many adds, drops and moves", () => {
+    const index = new StreamIndex();
+    const model = new Map<string, number[]>();
+    let seed = 11;
+    const next = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    let offset = 0;
+    for (let step = 0; step < 4_000; step++) {
+      const key = `s-${next(30)}`;
+      const roll = next(20);
+      if (roll < 14) {
+        offset += 1 + next(50);
+        index.add(key, position(1, offset));
+        model.set(key, [...(model.get(key) ?? []), position(1, offset)]);
+      } else if (roll < 16) {
+        expect(index.drop(key)).to.equal(model.get(key)?.length ?? 0);
+        model.delete(key);
+      } else if (roll < 17) {
+        // Compaction moves every live entry, in log order, to lower positions.
+        const relocate = index.relocator();
+        const all = [...model].flatMap(([k, ps]) => ps.map((p, i) => ({ k, p, i }))).sort((a, b) => a.p - b.p);
+        for (const { k, p, i } of all) {
+          expect(relocate(k, p, p - 1)).to.equal(true);
+          model.get(k)![i] = p - 1;
+        }
+        expect(relocate("s-none", 0, 0)).to.equal(false);
+      }
+      const expected = model.get(key) ?? [];
+      expect(index.positions(key)).to.deep.equal(expected);
+      expect(index.count(key)).to.equal(expected.length);
+      if (expected.length > 0) expect(index.isLive(key, expected[0]! - 1)).to.equal(false);
+    }
+    expect(index.liveEntries).to.equal([...model.values()].reduce((n, ps) => n + ps.length, 0));
+    expect(index.keys().sort()).to.deep.equal([...model.keys()].sort());
+  });
+
   it("costs well under 200 bytes per stream of three entries, key included", () => {
     const streams = 100_000;
     const keyLength = 36;
