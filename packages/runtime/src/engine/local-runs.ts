@@ -81,6 +81,11 @@ export interface LocalRunsDeps {
  *
  * Calls that change a run take the ID of the cluster request they perform, when they perform one:
  * the record they append names it, so a next owner finds it performed ({@link performedRequest}).
+ *
+ * The work is done in modules of its own (the index, records, cache, starts, requests, children,
+ * flow control, shard loading); this class wires them to one another and answers each call of
+ * {@link RunService} in a few lines. That wiring and those answers are what make it the longest
+ * file of the engine, and splitting them would only spread one table of calls over several files.
  */
 export class LocalRuns implements RunService {
   readonly index: RunIndex;
