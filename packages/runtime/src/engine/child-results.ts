@@ -8,6 +8,8 @@ export interface ChildResultsHost {
   /** Whether another process of a cluster holds the run. */
   remote(id: string): boolean;
   closed(): boolean;
+  /** Whether the run of `id` is being replaced (see `RunReplacement`), which decides what becomes of its children. */
+  replacing(id: string): boolean;
   now(): number;
   append(entry: RunEntry, record: JournalRecord): Promise<void>;
   finishRecordOf(entry: RunEntry): Promise<FinishRecord>;
@@ -37,8 +39,11 @@ export class ChildResults {
   finished(child: RunEntry, record: FinishRecord): void {
     const link = child.parent;
     const parent = link && this.host.runs.get(link.id);
-    // The parent's `child` record may not be durable yet when a quick child ends: its run decides.
-    if (link === undefined || parent === undefined || parent.runId !== link.runId || parent.finished !== undefined) return;
+    if (link === undefined || parent === undefined || parent.finished !== undefined) return;
+    // The parent's `child` record may not be durable yet when a quick child ends: the run that
+    // started it decides. A run reset to an earlier step lists the children it took over.
+    const open = parent.children?.get(child.id);
+    if (parent.runId !== link.runId && (open === undefined || open.runId !== child.runId || open.seq !== link.seq)) return;
     void this.deliver(parent, child.id, link.seq, outcomeOf(record));
   }
 
@@ -90,7 +95,8 @@ export class ChildResults {
   }
 
   private async deliver(parent: RunEntry, childId: string, seq: number, outcome: Outcome): Promise<void> {
-    if (this.host.closed()) return;
+    // A reset under way hands the results of the children its new run keeps to that run, once it is current.
+    if (this.host.closed() || this.host.replacing(parent.id)) return;
     // Taken out of the index's open links now, so two reports of one child journal one result.
     parent.children?.delete(childId);
     await this.host

@@ -4,7 +4,7 @@ import type { ChildRecord, FinishRecord } from "../journal/records.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { ChildRequest } from "../workflow/run-executor.js";
 import { ChildResults } from "./child-results.js";
-import type { RunEntry } from "./run-entry.js";
+import type { ChildLink, RunEntry } from "./run-entry.js";
 import type { RunRecords } from "./run-records.js";
 import type { ParentLink, RunService } from "./run-service.js";
 
@@ -14,6 +14,8 @@ export interface ChildRunsDeps {
   readonly records: RunRecords;
   now(): number;
   closed(): boolean;
+  /** Whether the run of `id` is being replaced (continue-as-new, reset). */
+  replacing(id: string): boolean;
   /** Whether this process holds the run's shard. */
   local(id: string): boolean;
   /** Where calls on runs of other shards go. */
@@ -43,6 +45,7 @@ export class ChildRuns {
       runs: deps.runs,
       remote: (id) => !deps.local(id),
       closed: deps.closed,
+      replacing: deps.replacing,
       now: deps.now,
       append: (entry, record) => deps.records.append(entry, record),
       finishRecordOf: (entry) => deps.records.finishRecordOf(entry),
@@ -72,7 +75,13 @@ export class ChildRuns {
     } catch (e) {
       outcome = { ...base, ok: false, error: e instanceof Error ? e : new FuseeError(String(e)), at: this.deps.now() };
     }
-    if (parent.runId !== runId || parent.finished !== undefined || this.deps.closed()) return;
+    if (this.deps.closed()) return;
+    if (parent.runId !== runId || parent.finished !== undefined) {
+      // The run that asked for the child ended or was replaced while it started: no run owns the child now.
+      if (outcome.ok)
+        await this.closeLink(request.id, outcome.childRunId ?? 0, request.close, `its parent run ${runId} of '${parent.id}' is over`);
+      return;
+    }
     await this.deps.records.append(parent, outcome).catch((e: unknown) => this.appendFailed(e, parent.shard));
     if (!outcome.ok || this.deps.runs.get(parent.id) !== parent) return;
     if (!local) this.results.watch(parent, request.id, request.seq);
@@ -85,15 +94,31 @@ export class ChildRuns {
   async close(parent: RunEntry, childId: string, reason: string): Promise<void> {
     const link = parent.children?.get(childId);
     parent.children?.delete(childId);
-    if (link === undefined || this.deps.closed()) return;
+    if (link !== undefined) await this.closeLink(childId, link.runId, link.close, reason);
+  }
+
+  /**
+   * After a reset: the children the new run took over (started before the step it was reset to)
+   * report to it. Their results may have come while the reset was under way: those are delivered now.
+   */
+  async adopt(parent: RunEntry): Promise<void> {
+    for (const [childId, link] of [...(parent.children ?? [])]) {
+      if (!this.deps.local(childId)) this.results.watch(parent, childId, link.seq);
+      else await this.results.deliverIfFinished(parent, childId, link.seq);
+    }
+  }
+
+  /** Applies close policy `close` to run `runId` of child `childId`, unless that run ended or was replaced. */
+  private async closeLink(childId: string, runId: number, close: ChildLink["close"], reason: string): Promise<void> {
+    if (close === "abandon" || this.deps.closed()) return;
     // A child another process holds is closed there; one that ended meanwhile refuses (RejectedError).
     const child = this.deps.runs.get(childId);
-    if (this.deps.local(childId) && (child === undefined || child.runId !== link.runId || child.finished !== undefined)) return;
+    if (this.deps.local(childId) && (child === undefined || child.runId !== runId || child.finished !== undefined)) return;
     try {
-      if (link.close === "terminate") await this.deps.router().terminate(childId, reason);
-      else if (link.close === "request-cancel") await this.deps.router().cancel(childId, reason);
+      if (close === "terminate") await this.deps.router().terminate(childId, reason);
+      else await this.deps.router().cancel(childId, reason);
     } catch (e) {
-      this.appendFailed(e, child?.shard ?? parent.shard);
+      if (child !== undefined) this.appendFailed(e, child.shard);
     }
   }
 

@@ -42,6 +42,7 @@ export interface Settings {
   readonly flush: FlushMethod;
   readonly keepHistory: boolean;
   readonly retentionMs: number | undefined;
+  readonly idempotencyWindowMs: number;
   readonly cipher: PayloadCipher | undefined;
   readonly cache: number;
   readonly maxPayloadBytes: number;
@@ -111,6 +112,20 @@ export class Config {
   /** How long finished runs stay listed before compaction drops them. */
   retention(d: Duration): Config {
     return this.with({ retentionMs: toMillis(d, "retention") });
+  }
+
+  /**
+   * How long a workflow ID remembers the requests and update IDs of a run that was replaced (by
+   * continue-as-new or a reset): a message another workflow sends again after a crash, a cluster
+   * call asked again of a shard's next owner, or an update retried with its ID within this window
+   * is answered as the first was, not performed twice. A run remembers its own for as long as it
+   * lives; the runs after it remember at most the newest 4,096 of each. One day by default.
+   *
+   * @example
+   * Config.local("./data").idempotencyWindow("7 days")
+   */
+  idempotencyWindow(d: Duration): Config {
+    return this.with({ idempotencyWindowMs: toMillis(d, "idempotencyWindow") });
   }
 
   /** Encrypts every payload (inputs, results, errors, signals, updates, attributes) with this cipher. */
@@ -207,6 +222,7 @@ const DEFAULTS: Settings = {
   flush: "fdatasync",
   keepHistory: false,
   retentionMs: undefined,
+  idempotencyWindowMs: 24 * 60 * 60 * 1000,
   cipher: undefined,
   cache: 10_000,
   maxPayloadBytes: 2 * 1024 * 1024,

@@ -88,6 +88,7 @@ export class Engine {
       cacheSize: s.cache,
       maxRecordBytes: s.maxPayloadBytes,
       keepHistory: s.keepHistory,
+      idempotencyWindowMs: s.idempotencyWindowMs,
       owns: (shard) => this.cluster === undefined || this.cluster.owns(shard),
       leased: (shard) => this.cluster === undefined || this.cluster.leased(shard),
       emit: (event) => this.events.emit(event),

@@ -31,13 +31,14 @@ import type { RunHostEngine } from "./run-host.js";
 import { RunIndex } from "./run-index.js";
 import type { RunRecovery } from "./run-recovery.js";
 import { RunRecords } from "./run-records.js";
+import { RunReplacement } from "./run-replacement.js";
 import { type OnePassRead, ShardLoading } from "./shard-loading.js";
 import type { BatchRule, DebounceRule, ParentLink, RunService } from "./run-service.js";
 import { listRuns, statusOf } from "./run-status.js";
 import type { ScheduleOp } from "./schedule-handle.js";
 import type { Message } from "../workflow/messages.js";
 import { deliverMessage } from "./run-messages.js";
-import { noteRequest, performedRequest, requestField } from "./performed-requests.js";
+import { appendPerforming, noteRequest, performedRequest, requestField } from "./performed-requests.js";
 import type { ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 import { TimerQueue } from "./timer-queue.js";
@@ -71,6 +72,8 @@ export interface LocalRunsDeps {
   readonly telemetry?: RunTelemetry | undefined;
   /** The runs a one-pass open is indexing while the log recovers: the index starts from them. */
   readonly recovery?: RunRecovery | undefined;
+  /** `Config.idempotencyWindow`: how long the runs after a replaced run remember the requests and update IDs it performed. */
+  readonly idempotencyWindowMs: number;
 }
 
 /**
@@ -100,6 +103,7 @@ export class LocalRuns implements RunService {
   private readonly started = new Waiters<string, void>();
   private readonly requests: RunRequests;
   private readonly loading: ShardLoading;
+  private readonly replacement: RunReplacement;
   /** Where calls on other runs go (a child's start, its closing, a schedule's runs): `RoutedRuns` in a cluster. */
   private router: RunService = this;
   private closed = false;
@@ -108,9 +112,10 @@ export class LocalRuns implements RunService {
   private readonly reported = new WeakSet<RunExecutor>();
   private readonly tokens: TokenAnswerDeps = {
     held: (id) => this.held(id),
-    entry: (id) => this.runs.get(id),
+    onRun: (id, request, call) => this.onRun(id, request, call),
+    replacing: (id) => this.replacement.busy(id),
     idleExecutor: (entry) => this.idleExecutor(entry),
-    append: (entry, record) => this.records.append(entry, record),
+    append: (entry, record, request) => appendPerforming(this.records, entry, record, request),
     now: () => this.deps.clock.now(),
   };
 
@@ -168,14 +173,8 @@ export class LocalRuns implements RunService {
       changed: (entry, executor) => this.executorChanged(entry, executor),
       acquire: (options) => this.flow.limits.acquire(options),
       startChild: (entry, request) => void this.children.start(entry, request),
-      continueAsNew: (entry, runId, def, input) => {
-        const lineage = {
-          from: { runId, reason: "continue-as-new" as const },
-          ...(entry.parent ? { parent: entry.parent } : {}),
-          ...(entry.trace ? { trace: entry.trace } : {}),
-        };
-        this.starts.begin(def, entry.id, input, {}, undefined, lineage).catch((e: unknown) => this.runFailedToContinue(entry, runId, e));
-      },
+      continueAsNew: (entry, runId, def, input, attributes, executor) =>
+        this.replacement.continueAsNew(entry, runId, def, input, attributes, executor),
       closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
       deliver: (target, message, request) => this.router.deliver(target, message, request),
       argumentsDiffer: (entry, runId, message) =>
@@ -194,7 +193,8 @@ export class LocalRuns implements RunService {
       records: this.records,
       telemetry,
       assertOpen: () => this.assertOpen(),
-      entryOf: (id) => this.entryOf(id),
+      onRun: (id, request, call) => this.onRun(id, request, call),
+      replacing: (id) => this.replacement.busy(id),
       idleExecutor: (entry) => this.idleExecutor(entry),
       catalog: deps.catalog,
     });
@@ -214,6 +214,7 @@ export class LocalRuns implements RunService {
       records: this.records,
       now: () => time.now(),
       closed: () => this.closed,
+      replacing: (id) => this.replacement.busy(id),
       local: (id) => this.deps.owns(shardOf(id, this.deps.log.shardCount)),
       router: () => this.router,
       begin: (def, id, input, parent, request) => {
@@ -223,6 +224,18 @@ export class LocalRuns implements RunService {
       },
       resolve: (type) => this.deps.catalog.resolve(type),
       failed: (e, shard) => this.storageFailed(e, shard),
+    });
+    this.replacement = new RunReplacement({
+      records: this.records,
+      cache: this.cache,
+      catalog: deps.catalog,
+      clock: time,
+      idempotencyWindowMs: deps.idempotencyWindowMs,
+      begin: (def, id, input, attributes, lineage) =>
+        this.starts.begin(def, id, input, attributes === undefined ? {} : { attributes }, undefined, lineage),
+      closeChild: (entry, childId, reason) => this.children.close(entry, childId, reason),
+      keepChildren: (entry) => this.children.adopt(entry),
+      failed: (entry, runId, e) => this.runFailedToContinue(entry, runId, e),
     });
     this.loading = new ShardLoading({
       log: deps.log,
@@ -347,20 +360,24 @@ export class LocalRuns implements RunService {
 
   async terminate(id: string, reason: string, request?: string): Promise<void> {
     this.assertOpen();
-    const entry = this.unfinished(id);
-    const error = new TerminatedError(`run ${entry.runId} of ${id} was terminated: ${reason}`);
-    await this.records.append(entry, { kind: "finish", status: "terminated", error, at: this.deps.clock.now(), ...requestField(request) });
+    await this.onRun(id, request, (entry) => {
+      this.unfinished(id);
+      const error = new TerminatedError(`run ${entry.runId} of ${id} was terminated: ${reason}`);
+      return appendPerforming(this.records, entry, { kind: "finish", status: "terminated", error, at: this.deps.clock.now() }, request);
+    });
   }
 
   async cancel(id: string, reason: string, request?: string): Promise<void> {
     this.assertOpen();
-    const entry = this.unfinished(id);
-    await this.records.append(entry, { kind: "cancel", reason, at: this.deps.clock.now(), ...requestField(request) });
+    await this.onRun(id, request, (entry) => {
+      this.unfinished(id);
+      return appendPerforming(this.records, entry, { kind: "cancel", reason, at: this.deps.clock.now() }, request);
+    });
   }
 
   reset(id: string, stepName: string, request?: string): Promise<void> {
     this.assertOpen();
-    return this.starts.reset(this.entryOf(id), stepName, request);
+    return this.replacement.reset(this.entryOf(id), stepName, request);
   }
 
   complete(token: string, value: unknown, request?: string): Promise<void> {
@@ -490,6 +507,7 @@ export class LocalRuns implements RunService {
     this.results.rejectAll(error);
     this.requests.outcomes.rejectAll(error);
     this.started.rejectAll(error);
+    this.records.abandon(error);
     this.cache.dropAll(new CancelledError("the engine is shutting down; the step runs again when the engine reopens"));
     this.deps.telemetry?.close();
   }
@@ -512,6 +530,7 @@ export class LocalRuns implements RunService {
     }
     this.results.rejectAll(error);
     this.requests.outcomes.rejectAll(error);
+    this.records.abandon(error);
   }
 
   assertOpen(): void {
@@ -537,6 +556,27 @@ export class LocalRuns implements RunService {
     if (!this.deps.owns(shard)) throw shardMoved(shard);
   }
 
+  /**
+   * Performs `call` on the entry of `id` once no replacement of its run is under way, calling it in
+   * the same turn as that check, so no replacement begins before the records it appends; resolves
+   * to `undefined` without calling it when the call performs `request` and the run (or one it
+   * replaced) performed it already.
+   */
+  private async onRun<T>(id: string, request: string | undefined, call: (entry: RunEntry) => Promise<T>): Promise<T | undefined> {
+    for (;;) {
+      await this.replacement.settled(id);
+      if (this.replacement.busy(id)) continue;
+      const entry = this.entryOf(id);
+      if (request !== undefined) {
+        const runId = entry.runId;
+        const done = await performedRequest(this.deps.log, entry, request);
+        if (this.replacement.busy(id) || this.runs.get(id) !== entry || entry.runId !== runId) continue;
+        if (done) return undefined;
+      }
+      return call(entry);
+    }
+  }
+
   private entryOf(id: string): RunEntry {
     this.held(id);
     const entry = this.runs.get(id);
@@ -560,7 +600,12 @@ export class LocalRuns implements RunService {
 
   /** Applies a record of `entry`'s run `runId` that just became durable at `position`. */
   private durable(entry: RunEntry, runId: number, position: number, record: JournalRecord, body: Uint8Array): void {
-    if (entry.runId !== runId) return;
+    if (entry.runId !== runId) {
+      // An update's outcome journaled by a run replaced meanwhile still answers its caller: the run
+      // that replaced it remembers the outcome (or, after a crash, replays it from this record).
+      if (record.kind === "update-result") this.requests.resolve(entry.id, record);
+      return;
+    }
     entry.durable = position + 1;
     // Workflow code sees exactly what a replay would: the record as read back, not the live objects.
     record = readBackRecord(record, body, this.deps.codec, { workflowId: entry.id, runId, position });
@@ -569,7 +614,7 @@ export class LocalRuns implements RunService {
     this.deps.telemetry?.recorded(entry, record);
     if (entry.executor !== undefined) entry.executor.deliver(position, record);
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all.
-    else if (entry.finished === undefined && wakesRun(record) && entry.durable === entry.appended)
+    else if (entry.finished === undefined && wakesRun(record) && entry.durable === entry.appended && !this.replacement.busy(entry.id))
       void this.cache.load(entry).catch(() => undefined);
     if (record.kind === "finish") this.finishRun(entry, record);
     else if (record.kind === "update-result") this.requests.resolve(entry.id, record);

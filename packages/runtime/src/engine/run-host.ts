@@ -20,7 +20,14 @@ export interface RunHostEngine {
   changed(entry: RunEntry, executor: RunExecutor): void;
   acquire(options: StepOptions): PermitRequest | undefined;
   startChild(entry: RunEntry, request: ChildRequest): void;
-  continueAsNew(entry: RunEntry, runId: number, def: WorkflowDefinition, input: unknown): void;
+  continueAsNew(
+    entry: RunEntry,
+    runId: number,
+    def: WorkflowDefinition,
+    input: unknown,
+    attributes: Readonly<Record<string, unknown>> | undefined,
+    executor: RunExecutor,
+  ): void;
   closeChild(entry: RunEntry, childId: string, reason: string): void;
   deliver(target: string, message: Message, request: string): Promise<unknown>;
   /** A replayed step call of this run was handed other arguments than it recorded. */
@@ -81,8 +88,8 @@ export class EngineRunHost implements RunHost {
     if (this.current()) this.engine.startChild(this.entry, request);
   }
 
-  continueAsNew(input: unknown): void {
-    if (this.current()) this.engine.continueAsNew(this.entry, this.runId, this.def, input);
+  continueAsNew(input: unknown, attributes: Readonly<Record<string, unknown>> | undefined): void {
+    if (this.current()) this.engine.continueAsNew(this.entry, this.runId, this.def, input, attributes, this.executor as RunExecutor);
   }
 
   argumentsDiffer(message: string): void {

@@ -30,17 +30,52 @@ export interface RunRecordsDeps {
 export class RunRecords implements DurableSink {
   /** Records appended and not yet durable (or failed). */
   unsynced = 0;
+  /** Callers waiting for every record appended to a run to be durable (see `settled`): few, and rarely any. */
+  private readonly settling = new Map<RunEntry, { readonly resolve: () => void; readonly reject: (e: unknown) => void }[]>();
 
   constructor(private readonly deps: RunRecordsDeps) {}
 
   durable(entry: RunEntry, runId: number, position: number, record: JournalRecord, body: Uint8Array): void {
     this.unsynced--;
     this.deps.sink.durable(entry, runId, position, record, body);
+    if (this.settling.size !== 0 && entry.durable === entry.appended) this.settle(entry);
   }
 
   failed(error: unknown, shard: number): void {
     this.unsynced--;
+    for (const [entry, waiters] of this.settling) {
+      if (entry.shard !== shard) continue;
+      this.settling.delete(entry);
+      for (const w of waiters) w.reject(error);
+    }
     this.deps.sink.failed(error, shard);
+  }
+
+  /**
+   * Resolves once every record appended to the entry's current run so far is durable and was
+   * handed to its executor: what replacing the run reads is then its whole journal.
+   */
+  settled(entry: RunEntry): Promise<void> {
+    if (entry.durable === entry.appended) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const waiters = this.settling.get(entry) ?? [];
+      waiters.push({ resolve, reject });
+      this.settling.set(entry, waiters);
+    });
+  }
+
+  /** Nothing more becomes durable (the engine shut down or failed): whoever waits for a run to settle hears `error`. */
+  abandon(error: unknown): void {
+    const all = [...this.settling.values()];
+    this.settling.clear();
+    for (const waiters of all) for (const w of waiters) w.reject(error);
+  }
+
+  private settle(entry: RunEntry): void {
+    const waiters = this.settling.get(entry);
+    if (waiters === undefined) return;
+    this.settling.delete(entry);
+    for (const w of waiters) w.resolve();
   }
 
   encode(id: string, runId: number, position: number, record: JournalRecord): Uint8Array {

@@ -5,7 +5,7 @@ import type { UpdateResultRecord } from "../journal/records.js";
 import type { UpdateStage } from "../client/types.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 import { unwantedSignal, type WorkflowDefinition } from "../workflow/registry.js";
-import { requestField } from "./performed-requests.js";
+import { appendPerforming } from "./performed-requests.js";
 import type { WorkflowCatalog } from "./workflow-catalog.js";
 import type { RunEntry } from "./run-entry.js";
 import type { RunRecords } from "./run-records.js";
@@ -18,8 +18,14 @@ export interface RunRequestsDeps {
   readonly records: RunRecords;
   readonly telemetry: RunTelemetry | undefined;
   assertOpen(): void;
-  /** The run of `id`, held by this process, or a typed refusal. */
-  entryOf(id: string): RunEntry;
+  /**
+   * Calls `call` on the run of `id` (held by this process, or a typed refusal) once no replacement
+   * of it is under way, in the same turn; `undefined` without calling it when `request` was
+   * performed already.
+   */
+  onRun<T>(id: string, request: string | undefined, call: (entry: RunEntry) => Promise<T>): Promise<T | undefined>;
+  /** Whether a replacement of the run of `id` began (see `RunReplacement`). */
+  replacing(id: string): boolean;
   /** The run's executor once it has caught up with its journal. */
   idleExecutor(entry: RunEntry): Promise<RunExecutor>;
   readonly catalog: WorkflowCatalog;
@@ -46,23 +52,22 @@ export class RunRequests {
 
   private async signalRun(id: string, name: string, value: unknown, request: string | undefined): Promise<void> {
     this.deps.assertOpen();
-    const entry = this.deps.entryOf(id);
     checkName(name, "signal name");
-    if (entry.finished !== undefined) {
-      throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`, {
-        reason: "already-finished",
-      });
-    }
-    const def = this.deps.catalog.get(entry.type);
-    const unwanted = def === undefined ? undefined : unwantedSignal(def, name, id);
-    if (unwanted !== undefined) throw unwanted;
-    await this.deps.records.append(entry, {
-      kind: "signal",
-      name,
-      value,
-      at: this.deps.clock.now(),
-      ...requestField(request),
-      ...traceField(this.deps.telemetry),
+    await this.deps.onRun(id, request, (entry) => {
+      if (entry.finished !== undefined) {
+        throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`, {
+          reason: "already-finished",
+        });
+      }
+      const def = this.deps.catalog.get(entry.type);
+      const unwanted = def === undefined ? undefined : unwantedSignal(def, name, id);
+      if (unwanted !== undefined) throw unwanted;
+      return appendPerforming(
+        this.deps.records,
+        entry,
+        { kind: "signal", name, value, at: this.deps.clock.now(), ...traceField(this.deps.telemetry) },
+        request,
+      );
     });
   }
 
@@ -74,7 +79,7 @@ export class RunRequests {
   private async queryRun(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
     this.deps.assertOpen();
     checkName(name, "query name");
-    const executor = await this.deps.idleExecutor(this.deps.entryOf(id));
+    const executor = (await this.deps.onRun(id, undefined, (entry) => this.deps.idleExecutor(entry))) as RunExecutor;
     return executor.query(name, args);
   }
 
@@ -122,8 +127,16 @@ export class RunRequests {
     this.deps.assertOpen();
     checkName(name, "update name");
     checkId(updateId, "update ID");
-    const entry = this.deps.entryOf(id);
-    const executor = await this.deps.idleExecutor(entry);
+    let entry: RunEntry;
+    let executor: RunExecutor;
+    // The update goes to the run that is current once its executor caught up; a replacement that
+    // began meanwhile is waited out, and the update goes to the next run.
+    do {
+      [entry, executor] = (await this.deps.onRun(id, undefined, async (e) => [e, await this.deps.idleExecutor(e)] as const)) as [
+        RunEntry,
+        RunExecutor,
+      ];
+    } while (this.deps.replacing(id) || entry.executor !== executor);
     const done = executor.updateOutcome(updateId);
     if (done !== undefined) return stage === "accepted" ? undefined : unwrap(done);
     if (executor.knowsUpdate(updateId)) return stage === "accepted" ? undefined : unwrap(await this.outcomeOf(id, updateId));

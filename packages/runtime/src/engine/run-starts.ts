@@ -1,8 +1,8 @@
 import { randomInt } from "node:crypto";
 import type { Clock } from "../core/clock.js";
-import { AlreadyExistsError, CancelledError, NotFoundError, RejectedError } from "../core/errors.js";
+import { AlreadyExistsError, CancelledError, RejectedError } from "../core/errors.js";
 import { shardOf } from "../core/ids.js";
-import type { JournalRecord, StartRecord } from "../journal/records.js";
+import type { StartRecord } from "../journal/records.js";
 import type { StartOptions } from "../client/types.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { RunCache } from "./run-cache.js";
@@ -28,11 +28,11 @@ export interface RunStartsDeps {
 }
 
 /** Where a run comes from, as its start record says. */
-export type Lineage = Pick<StartRecord, "from" | "parent" | "request" | "signal" | "trace">;
+export type Lineage = Pick<StartRecord, "from" | "parent" | "request" | "signal" | "trace" | "carried">;
 
 /**
- * New runs of a workflow ID: a start (under the ID's policy), a child's start, a continue-as-new,
- * and a reset, which starts the ID's next run from a copy of the current one's journal.
+ * New runs of a workflow ID: a start (under the ID's policy), a child's start, and the next run of
+ * a continue-as-new (see `RunReplacement`).
  */
 export class RunStarts {
   constructor(private readonly deps: RunStartsDeps) {}
@@ -105,44 +105,6 @@ export class RunStarts {
     await records.appendEncoded(entry, record, body);
     if (previous !== undefined) records.drop(entry.shard, previous);
     return "started";
-  }
-
-  /**
-   * Re-runs the entry's run from its first step named `stepName`, as its ID's next run: the journal
-   * up to that step is copied (steps before it are answered from it), and signals received after it
-   * are delivered again.
-   */
-  async reset(entry: RunEntry, stepName: string, request: string | undefined): Promise<void> {
-    const { records, cache, clock } = this.deps;
-    const id = entry.id;
-    const def = this.deps.catalog.get(entry.type);
-    if (def === undefined) throw new NotFoundError(`workflow type '${entry.type}' of run '${id}' is not registered`);
-    const journal = await records.read(entry);
-    const at = journal.findIndex((r) => r.kind === "step" && r.name === stepName);
-    if (at < 0) {
-      const names = [...new Set(journal.flatMap((r) => (r.kind === "step" ? [`'${r.name}'`] : [])))].join(", ") || "none";
-      throw new RejectedError(`run ${entry.runId} of ${id} has no step '${stepName}' to reset to; its steps are ${names}`, {
-        reason: "unknown-step",
-      });
-    }
-    const { request: _startedBy, ...start } = journal[0] as StartRecord;
-    const runId = entry.runId + 1;
-    const now = clock.now();
-    const copy: JournalRecord[] = [
-      { ...start, runId, at: now, from: { runId: entry.runId, reason: "reset" }, ...(request === undefined ? {} : { request }) },
-      ...journal.slice(1, at),
-      ...journal.slice(at).filter((r) => r.kind === "signal"),
-    ];
-    const bodies = copy.map((r, position) => records.encode(id, runId, position, r));
-    const previous = entry.stream;
-    const parent = entry.parent;
-    cache.evict(entry, () => new CancelledError(`run ${entry.runId} of '${id}' was reset to step '${stepName}'; its steps stop`));
-    entry.reset(def.name, runId, now);
-    if (parent !== undefined) entry.parent = parent;
-    if (start.trace !== undefined) entry.trace = start.trace;
-    await Promise.all(copy.map((r, i) => records.appendEncoded(entry, r, bodies[i] as Uint8Array)));
-    records.drop(entry.shard, previous);
-    if (entry.executor === undefined && entry.finished === undefined) await cache.load(entry);
   }
 }
 

@@ -1,4 +1,4 @@
-import { RejectedError } from "../core/errors.js";
+import { NotFoundError, RejectedError } from "../core/errors.js";
 import type { CompletionRecord } from "../journal/records.js";
 import { parseCompletionToken } from "../workflow/completion-token.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
@@ -8,10 +8,16 @@ import type { RunEntry } from "./run-entry.js";
 export interface TokenAnswerDeps {
   /** Refuses a workflow ID whose shard this process does not hold. */
   held(id: string): void;
-  entry(id: string): RunEntry | undefined;
+  /**
+   * Calls `call` on the run of `id` once no replacement of it is under way, in the same turn;
+   * `undefined` without calling it when `request` was performed already.
+   */
+  onRun<T>(id: string, request: string | undefined, call: (entry: RunEntry) => Promise<T>): Promise<T | undefined>;
+  /** Whether a replacement of the run of `id` began. */
+  replacing(id: string): boolean;
   /** The run's executor once every record delivered so far has been applied. */
   idleExecutor(entry: RunEntry): Promise<RunExecutor>;
-  append(entry: RunEntry, record: CompletionRecord): Promise<void>;
+  append(entry: RunEntry, record: CompletionRecord, request: string | undefined): Promise<void>;
   now(): number;
 }
 
@@ -28,25 +34,36 @@ export async function answerToken(
 ): Promise<void> {
   const address = parseCompletionToken(token);
   deps.held(address.workflowId);
-  const entry = deps.entry(address.workflowId);
-  if (entry === undefined)
-    throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`, { reason: "invalid-token" });
-  if (entry.runId !== address.runId) {
-    throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`, {
-      reason: "stale-token",
-    });
+  for (;;) {
+    const answered = await deps
+      .onRun(address.workflowId, request, async (entry) => {
+        if (entry.runId !== address.runId) {
+          throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`, {
+            reason: "stale-token",
+          });
+        }
+        if (entry.finished !== undefined)
+          throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`, {
+            reason: "already-finished",
+          });
+        const executor = await deps.idleExecutor(entry);
+        // The run may have begun to be replaced meanwhile: ask again, of the run that replaces it.
+        if (deps.replacing(entry.id) || entry.executor !== executor) return false;
+        const state = executor.completionState(token);
+        if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`, { reason: "token-used" });
+        if (state === "unknown")
+          throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`, {
+            reason: "stale-token",
+          });
+        executor.claimCompletion(token);
+        await deps.append(entry, { kind: "completion", token, ...outcome, at: deps.now() }, request);
+        return true;
+      })
+      .catch((e: unknown) => {
+        if (e instanceof NotFoundError)
+          throw new RejectedError(`the token belongs to workflow '${address.workflowId}', which has no run`, { reason: "invalid-token" });
+        throw e;
+      });
+    if (answered !== false) return;
   }
-  if (entry.finished !== undefined)
-    throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`, {
-      reason: "already-finished",
-    });
-  const executor = await deps.idleExecutor(entry);
-  const state = executor.completionState(token);
-  if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`, { reason: "token-used" });
-  if (state === "unknown")
-    throw new RejectedError(`the token is not the one '${entry.id}' is waiting for (a token of an earlier attempt is stale)`, {
-      reason: "stale-token",
-    });
-  executor.claimCompletion(token);
-  await deps.append(entry, { kind: "completion", token, ...outcome, at: deps.now(), ...(request === undefined ? {} : { request }) });
 }

@@ -1,3 +1,4 @@
+import { type CarriedHeader, type CarriedValues, joinCarried, splitCarried } from "./carried.js";
 import type { PayloadCodec, PayloadContext } from "./payload-codec.js";
 import type {
   AttemptRecord,
@@ -92,6 +93,7 @@ type StartHeader = Pick<StartRecord, "at" | "type" | "runId" | "seed" | "from" |
   signal?: { name: string };
   /** Set when the payload holds start attributes, which the index then reads. */
   attributes?: true;
+  carried?: CarriedHeader;
 };
 type StepHeader = Pick<StepRecord, "at" | "seq" | "name" | "ok" | "attempts" | "args">;
 type AttemptHeader = Pick<AttemptRecord, "at" | "seq" | "name" | "attempt" | "retryAt" | "since">;
@@ -113,27 +115,43 @@ const start: RecordKindDescriptor<"start", StartHeader> = {
   code: 1,
   indexed: true,
   wakes: false,
-  readsBack: (r) => r.update === undefined && isPrimitive(r.input),
+  readsBack: (r) => r.update === undefined && r.carried === undefined && isPrimitive(r.input),
   describe: (r) => `start of ${r.type} run ${r.runId}`,
-  encode: (r, p) => ({
-    header: {
-      at: r.at,
-      type: r.type,
-      runId: r.runId,
-      seed: r.seed,
-      ...(r.update ? { update: { id: r.update.id, name: r.update.name } } : {}),
-      ...(r.from ? { from: r.from } : {}),
-      ...(r.parent ? { parent: r.parent } : {}),
-      ...request(r),
-      ...trace(r),
-      ...(r.signal ? { signal: { name: r.signal.name } } : {}),
-      ...(r.attributes ? { attributes: true as const } : {}),
-    },
-    // The payload grows only for starts that carry attributes or a signal, so older starts read as they were.
-    payload: p.value(r.attributes || r.signal ? [r.input, r.update?.arg, r.attributes, r.signal?.value] : [r.input, r.update?.arg]),
-  }),
+  encode: (r, p) => {
+    const carried = r.carried === undefined ? undefined : splitCarried(r.carried);
+    return {
+      header: {
+        at: r.at,
+        type: r.type,
+        runId: r.runId,
+        seed: r.seed,
+        ...(r.update ? { update: { id: r.update.id, name: r.update.name } } : {}),
+        ...(r.from ? { from: r.from } : {}),
+        ...(r.parent ? { parent: r.parent } : {}),
+        ...request(r),
+        ...trace(r),
+        ...(r.signal ? { signal: { name: r.signal.name } } : {}),
+        ...(r.attributes ? { attributes: true as const } : {}),
+        ...(carried ? { carried: carried.header } : {}),
+      },
+      // The payload grows only for starts that carry attributes, a signal or a replaced run's messages, so older starts read as they were.
+      payload: p.value(
+        carried
+          ? [r.input, r.update?.arg, r.attributes, r.signal?.value, carried.values]
+          : r.attributes || r.signal
+            ? [r.input, r.update?.arg, r.attributes, r.signal?.value]
+            : [r.input, r.update?.arg],
+      ),
+    };
+  },
   decode: (h, p) => {
-    const [input, updateArg, attributes, signalValue] = p.value() as [unknown, unknown, Record<string, unknown> | undefined, unknown];
+    const [input, updateArg, attributes, signalValue, carriedValues] = p.value() as [
+      unknown,
+      unknown,
+      Record<string, unknown> | undefined,
+      unknown,
+      CarriedValues | undefined,
+    ];
     return {
       kind: "start",
       at: h.at,
@@ -148,6 +166,7 @@ const start: RecordKindDescriptor<"start", StartHeader> = {
       ...(h.parent ? { parent: h.parent } : {}),
       ...request(h),
       ...trace(h),
+      ...(h.carried ? { carried: joinCarried(h.carried, carriedValues) } : {}),
     };
   },
 };

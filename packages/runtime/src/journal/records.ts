@@ -61,6 +61,34 @@ export interface StartRecord extends RecordBase {
   readonly attributes?: Readonly<Record<string, unknown>>;
   /** The caller's trace context (a W3C `traceparent`), so the run's spans join the caller's trace. */
   readonly trace?: string;
+  /** What the run this one replaces (see `from`) hands on to it. */
+  readonly carried?: Carried;
+}
+
+/**
+ * What a run replaced by the next run of its ID (continue-as-new, reset) hands on, so that nothing
+ * acknowledged to the ID is lost or applied twice: the messages its code never saw, and what it
+ * performed that a caller may ask for again.
+ */
+export interface Carried {
+  /** Signals, updates and a cancellation acknowledged to the replaced run that its code did not see: applied right after the start, in this order. */
+  readonly messages?: readonly CarriedMessage[];
+  /** Requests performed by earlier runs of the ID, each with when, so that one sent again is not performed twice. */
+  readonly requests?: readonly (readonly [request: string, at: number])[];
+  /** Outcomes of updates earlier runs of the ID applied, so that a repeated update ID is answered from them. */
+  readonly updates?: readonly CarriedUpdate[];
+}
+
+/** A message a replaced run's code did not see, as it was journaled there. */
+export type CarriedMessage = SignalRecord | UpdateRecord | CancelRecord;
+
+/** The outcome of an update an earlier run of the ID applied, and when. */
+export interface CarriedUpdate {
+  readonly id: string;
+  readonly at: number;
+  readonly ok: boolean;
+  readonly value?: unknown;
+  readonly error?: Error;
 }
 
 export interface StepRecord extends RecordBase {

@@ -38,6 +38,15 @@ export interface ChildOptions {
   timeoutMs?: number;
 }
 
+/** Options of `ctx.continueAsNew`. */
+export interface ContinueAsNewOptions {
+  /**
+   * The search attributes the next run starts with, instead of this run's (which it carries over
+   * by default); `{}` starts it with none.
+   */
+  attributes?: Record<string, unknown>;
+}
+
 /** A child run started by `ctx.startChild`. */
 export interface ChildHandle<T> {
   readonly id: string;
@@ -78,7 +87,7 @@ export interface CtxBackend {
   attributes(): Readonly<Record<string, unknown>>;
   journalSize(): number;
   startChild(type: string, id: string, input: unknown, options: ChildOptions): Promise<ChildHandle<unknown>>;
-  continueAsNew(input: unknown): Promise<never>;
+  continueAsNew(input: unknown, attributes?: Readonly<Record<string, unknown>>): Promise<never>;
   awaitCompletion(
     name: string,
     send: (c: Completion) => unknown,
@@ -326,9 +335,20 @@ export class Ctx<W = any> {
   /**
    * Ends this run and starts a fresh one of the same workflow ID with `input` and an empty journal.
    * The returned promise never resolves: return it from `run()`.
+   *
+   * Nothing sent to the ID is lost on the way: signals no `waitFor` took, updates whose handler had
+   * not finished, a cancellation the code was not told of, and whatever arrives while the next run
+   * starts are applied by the next run. Its search attributes are this run's unless
+   * `options.attributes` replaces them, and its children are closed by their close policies, as when
+   * a run ends.
+   *
+   * @example
+   * if (this.ctx.journalSize() > 1_000) return this.ctx.continueAsNew(this.total, { attributes: { phase: "next" } });
    */
-  continueAsNew(...args: InputArgs<W>): Promise<never> {
-    return this.backend.continueAsNew(args[0]);
+  continueAsNew(...args: InputArgs<W, [options?: ContinueAsNewOptions]>): Promise<never> {
+    const options = (args[1] ?? {}) as ContinueAsNewOptions;
+    checkStartAttributes(options, "ctx.continueAsNew");
+    return this.backend.continueAsNew(args[0], options.attributes === undefined ? undefined : { ...options.attributes });
   }
 
   /**

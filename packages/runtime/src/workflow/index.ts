@@ -22,6 +22,7 @@ export {
   type PatchId,
   type WaitOptions,
   type ChildOptions,
+  type ContinueAsNewOptions,
   type ChildHandle,
   type Completion,
   type AwaitCompletionOptions,

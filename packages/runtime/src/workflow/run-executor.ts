@@ -2,7 +2,7 @@ import type { DependencyContainer } from "tsyringe";
 import { FuseeError, NonDeterminismError } from "../core/errors.js";
 import { InlineFirstMap } from "../core/inline-first-map.js";
 import { callName, describeRecord, isCallRecord } from "../journal/record-kinds.js";
-import type { CallRecord, JournalRecord, RecordKind } from "../journal/records.js";
+import type { CallRecord, Carried, JournalRecord, RecordKind } from "../journal/records.js";
 import type { FinishedStatus } from "../core/status.js";
 import type { ChildHandle, ChildOptions, CtxBackend } from "./ctx.js";
 import { unknownHandler, type WorkflowDefinition } from "./registry.js";
@@ -156,7 +156,15 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   /** `running` while anything is being applied or executed, `suspended` while only waiting. */
   status(): "running" | "suspended" | FinishedStatus {
     if (this.finished) return this.finished;
-    if (this.instance === undefined || this.driving || this.steps.inFlight > 0 || this.arrived.size > 0 || this.held !== null)
+    // A run continuing as new is busy until the next run takes over: it is never parked meanwhile.
+    if (
+      this.instance === undefined ||
+      this.lifecycle.continuing ||
+      this.driving ||
+      this.steps.inFlight > 0 ||
+      this.arrived.size > 0 ||
+      this.held !== null
+    )
       return "running";
     return "suspended";
   }
@@ -301,8 +309,16 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return this.children.start(type, id, input, options);
   }
 
-  continueAsNew(input: unknown): Promise<never> {
-    return this.lifecycle.continueAsNew(input);
+  continueAsNew(input: unknown, attributes?: Readonly<Record<string, unknown>>): Promise<never> {
+    return this.lifecycle.continueAsNew(input, attributes);
+  }
+
+  /**
+   * What this run, which continued as new, hands on to the next run of its ID (see
+   * `Lifecycle.handOn`); asked once every record sent to it is applied.
+   */
+  handOn(now: number, windowMs: number): Carried {
+    return this.lifecycle.handOn(now, windowMs);
   }
 
   patched(id: string, deprecated: boolean): boolean {
@@ -464,6 +480,9 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
   }
 
   private apply(record: JournalRecord, position: number, replayed: boolean): void {
+    const lifecycle = this.lifecycle;
+    if (lifecycle.continuing && lifecycle.divert(record)) return;
+    if (record.kind === "start" || (record as { request?: string }).request !== undefined) lifecycle.note(record);
     // Calls are numbered from 1 as the code makes them, so the code has made call `seq` iff seq <= this.seq.
     if (replayed && isCallRecord(record) && record.seq > this.seq) {
       this.breakWith(this.mismatch(position, record, this.lifecycle.ending("and is now waiting")));

@@ -32,8 +32,11 @@ export interface RunHost {
   acquire?(options: StepOptions): PermitRequest | undefined;
   /** Starts a child run for call `seq`; the engine journals a `child` record with the outcome. */
   startChild(request: ChildRequest): void;
-  /** Ends this run and starts a fresh one of the same ID with `input`. */
-  continueAsNew(input: unknown): void;
+  /**
+   * Ends this run and starts a fresh one of the same ID with `input`, carrying the run's search
+   * attributes over unless `attributes` replaces them.
+   */
+  continueAsNew(input: unknown, attributes: Readonly<Record<string, unknown>> | undefined): void;
   /** Applies a close policy to a child whose wait timed out. */
   closeChild(childId: string, reason: string): void;
   /**

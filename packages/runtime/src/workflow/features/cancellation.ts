@@ -12,6 +12,8 @@ export class Cancellation {
   private waits: Set<Interruptible> | undefined = undefined;
   /** A cancellation no code has been told of yet: the next wait, step call or the body's end gets it. */
   private untold: CancelledError | undefined = undefined;
+  /** The record of the cancellation no code has been told of yet. */
+  private untoldBy: RecordOf<"cancel"> | undefined = undefined;
   /** Step calls that had not answered when the run was cancelled: a failure of theirs is the cancellation. */
   private cancelledSteps: Set<number> | undefined = undefined;
   /** The cancellation that aborts steps the run executes after it (held during a replay). */
@@ -23,7 +25,13 @@ export class Cancellation {
   take(): CancelledError | undefined {
     const error = this.untold;
     this.untold = undefined;
+    this.untoldBy = undefined;
     return error;
+  }
+
+  /** The cancellation no code was told of: a run continuing as new hands it to the next. */
+  untaken(): RecordOf<"cancel"> | undefined {
+    return this.untoldBy;
   }
 
   /** A wait that a cancellation rejects with `CancelledError` (at once, when one is pending). */
@@ -62,6 +70,7 @@ export class Cancellation {
   claimsFailure(seq: number): boolean {
     if (this.cancelledSteps?.delete(seq) !== true) return false;
     this.untold = undefined;
+    this.untoldBy = undefined;
     return true;
   }
 
@@ -71,7 +80,10 @@ export class Cancellation {
     run.pending.forEach((p, seq) => {
       if (p.step === true) (this.cancelledSteps ??= new Set()).add(seq);
     });
-    if ((this.waits?.size ?? 0) === 0) this.untold = error;
+    if ((this.waits?.size ?? 0) === 0) {
+      this.untold = error;
+      this.untoldBy = record;
+    }
     for (const interrupt of [...(this.waits ?? [])]) interrupt(error);
     this.aborting = error;
     if (!replayed) run.steps.abort(error);

@@ -2,6 +2,8 @@ import type { DependencyContainer } from "tsyringe";
 import { DeterministicRandom } from "../../core/deterministic-random.js";
 import { CancelledError, ConfigError, FuseeError, TerminatedError } from "../../core/errors.js";
 import type { FinishedStatus } from "../../core/status.js";
+import { performedBy, remembered } from "../../journal/carried.js";
+import type { Carried, CarriedMessage, JournalRecord } from "../../journal/records.js";
 import { Ctx, type CtxBackend } from "../ctx.js";
 import { explainMissingTypeInfo } from "../injection-diagnosis.js";
 import { bindInstance, type StepHost } from "../run-binding.js";
@@ -24,6 +26,10 @@ export class Lifecycle {
   /** How the body ended, once it did (not set by continue-as-new). */
   private outcome: BodyOutcome | undefined = undefined;
   private continued = false;
+  /** Requests the applied records performed or the start remembers, with when: a next run of the ID remembers them. */
+  private performed: Map<string, number> | undefined = undefined;
+  /** Messages that arrived after the code continued as new: the next run applies them. */
+  private unseen: CarriedMessage[] | undefined = undefined;
 
   constructor(
     private readonly run: RunParts & CtxBackend & StepHost,
@@ -87,16 +93,58 @@ export class Lifecycle {
     });
   }
 
-  continueAsNew(input: unknown): Promise<never> {
+  continueAsNew(input: unknown, attributes: Readonly<Record<string, unknown>> | undefined): Promise<never> {
     const run = this.run;
     if (!this.continued) {
       this.continued = true;
       this.bodyDone = true;
+      this.unseen = [];
       run.whenLive(() => {
-        if (!run.host.closed() && !run.broken) run.host.continueAsNew(input);
+        if (!run.host.closed() && !run.broken) run.host.continueAsNew(input, attributes);
       });
     }
     return new Promise<never>(() => undefined);
+  }
+
+  /** True once the code continued as new: messages that arrive from then on are the next run's. */
+  get continuing(): boolean {
+    return this.continued;
+  }
+
+  /** Keeps a message that arrived after the code continued as new for the next run; false for any other record. */
+  divert(record: JournalRecord): boolean {
+    if (this.unseen === undefined || (record.kind !== "signal" && record.kind !== "update" && record.kind !== "cancel")) return false;
+    this.unseen.push(record);
+    return true;
+  }
+
+  /** Notes the requests an applied record performed, for the run that may replace this one. */
+  note(record: JournalRecord): void {
+    for (const [request, at] of performedBy(record)) (this.performed ??= new Map()).set(request, at);
+  }
+
+  /**
+   * What the run hands on to the run that continues it, once every record it was sent is applied:
+   * the messages its code did not see (updates whose handler had not finished, signals no `waitFor`
+   * took, a cancellation it was not told of, and whatever arrived after it continued), and the
+   * requests and update outcomes of the last `windowMs` before `now`, so none is performed twice.
+   */
+  handOn(now: number, windowMs: number): Carried {
+    const run = this.run;
+    const cancel = run.cancellation.untaken();
+    const messages: CarriedMessage[] = [
+      ...run.updates.unfinished(),
+      ...run.signals.untaken(),
+      ...(cancel === undefined ? [] : [cancel]),
+      ...(this.unseen ?? []),
+    ];
+    const requests = remembered([...(this.performed ?? [])], now, windowMs);
+    const updates = remembered(run.updates.outcomes(), now, windowMs);
+    return {
+      ...(messages.length > 0 ? { messages } : {}),
+      ...(requests.length > 0 ? { requests } : {}),
+      ...(updates.length > 0 ? { updates } : {}),
+    };
   }
 
   /** True once the body returned, threw or continued as new. */
@@ -124,11 +172,18 @@ export class Lifecycle {
 }
 
 export const lifecycleRecords: RecordAppliers<"start" | "finish"> = {
-  start: (run, record) => {
+  start: (run, record, replayed) => {
     if (record.attributes !== undefined) run.searchAttributes.begin(record.attributes);
+    if (record.carried?.updates !== undefined) run.updates.remember(record.carried.updates);
     run.lifecycle.begin(record.seed, record.input);
-    if (record.signal) run.signals.apply(record.signal.name, record.signal.value);
-    if (record.update) run.updates.apply(record.update.id, record.update.name, record.update.arg);
+    if (record.signal) run.signals.apply(record.signal.name, record.signal.value, record.at);
+    if (record.update) run.updates.apply({ kind: "update", ...record.update, at: record.at });
+    // What the replaced run's code never saw reaches this run's code, as if it had just arrived.
+    for (const m of record.carried?.messages ?? []) {
+      if (m.kind === "signal") run.signals.apply(m.name, m.value, m.at);
+      else if (m.kind === "update") run.updates.apply(m);
+      else run.cancellation.apply(m, replayed);
+    }
   },
   finish: (run, record, replayed, position) => {
     // The code must have ended where the journal says it did, unless the run was ended from outside.

@@ -1,3 +1,4 @@
+import type { SignalRecord } from "../../journal/records.js";
 import { asError, type RecordAppliers, type RunParts } from "./run-parts.js";
 
 interface Waiter {
@@ -10,14 +11,14 @@ interface Waiter {
  * else to the oldest `ctx.waitFor` of its name, else into a mailbox the next `waitFor` takes from.
  */
 export class Signals {
-  private readonly mailbox = new Map<string, unknown[]>();
+  private readonly mailbox = new Map<string, { readonly value: unknown; readonly at: number }[]>();
   private readonly waiters = new Map<string, Waiter[]>();
 
   constructor(private readonly run: RunParts) {}
 
   waitFor(name: string, timeoutMs: number | undefined): Promise<unknown> {
     const buffered = this.mailbox.get(name);
-    if (buffered !== undefined && buffered.length > 0) return Promise.resolve(buffered.shift());
+    if (buffered !== undefined && buffered.length > 0) return Promise.resolve(buffered.shift()?.value);
     const run = this.run;
     return run.cancellation.interruptible((resolve, onCancel) => {
       const waiter: Waiter = { resolve };
@@ -42,7 +43,7 @@ export class Signals {
     });
   }
 
-  apply(name: string, value: unknown): void {
+  apply(name: string, value: unknown, at: number): void {
     const run = this.run;
     const method = run.definition.signals.get(name);
     if (method !== undefined && run.instance) {
@@ -61,11 +62,18 @@ export class Signals {
       return;
     }
     const box = this.mailbox.get(name) ?? [];
-    box.push(value);
+    box.push({ value, at });
     this.mailbox.set(name, box);
+  }
+
+  /** Signals in the mailbox that no `waitFor` took: a run continuing as new hands them to the next. */
+  untaken(): SignalRecord[] {
+    const out: SignalRecord[] = [];
+    for (const [name, box] of this.mailbox) for (const { value, at } of box) out.push({ kind: "signal", name, value, at });
+    return out;
   }
 }
 
 export const signalRecords: RecordAppliers<"signal"> = {
-  signal: (run, record) => run.signals.apply(record.name, record.value),
+  signal: (run, record) => run.signals.apply(record.name, record.value, record.at),
 };

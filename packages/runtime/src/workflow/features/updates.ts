@@ -1,16 +1,24 @@
 import { RejectedError } from "../../core/errors.js";
+import type { CarriedUpdate, UpdateRecord } from "../../journal/records.js";
 import { unknownHandler } from "../registry.js";
 import { asError, type RecordAppliers, type RunParts } from "./run-parts.js";
 
 export type UpdateOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** An outcome and when it was journaled. */
+type Dated = UpdateOutcome & { readonly at: number };
 
 /**
  * Updates: an `update` record runs the handler at its point of the journal, and the handler's outcome
  * is journaled as `update-result`, from which a repeated update ID is answered.
  */
 export class Updates {
-  private readonly results = new Map<string, UpdateOutcome>();
+  private readonly results = new Map<string, Dated>();
   private readonly accepted = new Set<string>();
+  /** Updates whose handler runs and has not journaled its outcome: a run continuing as new hands them on. */
+  private readonly running = new Map<string, UpdateRecord>();
+  /** Outcomes journaled and not yet durable: a run continuing as new hands them on too. */
+  private readonly journaled = new Map<string, Dated>();
   /** Updates whose result the journal being replayed holds already: it is not journaled again. */
   private readonly replayedResults = new Set<string>();
 
@@ -53,10 +61,12 @@ export class Updates {
     this.accepted.add(id);
   }
 
-  /** Runs the handler of update `id` at this point of the journal and journals its outcome. */
-  apply(id: string, name: string, arg: unknown): void {
+  /** Runs the handler of the update at this point of the journal and journals its outcome. */
+  apply(record: UpdateRecord): void {
+    const { id, name, arg } = record;
     const run = this.run;
     this.accepted.add(id);
+    this.running.set(id, record);
     const update = run.definition.updates.get(name);
     let result: Promise<unknown>;
     if (update === undefined || !run.instance) {
@@ -72,10 +82,14 @@ export class Updates {
       if (this.replayedResults.has(id)) return;
       run.whenLive(() => {
         const at = run.host.clock.now();
+        this.running.delete(id);
         try {
           run.record({ kind: "update-result", id, at, ...outcome });
+          this.journaled.set(id, { ...outcome, at });
         } catch (encodeError) {
-          run.recordOrBreak({ kind: "update-result", id, at, ok: false, error: asError(encodeError) });
+          const error = asError(encodeError);
+          run.recordOrBreak({ kind: "update-result", id, at, ok: false, error });
+          this.journaled.set(id, { ok: false, error, at });
         }
       });
     };
@@ -85,13 +99,39 @@ export class Updates {
     );
   }
 
-  applyResult(id: string, outcome: UpdateOutcome): void {
+  applyResult(id: string, outcome: Dated): void {
     this.results.set(id, outcome);
+    this.running.delete(id);
+    this.journaled.delete(id);
+  }
+
+  /** Outcomes an earlier run of the ID applied: a repeated update ID is answered from them. */
+  remember(carried: readonly CarriedUpdate[]): void {
+    for (const u of carried) {
+      this.accepted.add(u.id);
+      this.results.set(u.id, u.ok ? { ok: true, value: u.value, at: u.at } : { ok: false, error: u.error, at: u.at });
+    }
+  }
+
+  /** Updates whose handler has not journaled an outcome: a run continuing as new hands them to the next, which applies them. */
+  unfinished(): UpdateRecord[] {
+    return [...this.running.values()];
+  }
+
+  /** Every outcome this run knows, journaled or remembered, with when. */
+  outcomes(): CarriedUpdate[] {
+    const out: CarriedUpdate[] = [];
+    for (const [id, o] of [...this.results, ...this.journaled])
+      out.push(o.ok ? { id, at: o.at, ok: true, value: o.value } : { id, at: o.at, ok: false, error: asError(o.error) });
+    return out;
   }
 }
 
 export const updateRecords: RecordAppliers<"update" | "update-result"> = {
-  update: (run, record) => run.updates.apply(record.id, record.name, record.arg),
+  update: (run, record) => run.updates.apply(record),
   "update-result": (run, record) =>
-    run.updates.applyResult(record.id, record.ok ? { ok: true, value: record.value } : { ok: false, error: record.error }),
+    run.updates.applyResult(
+      record.id,
+      record.ok ? { ok: true, value: record.value, at: record.at } : { ok: false, error: record.error, at: record.at },
+    ),
 };
