@@ -444,9 +444,10 @@ export class LocalRuns implements RunService {
 
   // ---- for the cluster ----
 
-  /** Whether the current run of `id` holds a record that request `request` appended. */
+  /** Whether the current run of `id` holds a record that request `request` appended, or remembers one from a run it replaced. */
   async performedRequest(id: string, request: string): Promise<boolean> {
     this.assertOpen();
+    await this.replacement.settled(id);
     const entry = this.runs.get(id);
     return entry !== undefined && performedRequest(this.deps.log, entry, request);
   }
