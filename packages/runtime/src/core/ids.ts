@@ -40,20 +40,30 @@ export function checkName(name: unknown, what: string): string {
   return checkWellFormed(name, what);
 }
 
-/** Checks a workflow, update or event ID supplied by a caller. */
-export function checkId(id: unknown, what = "workflow ID"): string {
+/** Checks an update or event ID supplied by a caller: a non-empty, well-formed string of bounded length. */
+export function checkId(id: unknown, what: string): string {
   if (typeof id !== "string") throw new RejectedError(`${what} must be a string; got ${typeof id}`);
   if (id.length === 0) throw new RejectedError(`${what} is empty`);
   checkWellFormed(id, what);
   if (id.length > MAX_ID_LENGTH) {
     throw new RejectedError(`${what} is ${id.length} characters long; the limit is ${MAX_ID_LENGTH} (${id.slice(0, 40)}...)`);
   }
-  if (what === "workflow ID" && id.startsWith(SYSTEM_STREAM_PREFIX)) {
+  return id;
+}
+
+/**
+ * Checks a workflow ID wherever one enters (a start, a child, a message, a call on a run): what
+ * {@link checkId} checks, and that it does not start with the prefix of the engine's own streams,
+ * which a run of that ID would be taken for when the data is read again.
+ */
+export function checkWorkflowId(id: unknown, what = "workflow ID"): string {
+  checkId(id, what);
+  if ((id as string).startsWith(SYSTEM_STREAM_PREFIX)) {
     throw new RejectedError(
-      `workflow ID '${id}' starts with '${SYSTEM_STREAM_PREFIX}', which is reserved for the engine's own streams; choose an ID that does not`,
+      `${what} '${id as string}' starts with '${SYSTEM_STREAM_PREFIX}', which is reserved for the engine's own streams; choose an ID that does not`,
     );
   }
-  return id;
+  return id as string;
 }
 
 /** FNV-1a over UTF-16 code units: stable across processes and versions, which shard placement needs. */

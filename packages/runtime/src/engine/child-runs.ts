@@ -1,5 +1,5 @@
 import { FuseeError, RejectedError } from "../core/errors.js";
-import { checkId } from "../core/ids.js";
+import { checkWorkflowId } from "../core/ids.js";
 import type { ChildRecord, FinishRecord } from "../journal/records.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { ChildRequest } from "../workflow/run-executor.js";
@@ -63,7 +63,7 @@ export class ChildRuns {
     const local = this.deps.local(request.id);
     try {
       const def = this.deps.resolve(request.type);
-      checkId(request.id, "child workflow ID");
+      checkWorkflowId(request.id, "child workflow ID");
       const link = { id: parent.id, runId, seq: request.seq };
       let childRunId: number;
       if (!local) childRunId = await this.deps.router().startChild(def.name, request.id, request.input, link);

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { container as rootContainer } from "tsyringe";
 import { systemClock, type Clock } from "../core/clock.js";
 import { FuseeError } from "../core/errors.js";
-import { checkId, checkName, shardOf } from "../core/ids.js";
+import { checkId, checkName, shardOf, checkWorkflowId } from "../core/ids.js";
 import { RunHandle } from "../client/run-handle.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
 import type { Log } from "../storage/log.js";
@@ -217,7 +217,7 @@ export class Engine {
    */
   holdsRun(id: string): boolean {
     this.assertOpen();
-    checkId(id);
+    checkWorkflowId(id);
     return this.cluster === undefined || this.cluster.owns(shardOf(id, this.log.shardCount));
   }
 
@@ -239,7 +239,7 @@ export class Engine {
     this.assertOpen();
     const name = this.catalog.resolve(type).name;
     checkStartAttributes(options, "start");
-    await this.service.start(name, checkId(id), input, options);
+    await this.service.start(name, checkWorkflowId(id), input, options);
     return this.run(id);
   }
 
@@ -258,7 +258,7 @@ export class Engine {
   ): Promise<{ run: RunHandle<R>; result: U }> {
     this.assertOpen();
     const name = this.catalog.resolve(type).name;
-    checkId(id);
+    checkWorkflowId(id);
     checkName(update, "update name");
     checkStartAttributes(options, "start");
     const { updateId, ...start } = options;
@@ -309,7 +309,7 @@ export class Engine {
     this.assertOpen();
     const def = this.catalog.resolve(type);
     const name = def.name;
-    checkId(id);
+    checkWorkflowId(id);
     checkName(signal, "signal name");
     checkStartAttributes(options, "signalWithStart");
     const unwanted = unwantedSignal(def, signal, id);

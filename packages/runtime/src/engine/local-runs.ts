@@ -9,7 +9,7 @@ import {
   StorageError,
   TerminatedError,
 } from "../core/errors.js";
-import { checkId, checkName, shardOf } from "../core/ids.js";
+import { checkWorkflowId, checkName, shardOf } from "../core/ids.js";
 import { readBackRecord, type PayloadCodec } from "../journal/record-codec.js";
 import { wakesRun } from "../journal/record-kinds.js";
 import type { FinishRecord, JournalRecord } from "../journal/records.js";
@@ -259,7 +259,7 @@ export class LocalRuns implements RunService {
   async start(type: string, id: string, input: unknown, options: StartOptions, request?: string): Promise<void> {
     this.assertOpen();
     const def = this.deps.catalog.resolve(type);
-    this.held(checkId(id));
+    this.held(checkWorkflowId(id));
     await this.starts.begin(def, id, input, options, undefined, request === undefined ? {} : { request });
   }
 
@@ -274,7 +274,7 @@ export class LocalRuns implements RunService {
   ): Promise<unknown> {
     this.assertOpen();
     const def = this.deps.catalog.resolve(type);
-    this.held(checkId(id));
+    this.held(checkWorkflowId(id));
     const existing = this.runs.get(id);
     // A running run takes the update unless the ID policy says otherwise ("fail", "terminate-existing").
     const running = options.idPolicy?.running ?? "use-existing";
@@ -296,7 +296,7 @@ export class LocalRuns implements RunService {
   ): Promise<void> {
     this.assertOpen();
     const def = this.deps.catalog.resolve(type);
-    this.held(checkId(id));
+    this.held(checkWorkflowId(id));
     checkName(signal, "signal name");
     const existing = this.runs.get(id);
     if (existing !== undefined && existing.finished === undefined) return this.signal(id, signal, value, request);
@@ -307,7 +307,7 @@ export class LocalRuns implements RunService {
   /** Applies a message another workflow sent, once per request (see `deliverMessage`). */
   deliver(target: string, message: Message, request: string): Promise<unknown> {
     this.assertOpen();
-    this.held(checkId(target));
+    this.held(checkWorkflowId(target));
     return deliverMessage(this, target, message, request);
   }
 
@@ -393,7 +393,7 @@ export class LocalRuns implements RunService {
   async startChild(type: string, id: string, input: unknown, parent: ParentLink, request?: string): Promise<number> {
     this.assertOpen();
     const def = this.deps.catalog.resolve(type);
-    this.held(checkId(id, "child workflow ID"));
+    this.held(checkWorkflowId(id, "child workflow ID"));
     await this.starts.begin(def, id, input, {}, undefined, { parent, ...requestField(request) });
     return (this.runs.get(id) as RunEntry).runId;
   }

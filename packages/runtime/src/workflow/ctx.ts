@@ -1,6 +1,6 @@
 import { toMillis, type Duration } from "../core/duration.js";
 import { RejectedError } from "../core/errors.js";
-import { checkId, checkName } from "../core/ids.js";
+import { checkWorkflowId, checkName } from "../core/ids.js";
 import { scopeOf, type StepScope } from "./run-binding.js";
 import { WORKFLOW_METADATA } from "./metadata-keys.js";
 import { checkStepOptions } from "./registry.js";
@@ -309,7 +309,7 @@ export class Ctx<W = any> {
   startChild<T = unknown>(type: string, id: string, input?: unknown, options?: ChildOptions): Promise<ChildHandle<T>>;
   startChild(type: string | WorkflowClass, id: string, input?: unknown, options: ChildOptions = {}): Promise<ChildHandle<unknown>> {
     const name = typeof type === "string" ? type : workflowName(type);
-    checkId(id, "child workflow ID");
+    checkWorkflowId(id, "child workflow ID");
     const timeoutMs = options.timeout === undefined ? undefined : toMillis(options.timeout, "child timeout");
     const close = options.close ?? "terminate";
     if (!["terminate", "request-cancel", "abandon"].includes(close)) {
@@ -384,7 +384,7 @@ export class Ctx<W = any> {
   startWorkflow(type: string, id: string, input?: unknown, options?: StartOptions): Promise<void>;
   async startWorkflow(type: string | WorkflowClass, id: string, input?: unknown, options: StartOptions = {}): Promise<void> {
     const name = typeof type === "string" ? checkName(type, "workflow type") : workflowName(type);
-    checkId(id, "ctx.startWorkflow ID");
+    checkWorkflowId(id, "ctx.startWorkflow ID");
     checkStartAttributes(options, "ctx.startWorkflow");
     await this.send(id, { op: "start", type: name, input, options });
   }
@@ -394,14 +394,14 @@ export class Ctx<W = any> {
    * the target ignores a repeat after a restart. Rejects with `NotFoundError` when the ID has no run.
    */
   async signalWorkflow(id: string, signal: string, arg?: unknown): Promise<void> {
-    checkId(id, "ctx.signalWorkflow ID");
+    checkWorkflowId(id, "ctx.signalWorkflow ID");
     checkName(signal, "signal name");
     await this.send(id, { op: "signal", name: signal, value: arg });
   }
 
   /** Asks the run of another workflow to cancel, exactly once (see {@link signalWorkflow}). */
   async cancelWorkflow(id: string, reason = `cancelled by ${this.backend.workflowId}`): Promise<void> {
-    checkId(id, "ctx.cancelWorkflow ID");
+    checkWorkflowId(id, "ctx.cancelWorkflow ID");
     await this.send(id, { op: "cancel", reason: String(reason) });
   }
 
@@ -411,7 +411,7 @@ export class Ctx<W = any> {
    * A validator's refusal or the handler's error rejects here.
    */
   async updateWorkflow<R = unknown>(id: string, update: string, arg?: unknown): Promise<R> {
-    checkId(id, "ctx.updateWorkflow ID");
+    checkWorkflowId(id, "ctx.updateWorkflow ID");
     checkName(update, "update name");
     return (await this.send(id, { op: "update", name: update, arg })) as R;
   }
@@ -441,7 +441,7 @@ export class Ctx<W = any> {
     options: StartOptions = {},
   ): Promise<void> {
     const name = typeof type === "string" ? checkName(type, "workflow type") : workflowName(type);
-    checkId(id, "ctx.signalWithStart ID");
+    checkWorkflowId(id, "ctx.signalWithStart ID");
     checkName(signal, "signal name");
     checkStartAttributes(options, "ctx.signalWithStart");
     await this.send(id, { op: "signal-with-start", type: name, input, name: signal, value: arg, options });
