@@ -169,7 +169,8 @@ export class ScheduleRuntime extends ScheduleState {
       const to = latest - 1;
       void this.write({ kind: "schedule-skip", at: now, from: first, to, count: this.recurrence.count(first, to) }).catch(() => undefined);
     }
-    if (onTime || policy === "one") void this.instant(latest, "live").catch(() => undefined);
+    // After downtime "one" and "all" start the latest instant (for "all", the only one missed).
+    if (onTime || policy !== "none") void this.instant(latest, "live").catch(() => undefined);
     else void this.write({ kind: "schedule-skip", at: now, from: latest, to: latest, count: 1 }).catch(() => undefined);
   }
 
