@@ -17,7 +17,8 @@ export interface LimitSpec {
   concurrent?: number;
   /**
    * Attempts started per second, spaced evenly (`10` starts one every 100 ms), so no one-second span
-   * holds more; unbounded when absent or 0.
+   * holds more; unbounded when absent or 0. The first permit comes one interval after the limit is
+   * declared, also when a restarted process declares it again, so restarts never exceed the rate.
    */
   perSecond?: number;
 }
@@ -111,13 +112,15 @@ export class Limits {
     }
     let limit = this.limits.get(name);
     if (limit === undefined) {
+      // A rate starts with no permit in hand: the first is one interval after the limit is declared,
+      // so no restart (nor a crash loop) grants a permit sooner than the rate allows after the last
+      // one the previous process granted. A changed spec keeps what the limit had accrued.
       limit = new Limit(name);
+      limit.refilledAt = this.clock.now();
       this.limits.set(name, limit);
     }
     limit.concurrent = concurrent === 0 ? Infinity : concurrent;
     limit.perSecond = perSecond;
-    limit.tokens = 1;
-    limit.refilledAt = this.clock.now();
     this.pump(limit);
   }
 

@@ -188,7 +188,32 @@ describe("limits", () => {
       for (let i = 0; i < 6; i++) runs.push(await engine.start(Paced, `p-${i}`, undefined));
       await engine.clock.advance("3s");
       for (const r of runs) await r.result();
-      expect(stamps.map((t) => t - t0)).to.deep.equal([0, 500, 1000, 1500, 2000, 2500]);
+      // The first permit comes one interval after the limit is declared: none is in hand at the start.
+      expect(stamps.map((t) => t - t0)).to.deep.equal([500, 1000, 1500, 2000, 2500, 3000]);
+      await engine.shutdown();
+    });
+
+    it("holds the rate across a restart: the first permit after it is one interval away", async () => {
+      stamps.length = 0;
+      let engine = await TestEngine.create({ workflows: [Paced], limits: { paced: { perSecond: 1 } } });
+      clock = engine.clock;
+      const before = await engine.start(Paced, "before-restart", undefined);
+      await engine.clock.advance("1s");
+      await before.result();
+      // A crash loop would otherwise start a step at every open.
+      for (let restart = 0; restart < 3; restart++) {
+        engine = await engine.restart();
+        await engine.start(Paced, `after-restart-${restart}`, undefined);
+        await engine.clock.advance("500ms");
+      }
+      await engine.clock.advance("3s");
+      for (let restart = 0; restart < 3; restart++) await engine.run(`after-restart-${restart}`).result();
+      expect(stamps).to.have.length(4);
+      const gaps = stamps.slice(1).map((t, i) => t - (stamps[i] as number));
+      expect(
+        gaps.every((gap) => gap >= 1000),
+        `gaps between permits: ${gaps.join(", ")} ms`,
+      ).to.equal(true);
       await engine.shutdown();
     });
 
