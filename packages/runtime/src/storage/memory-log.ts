@@ -18,10 +18,11 @@ interface MemoryShard {
   syncs: number;
 }
 
-type PendingOp = { shard: number; entry: LogEntry } | { shard: number; drop: readonly string[] };
+type PendingOp = { entry: LogEntry } | { drop: readonly string[] };
 
-/** The appends of one turn, applied together on a microtask. */
+/** The appends and drops of one shard not yet applied: its next "sync", applied together on a later turn. */
 interface PendingBatch {
+  readonly ops: PendingOp[];
   readonly promise: Promise<void>;
   readonly resolve: () => void;
   readonly reject: (e: Error) => void;
@@ -31,8 +32,9 @@ interface PendingBatch {
 
 /**
  * A {@link Log} held in memory, for tests and `TestEngine`: the same contract as the local log with
- * nothing on disk. Appends made in one turn are applied together on a microtask, which is when
- * their promises resolve, so code awaiting an append sees the same ordering as with a real log.
+ * nothing on disk. Each shard gathers what is appended to it into a batch that becomes "durable" on
+ * a later turn of the event loop, independently of the other shards, as a real log's syncs are; a
+ * {@link crash} keeps or loses each shard's pending batch on its own, as a power cut would.
  *
  * @example
  * const log = new MemoryLog(2);
@@ -43,8 +45,8 @@ export class MemoryLog implements Log {
   readonly shardCount: number;
   readonly readOnly = false;
   private shards: MemoryShard[];
-  private pending: PendingOp[] = [];
-  private batch: PendingBatch | undefined;
+  /** Each shard's batch not yet applied. */
+  private batches: (PendingBatch | undefined)[];
   private closed = false;
 
   constructor(shards: number) {
@@ -53,10 +55,11 @@ export class MemoryLog implements Log {
     }
     this.shardCount = shards;
     this.shards = Array.from({ length: shards }, () => ({ entries: [], byStream: new Map(), appended: 0, syncs: 0 }));
+    this.batches = Array.from({ length: shards }, () => undefined);
   }
 
   append(shard: number, entry: LogEntry): Promise<void> {
-    return this.enqueue(shard, [{ shard, entry: copy(entry) }]);
+    return this.enqueue(shard, [{ entry: copy(entry) }]);
   }
 
   appendThen(shard: number, stream: string, body: Uint8Array, waiter: AppendWaiter): void {
@@ -65,14 +68,15 @@ export class MemoryLog implements Log {
       queueMicrotask(() => waiter.failed(refused));
       return;
     }
-    this.pending.push({ shard, entry: { stream, body: body.slice() } });
-    this.open().waiters.push(waiter);
+    const batch = this.open(shard);
+    batch.ops.push({ entry: { stream, body: body.slice() } });
+    batch.waiters.push(waiter);
   }
 
   appendAll(shard: number, entries: readonly LogEntry[]): Promise<void> {
     return this.enqueue(
       shard,
-      entries.map((entry) => ({ shard, entry: copy(entry) })),
+      entries.map((entry) => ({ entry: copy(entry) })),
     );
   }
 
@@ -104,7 +108,7 @@ export class MemoryLog implements Log {
   }
 
   drop(shard: number, streams: readonly string[]): Promise<void> {
-    return this.enqueue(shard, [{ shard, drop: [...streams] }]);
+    return this.enqueue(shard, [{ drop: [...streams] }]);
   }
 
   async compact(shard: number): Promise<number> {
@@ -125,7 +129,7 @@ export class MemoryLog implements Log {
   }
 
   async close(): Promise<void> {
-    if (this.batch !== undefined) await this.batch.promise.catch(() => undefined);
+    await Promise.all(this.batches.map((b) => b?.promise.catch(() => undefined)));
     this.closed = true;
   }
 
@@ -138,25 +142,31 @@ export class MemoryLog implements Log {
   }
 
   /**
-   * What a crash of the process would leave: appends not yet applied are lost (their promises reject)
-   * and this log closes. Returns a new log over the data that survived, as a restart would see it.
+   * What a crash of the process would leave: this log closes, and each shard's batch not yet
+   * durable is lost or, as if its sync had completed just before the power went, kept, each shard
+   * on its own as `keep(shard)` says (by default all are lost). Appends of lost and kept batches
+   * alike are never acknowledged. Returns a new log over the data that survived, as a restart would
+   * see it.
    */
-  crash(): MemoryLog {
-    const lost = this.batch;
-    this.pending = [];
-    this.batch = undefined;
-    this.closed = true;
+  crash(keep: (shard: number) => boolean = () => false): MemoryLog {
     const error = new StorageError("the process crashed before the append was durable");
-    lost?.reject(error);
-    if (lost !== undefined) tellWaiters(lost.waiters, error);
+    this.closed = true;
+    this.batches.forEach((batch, shard) => {
+      if (batch === undefined) return;
+      this.batches[shard] = undefined;
+      if (keep(shard)) this.store(shard, batch.ops);
+      batch.reject(error);
+      tellWaiters(batch.waiters, error);
+    });
     return this.reopen();
   }
 
   private enqueue(shard: number, ops: PendingOp[]): Promise<void> {
     const refused = this.refusal(shard);
     if (refused !== undefined) return Promise.reject(refused);
-    for (const op of ops) this.pending.push(op);
-    return this.open().promise;
+    const batch = this.open(shard);
+    batch.ops.push(...ops);
+    return batch.promise;
   }
 
   private refusal(shard: number): StorageError | undefined {
@@ -166,29 +176,37 @@ export class MemoryLog implements Log {
     return this.closed ? new StorageError("the log is closed") : undefined;
   }
 
-  /** The batch of this turn, made (and its apply scheduled) by the turn's first append. */
-  private open(): PendingBatch {
-    if (this.batch === undefined) {
+  /** The shard's pending batch, made (and its apply scheduled for a later turn) by its first append. */
+  private open(shard: number): PendingBatch {
+    let batch = this.batches[shard];
+    if (batch === undefined) {
       let resolve!: () => void;
       let reject!: (e: Error) => void;
       const promise = new Promise<void>((res, rej) => {
         resolve = res;
         reject = rej;
       });
-      this.batch = { promise, resolve, reject, waiters: [] };
-      queueMicrotask(() => this.apply());
+      promise.catch(() => undefined);
+      const made: PendingBatch = { ops: [], promise, resolve, reject, waiters: [] };
+      batch = made;
+      this.batches[shard] = made;
+      setImmediate(() => this.apply(shard, made));
     }
-    return this.batch;
+    return batch;
   }
 
-  private apply(): void {
-    const { pending, batch } = this;
-    this.pending = [];
-    this.batch = undefined;
-    const touched = new Set<MemoryShard>();
-    for (const op of pending) {
-      const s = this.shards[op.shard]!;
-      touched.add(s);
+  private apply(shard: number, batch: PendingBatch): void {
+    // A crash took the batch meanwhile.
+    if (this.batches[shard] !== batch) return;
+    this.batches[shard] = undefined;
+    this.store(shard, batch.ops);
+    tellWaiters(batch.waiters, undefined);
+    batch.resolve();
+  }
+
+  private store(shard: number, ops: readonly PendingOp[]): void {
+    const s = this.shards[shard]!;
+    for (const op of ops) {
       if ("entry" in op) {
         const stored: StoredEntry = { stream: op.entry.stream, body: op.entry.body, dropped: false };
         s.entries.push(stored);
@@ -203,10 +221,7 @@ export class MemoryLog implements Log {
         }
       }
     }
-    for (const s of touched) s.syncs += 1;
-    if (batch === undefined) return;
-    tellWaiters(batch.waiters, undefined);
-    batch.resolve();
+    if (ops.length > 0) s.syncs += 1;
   }
 
   private shard(shard: number): MemoryShard {

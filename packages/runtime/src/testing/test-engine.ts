@@ -17,11 +17,18 @@ export type TestEngine = Engine & {
    */
   restart(): Promise<TestEngine>;
   /**
-   * Stops this engine as a crash would (what was not yet durable is lost, nothing more is written,
-   * running steps are aborted) and opens a new one on what survived. Use the returned engine from
-   * then on.
+   * Stops this engine as a crash would (nothing more is written, running steps are aborted) and
+   * opens a new one on what survived. Use the returned engine from then on.
+   *
+   * Each shard's batch that was not yet durable is lost or kept on its own, as a power cut finds
+   * one shard's sync done and another's not: appends to different shards that were both pending
+   * may survive one without the other. Which is seeded: `seed` chooses, else the next number of the
+   * sequence `TestEngineOptions.seed` starts, so a test crashes the same way on every run.
+   *
+   * @example
+   * engine = await engine.crash(); // or engine.crash(7) to try another pattern
    */
-  crash(): Promise<TestEngine>;
+  crash(seed?: number): Promise<TestEngine>;
 };
 
 /** Options of {@link TestEngine.create}. */
@@ -38,6 +45,10 @@ export interface TestEngineOptions {
   runningStepGrace?: Duration;
   /** The engine's logger (`Config.logger`): engine events and `ctx.log` lines go to it. */
   logger?: Logger;
+  /** Seeds which shards' pending batches each {@link TestEngine.crash} keeps (0 by default). */
+  seed?: number;
+  /** Shards of the engine's log (4 by default, as a local data directory's). */
+  shards?: number;
 }
 
 /**
@@ -56,14 +67,23 @@ export const TestEngine = {
       options.startTime,
       options.runningStepGrace !== undefined ? { runningStepGrace: options.runningStepGrace } : {},
     );
-    let config = Config.memory().clock(clock);
+    // Several shards, as a real data directory has: a crash then finds some shards' batches durable and others not.
+    let config = Config.memory()
+      .shards(options.shards ?? 4)
+      .clock(clock);
     if (options.cache !== undefined) config = config.cache(options.cache);
     if (options.logger !== undefined) config = config.logger(options.logger);
-    return openOn(config, clock, new MemoryLog(config.settings.shards), options);
+    return openOn(config, clock, new MemoryLog(config.settings.shards), options, { seed: options.seed ?? 0, crashes: 0 });
   },
 };
 
-async function openOn(config: Config, clock: VirtualClock, log: MemoryLog, options: TestEngineOptions): Promise<TestEngine> {
+async function openOn(
+  config: Config,
+  clock: VirtualClock,
+  log: MemoryLog,
+  options: TestEngineOptions,
+  crashes: { readonly seed: number; crashes: number },
+): Promise<TestEngine> {
   const engine = await Engine.open(config, {
     ...(options.workflows ? { workflows: options.workflows } : {}),
     ...(options.container ? { container: options.container } : {}),
@@ -74,14 +94,27 @@ async function openOn(config: Config, clock: VirtualClock, log: MemoryLog, optio
     clock,
     async restart(): Promise<TestEngine> {
       await engine.shutdown();
-      return openOn(config, clock, log.reopen(), options);
+      return openOn(config, clock, log.reopen(), options, crashes);
     },
-    async crash(): Promise<TestEngine> {
+    async crash(seed?: number): Promise<TestEngine> {
+      const n = crashes.crashes++;
+      const pattern = seed === undefined ? [crashes.seed, n] : [seed, 0];
       // Closing first (synchronously) makes the engine write nothing more; then the unsynced data goes.
       const stopped = engine.shutdown();
-      const survivor = log.crash();
+      const survivor = log.crash((shard) => coin(pattern[0] as number, pattern[1] as number, shard));
       await stopped.catch(() => undefined);
-      return openOn(config, clock, survivor, options);
+      return openOn(config, clock, survivor, options, crashes);
     },
   }) as TestEngine;
+}
+
+/** A fair coin for each (seed, crash, shard), independent across shards: a 32-bit mix of the three. */
+function coin(seed: number, crash: number, shard: number): boolean {
+  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(crash + 0x632be5ab, 0xc2b2ae35) ^ Math.imul(shard + 0x7f4a7c15, 0x27d4eb2f);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h & 1) === 1;
 }
