@@ -1,8 +1,9 @@
 /**
- * The one script of the pages, served at `/ui.js` (the pages' policy allows no inline script). It
- * follows `/api/events` and, when something the page shows changed, fetches the page again and
- * swaps its `<main>`; on a run's page it sends the action forms as JSON with the process's token.
- * Without it the pages still work, only not live.
+ * The one script of the pages, served at `/ui.js` and run only because its tag carries the page's
+ * nonce. It follows `/api/events` and, when something the page shows changed (any run on the runs
+ * page, the run or one of its family on a run's page, a new run on the schedules page), fetches the
+ * page again and swaps its `<main>`; it sends the action forms as JSON with the process's token.
+ * It writes text only, never markup from the server's data. Without it the pages still work, only not live.
  */
 export const CLIENT_SCRIPT = `"use strict";
 (() => {
@@ -32,10 +33,20 @@ export const CLIENT_SCRIPT = `"use strict";
   const events = new EventSource("/api/events");
   events.onopen = () => { if (live) { live.textContent = "live"; live.className = "live on"; } };
   events.onerror = () => { if (live) { live.textContent = "reconnecting"; live.className = "live off"; } };
+  // The IDs a run's page shows (the run, its parent and children), refreshed with <main>.
+  const watched = () => {
+    const list = document.querySelector("main [data-watch]")?.getAttribute("data-watch");
+    try {
+      return new Set(list ? JSON.parse(list) : [runId]);
+    } catch {
+      return new Set([runId]);
+    }
+  };
   events.addEventListener("run", (e) => {
     const event = JSON.parse(e.data);
-    if (page === "run" && event.id !== runId) return;
-    if (page === "runs" || page === "run") soon();
+    if (page === "runs") soon();
+    else if (page === "run" && watched().has(event.id)) soon();
+    else if (page === "schedules" && event.kind === "run-started") soon();
   });
 
   function bind() {
@@ -54,8 +65,8 @@ export const CLIENT_SCRIPT = `"use strict";
         });
         const answer = await response.json().catch(() => ({ ok: false, error: { message: response.statusText } }));
         if (out) {
-          out.textContent = answer.ok ? "done" : answer.error.message;
-          out.className = answer.ok ? "done" : "error";
+          out.textContent = answer.ok ? answer.summary ?? "done" : answer.error.message;
+          out.className = answer.ok && !(answer.failed && answer.failed.length > 0) ? "done" : "error";
         }
         soon();
       });
