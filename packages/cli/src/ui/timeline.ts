@@ -106,10 +106,12 @@ function time(ms: number): string {
   return new Date(ms).toISOString().replace("T", " ").replace("Z", "");
 }
 
-/** A duration the way a person reads it: 850ms, 12.5s, 3m20s, 2h05m. */
+/** A duration the way a person reads it: 850ms, 12.5s, 3m20s, 2h05m. Rounding carries into the next unit, so no part reads 60. */
 export function span(ms: number): string {
-  if (ms < 1_000) return `${Math.round(ms)}ms`;
-  if (ms < 60_000) return `${(ms / 1_000).toFixed(ms < 10_000 ? 2 : 1)}s`;
-  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1_000)).padStart(2, "0")}s`;
-  return `${Math.floor(ms / 3_600_000)}h${String(Math.round((ms % 3_600_000) / 60_000)).padStart(2, "0")}m`;
+  if (ms < 999.5) return `${Math.round(ms)}ms`;
+  if (ms < 59_950) return `${(ms / 1_000).toFixed(ms < 9_995 ? 2 : 1)}s`;
+  const seconds = Math.round(ms / 1_000);
+  if (seconds < 3_600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`;
+  const minutes = Math.round(ms / 60_000);
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
 }
