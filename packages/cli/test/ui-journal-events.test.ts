@@ -31,7 +31,14 @@ describe("journalEvents", () => {
       ["signal", "signal go", [10], false],
     ]);
     const step = events[1]!;
-    expect(step).to.deep.include({ from: at(0), to: at(7), finalFrom: at(5), heartbeats: 1, progress: { plain: { done: 1 } }, payload: { plain: "r-1" } });
+    expect(step).to.deep.include({
+      from: at(0),
+      to: at(7),
+      finalFrom: at(5),
+      heartbeats: 1,
+      progress: { plain: { done: 1 } },
+      payload: { plain: "r-1" },
+    });
     expect(step.attempts).to.deep.equal([{ attempt: 1, from: at(0), to: at(2), retryAt: at(5), error: error("declined") }]);
     expect(events[3]).to.deep.include({ input: { plain: "apple" }, payload: { plain: 5 }, from: at(9), to: at(11) });
     expect(events[4]).to.deep.include({ failed: true, childId: "pay-1/ship", to: at(70) });

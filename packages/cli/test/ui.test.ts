@@ -128,6 +128,13 @@ describe("fusee ui", function () {
       expect(r.body).to.not.contain("<b>bold</b>");
     });
 
+    it("says what a waiting run's journal leaves open, and that the code's waits need --workflows", async () => {
+      const r = await get(`${ui.url}runs/${encodeURIComponent("order/waiting")}`);
+      const waiting = /<section id="waiting">(.*?)<\/section>/s.exec(r.body)?.[1] ?? "";
+      expect(waiting).to.contain("nothing in the journal is open").and.contain("<code>--workflows MODULE</code>");
+      expect((await get(`${ui.url}runs/order-done`)).body).to.not.contain('<section id="waiting">');
+    });
+
     it("escapes an ID holding markup on its own page", async () => {
       const r = await get(`${ui.url}runs/${encodeURIComponent(HOSTILE_ID)}`);
       expect(r.status).to.equal(200);

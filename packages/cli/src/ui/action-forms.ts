@@ -27,21 +27,18 @@ ${finished ? "" : form(path("terminate"), "terminate", html`<input name="reason"
 
 /**
  * The batch forms of the runs page: cancel or terminate every unfinished run the filter matches
- * (all pages of it), or the note saying why there are none.
+ * (all pages of it), or the note saying why there are none. The confirmation names how many runs
+ * the page counts when the button is pressed (its `{unfinished}`, filled in by the page's script).
  *
  * @param filter the runs page's query without its cursor and page size, sent back with the form.
- * @param unfinished how many unfinished runs match it now, for the confirmation.
  */
-export function batchActions(filter: string, unfinished: number, actions: ActionsState): Html | undefined {
+export function batchActions(filter: string, actions: ActionsState): Html | undefined {
   if (actions.kind === "off") return undefined;
   if (actions.kind === "unavailable") return unavailable(actions.reason);
-  if (unfinished === 0)
-    return html`<aside class="actions"><strong>Batch</strong> <span class="muted">no unfinished run matches this filter</span></aside>`;
-  const runs = `${unfinished} unfinished run${unfinished === 1 ? "" : "s"}`;
   const fields = html`<input type="hidden" name="filter" value="${filter}"><input name="reason" placeholder="reason"> `;
-  return html`<aside class="actions batch"><strong>Batch</strong> <span class="muted">${runs} match${unfinished === 1 ? "es" : ""} this filter (every page of it)</span><br>
-${form("/api/batch/cancel", "batch-cancel", fields, `Cancel all ${unfinished}`, `Cancel the ${runs} that match this filter?`)}
-${form("/api/batch/terminate", "batch-terminate", fields, `Terminate all ${unfinished}`, `Terminate the ${runs} that match this filter? They stop at once.`)}
+  return html`<aside class="actions batch"><strong>Batch</strong> <span class="muted">every unfinished run this filter matches, on every page</span><br>
+${form("/api/batch/cancel", "batch-cancel", fields, "Cancel all", "Cancel the {unfinished} unfinished runs that match this filter?")}
+${form("/api/batch/terminate", "batch-terminate", fields, "Terminate all", "Terminate the {unfinished} unfinished runs that match this filter? They stop at once.")}
 </aside>`;
 }
 

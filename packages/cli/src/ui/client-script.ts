@@ -18,7 +18,9 @@ export const CLIENT_SCRIPT = `"use strict";
   const refresh = async () => {
     const response = await fetch(location.href, { headers: { accept: "text/html" } });
     if (!response.ok) return;
-    const fresh = new DOMParser().parseFromString(await response.text(), "text/html").querySelector("main");
+    // The head goes unparsed: its style element carries the fresh page's nonce, which this page's policy would refuse.
+    const text = (await response.text()).replace(/<head>[\\s\\S]*?<\\/head>/, "");
+    const fresh = new DOMParser().parseFromString(text, "text/html").querySelector("main");
     const main = document.querySelector("main");
     if (fresh === null || main === null) return;
     main.replaceWith(fresh);
@@ -57,7 +59,8 @@ export const CLIENT_SCRIPT = `"use strict";
         e.preventDefault();
         const out = form.querySelector("output");
         const fields = Object.fromEntries(new FormData(form));
-        if (form.dataset.confirm && !confirm(form.dataset.confirm)) return;
+        const unfinished = document.querySelector("main [data-unfinished]")?.getAttribute("data-unfinished") ?? "?";
+        if (form.dataset.confirm && !confirm(form.dataset.confirm.replace("{unfinished}", unfinished))) return;
         const response = await fetch(form.action, {
           method: "POST",
           headers: { "content-type": "application/json", "x-fusee-token": token },

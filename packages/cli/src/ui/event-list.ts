@@ -23,12 +23,13 @@ export function eventList(events: readonly JournalEvent[], records: readonly Exp
 <tbody>${rows}</tbody></table>`;
 }
 
+/** The event's label without its kind, which the row shows already; a child's ID links to its page. */
 function subject(e: JournalEvent): Html {
-  if (e.kind === "child" && e.childId !== undefined) {
-    const rest = e.label.startsWith(`child ${e.childId}`) ? e.label.slice(`child ${e.childId}`.length) : ` ${e.label}`;
-    return html`child <a href="${runPath(e.childId)}">${e.childId}</a>${rest}`;
+  const label = e.label.startsWith(`${e.kind} `) ? e.label.slice(e.kind.length + 1) : e.label;
+  if (e.kind === "child" && e.childId !== undefined && label.startsWith(e.childId)) {
+    return html`<a href="${runPath(e.childId)}">${e.childId}</a>${label.slice(e.childId.length)}`;
   }
-  return html`${e.label}`;
+  return html`${label}`;
 }
 
 function detail(e: JournalEvent, firstRecord: ExportedRecord | undefined): Html {

@@ -34,7 +34,7 @@ export function runPage(view: RunView, env: PageEnv): string {
     sections.push(html`<h2>Journal</h2><p class="error">${view.journalError ?? "the journal could not be read"}</p>`);
   } else {
     const records = view.journal.records;
-    sections.push(html`<section id="timeline"><h2>Timeline</h2>${timeline(records)}</section>
+    sections.push(html`<section id="timeline"><h2>Timeline</h2>${timeline(records, view.now)}</section>
 <section id="events"><h2>Events</h2><p class="muted">One row per step, timer, update, child or signal; <a href="#journal">the journal</a> below lists every record.</p>${eventList(view.events, records)}</section>
 <section id="journal"><h2>Journal</h2>${journalTable(records)}</section>`);
   }

@@ -48,8 +48,10 @@ export function runsPage(view: RunsView, env: PageEnv): string {
   const pager = html`<p class="pager">${query.cursor !== undefined ? html`<a href="${pageUrl(query, undefined)}">first page</a>` : ""}${
     next !== undefined ? html`<a class="next" href="${pageUrl(query, next)}">next page →</a>` : ""
   }</p>`;
-  const aside = batchActions(filterText(query), view.unfinished, env.actions);
-  return layout("Runs", html`<p class="muted">${view.dir}</p>${form}${table}${pager}`, env, {
+  const aside = batchActions(filterText(query), env.actions);
+  const n = view.unfinished;
+  const count = html`<p class="muted match" data-unfinished="${n}">${n} unfinished run${n === 1 ? "" : "s"} match${n === 1 ? "es" : ""} this filter</p>`;
+  return layout("Runs", html`<p class="muted">${view.dir}</p>${form}${count}${table}${pager}`, env, {
     page: "runs",
     ...(aside !== undefined ? { aside } : {}),
   });

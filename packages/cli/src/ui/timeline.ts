@@ -22,12 +22,12 @@ const MAX_LANES = 200;
 
 /**
  * A run's journal as an SVG timeline: a lane per step call (a bar per attempt, failed ones red),
- * per timer (from set to fired, or faded up to when it is due), per update (from accepted to
+ * per timer (from set to fired, or faded up to `now` while it runs), per update (from accepted to
  * answered) and per child (from started to finished), signals as marks on a lane of their own, the
  * start and finish on the run's lane; time runs left to right.
  */
-export function timeline(records: readonly ExportedRecord[]): Html {
-  const items = journalEvents(records).flatMap(itemsOf);
+export function timeline(records: readonly ExportedRecord[], now: number): Html {
+  const items = journalEvents(records).flatMap((e) => itemsOf(e, now));
   if (items.length === 0) return html`<p class="muted">nothing to draw</p>`;
   const lanes = [...new Set(items.map((i) => i.lane))].slice(0, MAX_LANES);
   const t0 = Math.min(...items.map((i) => i.from));
@@ -45,7 +45,7 @@ ${axis(t0, t1, x, height)}${rows}</svg>`;
 }
 
 /** What the timeline draws of an event: nothing for patches, attributes, cancellations and completions. */
-function itemsOf(e: JournalEvent): Item[] {
+function itemsOf(e: JournalEvent, now: number): Item[] {
   const base = { lane: e.lane, from: e.from, to: e.to, label: e.label, failed: e.failed };
   switch (e.kind) {
     case "run":
@@ -64,7 +64,8 @@ function itemsOf(e: JournalEvent): Item[] {
       return [...attempts, { ...base, kind: "step", from: e.finalFrom ?? e.from, open: e.open }];
     }
     case "timer":
-      return [{ ...base, kind: "timer", to: e.open ? Math.max(e.from, e.until ?? e.from) : e.to, open: e.open }];
+      // A running timer's bar ends now: drawn to when it is due, a long sleep would squeeze the rest of the run.
+      return [{ ...base, kind: "timer", to: e.open ? Math.max(e.from, Math.min(e.until ?? e.from, now)) : e.to, open: e.open }];
     case "update":
     case "child":
       return [{ ...base, kind: e.kind, to: e.open ? e.from : e.to, open: e.open }];
