@@ -6,8 +6,9 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Config, DATA_DIR_STATUSES, Engine } from "@fusee/runtime";
+import { Config, DATA_DIR_STATUSES, DataDirReader, Engine, RejectedError } from "@fusee/runtime";
 import { Order } from "./fixtures/ui-workflows.js";
+import { runBatch } from "../src/ui/batch-actions.js";
 import { type RunningUi, startUi } from "./support/running-ui.js";
 import { runCli } from "../src/cli.js";
 import type { Io } from "../src/io.js";
@@ -221,6 +222,42 @@ describe("fusee ui", function () {
       await waiting("order-late");
       const runs = JSON.parse((await get(`${ui.url}api/runs?limit=1`)).body) as Array<{ id: string }>;
       expect(runs.map((x) => x.id)).to.deep.equal(["order-late"]);
+    });
+  });
+
+  describe("waits and batches", () => {
+    it("lists a timer not fired as what a run waits on, without the code to tell a sleep from a wait's timeout", async () => {
+      await engine.start(Order, "order-napping", { note: "nap", nap: true });
+      await waiting("order-napping");
+      const r = await get(`${ui.url}runs/order-napping`);
+      const timer = /<li data-wait="timer">(.*?)<\/li>/s.exec(r.body)?.[1] ?? "";
+      expect(timer).to.match(/^timer \(call #2\) due \S+ \(in (59m\d\ds|1h00m)\): a sleep, or the timeout of a wait that may have ended$/);
+    });
+
+    it("acts on every unfinished run a batch's filter matches, and reports each it could not act on", async () => {
+      const asked: string[] = [];
+      const actions = {
+        signal: async () => undefined,
+        reset: async () => undefined,
+        terminate: async () => undefined,
+        cancel: async (id: string, reason: string) => {
+          asked.push(`${id}: ${reason}`);
+          if (id === "order/waiting") throw new RejectedError("it finished meanwhile");
+        },
+      };
+      const outcome = await runBatch(actions, () => DataDirReader.open(data), "type=Order&q=order", "cancel", "closing");
+      expect(asked.sort()).to.deep.equal(["order-late: closing", "order-napping: closing", "order/waiting: closing"]);
+      expect(outcome).to.deep.include({
+        done: 2,
+        failed: [{ id: "order/waiting", code: "FUSEE_REJECTED", message: "it finished meanwhile" }],
+      });
+      expect(outcome.summary).to.equal("cancelled 2 runs; 1 failed: order/waiting (it finished meanwhile)");
+      expect((await runBatch(actions, () => DataDirReader.open(data), "status=ok", "cancel", "closing")).done).to.equal(
+        0,
+        "finished runs are left alone",
+      );
+      const bad = await runBatch(actions, () => DataDirReader.open(data), "colour=red", "cancel", "x").catch((e: Error) => e.message);
+      expect(bad).to.contain("unknown query parameter 'colour'");
     });
   });
 

@@ -33,7 +33,6 @@ export function pageHeaders(nonce: string): Readonly<Record<string, string>> {
       `script-src 'nonce-${nonce}'`,
       `style-src 'nonce-${nonce}'`,
       "connect-src 'self'",
-      "img-src 'self'",
       "form-action 'self'",
       "base-uri 'none'",
       "frame-ancestors 'none'",
