@@ -130,6 +130,7 @@ describe("fusee ui in Chromium, beside an engine in another process", function (
     expect(cause).to.match(/^RangeError: weight over 30 kg\n\s+at Doomed\.run/);
     expect(await error.innerText()).to.contain("Caused by");
     expect(await page.locator("#waiting").count()).to.equal(0, "a finished run waits on nothing");
+    await page.screenshot({ path: join(SHOTS, "failed.png"), fullPage: true });
   });
 
   it("places a scheduled run among the schedule's runs, linked both ways", async () => {

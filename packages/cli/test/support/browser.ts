@@ -13,7 +13,7 @@ export const BROWSER_WORKFLOWS = join(here, "..", "fixtures", "ui-browser-workfl
 /** Where screenshots go: with FUSEE_UI_SCREENSHOTS=1 into docs/ui for the docs, otherwise into a scratch folder. */
 export const SHOTS =
   process.env.FUSEE_UI_SCREENSHOTS === "1"
-    ? join(here, "..", "..", "..", "..", "docs", "ui")
+    ? join(here, "..", "..", "..", "..", "..", "docs", "ui")
     : mkdtempSync(join(tmpdir(), "fusee-ui-shots-"));
 
 /** Starts Debian's Chromium (or the one FUSEE_CHROMIUM names) headless. */
