@@ -25,6 +25,7 @@ describe("fusee ui in Chromium, beside an engine in another process", function (
     await writer.call("start", { type: "Parcel", id: "parcel-1", value: { items: 2 } });
     await writer.call("start", { type: "Flaky", id: "charge-1" });
     await writer.call("start", { type: "Doomed", id: "order-9" });
+    await writer.call("start", { type: "Slow", id: "crunch-1" });
     await writer.call("schedule", { name: "hourly", type: "Shipment", value: { cents: 80 } });
     await writer.call("trigger", { name: "hourly" });
     await new Promise((r) => setTimeout(r, 5));
@@ -115,6 +116,13 @@ describe("fusee ui in Chromium, beside an engine in another process", function (
       .and.contain("at Flaky.charge");
     expect(await step.innerText()).to.contain('reason: "insufficient funds"');
     await page.screenshot({ path: join(SHOTS, "retrying.png"), fullPage: true });
+  });
+
+  it("names the step whose first attempt runs now, which only the code can tell", async () => {
+    await page.goto(`${ui.url}runs/crunch-1`);
+    expect(await page.locator("#waiting li").allInnerTexts()).to.deep.equal([
+      "step 'crunch' (call #1): the code's next call, not in the journal yet (its first attempt runs now, or is about to)",
+    ]);
   });
 
   it("shows a failed run's error with its stack and its cause", async () => {
