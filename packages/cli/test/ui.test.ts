@@ -13,7 +13,8 @@ import { type RunningUi, startUi } from "./support/running-ui.js";
 import { runCli } from "../src/cli.js";
 import type { Io } from "../src/io.js";
 
-const main = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "main.js");
+const here = dirname(fileURLToPath(import.meta.url));
+const main = join(here, "..", "src", "main.js");
 const HOSTILE_ID = "<script>alert(1)</script>";
 
 async function get(url: string): Promise<{ status: number; type: string; body: string }> {
@@ -232,6 +233,18 @@ describe("fusee ui", function () {
       const r = await get(`${ui.url}runs/order-napping`);
       const timer = /<li data-wait="timer">(.*?)<\/li>/s.exec(r.body)?.[1] ?? "";
       expect(timer).to.match(/^timer \(call #2\) due \S+ \(in (59m\d\ds|1h00m)\): a sleep, or the timeout of a wait that may have ended$/);
+    });
+
+    it("says when the workflows it was given cannot replay a run, with the first difference", async () => {
+      const coded = await startUi("--data", data, "--workflows", join(here, "fixtures", "ui-workflows-changed.js"));
+      try {
+        const r = await get(`${coded.url}runs/${encodeURIComponent("order/waiting")}`);
+        const note = /<p class="error">The workflows given cannot replay this run: (.*?)<\/p>/s.exec(r.body)?.[1] ?? "";
+        expect(note).to.contain("&#39;label&#39;").and.contain("&#39;stamp&#39;");
+        expect(r.body).to.not.contain('<li data-wait="signal">');
+      } finally {
+        await coded.stop();
+      }
     });
 
     it("acts on every unfinished run a batch's filter matches, and reports each it could not act on", async () => {

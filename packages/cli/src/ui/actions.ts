@@ -58,13 +58,6 @@ export async function performAction(
   body: string,
   open: ReaderSource,
 ): Promise<ActionResponse> {
-  if (state.kind === "off" || (state.kind === "on" && actions === undefined)) {
-    return refuse(
-      403,
-      "FUSEE_ACTIONS_OFF",
-      "actions are off: start the UI with fusee ui --allow-actions (it then writes the data directory)",
-    );
-  }
   if (state.kind === "unavailable") {
     return refuse(
       409,
@@ -72,10 +65,16 @@ export async function performAction(
       `this process cannot write the data directory, so it cannot act on runs: ${state.reason}`,
     );
   }
+  if (state.kind === "off" || actions === undefined) {
+    return refuse(
+      403,
+      "FUSEE_ACTIONS_OFF",
+      "actions are off: start the UI with fusee ui --allow-actions (it then writes the data directory)",
+    );
+  }
   if (given === undefined || !sameToken(given, state.token)) {
     return refuse(403, "FUSEE_BAD_TOKEN", "the request does not carry this server's token (x-fusee-token); reload the page");
   }
-  const act = actions as UiActions;
   try {
     const args = parseBody(body);
     const text = (name: string, fallback?: string): string => {
@@ -87,12 +86,12 @@ export async function performAction(
     if (target.kind === "batch") {
       const filter = typeof args["filter"] === "string" ? args["filter"] : "";
       const fallback = target.action === "cancel" ? "cancelled from fusee ui" : "terminated from fusee ui";
-      return { status: 200, body: { ok: true, ...(await runBatch(act, open, filter, target.action, text("reason", fallback))) } };
+      return { status: 200, body: { ok: true, ...(await runBatch(actions, open, filter, target.action, text("reason", fallback))) } };
     }
-    if (target.action === "signal") await act.signal(target.id, text("name"), signalValue(args.value));
-    else if (target.action === "cancel") await act.cancel(target.id, text("reason", "cancelled from fusee ui"));
-    else if (target.action === "terminate") await act.terminate(target.id, text("reason", "terminated from fusee ui"));
-    else await act.reset(target.id, text("step"));
+    if (target.action === "signal") await actions.signal(target.id, text("name"), signalValue(args.value));
+    else if (target.action === "cancel") await actions.cancel(target.id, text("reason", "cancelled from fusee ui"));
+    else if (target.action === "terminate") await actions.terminate(target.id, text("reason", "terminated from fusee ui"));
+    else await actions.reset(target.id, text("step"));
     return { status: 200, body: { ok: true } };
   } catch (e) {
     const status = e instanceof BadRequestError || e instanceof RejectedError ? 400 : e instanceof NotFoundError ? 404 : 500;
