@@ -3,7 +3,8 @@
  * nonce. It follows `/api/events` and, when something the page shows changed (any run on the runs
  * page, the run or one of its family on a run's page, a new run on the schedules page), fetches the
  * page again and swaps its `<main>`; it sends the action forms as JSON with the process's token.
- * It writes text only, never markup from the server's data. Without it the pages still work, only not live.
+ * It builds no markup itself: it sets text, and swaps in the `<main>` the server rendered, escaped.
+ * Without it the pages still work, only not live.
  */
 export const CLIENT_SCRIPT = `"use strict";
 (() => {
