@@ -1,31 +1,14 @@
 import "reflect-metadata";
 import { expect } from "chai";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { Config, DataDirReader, Engine } from "@fusee/runtime";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { startUiServer, type UiServer } from "../src/ui/server.js";
 import { Shipment } from "./fixtures/ui-browser-workflows.js";
+import { BROWSER_WORKFLOWS, launchChromium, SHOTS, until } from "./support/browser.js";
 import { type RunningUi, startUi } from "./support/running-ui.js";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const CHROMIUM = process.env.FUSEE_CHROMIUM ?? "/usr/bin/chromium";
-const FIXTURE = join(here, "fixtures", "ui-browser-workflows.js");
-// With FUSEE_UI_SCREENSHOTS=1 the pages are saved for the docs; otherwise into a scratch folder.
-const SHOTS =
-  process.env.FUSEE_UI_SCREENSHOTS === "1"
-    ? join(here, "..", "..", "..", "..", "docs", "ui")
-    : mkdtempSync(join(tmpdir(), "fusee-ui-shots-"));
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe("fusee ui in Chromium", function () {
   this.timeout(60_000);
@@ -35,12 +18,9 @@ describe("fusee ui in Chromium", function () {
   let page: Page;
 
   before(async function () {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`no Chromium at ${CHROMIUM}: install it (apt-get install -y chromium) or set FUSEE_CHROMIUM`);
-    mkdirSync(SHOTS, { recursive: true });
     tmp = mkdtempSync(join(tmpdir(), "fusee-ui-browser-"));
     data = join(tmp, "data");
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
+    browser = await launchChromium();
   });
 
   after(async () => {
@@ -73,6 +53,8 @@ describe("fusee ui in Chromium", function () {
       await engine.run("ship-1").signal("go", "now");
       await engine.run("ship-1").result();
       await engine.schedule("restock", { workflow: Shipment, every: "1h", input: { cents: 50 } });
+      // Left waiting for the batch actions of the next suite.
+      for (const id of ["batch-c-1", "batch-c-2", "batch-t-1", "batch-t-2"]) await engine.start(Shipment, id, { cents: 10 });
       server = await startUiServer({ port: 0, open: () => DataDirReader.open(data), pollMs: 100 });
     });
 
@@ -93,6 +75,17 @@ describe("fusee ui in Chromium", function () {
       expect(await svg.locator("title").allTextContents())
         .to.include.members([])
         .and.satisfy((titles: string[]) => titles.some((t) => t.startsWith("pack attempt 1 failed")));
+      // The update and the signal may come while the timer runs or after it: the order of those rows varies.
+      const events = page.locator("table.events tr.event");
+      const kinds = await events.evaluateAll((rows) => rows.map((r) => r.getAttribute("data-kind") ?? ""));
+      expect([kinds[0], kinds.at(-1)]).to.deep.equal(["run", "run"]);
+      expect(kinds.sort()).to.deep.equal(
+        ["attributes", "run", "run", "signal", "step", "step", "step", "timer", "update"],
+        "one row per step call (pack's failed attempt in its row), the timer set and fired in one, the update and its answer in one",
+      );
+      expect(await events.filter({ hasText: "pack ok after 2 attempts" }).count()).to.equal(1);
+      expect(await events.filter({ hasText: '"fragile" → 1' }).count()).to.equal(1);
+      expect(await page.locator("table.journal tr.record").count()).to.equal(12, "the full journal keeps every record");
       const text = await page.locator("main").innerText();
       expect(text).to.contain('Freight { cents: 700, currency: "EUR" }');
       expect(text).to.contain("12345678901234567890n");
@@ -110,10 +103,10 @@ describe("fusee ui in Chromium", function () {
 
       await page.goto(`${server.url}runs/ship-2`);
       await page.locator("#live.on").waitFor();
-      expect(await page.locator("table.facts td.status-running").count()).to.equal(1);
+      expect(await page.locator("table.facts .status-running").count()).to.equal(1);
       await until("ship-2 waiting", async () => (await engine.status("ship-2"))?.status === "suspended");
       await engine.run("ship-2").signal("go", "later");
-      await page.locator("table.facts td.status-ok").waitFor({ timeout: 10_000 });
+      await page.locator("table.facts .status-ok").waitFor({ timeout: 10_000 });
       expect(await page.locator('svg.timeline [data-kind="signal"]').count()).to.equal(1);
       expect(Number(await page.locator("body").getAttribute("data-refreshes"))).to.be.greaterThan(0);
     });
@@ -160,8 +153,8 @@ describe("fusee ui in Chromium", function () {
     it("answers 403 to every action, with no forms on the page, when actions are not allowed", async () => {
       await page.goto(`${server.url}runs/ship-3`);
       expect(await page.locator("form[data-action]").count()).to.equal(0);
-      for (const action of ["signal", "cancel", "terminate", "reset"]) {
-        const r = await fetch(`${server.url}api/runs/ship-3/${action}`, {
+      for (const action of ["runs/ship-3/signal", "runs/ship-3/cancel", "runs/ship-3/terminate", "runs/ship-3/reset", "batch/cancel"]) {
+        const r = await fetch(`${server.url}api/${action}`, {
           method: "POST",
           body: "{}",
           headers: { "content-type": "application/json" },
@@ -175,31 +168,43 @@ describe("fusee ui in Chromium", function () {
     let ui: RunningUi;
 
     before(async () => {
-      ui = await startUi("--data", data, "--allow-actions", "--workflows", FIXTURE);
+      ui = await startUi("--data", data, "--allow-actions", "--workflows", BROWSER_WORKFLOWS);
     });
     after(async () => {
       await ui?.stop();
     });
 
-    it("refuses a second writer while an engine holds the directory", async () => {
-      const other = await startUi("--data", data, "--allow-actions").then(
-        () => "started",
-        (e: Error) => e.message,
-      );
-      expect(other).to.contain("cannot be opened for writing").and.contain("without --allow-actions");
+    it("says on the page that actions are unavailable while another process writes the directory, and refuses them", async () => {
+      const second = await startUi("--data", data, "--allow-actions");
+      try {
+        expect(second.output()).to.contain("actions are unavailable").and.contain("open for writing by process");
+        await page.goto(`${second.url}runs/ship-2`);
+        const note = page.locator("aside#actions-unavailable");
+        expect(await note.innerText())
+          .to.contain("cannot be opened for writing")
+          .and.contain(`open for writing by process ${process.pid}`);
+        expect(await page.locator("form[data-action]").count()).to.equal(0);
+        const refused = await fetch(`${second.url}api/runs/ship-2/cancel`, { method: "POST", body: "{}" });
+        expect(refused.status).to.equal(409);
+        expect(((await refused.json()) as { error: { code: string } }).error.code).to.equal("FUSEE_ACTIONS_UNAVAILABLE");
+        await page.goto(second.url);
+        expect(await page.locator("aside#actions-unavailable").count()).to.equal(1);
+      } finally {
+        await second.stop();
+      }
     });
 
     it("signals, resets, cancels and terminates runs from the page", async () => {
       await page.goto(`${ui.url}runs/ship-3`);
       await page.locator("#live.on").waitFor();
-      await until("ship-3 waiting", async () => (await page.locator("table.facts td.status-running").count()) === 1);
+      await until("ship-3 waiting", async () => (await page.locator("table.facts .status-running").count()) === 1);
       await page.screenshot({ path: join(SHOTS, "actions.png"), fullPage: true });
       const signal = page.locator('form[data-action="signal"]');
       await signal.locator('input[name="name"]').fill("go");
       await signal.locator('input[name="value"]').fill('"from the page"');
       await signal.locator("button").click();
       await signal.locator("output.done").waitFor();
-      await page.locator("table.facts td.status-ok").waitFor({ timeout: 10_000 });
+      await page.locator("table.facts .status-ok").waitFor({ timeout: 10_000 });
       expect(await page.locator("main").innerText()).to.contain('go: "from the page"');
 
       page.on("dialog", (d) => void d.accept());
@@ -215,15 +220,44 @@ describe("fusee ui in Chromium", function () {
       await cancel.locator("button").click();
       await until("the cancel's answer", async () => ((await cancel.locator("output").textContent()) ?? "") !== "");
       expect(await cancel.locator("output").textContent()).to.equal("done");
-      await page.locator("table.facts td.status-cancelled").waitFor({ timeout: 10_000 });
+      await page.locator("table.facts .status-cancelled").waitFor({ timeout: 10_000 });
 
       await page.goto(`${ui.url}runs/ship-4`);
       const terminate = page.locator('form[data-action="terminate"]');
       await terminate.locator('input[name="reason"]').fill("wrong address");
       await terminate.locator("button").click();
       await terminate.locator("output.done").waitFor();
-      await page.locator("table.facts td.status-terminated").waitFor({ timeout: 10_000 });
+      await page.locator("table.facts .status-terminated").waitFor({ timeout: 10_000 });
       expect(await page.locator("main").innerText()).to.contain("wrong address");
+    });
+
+    it("cancels, then terminates, every unfinished run a filter matches, from the runs page", async () => {
+      page.on("dialog", (d) => void d.accept());
+      const ids = async (): Promise<string[]> =>
+        page.locator("table.runs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-id") ?? ""));
+      const statuses = async (): Promise<string[]> => page.locator("table.runs tbody .badge").allInnerTexts();
+
+      await page.goto(`${ui.url}?q=batch-c-&status=running&limit=1`);
+      expect(await ids()).to.have.length(1, "one run per page: the batch acts on every page");
+      expect(await page.locator("main p.match").innerText()).to.equal("2 unfinished runs match this filter");
+      const confirmations: string[] = [];
+      page.on("dialog", (d) => void confirmations.push(d.message()));
+      const batch = page.locator("aside.batch");
+      await batch.locator('form[data-action="batch-cancel"] input[name="reason"]').fill("the ship sank");
+      await batch.locator('form[data-action="batch-cancel"] button').click();
+      await batch.locator('form[data-action="batch-cancel"] output.done').waitFor();
+      expect(await batch.locator('form[data-action="batch-cancel"] output').textContent()).to.equal("cancelled 2 runs");
+      expect(confirmations).to.deep.equal(["Cancel the 2 unfinished runs that match this filter?"]);
+      await page.goto(`${ui.url}?q=batch-c-`);
+      await until("both cancelled", async () => (await statuses()).join() === "cancelled,cancelled");
+
+      await page.goto(`${ui.url}?q=batch-t-`);
+      await page.screenshot({ path: join(SHOTS, "batch.png"), fullPage: true });
+      await page.locator('aside.batch form[data-action="batch-terminate"] button').click();
+      await page.locator('aside.batch form[data-action="batch-terminate"] output.done').waitFor();
+      await until("both terminated, live", async () => (await statuses()).join() === "terminated,terminated");
+      await page.goto(`${ui.url}runs/batch-t-1`);
+      expect(await page.locator("section#error").innerText()).to.contain("terminated from fusee ui");
     });
 
     it("refuses a POST without this process's token, or with another", async () => {

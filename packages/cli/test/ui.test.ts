@@ -6,13 +6,15 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Config, Engine } from "@fusee/runtime";
+import { Config, DATA_DIR_STATUSES, DataDirReader, Engine, RejectedError } from "@fusee/runtime";
 import { Order } from "./fixtures/ui-workflows.js";
+import { runBatch } from "../src/ui/batch-actions.js";
 import { type RunningUi, startUi } from "./support/running-ui.js";
 import { runCli } from "../src/cli.js";
 import type { Io } from "../src/io.js";
 
-const main = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "main.js");
+const here = dirname(fileURLToPath(import.meta.url));
+const main = join(here, "..", "src", "main.js");
 const HOSTILE_ID = "<script>alert(1)</script>";
 
 async function get(url: string): Promise<{ status: number; type: string; body: string }> {
@@ -93,9 +95,22 @@ describe("fusee ui", function () {
       expect(ids).to.deep.equal([HOSTILE_ID, "order/waiting", "order-failed", "order-done"]);
       expect(r.body).to.contain('<a href="/runs/order%2Fwaiting">order/waiting</a>');
       expect(r.body).to.contain("&lt;script&gt;alert(1)&lt;/script&gt;").and.not.contain("<script>");
-      expect(r.body).to.match(/order-failed.*?<td class="status-failed">failed<\/td>/s);
-      expect(r.body).to.match(/order-done.*?<td class="status-ok">ok<\/td>/s);
+      expect(r.body).to.match(/order-failed.*?<span class="badge tone-bad status-failed">failed<\/span>/s);
+      expect(r.body).to.match(/order-done.*?<span class="badge tone-good status-ok">ok<\/span>/s);
       expect(r.body).to.contain("{&quot;note&quot;:&quot;&lt;b&gt;bold&lt;/b&gt;&quot;}");
+    });
+
+    it("offers every status the runtime's reader reports in the status filter", async () => {
+      const r = await get(ui.url);
+      const offered = [...r.body.matchAll(/<option value="([a-z]*)"/g)].map((m) => m[1]);
+      expect(offered).to.deep.equal(["", ...DATA_DIR_STATUSES]);
+    });
+
+    it("shows a failed run's error with its stack", async () => {
+      const r = await get(`${ui.url}runs/order-failed`);
+      expect(r.body).to.match(
+        /<section id="error" class="error-box"><h2>Error<\/h2><p class="error-head"><strong>Error<\/strong>: order refused: label:bad<\/p><pre class="stack">Error: order refused: label:bad\n\s+at Order\.run/,
+      );
     });
 
     it("filters the runs by status and type from the query string", async () => {
@@ -109,10 +124,17 @@ describe("fusee ui", function () {
     it("shows one run with its journal records by kind, payloads escaped", async () => {
       const r = await get(`${ui.url}runs/${encodeURIComponent("order/waiting")}`);
       expect(r.status).to.equal(200);
-      expect(r.body).to.contain("<h1>order/waiting</h1>").and.contain('<td class="status-running">running</td>');
+      expect(r.body).to.contain("<h1>order/waiting</h1>").and.contain('<span class="badge tone-live status-running">running</span>');
       expect(r.body).to.contain("<code>start</code> 1, <code>step</code> 1, <code>attributes</code> 1");
       expect(r.body).to.contain("name=label").and.contain("&quot;label:&lt;b&gt;bold&lt;/b&gt;&quot;");
       expect(r.body).to.not.contain("<b>bold</b>");
+    });
+
+    it("says what a waiting run's journal leaves open, and that the code's waits need --workflows", async () => {
+      const r = await get(`${ui.url}runs/${encodeURIComponent("order/waiting")}`);
+      const waiting = /<section id="waiting">(.*?)<\/section>/s.exec(r.body)?.[1] ?? "";
+      expect(waiting).to.contain("nothing in the journal is open").and.contain("<code>--workflows MODULE</code>");
+      expect((await get(`${ui.url}runs/order-done`)).body).to.not.contain('<section id="waiting">');
     });
 
     it("escapes an ID holding markup on its own page", async () => {
@@ -204,9 +226,97 @@ describe("fusee ui", function () {
     });
   });
 
+  describe("waits and batches", () => {
+    it("lists a timer not fired as what a run waits on, without the code to tell a sleep from a wait's timeout", async () => {
+      await engine.start(Order, "order-napping", { note: "nap", nap: true });
+      await waiting("order-napping");
+      const r = await get(`${ui.url}runs/order-napping`);
+      const timer = /<li data-wait="timer">(.*?)<\/li>/s.exec(r.body)?.[1] ?? "";
+      expect(timer).to.match(/^timer \(call #2\) due \S+ \(in (59m\d\ds|1h00m)\): a sleep, or the timeout of a wait that may have ended$/);
+    });
+
+    it("says when the workflows it was given cannot replay a run, with the first difference", async () => {
+      const coded = await startUi("--data", data, "--workflows", join(here, "fixtures", "ui-workflows-changed.js"));
+      try {
+        const r = await get(`${coded.url}runs/${encodeURIComponent("order/waiting")}`);
+        const note = /<p class="error">The workflows given cannot replay this run: (.*?)<\/p>/s.exec(r.body)?.[1] ?? "";
+        expect(note).to.contain("&#39;label&#39;").and.contain("&#39;stamp&#39;");
+        expect(r.body).to.not.contain('<li data-wait="signal">');
+      } finally {
+        await coded.stop();
+      }
+    });
+
+    it("acts on every unfinished run a batch's filter matches, and reports each it could not act on", async () => {
+      const asked: string[] = [];
+      const actions = {
+        signal: async () => undefined,
+        reset: async () => undefined,
+        terminate: async () => undefined,
+        cancel: async (id: string, reason: string) => {
+          asked.push(`${id}: ${reason}`);
+          if (id === "order/waiting") throw new RejectedError("it finished meanwhile");
+        },
+      };
+      const outcome = await runBatch(actions, () => DataDirReader.open(data), "type=Order&q=order", "cancel", "closing");
+      expect(asked.sort()).to.deep.equal(["order-late: closing", "order-napping: closing", "order/waiting: closing"]);
+      expect(outcome).to.deep.include({
+        done: 2,
+        failed: [{ id: "order/waiting", code: "FUSEE_REJECTED", message: "it finished meanwhile" }],
+      });
+      expect(outcome.summary).to.equal("cancelled 2 runs; 1 failed: order/waiting (it finished meanwhile)");
+      expect((await runBatch(actions, () => DataDirReader.open(data), "status=ok", "cancel", "closing")).done).to.equal(
+        0,
+        "finished runs are left alone",
+      );
+      const bad = await runBatch(actions, () => DataDirReader.open(data), "colour=red", "cancel", "x").catch((e: Error) => e.message);
+      expect(bad).to.contain("unknown query parameter 'colour'");
+    });
+  });
+
+  describe("headers", () => {
+    /** The nonce a page's policy names, and the nonces its script and style elements carry. */
+    async function nonces(url: string): Promise<{ policy: string | undefined; tags: string[]; headers: Headers }> {
+      const response = await fetch(url);
+      const body = await response.text();
+      const policy = /script-src 'nonce-([^']+)'/.exec(response.headers.get("content-security-policy") ?? "")?.[1];
+      return { policy, tags: [...body.matchAll(/<(?:script|style) nonce="([^"]+)"/g)].map((m) => m[1]!), headers: response.headers };
+    }
+
+    it("forbids framing and allows only the page's own nonce for script and style, a fresh one each time", async () => {
+      for (const path of ["", "runs/order-done", "schedules", "runs/nobody"]) {
+        const { policy, tags, headers } = await nonces(`${ui.url}${path}`);
+        const csp = headers.get("content-security-policy") ?? "";
+        expect(headers.get("x-frame-options"), path).to.equal("DENY");
+        expect(csp, path).to.contain("frame-ancestors 'none'").and.contain("default-src 'none'").and.not.contain("unsafe-inline");
+        expect(csp, path).to.contain(`style-src 'nonce-${policy}'`);
+        expect(policy, path).to.match(/^[A-Za-z0-9+/]{22}==$/);
+        expect(tags, path).to.deep.equal([policy, policy]);
+      }
+      expect((await nonces(ui.url)).policy).to.not.equal((await nonces(ui.url)).policy);
+    });
+
+    it("forbids framing of the JSON, the script and the event stream, which load nothing", async () => {
+      for (const path of ["api/runs", "api/runs/order-done", "ui.js", "api/nowhere"]) {
+        const response = await fetch(`${ui.url}${path}`);
+        expect(response.headers.get("x-frame-options"), path).to.equal("DENY");
+        expect(response.headers.get("content-security-policy"), path)
+          .to.contain("default-src 'none'")
+          .and.contain("frame-ancestors 'none'");
+        await response.body?.cancel();
+      }
+      const controller = new AbortController();
+      const events = await fetch(`${ui.url}api/events`, { signal: controller.signal });
+      expect(events.headers.get("x-frame-options")).to.equal("DENY");
+      expect(events.headers.get("content-security-policy")).to.contain("frame-ancestors 'none'");
+      controller.abort();
+    });
+  });
+
   describe("serving", () => {
     it("refuses writes and requests addressed to another host", async () => {
       expect((await fetch(ui.url, { method: "POST" })).status).to.equal(405);
+      expect((await fetch(`${ui.url}api/batch/cancel`, { method: "POST", body: "{}" })).status).to.equal(403);
       expect(await getAs(ui.url, "evil.example")).to.equal(421);
       expect(await getAs(ui.url, `localhost:${new URL(ui.url).port}`)).to.equal(200);
     });

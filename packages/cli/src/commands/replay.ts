@@ -74,7 +74,7 @@ async function replayOne(replayer: InstanceType<Runtime["Replayer"]>, file: stri
     return await replayer.replayFile(file);
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    return { workflowId: "", type: "", runId: 0, file, ok: false, finished: false, error: message, next: [], records: 0 };
+    return { workflowId: "", type: "", runId: 0, file, ok: false, finished: false, error: message, next: [], waiting: [], records: 0 };
   }
 }
 

@@ -6,8 +6,11 @@ import { cipherFrom, dataDirOptions, openDataDir, reportError, UsageError, type 
 import { ExitCode } from "../exit-codes.js";
 import { type Io, paint } from "../io.js";
 import type { UiActions } from "../ui/actions.js";
-import { startUiServer, type UiServer } from "../ui/server.js";
+import type { CodeReplay } from "../ui/run-view.js";
+import { startUiServer, type UiServer, type UiServerOptions } from "../ui/server.js";
 import { loadWorkflows, type Runtime } from "../workflow-modules.js";
+
+type LoadedWorkflows = Awaited<ReturnType<typeof loadWorkflows>>;
 import type { CommandContext } from "./index.js";
 
 interface UiFlags extends DataDirFlags {
@@ -18,8 +21,10 @@ interface UiFlags extends DataDirFlags {
 
 /**
  * `fusee ui`: a local web page of a data directory's runs, journals and schedules, live while an
- * engine runs on it. With `--allow-actions` it opens the directory as its writer (no other engine
- * may run on it then) so the page can signal, cancel, terminate and reset runs.
+ * engine runs on it. With `--workflows` it replays unfinished runs through their code to show what
+ * they wait for. With `--allow-actions` it opens the directory as its writer so the page can signal,
+ * cancel, terminate and reset runs; when another process writes the directory, the pages say that
+ * actions are unavailable and why.
  */
 export function uiCommand(program: Command, context: CommandContext): void {
   dataDirOptions(
@@ -30,11 +35,11 @@ export function uiCommand(program: Command, context: CommandContext): void {
     .option("-p, --port <n>", "the port to listen on; 0 picks a free one", "0")
     .option(
       "--allow-actions",
-      "let the page signal, cancel, terminate and reset runs: opens the directory as its writer, so no engine may run on it",
+      "let the page signal, cancel, terminate and reset runs, one or a filter's worth: opens the directory as its writer, which only works while no engine runs on it",
     )
     .option(
       "-w, --workflows <module>",
-      "with --allow-actions: compiled module exporting the @Workflow classes, which then run here (needed to reset runs; repeat for more modules)",
+      "compiled module exporting the @Workflow classes: replayed to show what unfinished runs wait for, and with --allow-actions run here (needed to reset runs); repeat for more modules",
       (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     )
     .action(async (flags: UiFlags) => {
@@ -48,18 +53,30 @@ async function runUi(flags: UiFlags, io: Io): Promise<number> {
     const cipher = cipherFrom(io, flags.keys);
     const options: DataDirOptions = cipher === undefined ? {} : { cipher };
     const dir = resolve(io.cwd, flags.data);
-    if (flags.workflows !== undefined && flags.allowActions !== true)
-      throw new UsageError("--workflows runs workflows, which needs --allow-actions");
     // Opened once up front so a wrong or damaged directory fails here, not on the first page view.
     const probe = await openDataDir(io, flags, "ui");
     const shards = probe.shardCount;
     await probe.close();
-    const engine = flags.allowActions === true ? await openWriter(io, dir, shards, cipher, flags.workflows ?? []) : undefined;
+    const code = flags.workflows === undefined ? undefined : await loadWorkflows(io, flags.workflows);
+    const writer = flags.allowActions === true ? await openWriter(dir, shards, cipher, code) : undefined;
+    const engine = writer !== undefined && "engine" in writer ? writer.engine : undefined;
     try {
-      const server = await listen(port, () => DataDirReader.open(dir, options), engine === undefined ? undefined : actionsOf(engine));
+      const server = await listen({
+        port,
+        open: () => DataDirReader.open(dir, options),
+        ...(engine !== undefined ? { actions: actionsOf(engine) } : {}),
+        ...(writer !== undefined && "unavailable" in writer ? { actionsUnavailable: writer.unavailable } : {}),
+        ...(code !== undefined ? { replay: replayThrough(code) } : {}),
+      });
       const c = paint(io.color);
-      const mode = engine === undefined ? "read afresh on each request" : "actions allowed: this process writes the directory";
+      const mode =
+        writer === undefined
+          ? "read afresh on each request"
+          : engine !== undefined
+            ? "actions allowed: this process writes the directory"
+            : "actions unavailable: another process writes the directory";
       io.stdout.write(`fusee ui: ${c.bold(server.url)}  (${dir}, ${mode}; Ctrl-C to stop)\n`);
+      if (writer !== undefined && "unavailable" in writer) io.stderr.write(`fusee ui: actions are unavailable: ${writer.unavailable}\n`);
       await io.interrupted();
       await server.close();
     } finally {
@@ -71,25 +88,30 @@ async function runUi(flags: UiFlags, io: Io): Promise<number> {
   }
 }
 
-/** Opens the directory as its writer, through the runtime the workflow modules import (the bundled one without them). */
+/**
+ * Opens the directory as its writer, through the runtime the workflow modules import (the bundled
+ * one without them), or says why it cannot: another process writes it.
+ */
 async function openWriter(
-  io: Io,
   dir: string,
   shards: number,
   cipher: PayloadCipher | undefined,
-  modules: readonly string[],
-): Promise<Engine> {
-  const { runtime, classes } = modules.length > 0 ? await loadWorkflows(io, modules) : { runtime: bundledRuntime as Runtime, classes: [] };
+  code: LoadedWorkflows | undefined,
+): Promise<{ engine: Engine } | { unavailable: string }> {
+  const { runtime, classes } = code ?? { runtime: bundledRuntime as Runtime, classes: [] };
   let config = runtime.Config.local(dir).shards(shards);
   if (cipher !== undefined) config = config.codec(cipher);
   try {
-    return await runtime.Engine.open(config, { workflows: classes });
+    return { engine: await runtime.Engine.open(config, { workflows: classes }) };
   } catch (e) {
-    throw new UsageError(
-      `--allow-actions needs to write ${dir}, and it cannot be opened for writing: ${(e as Error)?.message ?? String(e)}. ` +
-        "Stop the engine running on it, or run fusee ui without --allow-actions to watch it.",
-    );
+    return { unavailable: `${dir} cannot be opened for writing: ${(e as Error)?.message ?? String(e)}` };
   }
+}
+
+/** A replay of a run's journal through the given workflow classes. */
+function replayThrough(code: LoadedWorkflows): CodeReplay {
+  const replayer = new code.runtime.Replayer().register(...code.classes);
+  return (journal) => replayer.replay(journal);
 }
 
 function actionsOf(engine: Engine): UiActions {
@@ -101,13 +123,13 @@ function actionsOf(engine: Engine): UiActions {
   };
 }
 
-async function listen(port: number, open: () => Promise<DataDirReader>, actions: UiActions | undefined): Promise<UiServer> {
+async function listen(options: UiServerOptions): Promise<UiServer> {
   try {
-    return await startUiServer({ port, open, ...(actions !== undefined ? { actions } : {}) });
+    return await startUiServer(options);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException)?.code;
     if (code === "EADDRINUSE" || code === "EACCES") {
-      throw new UsageError(`cannot listen on 127.0.0.1:${port} (${code}); pick another --port, or 0 for a free one`);
+      throw new UsageError(`cannot listen on 127.0.0.1:${options.port} (${code}); pick another --port, or 0 for a free one`);
     }
     throw e;
   }

@@ -1,6 +1,9 @@
 import { timingSafeEqual } from "node:crypto";
 import { FuseeError, NotFoundError, RejectedError } from "@fusee/runtime";
 import { BadRequestError } from "./bad-request-error.js";
+import { runBatch, type BatchAction, type BatchFailure } from "./batch-actions.js";
+import type { ActionsState } from "./html.js";
+import type { ReaderSource } from "./routes.js";
 
 /** What the page's buttons do to a run; given to the server only with `fusee ui --allow-actions`. */
 export interface UiActions {
@@ -10,17 +13,26 @@ export interface UiActions {
   reset(id: string, step: string): Promise<void>;
 }
 
-/** The answer to a POST. */
+/** The answer to a POST: for a batch, how many runs it acted on and the ones it could not. */
 export interface ActionResponse {
   readonly status: number;
-  readonly body: { ok: true } | { ok: false; error: { code: string; message: string } };
+  readonly body:
+    | { ok: true; summary?: string; done?: number; failed?: readonly BatchFailure[] }
+    | { ok: false; error: { code: string; message: string } };
 }
 
+/** What a POST asks for: an action on one run, or on every unfinished run a filter matches. */
+export type ActionTarget =
+  { readonly kind: "run"; readonly id: string; readonly action: string } | { readonly kind: "batch"; readonly action: BatchAction };
+
 const ACTIONS = new Set(["signal", "cancel", "terminate", "reset"]);
+const BATCH_ACTIONS = new Set<string>(["cancel", "terminate"] satisfies BatchAction[]);
 const MAX_BODY = 1 << 20;
 
-/** `/api/runs/<id>/<action>` split into the ID and the action, or `undefined` for another path. */
-export function actionPath(path: string): { id: string; action: string } | undefined {
+/** `/api/runs/<id>/<action>` or `/api/batch/<action>` as a target, or `undefined` for another path. */
+export function actionPath(path: string): ActionTarget | undefined {
+  const batch = /^\/api\/batch\/([a-z]+)$/.exec(path);
+  if (batch !== null) return BATCH_ACTIONS.has(batch[1] as string) ? { kind: "batch", action: batch[1] as BatchAction } : undefined;
   const m = /^\/api\/runs\/([^/]+)\/([a-z]+)$/.exec(path);
   if (m === null || !ACTIONS.has(m[2] as string)) return undefined;
   let id: string;
@@ -29,29 +41,38 @@ export function actionPath(path: string): { id: string; action: string } | undef
   } catch {
     return undefined;
   }
-  return { id, action: m[2] as string };
+  return { kind: "run", id, action: m[2] as string };
 }
 
 /**
  * Performs a POSTed action. Refused with 403 when actions are off or the request does not carry
  * this process's token (in the `x-fusee-token` header): a page of another site can neither read the
- * token nor send the header without a preflight this server never grants.
+ * token nor send the header without a preflight this server never grants. Refused with 409 when
+ * actions were asked for but this process cannot write the directory.
  */
 export async function performAction(
   actions: UiActions | undefined,
-  token: string | undefined,
+  state: ActionsState,
   given: string | undefined,
-  target: { id: string; action: string },
+  target: ActionTarget,
   body: string,
+  open: ReaderSource,
 ): Promise<ActionResponse> {
-  if (actions === undefined || token === undefined) {
+  if (state.kind === "unavailable") {
+    return refuse(
+      409,
+      "FUSEE_ACTIONS_UNAVAILABLE",
+      `this process cannot write the data directory, so it cannot act on runs: ${state.reason}`,
+    );
+  }
+  if (state.kind === "off" || actions === undefined) {
     return refuse(
       403,
       "FUSEE_ACTIONS_OFF",
       "actions are off: start the UI with fusee ui --allow-actions (it then writes the data directory)",
     );
   }
-  if (given === undefined || !sameToken(given, token)) {
+  if (given === undefined || !sameToken(given, state.token)) {
     return refuse(403, "FUSEE_BAD_TOKEN", "the request does not carry this server's token (x-fusee-token); reload the page");
   }
   try {
@@ -62,6 +83,11 @@ export async function performAction(
       if (typeof v !== "string" || v === "") throw new BadRequestError(`${target.action} needs "${name}" (a non-empty string)`);
       return v;
     };
+    if (target.kind === "batch") {
+      const filter = typeof args["filter"] === "string" ? args["filter"] : "";
+      const fallback = target.action === "cancel" ? "cancelled from fusee ui" : "terminated from fusee ui";
+      return { status: 200, body: { ok: true, ...(await runBatch(actions, open, filter, target.action, text("reason", fallback))) } };
+    }
     if (target.action === "signal") await actions.signal(target.id, text("name"), signalValue(args.value));
     else if (target.action === "cancel") await actions.cancel(target.id, text("reason", "cancelled from fusee ui"));
     else if (target.action === "terminate") await actions.terminate(target.id, text("reason", "terminated from fusee ui"));

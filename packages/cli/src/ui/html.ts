@@ -1,4 +1,4 @@
-import { TIMELINE_STYLE } from "./timeline-style.js";
+import { PAGE_STYLE } from "./page-style.js";
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
@@ -50,40 +50,37 @@ export function runPath(id: string): string {
   return `/runs/${encodeURIComponent(id)}`;
 }
 
-const STYLE = `
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
-nav a{margin-right:1rem}
-table{border-collapse:collapse;margin-top:.75rem}
-th,td{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}
-th{background:#f4f4f4}
-code,pre,td.mono{font-family:ui-monospace,monospace;font-size:13px}
-pre{margin:0;white-space:pre-wrap;word-break:break-all;max-width:60rem}
-.status-ok{color:#17702a}.status-failed,.status-terminated,.status-cancelled{color:#b3261e}.status-running{color:#8a5a00}
-.muted{color:#777}.error{color:#b3261e}.done{color:#17702a}
-.live{float:right;font-size:12px;padding:1px 6px;border-radius:8px}.live.on{background:#d3f9d8;color:#17702a}.live.off{background:#eee;color:#777}
-form.filters label{margin-right:.6rem}form.filters input{width:9rem}
-aside.actions{border:1px solid #e4e4e4;padding:.4rem .6rem;margin:.5rem 0;background:#fcfcfc}
-aside.actions form{display:inline-block;margin:.2rem 1rem .2rem 0}aside.actions output{margin-left:.4rem}
-.pager a{margin-right:1rem}
-`;
+/** Whether the pages may act on runs, and if not why. */
+export type ActionsState =
+  /** Started without `--allow-actions`: the UI only reads. */
+  | { readonly kind: "off" }
+  /** Actions allowed; every POST must carry `token`. */
+  | { readonly kind: "on"; readonly token: string }
+  /** `--allow-actions` was given, but this process cannot write the directory, for `reason`. */
+  | { readonly kind: "unavailable"; readonly reason: string };
+
+/** What every page of one response knows beside its data. */
+export interface PageEnv {
+  /** This response's nonce: the page's policy runs no script and applies no style without it. */
+  readonly nonce: string;
+  readonly actions: ActionsState;
+}
 
 /** What a page is, for the script that keeps it live. */
 export interface PageContext {
   readonly page: "runs" | "run" | "schedules" | "error";
   /** The run a run's page shows. */
   readonly run?: string;
-  /** This process's action token, present only with `--allow-actions`. */
-  readonly token?: string;
   /** Markup shown outside `<main>`, kept when the page refreshes itself (the action forms). */
   readonly aside?: Html;
 }
 
 /** A whole page: the title, the navigation, the body inside `<main>` and the script. */
-export function layout(title: string, body: Html, context: PageContext = { page: "error" }): string {
-  const token = context.token === undefined ? "" : html`<meta name="fusee-token" content="${context.token}">`;
+export function layout(title: string, body: Html, env: PageEnv, context: PageContext = { page: "error" }): string {
+  const token = env.actions.kind === "on" ? html`<meta name="fusee-token" content="${env.actions.token}">` : "";
   return `<!doctype html>${
-    html`<html lang="en"><head><meta charset="utf-8"><title>${title} · fusee</title>${token}<style>${raw(STYLE)}${raw(TIMELINE_STYLE)}</style>
-<script src="/ui.js" defer></script></head>
+    html`<html lang="en"><head><meta charset="utf-8"><title>${title} · fusee</title>${token}<style nonce="${env.nonce}">${raw(PAGE_STYLE)}</style>
+<script nonce="${env.nonce}" src="/ui.js" defer></script></head>
 <body data-page="${context.page}" data-run="${context.run ?? ""}"><nav><a href="/">Runs</a><a href="/schedules">Schedules</a><span id="live" class="live off">not live</span></nav><h1>${title}</h1>
 ${context.aside ?? ""}<main>${body}</main></body></html>`.html
   }\n`;

@@ -36,7 +36,7 @@ export class LiveFeed {
   ) {}
 
   /** Makes `response` a stream of events until the client goes away. */
-  subscribe(response: ServerResponse, headers: Record<string, string>): void {
+  subscribe(response: ServerResponse, headers: Readonly<Record<string, string>>): void {
     response.writeHead(200, { ...headers, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
     response.write(`retry: 1000\n: following the data directory\n\n`);
     this.clients.add(response);

@@ -1,8 +1,13 @@
 import { FuseeError, NotFoundError, type DataDirReader } from "@fusee/runtime";
 import { toJson } from "../data-dir.js";
 import { BadRequestError } from "./bad-request-error.js";
-import { errorPage, runPage, runsPage, schedulesPage } from "./pages.js";
-import { filterOf, pageOf, parseRunQuery } from "./run-query.js";
+import { errorPage } from "./error-page.js";
+import type { PageEnv } from "./html.js";
+import { runPage } from "./run-page.js";
+import { filterOf, matchesQuery, pageOf, parseRunQuery } from "./run-query.js";
+import { loadRunView, type CodeReplay } from "./run-view.js";
+import { runsPage } from "./runs-page.js";
+import { schedulesPage } from "./schedules-page.js";
 
 /** What the server sends back for a request. */
 export interface UiResponse {
@@ -18,6 +23,13 @@ export interface UiResponse {
  */
 export type ReaderSource = () => Promise<DataDirReader>;
 
+/** Where the pages' data comes from. */
+export interface UiData {
+  readonly open: ReaderSource;
+  /** Replays a run through the workflow code given with `--workflows`, for what it waits on. */
+  readonly replay?: CodeReplay;
+}
+
 /**
  * Answers a GET request of the UI: `/`, `/runs/<id>`, `/schedules` as pages, and `/api/runs`
  * (a `link` header with `rel="next"` when there is a next page), `/api/runs/<id>`, `/api/schedules` as JSON. Errors come back as a page, or as
@@ -25,9 +37,9 @@ export type ReaderSource = () => Promise<DataDirReader>;
  * run or path, 500 when the directory cannot be read.
  *
  * @example
- * const response = await route("/api/runs?status=failed", () => DataDirReader.open("./data"));
+ * const response = await route("/api/runs?status=failed", { open: () => DataDirReader.open("./data") }, env);
  */
-export async function route(target: string, open: ReaderSource, token?: string): Promise<UiResponse> {
+export async function route(target: string, data: UiData, env: PageEnv): Promise<UiResponse> {
   const api = target.startsWith("/api/");
   try {
     // Split by hand rather than through URL, which would resolve dot segments of encoded IDs.
@@ -36,52 +48,46 @@ export async function route(target: string, open: ReaderSource, token?: string):
     const params = new URLSearchParams(mark < 0 ? "" : target.slice(mark + 1));
     if (path === "/" || path === "/api/runs") {
       const query = parseRunQuery(params);
-      return await withReader(open, (reader) => {
-        const { runs, next } = pageOf(reader.list(filterOf(query), Number.MAX_SAFE_INTEGER), query);
-        if (!api) return page(200, runsPage(runs, query, reader.dir, next, token));
+      return await withReader(data.open, (reader) => {
+        const all = reader.list(filterOf(query), Number.MAX_SAFE_INTEGER);
+        const { runs, next } = pageOf(all, query);
+        if (!api) {
+          const unfinished = all.filter((r) => r.endedAt === undefined && matchesQuery(r, query)).length;
+          return page(200, runsPage({ runs, query, dir: reader.dir, next, unfinished }, env));
+        }
         // The body stays a plain array; the next page is a link, as in RFC 8288.
         return { ...json(200, runs), ...(next !== undefined ? { headers: { link: `<${nextLink(params, next)}>; rel="next"` } } : {}) };
       });
     }
     if (path === "/schedules" || path === "/api/schedules") {
       noQuery(params);
-      return await withReader(open, (reader) => {
+      return await withReader(data.open, (reader) => {
         const schedules = reader.schedules();
-        return api ? json(200, schedules) : page(200, schedulesPage(schedules));
+        return api ? json(200, schedules) : page(200, schedulesPage(schedules, env));
       });
     }
     const runPrefix = api ? "/api/runs/" : "/runs/";
     if (path.startsWith(runPrefix) && path.length > runPrefix.length) {
       noQuery(params);
-      return await runResponse(decodeId(path.slice(runPrefix.length)), api, open, token);
+      const id = decodeId(path.slice(runPrefix.length));
+      return await withReader(data.open, async (reader) => {
+        if (!api) return page(200, runPage(await loadRunView(reader, id, data.replay), env));
+        const run = reader.status(id);
+        if (run === undefined) throw new NotFoundError(`no run has the workflow ID '${id}' in ${reader.dir}`);
+        const journal = await reader.export(id);
+        return json(200, { ...run, records: journal?.records ?? [] });
+      });
     }
     throw new NotFoundError(
       `nothing is at ${path}; the pages are /, /runs/<id> and /schedules, the JSON is under /api/runs and /api/schedules`,
     );
   } catch (e) {
-    return failure(e, api);
+    return failure(e, api, env);
   }
 }
 
-async function runResponse(id: string, api: boolean, open: ReaderSource, token: string | undefined): Promise<UiResponse> {
-  return withReader(open, async (reader) => {
-    const run = reader.status(id);
-    if (run === undefined) throw new NotFoundError(`no run has the workflow ID '${id}' in ${reader.dir}`);
-    if (api) {
-      const journal = await reader.export(id);
-      return json(200, { ...run, records: journal?.records ?? [] });
-    }
-    // The status shows even when the journal needs keys the server was not given.
-    try {
-      return page(200, runPage(run, await reader.export(id), undefined, token));
-    } catch (e) {
-      if (!(e instanceof FuseeError)) throw e;
-      return page(200, runPage(run, undefined, e.message, token));
-    }
-  });
-}
-
-async function withReader(open: ReaderSource, use: (reader: DataDirReader) => UiResponse | Promise<UiResponse>): Promise<UiResponse> {
+/** Runs `use` with a fresh reader of the directory, closed afterwards. */
+export async function withReader<T>(open: ReaderSource, use: (reader: DataDirReader) => T | Promise<T>): Promise<T> {
   const reader = await open();
   try {
     return await use(reader);
@@ -103,12 +109,12 @@ function noQuery(params: URLSearchParams): void {
   if (key.done !== true) throw new BadRequestError(`unknown query parameter '${key.value}'; this page takes none`);
 }
 
-function failure(e: unknown, api: boolean): UiResponse {
+function failure(e: unknown, api: boolean, env: PageEnv): UiResponse {
   const status = e instanceof BadRequestError ? 400 : e instanceof NotFoundError ? 404 : 500;
   const message = e instanceof Error ? e.message : String(e);
   const code = e instanceof FuseeError ? e.code : "FUSEE_INTERNAL";
   if (api) return { status, type: "json", body: `${JSON.stringify({ ok: false, error: { code, message } })}\n` };
-  return page(status, errorPage(status, message));
+  return page(status, errorPage(status, message, env));
 }
 
 function json(status: number, value: unknown): UiResponse {

@@ -1,8 +1,11 @@
-import type { DataDirRun, ListFilter, RunStatusValue } from "@fusee/runtime";
+import { DATA_DIR_STATUSES, type DataDirRun, type ListFilter, type RunStatusValue } from "@fusee/runtime";
 import { BadRequestError } from "./bad-request-error.js";
 
-/** The statuses a data directory reader reports: unfinished runs all show as `running`. */
-export const RUN_STATUSES: readonly RunStatusValue[] = ["running", "ok", "failed", "cancelled", "terminated"];
+/**
+ * The statuses the runs are filtered by: the ones a reader of the data directory reports, in the
+ * runtime's order, so a status the runtime adds is offered here without a change.
+ */
+export const RUN_STATUSES: readonly RunStatusValue[] = DATA_DIR_STATUSES;
 
 const DEFAULT_LIMIT = 100;
 const PARAMETERS = new Set(["status", "type", "limit", "q", "from", "to", "cursor", "attr"]);
@@ -92,6 +95,15 @@ export function filterOf(query: RunQuery): ListFilter {
   };
 }
 
+/** Whether `run` passes the query's filters that the reader does not apply: ID, start time. */
+export function matchesQuery(run: DataDirRun, query: RunQuery): boolean {
+  return (
+    (query.q === undefined || run.id.includes(query.q)) &&
+    (query.from === undefined || run.startedAt >= query.from) &&
+    (query.to === undefined || run.startedAt < query.to)
+  );
+}
+
 /**
  * One page of `runs` (newest first, as the reader lists them) for the query, and the cursor of the
  * next page when there is one. A cursor names the last run shown, so runs started meanwhile do not
@@ -100,15 +112,31 @@ export function filterOf(query: RunQuery): ListFilter {
 export function pageOf(runs: readonly DataDirRun[], query: RunQuery): { runs: DataDirRun[]; next: string | undefined } {
   const c = query.cursor;
   const kept = runs.filter(
-    (r) =>
-      (query.q === undefined || r.id.includes(query.q)) &&
-      (query.from === undefined || r.startedAt >= query.from) &&
-      (query.to === undefined || r.startedAt < query.to) &&
-      (c === undefined || r.startedAt < c.startedAt || (r.startedAt === c.startedAt && r.id > c.id)),
+    (r) => matchesQuery(r, query) && (c === undefined || r.startedAt < c.startedAt || (r.startedAt === c.startedAt && r.id > c.id)),
   );
   const page = kept.slice(0, query.limit);
   const last = page.at(-1);
   return { runs: page, next: kept.length > page.length && last !== undefined ? cursorOf(last) : undefined };
+}
+
+/** The query's filters as a query string, without its cursor and page size: what a batch acts on. */
+export function filterText(query: RunQuery): string {
+  const p = new URLSearchParams();
+  if (query.q !== undefined) p.set("q", query.q);
+  if (query.status !== undefined) p.set("status", query.status);
+  if (query.type !== undefined) p.set("type", query.type);
+  for (const [k, v] of Object.entries(query.attributes)) p.set(`attr.${k}`, typeof v === "string" ? v : JSON.stringify(v));
+  if (query.from !== undefined) p.set("from", String(query.from));
+  if (query.to !== undefined) p.set("to", String(query.to));
+  return p.toString();
+}
+
+/** The runs page's URL for the same filters and page size, starting at `cursor` (the first page when undefined). */
+export function pageUrl(query: RunQuery, cursor: string | undefined): string {
+  const p = new URLSearchParams(filterText(query));
+  p.set("limit", String(query.limit));
+  if (cursor !== undefined) p.set("cursor", cursor);
+  return `/?${p.toString()}`;
 }
 
 /** The cursor of the page that starts after `run`. */

@@ -3,8 +3,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { actionPath, performAction, readBody, type UiActions } from "./actions.js";
 import { CLIENT_SCRIPT } from "./client-script.js";
+import type { ActionsState } from "./html.js";
 import { LiveFeed } from "./live-feed.js";
 import { route, type ReaderSource } from "./routes.js";
+import type { CodeReplay } from "./run-view.js";
+import { DATA_HEADERS, newNonce, pageHeaders } from "./security-headers.js";
 
 /** Where {@link startUiServer} listens and what it may do. */
 export interface UiServerOptions {
@@ -12,10 +15,18 @@ export interface UiServerOptions {
   readonly port: number;
   readonly open: ReaderSource;
   /**
-   * What the pages' action buttons do (signal, cancel, terminate, reset). Without it every action
-   * endpoint answers 403; with it each POST must carry the token the pages hold.
+   * What the pages' action buttons do (signal, cancel, terminate, reset, and cancel or terminate in
+   * batches). Without it every action endpoint answers 403; with it each POST must carry the token
+   * the pages hold.
    */
   readonly actions?: UiActions;
+  /**
+   * Why actions were asked for but cannot be performed (another process writes the directory):
+   * the pages say so, and every action endpoint answers 409.
+   */
+  readonly actionsUnavailable?: string;
+  /** Replays a run through the workflow code, so its page says what the code waits for. */
+  readonly replay?: CodeReplay;
   /** How often `/api/events` reads the directory while someone listens; 500 ms by default. */
   readonly pollMs?: number;
 }
@@ -40,17 +51,11 @@ const CONTENT_TYPES = {
   js: "text/javascript; charset=utf-8",
 } as const;
 
-// The pages run their one script from this server and nothing inline, so injected markup could run nothing.
-const SECURITY_HEADERS = {
-  "content-security-policy": "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'self'",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store",
-} as const;
-
 /**
  * Serves the pages, the JSON and the live events of a data directory on 127.0.0.1, and with
- * `actions` the action endpoints, each POST checked against a token made for this process.
+ * `actions` the action endpoints, each POST checked against a token made for this process. Every
+ * page carries a fresh nonce that its policy requires of scripts and styles, and no page may be
+ * framed.
  *
  * @example
  * const server = await startUiServer({ port: 0, open: () => DataDirReader.open("./data") });
@@ -59,9 +64,15 @@ const SECURITY_HEADERS = {
  */
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const token = options.actions === undefined ? undefined : randomBytes(24).toString("base64url");
+  const state: ActionsState =
+    options.actionsUnavailable !== undefined
+      ? { kind: "unavailable", reason: options.actionsUnavailable }
+      : token !== undefined
+        ? { kind: "on", token }
+        : { kind: "off" };
   const feed = new LiveFeed(options.open, options.pollMs ?? 500);
   const server = createServer((request, response) => {
-    answer(request, response, options, token, feed).catch(() => response.destroy());
+    answer(request, response, options, state, feed).catch(() => response.destroy());
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -88,7 +99,7 @@ async function answer(
   request: IncomingMessage,
   response: ServerResponse,
   options: UiServerOptions,
-  token: string | undefined,
+  state: ActionsState,
   feed: LiveFeed,
 ): Promise<void> {
   const method = request.method ?? "GET";
@@ -103,20 +114,28 @@ async function answer(
     if (action !== undefined) {
       const body = await readBody(request).catch(() => "");
       const given = request.headers["x-fusee-token"];
-      const result = await performAction(options.actions, token, typeof given === "string" ? given : undefined, action, body);
+      const result = await performAction(options.actions, state, typeof given === "string" ? given : undefined, action, body, options.open);
       return send(response, result.status, CONTENT_TYPES.json, `${JSON.stringify(result.body)}\n`, method);
     }
   }
   if (method !== "GET" && method !== "HEAD") {
     response.setHeader("allow", "GET, HEAD");
     const why =
-      options.actions === undefined ? "the UI is read-only: GET and HEAD only" : "GET and HEAD only, and POST to /api/runs/<id>/<action>";
+      state.kind === "off"
+        ? "the UI is read-only: GET and HEAD only"
+        : "GET and HEAD only, and POST to /api/runs/<id>/<action> and /api/batch/<action>";
     return send(response, 405, "text/plain; charset=utf-8", `${why}\n`, method);
   }
   if (path === "/ui.js") return send(response, 200, CONTENT_TYPES.js, CLIENT_SCRIPT, method);
-  if (path === "/api/events" && method === "GET") return feed.subscribe(response, SECURITY_HEADERS);
-  const result = await route(target, options.open, token);
-  send(response, result.status, CONTENT_TYPES[result.type], result.body, method, result.headers);
+  if (path === "/api/events" && method === "GET") return feed.subscribe(response, DATA_HEADERS);
+  const nonce = newNonce();
+  const result = await route(
+    target,
+    { open: options.open, ...(options.replay !== undefined ? { replay: options.replay } : {}) },
+    { nonce, actions: state },
+  );
+  const policy = result.type === "html" ? pageHeaders(nonce) : DATA_HEADERS;
+  send(response, result.status, CONTENT_TYPES[result.type], result.body, method, { ...policy, ...result.headers });
 }
 
 function send(
@@ -127,7 +146,7 @@ function send(
   method: string,
   headers: Readonly<Record<string, string>> = {},
 ): void {
-  response.writeHead(status, { ...SECURITY_HEADERS, ...headers, "content-type": contentType, "content-length": Buffer.byteLength(body) });
+  response.writeHead(status, { ...DATA_HEADERS, ...headers, "content-type": contentType, "content-length": Buffer.byteLength(body) });
   response.end(method === "HEAD" ? undefined : body);
 }
 

@@ -1,4 +1,4 @@
-import type { ExportedValue, JsonValue } from "@fusee/runtime";
+import type { ExportedRecord, ExportedValue, JsonValue } from "@fusee/runtime";
 
 /**
  * A payload as the user's code would print it: the codec's tags (`{"$":"d",...}` and the like)
@@ -11,6 +11,19 @@ import type { ExportedValue, JsonValue } from "@fusee/runtime";
 export function showValue(value: ExportedValue | undefined, indent = 2): string {
   if (value === undefined) return "";
   return "plain" in value ? show(value.plain, false, indent, 0) : show(value.tagged, true, indent, 0);
+}
+
+/**
+ * A record's payload as the user's types. A start's payload holds its input and, for
+ * update-with-start, the update's argument; the input alone shows, and the argument after it.
+ */
+export function showRecordPayload(r: ExportedRecord): string {
+  const p = r.payload;
+  if (r.kind !== "start" || p === undefined) return showValue(p);
+  const parts = ("plain" in p ? p.plain : p.tagged) as JsonValue;
+  if (!Array.isArray(parts)) return showValue(p);
+  const part = (v: JsonValue | undefined): ExportedValue => ("plain" in p ? { plain: v ?? null } : { tagged: v ?? null });
+  return r.update === undefined ? showValue(part(parts[0])) : `${showValue(part(parts[0]))}\nupdate argument: ${showValue(part(parts[1]))}`;
 }
 
 function show(v: JsonValue, tagged: boolean, indent: number, depth: number): string {
@@ -85,4 +98,42 @@ function list(open: string, items: string[], close: string, indent: number, dept
   if (indent === 0 || (inline.length <= 72 && !inline.includes("\n"))) return inline;
   const pad = " ".repeat(indent * (depth + 1));
   return `${open}\n${items.map((i) => `${pad}${i}`).join(",\n")}\n${" ".repeat(indent * depth)}${close}`;
+}
+
+/** An error as a payload holds it: what the page shows of a failure. */
+export interface ShownError {
+  readonly name: string;
+  readonly message: string;
+  readonly stack?: string;
+  /** The error's own fields beside name, message and stack, as the user's code would print them. */
+  readonly fields?: string;
+  readonly cause?: ShownError | { readonly value: string };
+}
+
+/**
+ * The error a payload holds (a failed step, update or run, a failed attempt), or `undefined` when it
+ * holds none.
+ *
+ * @example
+ * errorOf({ tagged: { $: "e", name: "RangeError", message: "too far", stack: "RangeError: too far\n    at ..." } })
+ */
+export function errorOf(value: ExportedValue | undefined): ShownError | undefined {
+  if (value === undefined || !("tagged" in value)) return undefined;
+  return errorNode(value.tagged, 0);
+}
+
+function errorNode(v: JsonValue | undefined, depth: number): ShownError | undefined {
+  if (v === null || typeof v !== "object" || Array.isArray(v) || v.$ !== "e") return undefined;
+  const name = typeof v.name === "string" ? v.name : typeof v.n === "string" ? v.n : "Error";
+  const fields =
+    v.f !== undefined && v.f !== null && typeof v.f === "object" && Object.keys(v.f).length > 0 ? show(v.f, true, 2, 0) : undefined;
+  const cause =
+    v.cause === undefined ? undefined : ((depth < 8 ? errorNode(v.cause, depth + 1) : undefined) ?? { value: show(v.cause, true, 2, 0) });
+  return {
+    name,
+    message: typeof v.message === "string" ? v.message : "",
+    ...(typeof v.stack === "string" ? { stack: v.stack } : {}),
+    ...(fields !== undefined ? { fields } : {}),
+    ...(cause !== undefined ? { cause } : {}),
+  };
 }

@@ -12,7 +12,7 @@ import type { Log } from "../storage/log.js";
 import { type LocalLog, openLocalLog } from "../storage/local-log.js";
 import type { ScheduleDescription } from "../journal/schedule-state.js";
 import { payloadTypes } from "../workflow/payload-types.js";
-import { EXPORT_FORMAT, type ExportedJournal, type ExportedRecord } from "./export-format.js";
+import { EXPORT_FORMAT, RUN_STATUS_VALUES, type ExportedJournal, type ExportedRecord } from "./export-format.js";
 import { exportedRecordOf } from "./export-journal.js";
 import { importValue } from "./exported-value.js";
 import { RecordedSchedules } from "./recorded-schedules.js";
@@ -25,12 +25,22 @@ export interface DataDirOptions {
   readonly registry?: TypeRegistry;
 }
 
+/**
+ * The statuses a reader reports, in the order pages and filters list them: every status but
+ * `suspended` and `parked`, as from outside the engine waiting and working look the same.
+ */
+export const DATA_DIR_STATUSES: readonly RunStatusValue[] = RUN_STATUS_VALUES.filter((s) => s !== "suspended" && s !== "parked");
+
 /** A run as a reader of a data directory sees it. */
 export interface DataDirRun extends RunStatus {
   /** Records in the run's journal. */
   readonly records: number;
   /** Why the run's search attributes could not be read (encrypted without a cipher, an unknown class). */
   readonly attributesError?: string;
+  /** For a child run: the workflow ID and run number of the parent that started it. */
+  readonly parent?: { readonly id: string; readonly runId: number };
+  /** For a run a schedule of the directory started: the schedule's name and the instant the run is for. */
+  readonly schedule?: { readonly name: string; readonly instant: number };
 }
 
 /** A patch record of a run's journal: `ctx.patched(id)` took the new code path at `at`. */
@@ -53,6 +63,7 @@ interface Entry {
   attributes: Record<string, unknown>;
   attributesError: string | undefined;
   patches: DataDirPatch[];
+  parent: { readonly id: string; readonly runId: number } | undefined;
 }
 
 // A segment named by the directory listing may be compacted away before it is opened.
@@ -124,7 +135,7 @@ export class DataDirReader {
     checkFilter(filter);
     const out: DataDirRun[] = [];
     for (const entry of this.runs.values()) {
-      const run = statusOf(entry);
+      const run = this.statusOf(entry);
       if (matches(run, filter)) out.push(run);
     }
     out.sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? -1 : 1));
@@ -139,7 +150,7 @@ export class DataDirReader {
   /** The latest run of a workflow ID, or `undefined` when the directory has none. */
   status(id: string): DataDirRun | undefined {
     const entry = this.runs.get(id);
-    return entry === undefined ? undefined : statusOf(entry);
+    return entry === undefined ? undefined : this.statusOf(entry);
   }
 
   /**
@@ -238,6 +249,7 @@ export class DataDirReader {
                 attributes: {},
                 attributesError: undefined,
                 patches: [],
+                parent: parentOf(header["parent"]),
               };
               this.runs.set(run.id, entry);
             }
@@ -255,6 +267,23 @@ export class DataDirReader {
           }
         }
     }
+  }
+
+  private statusOf(entry: Entry): DataDirRun {
+    const schedule = this.recordedSchedules.instantOf(entry.id);
+    return {
+      id: entry.id,
+      type: entry.type,
+      runId: entry.runId,
+      status: statusValue(entry),
+      startedAt: entry.startedAt,
+      ...(entry.endedAt !== undefined ? { endedAt: entry.endedAt } : {}),
+      attributes: entry.attributes,
+      records: entry.records,
+      ...(entry.attributesError !== undefined ? { attributesError: entry.attributesError } : {}),
+      ...(entry.parent !== undefined ? { parent: entry.parent } : {}),
+      ...(schedule !== undefined ? { schedule } : {}),
+    };
   }
 
   private indexAttributes(entry: Entry, body: Uint8Array, position: number): void {
@@ -279,18 +308,10 @@ function statusValue(entry: Entry): RunStatusValue {
   return entry.finished ?? "running";
 }
 
-function statusOf(entry: Entry): DataDirRun {
-  return {
-    id: entry.id,
-    type: entry.type,
-    runId: entry.runId,
-    status: statusValue(entry),
-    startedAt: entry.startedAt,
-    ...(entry.endedAt !== undefined ? { endedAt: entry.endedAt } : {}),
-    attributes: entry.attributes,
-    records: entry.records,
-    ...(entry.attributesError !== undefined ? { attributesError: entry.attributesError } : {}),
-  };
+function parentOf(field: unknown): Entry["parent"] {
+  if (typeof field !== "object" || field === null) return undefined;
+  const { id, runId } = field as Record<string, unknown>;
+  return typeof id === "string" && typeof runId === "number" ? { id, runId } : undefined;
 }
 
 function asStorageError(e: unknown, dir: string): Error {

@@ -45,15 +45,26 @@ export interface ExportedJournal {
   readonly records: readonly ExportedRecord[];
 }
 
-const STATUSES: ReadonlySet<string> = new Set<RunStatusValue>([
-  "running",
-  "suspended",
-  "parked",
-  "ok",
-  "failed",
-  "cancelled",
-  "terminated",
-]);
+// A mapped type, so a status added to `RunStatusValue` fails to compile until it is listed here.
+const LISTED: { readonly [S in RunStatusValue]: true } = {
+  running: true,
+  suspended: true,
+  parked: true,
+  ok: true,
+  failed: true,
+  cancelled: true,
+  terminated: true,
+};
+
+/**
+ * Every status a run can have, in the order pages and filters list them.
+ *
+ * @example
+ * RUN_STATUS_VALUES.includes("failed") // true
+ */
+export const RUN_STATUS_VALUES: readonly RunStatusValue[] = Object.keys(LISTED) as RunStatusValue[];
+
+const STATUSES: ReadonlySet<string> = new Set<string>(RUN_STATUS_VALUES);
 
 /** Fields whose type is checked wherever they appear in a record. */
 const FIELD_TYPES: Readonly<Record<string, "number" | "string" | "boolean">> = {

@@ -1,6 +1,6 @@
 import type { PayloadCodec } from "../journal/payload-codec.js";
 import { ScheduleGenerations } from "../journal/schedule-generations.js";
-import { ScheduleState, type ScheduleDescription } from "../journal/schedule-state.js";
+import { ScheduleState, scheduleRunId, type ScheduleDescription } from "../journal/schedule-state.js";
 import { parseStreamName } from "../journal/stream-names.js";
 import { decodeSystemRecord } from "../journal/system-records.js";
 
@@ -35,6 +35,19 @@ export class RecordedSchedules {
     if (records === undefined) this.recorded.set(name.name, (records = []));
     // A copy: the scan's bodies are views into its read windows, which would all stay in memory.
     records.push({ stream, generation: name.n, body: body.slice() });
+  }
+
+  /**
+   * The schedule and instant a run ID names when a schedule of the directory started it
+   * (`<schedule>@<instantMs>`), or `undefined` for any other ID.
+   */
+  instantOf(id: string): { name: string; instant: number } | undefined {
+    const at = id.lastIndexOf("@");
+    if (at <= 0) return undefined;
+    const name = id.slice(0, at);
+    const instant = Number(id.slice(at + 1));
+    if (!this.recorded.has(name) || !Number.isSafeInteger(instant) || scheduleRunId(name, instant) !== id) return undefined;
+    return { name, instant };
   }
 
   /**

@@ -11,7 +11,8 @@ import type { JournalRecord } from "../journal/records.js";
 import type { RunDetail } from "../client/types.js";
 import { payloadTypes } from "../workflow/payload-types.js";
 import { definitionOf, type WorkflowClass, type WorkflowDefinition } from "../workflow/registry.js";
-import { RunExecutor, type RunHost } from "../workflow/run-executor.js";
+import type { RunHost } from "../workflow/run-executor.js";
+import { WaitNotingExecutor, type ReplayWait } from "./code-waits.js";
 import type { ExportedJournal } from "./export-format.js";
 import { EXPORT_FILE_SUFFIX, readExport } from "./export-file.js";
 import { exportJournal, importJournal } from "./export-journal.js";
@@ -39,6 +40,8 @@ export interface ReplayResult {
   readonly cause?: Error;
   /** What the code does past the end of the journal, which a replay never runs: `step 'ship' (call #3)`. */
   readonly next: readonly string[];
+  /** What the code waits for at the journal's end: signals, conditions and timers; empty once it finished or when it failed. */
+  readonly waiting: readonly ReplayWait[];
   /** Records in the journal. */
   readonly records: number;
 }
@@ -110,6 +113,7 @@ export class Replayer {
           error: cause.message,
           cause,
           next: [],
+          waiting: [],
           records: source.journal.length,
         };
       }
@@ -117,7 +121,15 @@ export class Replayer {
       journal = source;
     }
     const base = { workflowId: journal.workflowId, type: journal.type, runId: journal.runId, records: journal.records.length };
-    const failed = (cause: Error): ReplayResult => ({ ...base, ok: false, finished: false, error: cause.message, cause, next: [] });
+    const failed = (cause: Error): ReplayResult => ({
+      ...base,
+      ok: false,
+      finished: false,
+      error: cause.message,
+      cause,
+      next: [],
+      waiting: [],
+    });
     const def = this.types.get(journal.type);
     if (def === undefined) {
       const names = [...this.types.keys()].map((n) => `'${n}'`).join(", ") || "none";
@@ -134,13 +146,13 @@ export class Replayer {
       return failed(e as Error);
     }
     const next: string[] = [];
-    const executor = new RunExecutor(def, this.container, replayHost(journal, records, next));
+    const executor = new WaitNotingExecutor(def, this.container, replayHost(journal, records, next));
     executor.load(records);
     await executor.whenIdle();
     // Past the journal's end the code may still take a few turns before it waits or finishes.
     for (let i = 0; i < 3; i++) await settle();
     if (executor.broken) return { ...failed(executor.broken), next };
-    return { ...base, ok: true, finished: executor.finished !== undefined, next };
+    return { ...base, ok: true, finished: executor.finished !== undefined, next, waiting: executor.waits(records) };
   }
 
   /**
@@ -176,6 +188,7 @@ export class Replayer {
           error: cause.message,
           cause,
           next: [],
+          waiting: [],
           records: 0,
         });
       }

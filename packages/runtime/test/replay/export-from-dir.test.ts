@@ -6,8 +6,8 @@ import { aesGcm } from "../../src/codec/aes-gcm.js";
 import { RejectedError, StorageError } from "../../src/core/errors.js";
 import type { Engine } from "../../src/engine/engine.js";
 import type { RecoveryCutEvent } from "../../src/engine/engine-events.js";
-import { DataDirReader } from "../../src/replay/data-dir-reader.js";
-import type { ExportedRecord } from "../../src/replay/export-format.js";
+import { DATA_DIR_STATUSES, DataDirReader } from "../../src/replay/data-dir-reader.js";
+import { RUN_STATUS_VALUES, type ExportedRecord } from "../../src/replay/export-format.js";
 import { exportFromDir } from "../../src/replay/export-from-dir.js";
 import { Replayer } from "../../src/replay/replayer.js";
 import { Ctx } from "../../src/workflow/ctx.js";
@@ -45,6 +45,15 @@ class Tagged {
   async run(input: { region: string; amount: number }): Promise<void> {
     this.ctx.setAttributes(input);
     await this.ctx.waitFor("go");
+  }
+}
+
+/** Starts a child of type `w` and waits for it. */
+@Workflow()
+class Parent {
+  constructor(private readonly ctx: Ctx) {}
+  async run(n: number): Promise<number> {
+    return (await this.ctx.executeChild<number>("w", `${this.ctx.workflowId}/child`, n)) ?? 0;
   }
 }
 
@@ -285,6 +294,39 @@ describe("exportFromDir", () => {
       } finally {
         await reader.close();
       }
+    });
+
+    it("names the parent of a child run, and the schedule and instant of a scheduled run", async () => {
+      engine = await openLocal(tmp.dir, { workflows: [W, Parent] });
+      await engine.start(Parent, "p", 4);
+      await eventually("the child waiting", async () => (await engine!.status("p/child"))?.status === "suspended");
+      const hourly = await engine.schedule("hourly", { workflow: W, every: "1h", input: 7, paused: true });
+      await hourly.trigger();
+      await eventually("the triggered run", async () => (await hourly.describe()).recentRuns.length === 1);
+      const [triggered] = (await hourly.describe()).recentRuns;
+      await engine.start(W, "hourly@later", 1);
+      await engine.start(W, "other@1700000000000", 1);
+
+      const reader = await DataDirReader.open(tmp.dir);
+      try {
+        expect(reader.status("p/child")?.parent).to.deep.equal({ id: "p", runId: 1 });
+        expect(reader.status("p")).to.not.have.property("parent");
+        const instant = Number(triggered?.slice("hourly@".length));
+        expect(reader.status(triggered!)?.schedule).to.deep.equal({ name: "hourly", instant });
+        expect(
+          reader
+            .list({ type: "w" })
+            .filter((r) => r.schedule !== undefined)
+            .map((r) => r.id),
+        ).to.deep.equal([triggered]);
+      } finally {
+        await reader.close();
+      }
+    });
+
+    it("offers every status but the two a reader cannot tell from running", () => {
+      expect(DATA_DIR_STATUSES).to.deep.equal(RUN_STATUS_VALUES.filter((s) => s !== "suspended" && s !== "parked"));
+      expect(DATA_DIR_STATUSES).to.include.members(["running", "ok", "failed", "cancelled", "terminated"]);
     });
   });
 });

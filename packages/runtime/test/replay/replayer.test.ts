@@ -9,7 +9,7 @@ import { exportFileName, readExport, writeExport } from "../../src/replay/export
 import type { ExportedJournal } from "../../src/replay/export-format.js";
 import { exportJournal } from "../../src/replay/export-journal.js";
 import { replayRegressions, type DefineTest } from "../../src/replay/replay-regressions.js";
-import { Replayer } from "../../src/replay/replayer.js";
+import { Replayer, type ReplayResult } from "../../src/replay/replayer.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Query, Signal, Step, Update, Workflow } from "../../src/workflow/decorators.js";
 import { registerType } from "../../src/workflow/payload-types.js";
@@ -178,6 +178,22 @@ class Waiting {
   }
 }
 
+/** Waits for a signal (with a timeout), then for a condition a signal handler makes true, then sleeps. */
+@Workflow()
+class Pausing {
+  private approved = false;
+  constructor(private readonly ctx: Ctx) {}
+  async run(): Promise<void> {
+    await this.ctx.waitFor("go", { timeout: "1h" });
+    await this.ctx.condition(() => this.approved);
+    await this.ctx.sleep("2h");
+  }
+
+  @Signal() approve(ok: boolean): void {
+    this.approved = ok;
+  }
+}
+
 describe("Replayer", () => {
   let tmp: ReturnType<typeof tempDir>;
   let engine: Engine | undefined;
@@ -250,7 +266,44 @@ describe("Replayer", () => {
       const r = await new Replayer().register(Waiting).replay(journal);
       expect(r).to.include({ ok: true, finished: false, records: 2 });
       expect(r.next).to.deep.equal([]);
+      expect(r.waiting).to.deep.equal([{ kind: "signal", name: "go" }]);
       expect(ran).to.deep.equal([]);
+    });
+
+    it("says what the code waits for at the journal's end: a signal until its timeout, a condition, a timer", async () => {
+      engine = await openLocal(join(tmp.dir, "data"), { workflows: [Pausing] });
+      const run = await engine.start(Pausing, "pause-1", undefined);
+      const replayer = new Replayer().register(Pausing);
+      const waitingNow = async (records: number): Promise<ReplayResult["waiting"]> => {
+        await eventually(`${records} records, the run waiting`, async () => {
+          const d = await run.describe();
+          return d.journal.length === records && d.status === "suspended";
+        });
+        const r = await replayer.replay(await run.describe());
+        expect(r.ok, r.error).to.equal(true);
+        return r.waiting;
+      };
+
+      const atSignal = await waitingNow(2);
+      const [timeout] = (await run.describe()).journal.filter((r) => r.kind === "timer");
+      expect(atSignal).to.deep.equal([{ kind: "signal", name: "go", until: (timeout as { until: number }).until }]);
+
+      await run.signal("go", 1);
+      const atCondition = await waitingNow(3);
+      expect(atCondition).to.have.length(1, "the timeout's timer is no longer armed");
+      expect(atCondition[0]).to.include({ kind: "condition" });
+      expect((atCondition[0] as { predicate: string }).predicate).to.contain("this.approved");
+
+      await run.signal("approve", true);
+      const atSleep = await waitingNow(5);
+      const sleep = (await run.describe()).journal.at(-1) as { kind: string; seq: number; until: number };
+      expect(sleep.kind).to.equal("timer");
+      expect(atSleep).to.deep.equal([{ kind: "timer", seq: sleep.seq, until: sleep.until }]);
+
+      await run.terminate("enough");
+      const finished = await replayer.replay(await run.describe());
+      expect(finished).to.include({ ok: true, finished: true });
+      expect(finished.waiting).to.deep.equal([]);
     });
 
     it("replays a journal holding every kind of record clean, with payload types intact", async () => {
