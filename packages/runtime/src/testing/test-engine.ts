@@ -12,14 +12,15 @@ import { VirtualClock } from "./virtual-clock.js";
 export type TestEngine = Engine & {
   readonly clock: VirtualClock;
   /**
-   * Shuts this engine down and opens a new one on the same data, clock and options, as a process
-   * restart would: unfinished runs resume. Use the returned engine from then on.
+   * Shuts this engine down and opens a new one on the same data, clock and options, with the
+   * workflows of this one (those of `create` and of `register`), as a process restart would:
+   * unfinished runs resume. Use the returned engine from then on.
    */
   restart(): Promise<TestEngine>;
   /**
    * Stops this engine as a crash would (what was not yet durable is lost, nothing more is written,
-   * running steps are aborted) and opens a new one on what survived. Use the returned engine from
-   * then on.
+   * running steps are aborted) and opens a new one on what survived, with the workflows of this one.
+   * Use the returned engine from then on.
    */
   crash(): Promise<TestEngine>;
 };
@@ -70,18 +71,25 @@ async function openOn(config: Config, clock: VirtualClock, log: MemoryLog, optio
     ...(options.limits ? { limits: options.limits } : {}),
     memoryLog: log,
   });
+  // A process that restarts registers its workflows again, however it first did: so does the next engine.
+  const workflows = new Set(options.workflows);
+  const register = engine.register.bind(engine);
   return Object.assign(engine, {
     clock,
+    register(...classes: WorkflowClass[]): TestEngine {
+      for (const cls of classes) workflows.add(cls);
+      return register(...classes) as TestEngine;
+    },
     async restart(): Promise<TestEngine> {
       await engine.shutdown();
-      return openOn(config, clock, log.reopen(), options);
+      return openOn(config, clock, log.reopen(), { ...options, workflows: [...workflows] });
     },
     async crash(): Promise<TestEngine> {
       // Closing first (synchronously) makes the engine write nothing more; then the unsynced data goes.
       const stopped = engine.shutdown();
       const survivor = log.crash();
       await stopped.catch(() => undefined);
-      return openOn(config, clock, survivor, options);
+      return openOn(config, clock, survivor, { ...options, workflows: [...workflows] });
     },
   }) as TestEngine;
 }
