@@ -7,6 +7,7 @@ import { runListBench } from "./list-bench.js";
 const commands: Record<string, (args: readonly string[]) => Promise<void>> = {
   codec: async (args) => (await import("./codec-bench.js")).runCodecBench(args),
   faults: async (args) => (await import("./pg-faults.js")).runFaultBench(args),
+  "first-open": async (args) => (await import("./first-open-bench.js")).runFirstOpenBench(args),
   flow: runFlowBench,
   log: runLogBench,
   pg: async (args) => (await import("./pg-bench.js")).runPgBench(args),
