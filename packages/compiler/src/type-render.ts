@@ -38,7 +38,7 @@ export class TypeRenderer {
    */
   render(type: ts.Type, optional = false): TypeRef {
     const refs: DeclRef[] = [];
-    const members = type.flags & ts.TypeFlags.Union ? (type as ts.UnionType).types : [];
+    const members = type.flags & ts.TypeFlags.Union ? this.unionParts(type as ts.UnionType) : [];
     const parts =
       optional && members.some((t) => t.flags & ts.TypeFlags.Undefined)
         ? members.filter((t) => !(t.flags & ts.TypeFlags.Undefined))
@@ -187,7 +187,7 @@ export class TypeRenderer {
     const literal = literalOf(type);
     if (literal !== undefined) return text(literal);
     if (f & ts.TypeFlags.Union) {
-      const parts = collapseBooleans((type as ts.UnionType).types).map((t) =>
+      const parts = collapseBooleans(this.unionParts(type as ts.UnionType)).map((t) =>
         t === "boolean" ? text("boolean") : this.expr(t, depth + 1, refs),
       );
       return { kind: "union", types: sortUnion(parts) };
@@ -312,6 +312,46 @@ export class TypeRenderer {
     return { kind: "global", name: [...namespaces.map((n) => n.name.getText()), symbol.name].join(".") };
   }
 
+  /**
+   * The members of a union, flattened as the checker holds them, except that a named union a
+   * dependency declares (`Duration | null`) stays one member, as written.
+   */
+  private unionParts(type: ts.UnionType): readonly ts.Type[] {
+    // `origin` (not in the public typings) keeps the union as written, before its members were flattened.
+    const origin = (type as { origin?: ts.Type }).origin;
+    if (origin === undefined || !(origin.flags & ts.TypeFlags.Union)) return type.types;
+    const kept = (origin as ts.UnionType).types.filter(
+      (t) => t.flags & ts.TypeFlags.Union && this.dependencyTypeName(t, [], 0) !== undefined,
+    );
+    if (kept.length === 0) return type.types;
+    const covered = new Set(kept.flatMap((t) => (t as ts.UnionType).types));
+    return [...kept, ...type.types.filter((t) => !covered.has(t))];
+  }
+
+  /**
+   * A type alias, interface, class or enum a dependency declares, spelled by its name (with the
+   * shapes of its type arguments): it changes only with the dependency, and the expansion of one
+   * such as `Duration` (a union of template literals) ran to 30 KB in every lock that used it.
+   */
+  private dependencyTypeName(type: ts.Type, stack: readonly ts.Type[], depth: number): string | undefined {
+    const reference = (type as ts.ObjectType).objectFlags & ts.ObjectFlags.Reference ? (type as ts.TypeReference) : undefined;
+    const symbol = type.aliasSymbol ?? reference?.target.getSymbol() ?? type.getSymbol();
+    const named = ts.SymbolFlags.TypeAlias | ts.SymbolFlags.Interface | ts.SymbolFlags.Class | ts.SymbolFlags.Enum;
+    if (symbol === undefined || !(symbol.flags & named) || isGlobalSymbol(this.program, symbol)) return undefined;
+    const declaration = symbol.declarations?.[0];
+    if (declaration === undefined || !this.isExternal(declaration.getSourceFile())) return undefined;
+    const count = reference?.target.typeParameters?.length ?? 0;
+    const args =
+      type.aliasSymbol !== undefined
+        ? (type.aliasTypeArguments ?? [])
+        : reference !== undefined
+          ? this.checker.getTypeArguments(reference).slice(0, count)
+          : [];
+    const next = [...stack, type];
+    const name = this.declRef(symbol).name;
+    return args.length === 0 ? name : `${name}<${args.map((a) => this.shape(a, next, depth + 1)).join(", ")}>`;
+  }
+
   /** A structural spelling with named types expanded to their data members, for compatibility checks. */
   private shape(type: ts.Type, stack: readonly ts.Type[] = [], depth = 0): string {
     const cached = this.shapes.get(type);
@@ -323,6 +363,8 @@ export class TypeRenderer {
 
   private computeShape(type: ts.Type, stack: readonly ts.Type[], depth: number): string {
     if (depth > MAX_SHAPE_DEPTH || stack.includes(type)) return "unknown";
+    const byName = this.dependencyTypeName(type, stack, depth);
+    if (byName !== undefined) return byName;
     const f = type.flags;
     const checker = this.checker;
     const keyword = keywordOf(type);
@@ -335,7 +377,7 @@ export class TypeRenderer {
     }
     const next = [...stack, type];
     if (f & ts.TypeFlags.Union) {
-      const parts = collapseBooleans((type as ts.UnionType).types).map((t) =>
+      const parts = collapseBooleans(this.unionParts(type as ts.UnionType)).map((t) =>
         t === "boolean" ? "boolean" : this.shape(t, next, depth + 1),
       );
       return sortShapes([...new Set(parts)]).join(" | ");

@@ -130,6 +130,45 @@ describe("generate", () => {
       });
     });
 
+    it("records a dependency's named type by its name, not by its expansion", async function () {
+      this.timeout(60_000);
+      const timed = Fixture.create({
+        "src/snooze.ts": `import { Workflow, Signal, Step, Ctx, type Duration } from "@fusee/runtime";
+
+export interface Pause { readonly for: Duration; readonly reason: string }
+
+@Workflow()
+export class Snooze {
+  constructor(private readonly ctx: Ctx) {}
+  async run(first: Duration): Promise<Duration[]> { await this.ctx.sleep(first); return [await this.pause({ for: first, reason: "x" })]; }
+  @Step() async pause(p: Pause): Promise<Duration> { return p.for; }
+  @Signal() extend(by: Duration | null): void { void by; }
+}
+`,
+      });
+      try {
+        await generate({ project: timed.dir });
+        const text = timed.read("fusee.lock.json");
+        const snooze = (JSON.parse(text) as { workflows: Record<string, Record<string, unknown>> }).workflows.Snooze as {
+          input: unknown;
+          output: unknown;
+          steps: Record<string, unknown>;
+          signals: Record<string, unknown>;
+        };
+        expect(snooze.input).to.equal("Duration");
+        expect(snooze.output).to.equal("Duration[]");
+        // The project's own interface is still recorded by its structure, the dependency's type inside it by name.
+        expect(snooze.steps.pause).to.deep.equal({
+          args: [{ type: "Pause", shape: "{ for: Duration; reason: string }" }],
+          result: "Duration",
+        });
+        expect(snooze.signals.extend).to.deep.equal({ args: ["Duration | null"], result: "void" });
+        expect(text.length).to.be.below(2_000);
+      } finally {
+        timed.remove();
+      }
+    });
+
     it("spells parameter and result types exactly in the client", () => {
       const client = fixture.read("src/fusee.generated.ts");
       expect(client).to.contain(
