@@ -39,7 +39,7 @@ export function explainMissingTypeInfo(root: Constructor, error: unknown, what: 
   }
   return new ConfigError(
     `${what} could not be constructed: class ${culprit}${via} has constructor parameters but no recorded types for them ("design:paramtypes"), ` +
-      `so tsyringe cannot inject them. The build emitted no decorator metadata, as esbuild, tsx, swc without decoratorMetadata and vitest do. ` +
+      `so tsyringe cannot inject them. The build emitted no decorator metadata, as esbuild, tsx, swc without decoratorMetadata and vitest before 4 do. ` +
       `Fix: run \`npx fusee gen\` and import the worker type table it writes (src/fusee.workflows.generated.ts by default) before Engine.open; ` +
       `or compile with tsc and "experimentalDecorators": true, "emitDecoratorMetadata": true in tsconfig.json; or give each parameter of ${culprit} a token with @inject(Token).`,
     { cause: error },
