@@ -170,10 +170,7 @@ export class Snooze {
         const level = '"level": {\n          "args": [],\n          "result": "FinishedStatus"\n        }';
         expect(text).to.contain(level);
         const expanded = (shape: string): string => level.replace('"FinishedStatus"', JSON.stringify({ type: "FinishedStatus", shape }));
-        timed.write(
-          "fusee.lock.json",
-          text.replace(level, expanded('"cancelled" | "failed" | "ok" | "terminated"')),
-        );
+        timed.write("fusee.lock.json", text.replace(level, expanded('"cancelled" | "failed" | "ok" | "terminated"')));
         expect((await generate({ project: timed.dir, check: true })).breaking).to.deep.equal([]);
         timed.write("fusee.lock.json", text.replace(level, expanded("number")));
         const narrowed = await generate({ project: timed.dir, check: true });
