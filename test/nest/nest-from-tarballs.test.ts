@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
 import { expect } from "chai";
+import { build } from "esbuild";
 import { run, WORKSPACE } from "../support/workspace.js";
 
 const PACKAGES = ["runtime", "compiler", "cli", "nestjs"] as const;
@@ -12,9 +13,13 @@ const PACKAGES = ["runtime", "compiler", "cli", "nestjs"] as const;
 const installed = (name: string): string =>
   (JSON.parse(readFileSync(join(WORKSPACE, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
 
-/** Starts the built app and resolves with its URL once it listens. */
-async function startApp(app: string, dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ["dist/main.js"], {
+/** Starts the app (the tsc build by default) and resolves with its URL once it listens. */
+async function startApp(
+  app: string,
+  dataDir: string,
+  entry: readonly string[] = ["dist/main.js"],
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [...entry], {
     cwd: app,
     env: { ...process.env, PORT: "0", FUSEE_DATA: dataDir },
     stdio: ["ignore", "pipe", "pipe"],
@@ -37,11 +42,15 @@ async function startApp(app: string, dataDir: string): Promise<{ child: ChildPro
   return { child, url };
 }
 
+/** What `nest new` of Nest CLI 12 installs to run its tests: vitest 4, on Vite 8. */
+const VITEST = { vitest: "4.1.12", vite: "8.4.1" };
+
 /**
- * A fresh Nest application shaped as `nest new` makes it (CommonJS, Nest's tsconfig) installs fusee
- * from the tarballs `npm pack` makes of the workspace's packages, follows docs/nestjs.md (fusee gen,
- * FuseeModule.forRoot, a workflow among the providers with an injected service, the generated
- * client in a controller), builds with tsc and serves over HTTP.
+ * A fresh Nest application shaped as `nest new` of Nest CLI 12 makes it (an ES module, Nest's
+ * tsconfig, vitest) installs fusee from the tarballs `npm pack` makes of the workspace's packages,
+ * follows docs/nestjs.md (fusee gen, FuseeModule.forRoot, a workflow among the providers with an
+ * injected service, the generated client in a controller), builds with tsc, serves over HTTP, runs
+ * its vitest suite (FuseeTestingModule, a crash and a restart) and replays its journals outside Nest.
  */
 describe("a Nest application on fusee from packed tarballs", function () {
   this.timeout(180_000);
@@ -67,7 +76,8 @@ describe("a Nest application on fusee from packed tarballs", function () {
       name: "nest-app",
       version: "0.0.1",
       private: true,
-      scripts: { build: "tsc -p tsconfig.build.json", start: "node dist/main" },
+      type: "module",
+      scripts: { build: "tsc -p tsconfig.build.json", start: "node dist/main", test: "vitest run" },
       dependencies: {
         "@fusee/nestjs": tarball("@fusee/nestjs"),
         "@fusee/runtime": tarball("@fusee/runtime"),
@@ -78,8 +88,10 @@ describe("a Nest application on fusee from packed tarballs", function () {
       devDependencies: {
         "@fusee/cli": tarball("@fusee/cli"),
         "@fusee/compiler": tarball("@fusee/compiler"),
+        "@nestjs/testing": installed("@nestjs/testing"),
         "@types/node": installed("@types/node"),
         typescript: installed("typescript"),
+        ...VITEST,
       },
     };
     writeFileSync(join(app, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -123,6 +135,64 @@ describe("a Nest application on fusee from packed tarballs", function () {
       child.kill("SIGTERM");
       await exited;
     }
+  });
+
+  /** Serves one welcome through the app started by `entry`, then stops it with SIGTERM. */
+  async function welcomeThrough(entry: readonly string[], name: string): Promise<void> {
+    const { child, url } = await startApp(app, join(scratch, `data-${name}`), entry);
+    try {
+      expect((await fetch(`${url}/welcome/${name}`, { method: "POST" })).status).to.equal(201);
+      expect(await (await fetch(`${url}/welcome/${name}/confirm`, { method: "POST" })).json()).to.deep.equal({
+        mail: `Hello World! Welcome, ${name}.`,
+      });
+    } finally {
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      await exited;
+    }
+  }
+
+  it("serves under tsx, which records no constructor types: the worker type table and @Inject(Class) in the controller", async () => {
+    await welcomeThrough([join(WORKSPACE, "node_modules/tsx/dist/cli.mjs"), "src/main.ts"], "tsx");
+  });
+
+  it("serves from an esbuild bundle of its own code, its packages left to node_modules", async () => {
+    const outfile = join(app, "bundle/main.js");
+    await build({
+      entryPoints: [join(app, "src/main.ts")],
+      absWorkingDir: app,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      packages: "external",
+      outfile,
+      logLevel: "silent",
+    });
+    await welcomeThrough([outfile], "esbuild");
+  });
+
+  it("runs its vitest suite: FuseeTestingModule gives back the module's workflows after a crash and a restart", async () => {
+    // vitest 4 builds with Vite 8, which records constructor types as tsc does, so Nest injects the
+    // spec's services without the worker type table.
+    const { stdout } = await run(process.execPath, [join(app, "node_modules/vitest/vitest.mjs"), "run"], {
+      cwd: app,
+      env: { ...process.env, NO_COLOR: "1", CI: "1" },
+    });
+    expect(stdout).to.match(/Tests\s+2 passed/);
+  });
+
+  it("replays the journals of its Nest workflows outside Nest, with the workflow module alone", async () => {
+    const fusee = join(app, "node_modules/@fusee/cli/bin/fusee.js");
+    const journals = join(scratch, "journals");
+    await run(process.execPath, [fusee, "export", "--data", join(scratch, "data"), "--out", journals], { cwd: app });
+    const { stdout } = await run(process.execPath, [fusee, "replay", journals, "--workflows", "dist/welcome.workflow.js", "--json"], {
+      cwd: app,
+    });
+    const replayed = JSON.parse(stdout) as { ok: boolean; different: number; results: { workflowId: string; ok: boolean }[] };
+    // The ID's latest run, replayed with no Mailer nor AppService built.
+    expect(replayed.results.map((r) => [r.workflowId, r.ok])).to.deep.equal([["welcome-ada", true]]);
+    expect(replayed).to.include({ ok: true, different: 0 });
   });
 
   it("ships a README and a LICENSE in every package", () => {

@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { build } from "esbuild";
+import { build, type BuildOptions } from "esbuild";
 import { appFromFixture, bin, run, WORKSPACE } from "../support/workspace.js";
 
 const LINKED = {
@@ -10,7 +10,16 @@ const LINKED = {
   "reflect-metadata": "node_modules/reflect-metadata",
   "class-transformer": "node_modules/class-transformer",
   "@types/node": "node_modules/@types/node",
+  // The runtime's native packages, which a whole-program bundle leaves out (see docs/getting-started.md).
+  "@node-rs/crc32": "node_modules/@node-rs/crc32",
+  "fs-native-extensions": "node_modules/fs-native-extensions",
 };
+
+/** The packages with native `.node` files that a bundle of the whole program leaves external. */
+const NATIVE = ["@node-rs/crc32", "fs-native-extensions"];
+
+/** What an ES-module bundle of CommonJS packages needs to `require` Node's own modules. */
+const REQUIRE_BANNER = 'import { createRequire as bannerRequire } from "node:module"; const require = bannerRequire(import.meta.url);';
 
 const GREETED = { result: { text: "hello ada", fee: "3.00 EUR", tip: 5 }, approved: true, typo: "FUSEE_REJECTED" };
 
@@ -94,6 +103,30 @@ describe("toolchains", function () {
       });
       expect(built.errors).to.deep.equal([]);
       const { stdout } = await run(process.execPath, [outfile], { cwd: app });
+      expect(outcome(stdout)).to.deep.equal(GREETED);
+    });
+
+    it("bundles the whole program but the native packages, which stay installed beside it", async () => {
+      const options: BuildOptions = {
+        entryPoints: [join(app, "src/main.ts")],
+        absWorkingDir: app,
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        banner: { js: REQUIRE_BANNER },
+        // Loaded only when configured, and not installed here.
+        external: ["pg", "@opentelemetry/api"],
+        logLevel: "silent",
+      };
+      const failed = await build({ ...options, outfile: join(app, "bundle/whole.js") }).then(
+        () => "",
+        (e: Error) => e.message,
+      );
+      expect(failed, "esbuild has no loader for .node files").to.contain(".node");
+      const outfile = join(app, "bundle/all-but-native.js");
+      await build({ ...options, external: [...(options.external ?? []), ...NATIVE], outfile });
+      const { stdout } = await run(process.execPath, [outfile, "--local", join(app, "bundle-data")], { cwd: app });
       expect(outcome(stdout)).to.deep.equal(GREETED);
     });
   });

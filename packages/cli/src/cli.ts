@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { Command, CommanderError } from "commander";
+import { Command, CommanderError, type Option } from "commander";
 import { commands, type CommandContext } from "./commands/index.js";
 import { EXIT_CODES_HELP, ExitCode } from "./exit-codes.js";
 import { type Io, paint } from "./io.js";
@@ -39,7 +39,31 @@ function createProgram(context: CommandContext): Command {
     })
     .addHelpText("after", `\n${DATA_DIR_HELP}\n\n${EXIT_CODES_HELP}`);
   for (const add of commands) add(program, context);
+  checkUnknownOptionsFirst(program);
   return program;
+}
+
+/**
+ * Commander checks required options before unknown ones, so a misspelt `--date` read as a missing
+ * `--data`. Required options are checked here instead, once commander has refused unknown options
+ * (with its "did you mean" suggestion), just before the action runs.
+ */
+function checkUnknownOptionsFirst(program: Command): void {
+  const required = new Map<Command, Option[]>();
+  const visit = (command: Command): void => {
+    const options = command.options.filter((o) => o.mandatory);
+    for (const option of options) option.mandatory = false;
+    if (options.length > 0) required.set(command, options);
+    command.commands.forEach(visit);
+  };
+  visit(program);
+  program.hook("preAction", (_program, action) => {
+    for (const option of required.get(action) ?? []) {
+      if (action.getOptionValue(option.attributeName()) === undefined) {
+        action.error(`error: required option '${option.flags}' not specified`, { code: "commander.missingMandatoryOptionValue" });
+      }
+    }
+  });
 }
 
 const DATA_DIR_HELP = `Data directories:

@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { aesGcm, Config, Engine, readExport } from "@fusee/runtime";
+import { aesGcm, Config, Engine, readExport, RUN_STATUSES } from "@fusee/runtime";
 import { Pay } from "./fixtures/pay-workflows.js";
 import { fusee, inProcess, type Outcome } from "./support/in-process.js";
 
@@ -87,6 +87,34 @@ describe("fusee list, describe, export and replay", function () {
       const notData = await spawnFusee("list", "--data", tmp);
       expect(notData.code).to.equal(1);
       expect(notData.stderr).to.contain(tmp).and.contain("manifest");
+    });
+
+    it("refuses a status no run can have with exit 2, naming the statuses there are", async () => {
+      for (const args of [
+        ["--status", "runing"],
+        ["--where", '{"status":"runing"}'],
+        ["--where", '{"status":{"in":["ok","fialed"]}}'],
+      ]) {
+        const r = await fusee("list", "--data", data, ...args);
+        expect(r.code, args.join(" ")).to.equal(2);
+        expect(r.stderr, args.join(" ")).to.match(/runing|fialed/);
+        for (const status of RUN_STATUSES) expect(r.stderr, args.join(" ")).to.contain(status);
+      }
+      const known = await fusee("list", "--data", data, "--status", "ok", "--json");
+      expect((JSON.parse(known.stdout) as Array<{ id: string }>).map((x) => x.id)).to.deep.equal(["pay-0"]);
+      const both = await fusee("list", "--data", data, "--status", "ok", "--where", '{"status":"failed"}');
+      expect(both.code).to.equal(2);
+      expect(both.stderr).to.contain("give the status once");
+    });
+
+    it("reports a misspelt flag as unknown, suggesting the right one, rather than as a missing --data", async () => {
+      const r = await fusee("list", "--date", data);
+      expect(r.code).to.equal(2);
+      expect(r.stderr).to.contain("unknown option '--date'").and.contain("Did you mean --data?");
+      expect(r.stderr).to.not.contain("required option");
+      const missing = await fusee("list");
+      expect(missing.code).to.equal(2);
+      expect(missing.stderr).to.contain("required option '-d, --data <dir>' not specified");
     });
   });
 

@@ -76,8 +76,13 @@ export interface TypeRef {
   readonly expr: TypeExpr;
   /** The type as written with declared names, for the lock and for messages. */
   readonly display: string;
-  /** A self-contained structural spelling (named types expanded) used to judge compatibility. */
+  /**
+   * A structural spelling used to judge compatibility: the project's named types expanded, a type a
+   * dependency declares by its name (the lock records this).
+   */
   readonly shape: string;
+  /** The shape with dependencies' types expanded too, when that differs: what a lock that recorded them expanded is judged against. */
+  readonly structure?: string;
   /** The class values of this type are rebuilt with, when there is one (arrays and `| undefined` unwrapped). */
   readonly runtimeClass?: ValueRef;
   /** Every named declaration the type depends on, for reachability errors. */

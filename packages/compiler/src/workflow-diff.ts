@@ -425,7 +425,10 @@ function spliceNew(nodes: readonly Node[], oldPatches: ReadonlySet<string>): Nod
  * asked about: the journal records no argument, so their types cannot break a replay.
  */
 function typePair(step: StepIR, old: LockSignature): TypePair {
-  const questions = [{ source: typeShape(old.result), target: step.result.shape }];
+  const recorded = typeShape(old.result);
+  // A type a dependency declares is recorded by name; a lock written before that holds its structure.
+  const target = recorded === step.result.shape ? recorded : (step.result.structure ?? step.result.shape);
+  const questions = [{ source: recorded, target }];
   // A class with methods is rebuilt from plain recorded data only when it was the recorded type already.
   if ((step.resultMethods ?? []).length > 0 && typeText(old.result) !== step.result.display)
     questions.push({ source: "string", target: "never" });

@@ -130,6 +130,56 @@ describe("generate", () => {
       });
     });
 
+    it("records a dependency's named type by its name, not by its expansion", async function () {
+      this.timeout(60_000);
+      const timed = Fixture.create({
+        "src/snooze.ts": `import { Workflow, Signal, Step, Ctx, type Duration, type FinishedStatus } from "@fusee/runtime";
+
+export interface Pause { readonly for: Duration; readonly reason: string }
+
+@Workflow()
+export class Snooze {
+  constructor(private readonly ctx: Ctx) {}
+  async run(first: Duration): Promise<Duration[]> { await this.ctx.sleep(first); return [await this.pause({ for: first, reason: "x" })]; }
+  @Step() async pause(p: Pause): Promise<Duration> { return p.for; }
+  @Step() async level(): Promise<FinishedStatus> { return "ok"; }
+  @Signal() extend(by: Duration | null): void { void by; }
+}
+`,
+      });
+      try {
+        await generate({ project: timed.dir });
+        const text = timed.read("fusee.lock.json");
+        const snooze = (JSON.parse(text) as { workflows: Record<string, Record<string, unknown>> }).workflows.Snooze as {
+          input: unknown;
+          output: unknown;
+          steps: Record<string, unknown>;
+          signals: Record<string, unknown>;
+        };
+        expect(snooze.input).to.equal("Duration");
+        expect(snooze.output).to.equal("Duration[]");
+        // The project's own interface is still recorded by its structure, the dependency's type inside it by name.
+        expect(snooze.steps.pause).to.deep.equal({
+          args: [{ type: "Pause", shape: "{ for: Duration; reason: string }" }],
+          result: "Duration",
+        });
+        expect(snooze.signals.extend).to.deep.equal({ args: ["Duration | null"], result: "void" });
+        expect(text.length).to.be.below(2_000);
+
+        // A lock written when such types were recorded expanded still judges the step by structure.
+        const level = '"level": {\n          "args": [],\n          "result": "FinishedStatus"\n        }';
+        expect(text).to.contain(level);
+        const expanded = (shape: string): string => level.replace('"FinishedStatus"', JSON.stringify({ type: "FinishedStatus", shape }));
+        timed.write("fusee.lock.json", text.replace(level, expanded('"cancelled" | "failed" | "ok" | "terminated"')));
+        expect((await generate({ project: timed.dir, check: true })).breaking).to.deep.equal([]);
+        timed.write("fusee.lock.json", text.replace(level, expanded("number")));
+        const narrowed = await generate({ project: timed.dir, check: true });
+        expect(narrowed.breaking.map((b) => [b.step, b.kind])).to.deep.equal([["level", "type-changed"]]);
+      } finally {
+        timed.remove();
+      }
+    });
+
     it("spells parameter and result types exactly in the client", () => {
       const client = fixture.read("src/fusee.generated.ts");
       expect(client).to.contain(

@@ -5,8 +5,10 @@ import { runListBench } from "./list-bench.js";
 
 /** Benchmarks by sub-command: `npm run bench -- <name> [--json]`. Add one line per benchmark. */
 const commands: Record<string, (args: readonly string[]) => Promise<void>> = {
+  crc: async (args) => (await import("./crc-bench.js")).runCrcBench(args),
   codec: async (args) => (await import("./codec-bench.js")).runCodecBench(args),
   faults: async (args) => (await import("./pg-faults.js")).runFaultBench(args),
+  "first-open": async (args) => (await import("./first-open-bench.js")).runFirstOpenBench(args),
   flow: runFlowBench,
   log: runLogBench,
   pg: async (args) => (await import("./pg-bench.js")).runPgBench(args),

@@ -14,6 +14,8 @@ import type { CommandContext } from "./index.js";
  */
 export const BENCHMARKS: Readonly<Record<string, string>> = {
   codec: "durable steps with and without payload encryption (aesGcm)",
+  crc: "the log's checksum: native (@node-rs/crc32) against the pure JavaScript table loop",
+  "first-open": "opening a fresh data directory: time, and the disk it takes before any run",
   flow: "permit hand-offs of a limit and a backfill of 1,000,000 schedule instants",
   log: "append latency of the local log against the disk's floor",
   pg: "the PostgreSQL log against one INSERT ... COMMIT per record ($FUSEE_BENCH_PG_URL)",

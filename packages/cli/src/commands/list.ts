@@ -1,5 +1,5 @@
-import type { ListFilter } from "@fusee/runtime";
-import type { Command } from "commander";
+import { RUN_STATUSES, type ListFilter } from "@fusee/runtime";
+import { type Command, Option } from "commander";
 import {
   clip,
   dataDirOptions,
@@ -18,6 +18,7 @@ import type { CommandContext } from "./index.js";
 
 interface ListFlags extends DataDirFlags {
   where?: string;
+  status?: string;
   limit: string;
 }
 
@@ -29,6 +30,11 @@ export function listCommand(program: Command, context: CommandContext): void {
       .description("List the runs of a data directory, most recently started first (works while an engine runs on it)."),
   )
     .option("-w, --where <json>", 'a listWhere filter as JSON, e.g. \'{"status":"failed","amount":{"gte":100}}\'')
+    .addOption(
+      new Option("-s, --status <status>", "only runs with this status (the directory's reader shows a waiting run as running)").choices(
+        RUN_STATUSES,
+      ),
+    )
     .option("-n, --limit <n>", "show at most this many runs", "100")
     .option("--json", "print the runs as a JSON array")
     .action(async (flags: ListFlags) => {
@@ -39,7 +45,7 @@ export function listCommand(program: Command, context: CommandContext): void {
 async function runList(flags: ListFlags, io: Io): Promise<number> {
   const json = flags.json === true;
   try {
-    const filter = parseFilter(flags.where);
+    const filter = withStatus(parseFilter(flags.where), flags.status);
     const limit = parseLimit(flags.limit);
     const reader = await openDataDir(io, flags, "list");
     try {
@@ -85,4 +91,10 @@ function parseFilter(where: string | undefined): ListFilter {
     throw new UsageError(`--where must be a JSON object of field names to values or operators; got ${where}`);
   }
   return filter as ListFilter;
+}
+
+function withStatus(filter: ListFilter, status: string | undefined): ListFilter {
+  if (status === undefined) return filter;
+  if ("status" in filter) throw new UsageError("give the status once: with --status or in --where, not both");
+  return { ...filter, status };
 }

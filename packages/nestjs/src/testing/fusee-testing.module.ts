@@ -7,6 +7,7 @@ import { FUSEE_MODULE_OPTIONS } from "../fusee.constants.js";
 import { FuseeModule } from "../fusee.module.js";
 import { WorkflowContainer } from "../injector/workflow-container.js";
 import type { FuseeModuleExtras, FuseeModuleOptions } from "../interfaces/fusee-module-options.interface.js";
+import { NewestTestEngine } from "./newest-test-engine.js";
 
 /** Options of {@link FuseeTestingModule.forRoot}: those of `FuseeModule.forRoot` but `config`, and the test engine's. */
 export interface FuseeTestingModuleOptions extends Omit<FuseeModuleOptions, "config">, FuseeModuleExtras {
@@ -21,6 +22,8 @@ export interface FuseeTestingModuleOptions extends Omit<FuseeModuleOptions, "con
 /**
  * `FuseeModule` on a `TestEngine`: in memory, on a virtual clock, with the same injection and
  * lifecycle. `Engine` is the test engine, and `VirtualClock` is injectable to move its time.
+ * `restart()` and `crash()` of the injected engine return an engine with the same workflows, built
+ * from the same Nest providers; closing the module shuts the newest one down.
  *
  * @example
  * const moduleRef = await Test.createTestingModule({
@@ -39,16 +42,17 @@ export class FuseeTestingModule {
     const base = FuseeModule.forRoot({ ...moduleOptions, config: Config.memory() });
     const testEngineProvider: FactoryProvider<Promise<TestEngine>> = {
       provide: Engine,
-      inject: [FUSEE_MODULE_OPTIONS, WorkflowContainer],
-      useFactory: (resolved: FuseeModuleOptions, container: WorkflowContainer): Promise<TestEngine> => {
+      inject: [FUSEE_MODULE_OPTIONS, WorkflowContainer, NewestTestEngine],
+      useFactory: async (resolved: FuseeModuleOptions, container: WorkflowContainer, newest: NewestTestEngine): Promise<TestEngine> => {
         checkModuleOptions(resolved);
-        return TestEngine.create({
+        const engine = await TestEngine.create({
           container,
           ...(resolved.limits !== undefined ? { limits: resolved.limits } : {}),
           ...(startTime !== undefined ? { startTime } : {}),
           ...(cache !== undefined ? { cache } : {}),
           ...(runningStepGrace !== undefined ? { runningStepGrace } : {}),
         });
+        return newest.follow(engine);
       },
     };
     const clockProvider: FactoryProvider<VirtualClock> = {
@@ -57,6 +61,10 @@ export class FuseeTestingModule {
       useFactory: (engine: TestEngine) => engine.clock,
     };
     const providers: Provider[] = (base.providers ?? []).filter((p) => p !== engineProvider);
-    return { ...base, providers: [...providers, testEngineProvider, clockProvider], exports: [...(base.exports ?? []), VirtualClock] };
+    return {
+      ...base,
+      providers: [...providers, NewestTestEngine, testEngineProvider, clockProvider],
+      exports: [...(base.exports ?? []), VirtualClock],
+    };
   }
 }

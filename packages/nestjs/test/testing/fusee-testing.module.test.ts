@@ -3,7 +3,7 @@ import { Injectable } from "@nestjs/common";
 import { Test } from "@nestjs/testing";
 import { expect } from "chai";
 import { Ctx, Engine, Step, Workflow } from "@fusee/runtime";
-import { VirtualClock } from "@fusee/runtime/testing";
+import { type TestEngine, VirtualClock } from "@fusee/runtime/testing";
 import { FuseeTestingModule } from "../../src/testing/index.js";
 import { Greet, GreetClient, GreetingService, PUNCTUATION } from "../fixtures/greeting.js";
 
@@ -78,6 +78,55 @@ describe("FuseeTestingModule", () => {
       } finally {
         await moduleRef.close();
       }
+    });
+  });
+
+  describe("restart and crash", () => {
+    for (const how of ["restart", "crash"] as const) {
+      it(`should ${how} into an engine that runs the module's workflows with the services Nest injected`, async () => {
+        const moduleRef = await Test.createTestingModule({
+          imports: [FuseeTestingModule.forRoot({ workflows: [Remind] })],
+          providers: [Reminders],
+        }).compile();
+        await moduleRef.init();
+        try {
+          const first = moduleRef.get<TestEngine>(Engine);
+          const run = await first.start(Remind, "r-1", "call mum");
+          await first.idle();
+          const next = await first[how]();
+          expect(next).to.not.equal(first);
+          // Resumed and waiting on its timer, not parked for want of its workflow type.
+          await next.idle();
+          expect((await next.run(run.id).status()).status).to.equal("suspended");
+          await next.clock.advance("1d");
+          // The step ran in the new engine, on the instance of Reminders that Nest built.
+          expect(moduleRef.get(Reminders).sent).to.deep.equal(["call mum"]);
+          expect(await next.run(run.id).result()).to.be.a("number");
+          // And the engine after that one still has them.
+          const third = await next[how]();
+          expect((await third.run(run.id).status()).status).to.equal("ok");
+          await third.start(Remind, "r-2", "water plants");
+          await third.clock.advance("1d");
+          expect(moduleRef.get(Reminders).sent).to.deep.equal(["call mum", "water plants"]);
+        } finally {
+          await moduleRef.close();
+        }
+      });
+    }
+
+    it("should shut the newest engine down when the module closes", async () => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [FuseeTestingModule.forRoot({ workflows: [Remind] })],
+        providers: [Reminders],
+      }).compile();
+      await moduleRef.init();
+      const next = await moduleRef.get<TestEngine>(Engine).crash();
+      await moduleRef.close();
+      const refused = await next.start(Remind, "r-3", "too late").then(
+        () => "started",
+        (e: Error) => e.message,
+      );
+      expect(refused).to.match(/shut down/);
     });
   });
 });

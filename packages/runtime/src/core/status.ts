@@ -1,12 +1,20 @@
 /**
- * Where a run stands. `suspended`: waiting, held in memory; `parked`: waiting, evicted from memory
- * and replayed from its journal when something wakes it.
+ * Every status a run can have, in the order a run meets them. `suspended`: waiting, held in memory;
+ * `parked`: waiting, evicted from memory and replayed from its journal when something wakes it.
  */
-export type RunStatusValue = "running" | "suspended" | "parked" | "ok" | "failed" | "cancelled" | "terminated";
+export const RUN_STATUSES = ["running", "suspended", "parked", "ok", "failed", "cancelled", "terminated"] as const;
+
+/** Where a run stands: one of {@link RUN_STATUSES}. */
+export type RunStatusValue = (typeof RUN_STATUSES)[number];
 
 /** The statuses a run never leaves. */
 export type FinishedStatus = "ok" | "failed" | "cancelled" | "terminated";
 
 export function isFinished(status: RunStatusValue): status is FinishedStatus {
   return status === "ok" || status === "failed" || status === "cancelled" || status === "terminated";
+}
+
+/** Whether `value` names a run status. */
+export function isRunStatus(value: unknown): value is RunStatusValue {
+  return (RUN_STATUSES as readonly unknown[]).includes(value);
 }

@@ -1,4 +1,5 @@
 import { RejectedError } from "../core/errors.js";
+import { isRunStatus, RUN_STATUSES } from "../core/status.js";
 import type { FieldFilter, ListFilter, RunStatus } from "../client/types.js";
 
 const OPERATORS = new Set(["eq", "ne", "gt", "gte", "lt", "lte", "in", "has"]);
@@ -25,6 +26,21 @@ export function checkFilter(filter: ListFilter): void {
       const inList = (cond as FieldFilter).in;
       if (inList !== undefined && !Array.isArray(inList)) throw new RejectedError(`listWhere: field '${field}': 'in' needs an array`);
     }
+    if (field === "status") checkStatuses(cond);
+  }
+}
+
+/**
+ * A status no run can have would match nothing, silently: a misspelt `failed` must not read as
+ * "no run failed".
+ */
+function checkStatuses(cond: unknown): void {
+  const named = isOperatorObject(cond) ? [cond.eq, cond.ne, ...(Array.isArray(cond.in) ? cond.in : [])] : [cond];
+  const unknown = named.filter((s) => s !== undefined && !isRunStatus(s));
+  if (unknown.length > 0) {
+    throw new RejectedError(
+      `listWhere: no run has the status ${unknown.map((s) => JSON.stringify(s)).join(", ")}; a status is one of ${RUN_STATUSES.join(", ")}`,
+    );
   }
 }
 

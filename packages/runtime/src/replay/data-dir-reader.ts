@@ -3,7 +3,7 @@ import type { TypeRegistry } from "../codec/type-registry.js";
 import { FuseeError, StorageError } from "../core/errors.js";
 import { SYSTEM_STREAM_PREFIX } from "../core/ids.js";
 import { readRecordHeader } from "../journal/record-codec.js";
-import type { FinishedStatus, RunStatusValue } from "../core/status.js";
+import { RUN_STATUSES, type FinishedStatus, type RunStatusValue } from "../core/status.js";
 import type { ListFilter, RunStatus } from "../client/types.js";
 import { checkFilter, matches } from "../journal/list-filter.js";
 import { parseStream } from "../journal/stream-names.js";
@@ -12,7 +12,7 @@ import type { Log } from "../storage/log.js";
 import { type LocalLog, openLocalLog } from "../storage/local-log.js";
 import type { ScheduleDescription } from "../journal/schedule-state.js";
 import { payloadTypes } from "../workflow/payload-types.js";
-import { EXPORT_FORMAT, RUN_STATUS_VALUES, type ExportedJournal, type ExportedRecord } from "./export-format.js";
+import { EXPORT_FORMAT, type ExportedJournal, type ExportedRecord } from "./export-format.js";
 import { exportedRecordOf } from "./export-journal.js";
 import { importValue } from "./exported-value.js";
 import { RecordedSchedules } from "./recorded-schedules.js";
@@ -29,7 +29,7 @@ export interface DataDirOptions {
  * The statuses a reader reports, in the order pages and filters list them: every status but
  * `suspended` and `parked`, as from outside the engine waiting and working look the same.
  */
-export const DATA_DIR_STATUSES: readonly RunStatusValue[] = RUN_STATUS_VALUES.filter((s) => s !== "suspended" && s !== "parked");
+export const DATA_DIR_STATUSES: readonly RunStatusValue[] = RUN_STATUSES.filter((s) => s !== "suspended" && s !== "parked");
 
 /** A run as a reader of a data directory sees it. */
 export interface DataDirRun extends RunStatus {

@@ -1,6 +1,6 @@
 import { CodecError } from "../core/errors.js";
 import type { RecordKind } from "../journal/records.js";
-import type { RunStatusValue } from "../core/status.js";
+import { RUN_STATUSES, type RunStatusValue } from "../core/status.js";
 import type { ExportedValue, JsonValue } from "./exported-value.js";
 
 /**
@@ -45,26 +45,7 @@ export interface ExportedJournal {
   readonly records: readonly ExportedRecord[];
 }
 
-// A mapped type, so a status added to `RunStatusValue` fails to compile until it is listed here.
-const LISTED: { readonly [S in RunStatusValue]: true } = {
-  running: true,
-  suspended: true,
-  parked: true,
-  ok: true,
-  failed: true,
-  cancelled: true,
-  terminated: true,
-};
-
-/**
- * Every status a run can have, in the order pages and filters list them.
- *
- * @example
- * RUN_STATUS_VALUES.includes("failed") // true
- */
-export const RUN_STATUS_VALUES: readonly RunStatusValue[] = Object.keys(LISTED) as RunStatusValue[];
-
-const STATUSES: ReadonlySet<string> = new Set<string>(RUN_STATUS_VALUES);
+const STATUSES: ReadonlySet<string> = new Set<string>(RUN_STATUSES);
 
 /** Fields whose type is checked wherever they appear in a record. */
 const FIELD_TYPES: Readonly<Record<string, "number" | "string" | "boolean">> = {

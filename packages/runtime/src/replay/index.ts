@@ -1,5 +1,5 @@
 // What users import from replay; the rest of this folder is internal.
-export { EXPORT_FORMAT, RUN_STATUS_VALUES, type ExportedJournal, type ExportedRecord } from "./export-format.js";
+export { EXPORT_FORMAT, type ExportedJournal, type ExportedRecord } from "./export-format.js";
 export type { ExportedValue, JsonValue } from "./exported-value.js";
 export { exportJournal, importJournal, type ExportJournalOptions } from "./export-journal.js";
 export { exportFileName, readExport, writeExport, EXPORT_FILE_SUFFIX } from "./export-file.js";

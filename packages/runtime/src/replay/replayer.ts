@@ -2,7 +2,7 @@ import "reflect-metadata";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../core/logger.js";
-import { container as rootContainer, type DependencyContainer } from "tsyringe";
+import type { DependencyContainer } from "tsyringe";
 import type { TypeRegistry } from "../codec/type-registry.js";
 import type { Clock } from "../core/clock.js";
 import { ConfigError, NotFoundError, StorageError } from "../core/errors.js";
@@ -16,6 +16,7 @@ import { WaitNotingExecutor, type ReplayWait } from "./code-waits.js";
 import type { ExportedJournal } from "./export-format.js";
 import { EXPORT_FILE_SUFFIX, readExport } from "./export-file.js";
 import { exportJournal, importJournal } from "./export-journal.js";
+import { StandInContainer } from "./stand-in-container.js";
 
 /** What a replay of one journal found. */
 export interface ReplayResult {
@@ -48,7 +49,12 @@ export interface ReplayResult {
 
 /** Options of the {@link Replayer}. */
 export interface ReplayerOptions {
-  /** The tsyringe container workflows are resolved from; the root one by default. */
+  /**
+   * The tsyringe container workflows are resolved from. Without one, each workflow is built with
+   * stand-ins for its services (its `Ctx` is the run's): a replay runs no step body, so the
+   * services are never called, wherever they live (a NestJS module, say); workflow code that uses
+   * one outside a step fails the replay naming it.
+   */
   readonly container?: DependencyContainer;
   /** Where payload class names are looked up; the one `registerType` and `@Step({ type })` fill by default. */
   readonly registry?: TypeRegistry;
@@ -74,7 +80,7 @@ export class Replayer {
   private readonly registry: TypeRegistry;
 
   constructor(options: ReplayerOptions = {}) {
-    this.container = options.container ?? rootContainer;
+    this.container = options.container ?? new StandInContainer();
     this.registry = options.registry ?? payloadTypes;
   }
 
@@ -146,11 +152,15 @@ export class Replayer {
       return failed(e as Error);
     }
     const next: string[] = [];
-    const executor = new WaitNotingExecutor(def, this.container, replayHost(journal, records, next));
+    const standIns = this.container instanceof StandInContainer ? this.container.createChildContainer() : undefined;
+    const executor = new WaitNotingExecutor(def, standIns ?? this.container, replayHost(journal, records, next));
     executor.load(records);
     await executor.whenIdle();
     // Past the journal's end the code may still take a few turns before it waits or finishes.
     for (let i = 0; i < 3; i++) await settle();
+    // A stand-in the code touched is the cause of whatever difference followed.
+    const refused = standIns?.refusal();
+    if (refused !== undefined) return { ...failed(refused), next };
     if (executor.broken) return { ...failed(executor.broken), next };
     return { ...base, ok: true, finished: executor.finished !== undefined, next, waiting: executor.waits(records) };
   }

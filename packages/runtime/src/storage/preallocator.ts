@@ -12,6 +12,11 @@ import { FILE_MODE, PREPARED_NAME } from "./segment.js";
  *
  * The work happens on a separate file so it never races the writer; at rollover the prepared file
  * is renamed into place, or, if it is not ready yet, the new segment simply grows.
+ *
+ * A whole segment is prepared only for a shard whose active segment is filling up. A segment that
+ * an open creates is prepared to {@link FIRST_SEGMENT_PREALLOCATION} at most and then grows:
+ * zero-filling 64 MiB per shard made a fresh four-shard directory take 257 MB of disk and most of
+ * a second to open, before a single record was written.
  */
 export class Preallocator {
   private state: "idle" | "running" | "ready" = "idle";
@@ -26,11 +31,11 @@ export class Preallocator {
     this.file = path.join(dir, PREPARED_NAME);
   }
 
-  /** Starts preparing a file unless one is ready or under way. */
-  start(): void {
+  /** Starts preparing a file of `bytes` (a whole segment by default) unless one is ready or under way. */
+  start(bytes = this.bytes): void {
     if (this.state !== "idle") return;
     this.state = "running";
-    this.running = zeroFill(this.layer, this.file, this.bytes).then(
+    this.running = zeroFill(this.layer, this.file, Math.min(bytes, this.bytes)).then(
       () => {
         this.state = "ready";
       },
@@ -60,6 +65,13 @@ export class Preallocator {
 }
 
 const CHUNK = 1024 * 1024;
+
+/**
+ * How much of a segment an open prepares: appends into it run at the speed of a prepared file, and
+ * past it the segment grows (about a fifth slower per synced append, see docs/performance.md) until
+ * it is half full and its successor is prepared whole.
+ */
+export const FIRST_SEGMENT_PREALLOCATION = CHUNK;
 
 /** Creates `file` (replacing a leftover) zero-filled to `bytes` and synced, off the event loop. */
 export async function zeroFill(layer: FileLayer, file: string, bytes: number): Promise<void> {

@@ -7,7 +7,7 @@ import { FrameReader } from "./frame-reader.js";
 import { SegmentWindow } from "./segment-window.js";
 import { type CommitScheduler, type CommitTarget, ShardCommitter, SyncKind } from "./group-commit.js";
 import type { LogEntry } from "./log.js";
-import { Preallocator } from "./preallocator.js";
+import { FIRST_SEGMENT_PREALLOCATION, Preallocator } from "./preallocator.js";
 import { type RecoveryEvent, type RecoveryMode, recoverShard } from "./recovery.js";
 import type { RecoveryVisitor } from "./recovery-visitor.js";
 import { type ShardPlan, applyShardPlan } from "./recovery-plan.js";
@@ -112,7 +112,7 @@ export class Shard implements CommitTarget {
       const last = this.segments.at(-1);
       if (last === undefined || last.sealed || this.plan.seal) {
         if (this.preallocator !== undefined) {
-          this.preallocator.start();
+          this.preallocator.start(FIRST_SEGMENT_PREALLOCATION);
           await this.preallocator.settle();
         }
         if (last !== undefined && !last.sealed) this.roll();

@@ -12,13 +12,15 @@ import { VirtualClock } from "./virtual-clock.js";
 export type TestEngine = Engine & {
   readonly clock: VirtualClock;
   /**
-   * Shuts this engine down and opens a new one on the same data, clock and options, as a process
-   * restart would: unfinished runs resume. Use the returned engine from then on.
+   * Shuts this engine down and opens a new one on the same data, clock and options, with the
+   * workflows of this one (those of `create` and of `register`), as a process restart would:
+   * unfinished runs resume. Use the returned engine from then on.
    */
   restart(): Promise<TestEngine>;
   /**
    * Stops this engine as a crash would (nothing more is written, running steps are aborted) and
-   * opens a new one on what survived. Use the returned engine from then on.
+   * opens a new one on what survived, with the workflows of this one. Use the returned engine from
+   * then on.
    *
    * Each shard's batch that was not yet durable is lost or kept on its own, as a power cut finds
    * one shard's sync done and another's not: appends to different shards that were both pending
@@ -90,11 +92,18 @@ async function openOn(
     ...(options.limits ? { limits: options.limits } : {}),
     memoryLog: log,
   });
+  // A process that restarts registers its workflows again, however it first did: so does the next engine.
+  const workflows = new Set(options.workflows);
+  const register = engine.register.bind(engine);
   return Object.assign(engine, {
     clock,
+    register(...classes: WorkflowClass[]): TestEngine {
+      for (const cls of classes) workflows.add(cls);
+      return register(...classes) as TestEngine;
+    },
     async restart(): Promise<TestEngine> {
       await engine.shutdown();
-      return openOn(config, clock, log.reopen(), options, crashes);
+      return openOn(config, clock, log.reopen(), { ...options, workflows: [...workflows] }, crashes);
     },
     async crash(seed?: number): Promise<TestEngine> {
       const n = crashes.crashes++;
@@ -103,7 +112,7 @@ async function openOn(
       const stopped = engine.shutdown();
       const survivor = log.crash((shard) => coin(pattern[0] as number, pattern[1] as number, shard));
       await stopped.catch(() => undefined);
-      return openOn(config, clock, survivor, options, crashes);
+      return openOn(config, clock, survivor, { ...options, workflows: [...workflows] }, crashes);
     },
   }) as TestEngine;
 }

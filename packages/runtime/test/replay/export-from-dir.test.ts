@@ -7,7 +7,8 @@ import { RejectedError, StorageError } from "../../src/core/errors.js";
 import type { Engine } from "../../src/engine/engine.js";
 import type { RecoveryCutEvent } from "../../src/engine/engine-events.js";
 import { DATA_DIR_STATUSES, DataDirReader } from "../../src/replay/data-dir-reader.js";
-import { RUN_STATUS_VALUES, type ExportedRecord } from "../../src/replay/export-format.js";
+import type { ExportedRecord } from "../../src/replay/export-format.js";
+import { RUN_STATUSES } from "../../src/core/status.js";
 import { exportFromDir } from "../../src/replay/export-from-dir.js";
 import { Replayer } from "../../src/replay/replayer.js";
 import { Ctx } from "../../src/workflow/ctx.js";
@@ -325,7 +326,7 @@ describe("exportFromDir", () => {
     });
 
     it("offers every status but the two a reader cannot tell from running", () => {
-      expect(DATA_DIR_STATUSES).to.deep.equal(RUN_STATUS_VALUES.filter((s) => s !== "suspended" && s !== "parked"));
+      expect(DATA_DIR_STATUSES).to.deep.equal(RUN_STATUSES.filter((s) => s !== "suspended" && s !== "parked"));
       expect(DATA_DIR_STATUSES).to.include.members(["running", "ok", "failed", "cancelled", "terminated"]);
     });
   });

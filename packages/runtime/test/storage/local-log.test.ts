@@ -40,6 +40,11 @@ function flip(file: string, at: number, mask: number): void {
   fs.writeFileSync(file, bytes);
 }
 
+/** Gives a segment an open created (prepared only in part) the zero-filled length of a segment prepared whole. */
+function wholeSegment(file: string): void {
+  fs.truncateSync(file, 64 * MIB);
+}
+
 const records = (from: number, to: number): string[] => Array.from({ length: to - from }, (_, i) => `record-${from + i}`);
 
 describe(LocalLog.name, () => {
@@ -195,6 +200,7 @@ describe(LocalLog.name, () => {
       await fill({ dir: dir(), segmentBytes: 64 * MIB }, 10);
       const [file] = segmentFiles(dir());
       const end = framesOf(file!).at(-1)!.end;
+      wholeSegment(file!);
       flip(file!, 40 * MIB + 3, 0x10);
       // A process that never closed leaves no mark.
       for (const mark of cleanMarks(path.dirname(file!))) fs.rmSync(mark);
@@ -215,6 +221,7 @@ describe(LocalLog.name, () => {
       const end = framesOf(file!).at(-1)!.end;
       expect(cleanMarks(path.dirname(file!)).map((m) => path.basename(m))).to.deep.equal([`clean-000000000001-${end}`]);
       // Past a clean close's end nothing was written, so a byte there is never taken for data.
+      wholeSegment(file!);
       flip(file!, 40 * MIB + 3, 0x10);
 
       const log = await openLocalLog({ dir: dir(), segmentBytes: 64 * MIB });
@@ -236,6 +243,7 @@ describe(LocalLog.name, () => {
       const end = framesOf(file!).at(-1)!.end;
       const [mark] = cleanMarks(path.dirname(file!));
       fs.renameSync(mark!, path.join(path.dirname(file!), `clean-000000000001-${end - 1}`));
+      wholeSegment(file!);
       flip(file!, 40 * MIB + 3, 0x10);
 
       const log = await openLocalLog({ dir: dir(), segmentBytes: 64 * MIB });
@@ -249,6 +257,7 @@ describe(LocalLog.name, () => {
       const [file] = segmentFiles(dir());
       const end = framesOf(file!).at(-1)!.end;
       fs.writeFileSync(path.join(path.dirname(file!), `clean-000000000001-${end + 100}`), "");
+      wholeSegment(file!);
       flip(file!, 40 * MIB + 3, 0x10);
 
       const log = await openLocalLog({ dir: dir(), segmentBytes: 64 * MIB });
@@ -260,6 +269,27 @@ describe(LocalLog.name, () => {
   });
 
   describe("segments", () => {
+    /** Bytes the files under `root` hold on disk (allocated blocks, not apparent sizes). */
+    const allocated = (root: string): number =>
+      fs.readdirSync(root, { recursive: true, withFileTypes: true }).reduce((sum, entry) => {
+        if (!entry.isFile()) return sum;
+        return sum + fs.statSync(path.join(entry.parentPath, entry.name)).blocks * 512;
+      }, 0);
+
+    it("creates a fresh directory small: the first segment of each shard grows, and only a filling one gets a prepared successor", async () => {
+      const log = await openLocalLog({ dir: dir(), shards: 4 });
+      // Four shards of the default 64 MiB segments: a quarter of a GiB if each were zero-filled at once.
+      expect(allocated(dir())).to.be.at.most(4 * MIB + 64 * 1024);
+      await log.close();
+      expect(allocated(dir())).to.be.at.most(4 * MIB + 64 * 1024);
+
+      // With small segments, the rule that prepares the next one once the active one is half full still holds.
+      await fill({ dir: path.join(tmp(), "small"), segmentBytes: 64 * 1024 }, 3000);
+      const files = segmentFiles(path.join(tmp(), "small"));
+      expect(files.length).to.be.at.least(2);
+      expect(fs.statSync(files.at(-1)!).size).to.equal(64 * 1024);
+    });
+
     it("rolls over at segmentBytes and seals every segment but the newest", async () => {
       await fill({ dir: dir(), segmentBytes: 4096, preallocate: false }, 800);
       const files = segmentFiles(dir());

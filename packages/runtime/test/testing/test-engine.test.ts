@@ -128,5 +128,22 @@ describe("TestEngine", () => {
       expect([...seen].sort()).to.deep.equal(["- -", "- r-b", "r-a -", "r-a r-b"]);
       expect(await outcome(3), "a seed crashes the same way every time").to.equal(await outcome(3));
     });
+
+    for (const how of ["restart", "crash"] as const) {
+      it(`keeps the workflows registered after create across a ${how}, and across the next`, async () => {
+        let engine = await TestEngine.create();
+        engine.register(Reminder);
+        await engine.start(Reminder, `r-${how}`, how);
+        await engine.idle();
+        engine = await engine[how]();
+        // Resumed and waiting on its timer, not parked for want of its workflow type.
+        await engine.idle();
+        expect((await engine.run(`r-${how}`).status()).status).to.equal("suspended");
+        engine = await engine[how]();
+        await engine.clock.advance("1h");
+        expect(await engine.run(`r-${how}`).result()).to.equal(`${how} at 3600000ms`);
+        await engine.shutdown();
+      });
+    }
   });
 });
