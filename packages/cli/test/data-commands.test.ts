@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { aesGcm, Config, Engine, readExport, RUN_STATUSES } from "@fusee/runtime";
 import { Pay } from "./fixtures/pay-workflows.js";
+import { Pay as ChangedPay } from "./fixtures/pay-changed.js";
 import { fusee, inProcess, type Outcome } from "./support/in-process.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -105,6 +106,26 @@ describe("fusee list, describe, export and replay", function () {
       const both = await fusee("list", "--data", data, "--status", "ok", "--where", '{"status":"failed"}');
       expect(both.code).to.equal(2);
       expect(both.stderr).to.contain("give the status once");
+    });
+
+    it("lists with --status stopped the runs an engine found unable to go on, with why", async () => {
+      const dir = join(tmp, "stopped");
+      const first = await Engine.open(Config.local(dir).shards(2), { workflows: [Pay] });
+      await first.start(Pay, "pay-stuck", 10);
+      while ((await first.run("pay-stuck").status()).status !== "suspended") await new Promise((r) => setTimeout(r, 5));
+      await first.shutdown();
+      // A deploy that renamed a step: the engine finds the run's journal no longer replays.
+      const second = await Engine.open(Config.local(dir).shards(2), { workflows: [ChangedPay] });
+      while ((await second.run("pay-stuck").status()).status !== "stopped") await new Promise((r) => setTimeout(r, 5));
+      const r = await fusee("list", "--data", dir, "--status", "stopped", "--json");
+      expect(r.code, r.stderr).to.equal(0);
+      const runs = JSON.parse(r.stdout) as Array<{ id: string; status: string; error?: string }>;
+      expect(runs.map((x) => [x.id, x.status])).to.deep.equal([["pay-stuck", "stopped"]]);
+      expect(runs[0]?.error).to.contain("'charge'").and.contain("'refund'");
+      const table = await fusee("describe", "pay-stuck", "--data", dir);
+      expect(table.stdout).to.match(/^pay-stuck\s+Pay run 1\s+stopped/);
+      expect(table.stdout).to.contain("'refund'");
+      await second.shutdown();
     });
 
     it("reports a misspelt flag as unknown, suggesting the right one, rather than as a missing --data", async () => {

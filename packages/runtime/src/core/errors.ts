@@ -190,3 +190,22 @@ export class DriverMissingError extends ConfigError {
 export class ForwardTimeoutError extends TimeoutError {
   override readonly code = "FUSEE_FORWARD_TIMEOUT";
 }
+
+/**
+ * An error of the class whose `code` is given, with `message`: how a reason recorded by its code
+ * (a run found stopped) is told again. A code of no known class gives a plain {@link FuseeError}.
+ */
+export function errorOfCode(code: string, message: string): FuseeError {
+  switch (code) {
+    case "FUSEE_NON_DETERMINISM":
+      return new NonDeterminismError(message);
+    case "FUSEE_CODEC":
+      return new CodecError(message);
+    case "FUSEE_CONFIG":
+      return new ConfigError(message);
+    case "FUSEE_NOT_FOUND":
+      return new NotFoundError(message);
+    default:
+      return new FuseeError(message);
+  }
+}

@@ -1,4 +1,4 @@
-import { ConfigError, NonDeterminismError } from "../core/errors.js";
+import { CodecError, ConfigError, NonDeterminismError } from "../core/errors.js";
 import type { LocalLog } from "../storage/local-log.js";
 import { recoveryCuts } from "../storage/recovery-cuts.js";
 import type { RecoveryCutEvent } from "../storage/recovery-cuts.js";
@@ -67,7 +67,8 @@ export interface LeaseLostEvent {
  */
 export interface RunStoppedEvent {
   readonly kind: "run-stopped";
-  readonly reason: "construct-failed" | "non-determinism" | "broken";
+  /** What stopped it: its code and journal disagree, its class could not be built, a key its journal was sealed with is missing. */
+  readonly reason: "construct-failed" | "non-determinism" | "key-missing" | "broken";
   readonly workflowId: string;
   readonly workflowType: string;
   readonly runId: number;
@@ -118,6 +119,13 @@ export function openEvents(log: LocalLog): EngineEvent[] {
 /** The event of a run that `error` stopped, named by what broke it. */
 export function runStopped(run: { readonly id: string; readonly type: string; readonly runId: number }, error: Error): RunStoppedEvent {
   // A ConfigError breaks a run only where its class is constructed.
-  const reason = error instanceof NonDeterminismError ? "non-determinism" : error instanceof ConfigError ? "construct-failed" : "broken";
+  const reason =
+    error instanceof NonDeterminismError
+      ? "non-determinism"
+      : error instanceof ConfigError
+        ? "construct-failed"
+        : error instanceof CodecError
+          ? "key-missing"
+          : "broken";
   return { kind: "run-stopped", reason, workflowId: run.id, workflowType: run.type, runId: run.runId, error };
 }

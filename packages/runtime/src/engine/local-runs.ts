@@ -2,6 +2,7 @@ import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
 import {
   CancelledError,
+  CodecError,
   FuseeError,
   NotFoundError,
   RejectedError,
@@ -34,7 +35,7 @@ import { RunRecords } from "./run-records.js";
 import { RunReplacement } from "./run-replacement.js";
 import { type OnePassRead, ShardLoading } from "./shard-loading.js";
 import type { BatchRule, DebounceRule, ParentLink, RunService } from "./run-service.js";
-import { listRuns, statusOf } from "./run-status.js";
+import { listRuns, statusOf, stoppedReason } from "./run-status.js";
 import type { ScheduleOp } from "./schedule-handle.js";
 import type { Message } from "../workflow/messages.js";
 import { deliverMessage } from "./run-messages.js";
@@ -187,6 +188,7 @@ export class LocalRuns implements RunService {
       host,
       read: (entry, upTo) => this.records.read(entry, upTo),
       closed: () => this.closed,
+      unloadable: (entry, e) => this.unloadable(entry, e),
     });
     this.requests = new RunRequests({
       clock: time,
@@ -195,6 +197,7 @@ export class LocalRuns implements RunService {
       assertOpen: () => this.assertOpen(),
       onRun: (id, request, call) => this.onRun(id, request, call),
       replacing: (id) => this.replacement.busy(id),
+      assertCanGoOn: (entry) => this.assertCanGoOn(entry),
       idleExecutor: (entry) => this.idleExecutor(entry),
       catalog: deps.catalog,
     });
@@ -321,7 +324,8 @@ export class LocalRuns implements RunService {
     let finish: FinishRecord;
     if (entry.finished !== undefined) finish = await this.records.finishRecordOf(entry);
     else {
-      if (entry.executor?.broken) throw entry.executor.broken;
+      const stopped = stoppedReason(entry, (type) => this.deps.catalog.has(type));
+      if (stopped !== undefined) throw stopped;
       finish = await this.results.wait(id);
     }
     if (finish.status === "ok") return finish.value;
@@ -371,6 +375,8 @@ export class LocalRuns implements RunService {
     this.assertOpen();
     await this.onRun(id, request, (entry) => {
       this.unfinished(id);
+      // A run that cannot go on would never see its cancellation: the caller hears why (terminate ends it).
+      this.assertCanGoOn(entry);
       return appendPerforming(this.records, entry, { kind: "cancel", reason, at: this.deps.clock.now() }, request);
     });
   }
@@ -578,6 +584,12 @@ export class LocalRuns implements RunService {
     }
   }
 
+  /** Throws why the run cannot go on, when it cannot (see `stoppedReason`). */
+  private assertCanGoOn(entry: RunEntry): void {
+    const stopped = stoppedReason(entry, (type) => this.deps.catalog.has(type));
+    if (stopped !== undefined) throw stopped;
+  }
+
   private entryOf(id: string): RunEntry {
     this.held(id);
     const entry = this.runs.get(id);
@@ -635,14 +647,42 @@ export class LocalRuns implements RunService {
     if (entry.executor !== executor) return;
     const broken = executor.broken;
     if (broken) {
-      this.results.reject(entry.id, broken);
       if (!this.reported.has(executor)) {
         this.reported.add(executor);
-        this.deps.emit(runStopped(entry, broken));
+        this.stop(entry, broken);
       }
-    }
+    } else if (entry.stopped !== undefined && !executor.replaying && executor.instance !== undefined) this.resume(entry);
     if (this.deps.telemetry !== undefined && executor.status() !== "running") this.deps.telemetry.idle(entry);
     this.cache.changed();
+  }
+
+  /**
+   * The run cannot go on: callers waiting for its result hear why, operators are told, and the
+   * reason is journaled once, so readers of the data directory see the run stopped too.
+   */
+  private stop(entry: RunEntry, reason: Error): void {
+    if (entry.finished !== undefined || this.closed) return;
+    this.results.reject(entry.id, reason);
+    this.deps.emit(runStopped(entry, reason));
+    if (entry.stopped?.message === reason.message) return;
+    entry.stopped = reason;
+    const code = reason instanceof FuseeError ? reason.code : "FUSEE_ERROR";
+    void this.records
+      .append(entry, { kind: "stopped", at: this.deps.clock.now(), code, message: reason.message })
+      .catch((e: unknown) => this.internalAppendFailed(e, entry.shard));
+  }
+
+  /** A run found stopped went on (its code, registration or key was mended): journaled, so readers see it go on. */
+  private resume(entry: RunEntry): void {
+    entry.stopped = undefined;
+    void this.records
+      .append(entry, { kind: "resumed", at: this.deps.clock.now() })
+      .catch((e: unknown) => this.internalAppendFailed(e, entry.shard));
+  }
+
+  /** A run's journal could not be read into an executor: a missing key stops the run; a storage failure is the storage's. */
+  private unloadable(entry: RunEntry, error: unknown): void {
+    if (error instanceof CodecError) this.stop(entry, error);
   }
 
   private runFailedToContinue(entry: RunEntry, runId: number, e: unknown): void {

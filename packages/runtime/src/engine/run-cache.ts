@@ -1,9 +1,9 @@
 import type { DependencyContainer } from "tsyringe";
-import { NotFoundError } from "../core/errors.js";
 import type { JournalRecord } from "../journal/records.js";
 import { RunExecutor } from "../workflow/run-executor.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { RunEntry } from "./run-entry.js";
+import { notRegistered } from "./run-status.js";
 import { EngineRunHost, type RunHostEngine } from "./run-host.js";
 import type { WorkflowCatalog } from "./workflow-catalog.js";
 
@@ -21,6 +21,8 @@ export interface RunCacheDeps {
   /** The first `upTo` records of the run's journal. */
   read(entry: RunEntry, upTo: number): Promise<JournalRecord[]>;
   closed(): boolean;
+  /** The run's journal could not be read into an executor (a key is missing, storage failed). */
+  unloadable(entry: RunEntry, error: unknown): void;
 }
 
 /**
@@ -73,13 +75,7 @@ export class RunCache {
       return Promise.resolve(entry.executor);
     }
     const def = this.deps.catalog.get(entry.type);
-    if (def === undefined) {
-      return Promise.reject(
-        new NotFoundError(
-          `workflow type '${entry.type}' of run '${entry.id}' is not registered; pass its class to Engine.open or engine.register`,
-        ),
-      );
-    }
+    if (def === undefined) return Promise.reject(notRegistered(entry));
     const reacted = entry.reacted;
     const executor = this.create(entry, def);
     const upTo = entry.durable;
@@ -94,6 +90,7 @@ export class RunCache {
         if (entry.executor === executor) {
           this.evict(entry);
           entry.park(reacted);
+          this.deps.unloadable(entry, e);
         }
         throw e;
       } finally {

@@ -194,6 +194,18 @@ export class RunEntry {
     if (value !== undefined || this.rare !== undefined) this.rareFields().trace = value;
   }
 
+  /**
+   * Why the run cannot go on, once the engine found it so (its code no longer matches its journal,
+   * its workflow could not be built, a key its journal was sealed with is missing), until it went on.
+   */
+  get stopped(): Error | undefined {
+    return this.rare?.stopped;
+  }
+
+  set stopped(value: Error | undefined) {
+    if (value !== undefined || this.rare !== undefined) this.rareFields().stopped = value;
+  }
+
   /** Unfinished children of this run and what to do with them when it ends. */
   get children(): Map<string, ChildLink> | undefined {
     return this.rare?.children;
@@ -265,4 +277,5 @@ interface RareFields {
   children?: Map<string, ChildLink> | undefined;
   moreTimers?: Set<number> | undefined;
   trace?: string | undefined;
+  stopped?: Error | undefined;
 }

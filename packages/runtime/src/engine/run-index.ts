@@ -1,14 +1,7 @@
-import { StorageError } from "../core/errors.js";
+import { errorOfCode, StorageError } from "../core/errors.js";
 import { decodeRecord, readRecordHeader, readRecordKind, type PayloadCodec, type RecordHeader } from "../journal/record-codec.js";
 import { INDEXED_KINDS } from "../journal/record-kinds.js";
-import {
-  applyAttributes,
-  type AttributesRecord,
-  type ChildRecord,
-  type FinishRecord,
-  type JournalRecord,
-  type StartRecord,
-} from "../journal/records.js";
+import { foldRecord, type FoldedRecord, type RunFold } from "../journal/run-fold.js";
 import type { LogEntry } from "../storage/log.js";
 import { isSystemStream, parseStream } from "../journal/stream-names.js";
 import { RunEntry } from "./run-entry.js";
@@ -34,36 +27,28 @@ export class RunIndex {
   ) {}
 
   /** Keeps an entry in step with a record that just became durable (or was read on open). */
-  apply(entry: RunEntry, record: JournalRecord | { kind: string; [k: string]: unknown }): void {
-    switch (record.kind) {
-      case "timer": {
-        const { seq, until } = record as { seq: number; until: number };
-        entry.setTimer(seq);
-        this.deps.armTimer(until, entry, seq);
-        return;
-      }
-      case "fired":
-        entry.clearTimer((record as { seq: number }).seq);
-        return;
-      case "attributes":
-        entry.attributes = applyAttributes(entry.attributes, record as AttributesRecord);
-        return;
-      case "start":
-        if ((record as StartRecord).attributes !== undefined) entry.attributes = applyAttributes(undefined, record as StartRecord);
-        return;
-      case "finish":
-        entry.finish((record as { status: FinishRecord["status"] }).status, (record as { at: number }).at);
-        return;
-      case "child": {
-        const r = record as Pick<ChildRecord, "ok" | "childId" | "seq" | "childRunId" | "close">;
-        if (r.ok) (entry.children ??= new Map()).set(r.childId, { seq: r.seq, runId: r.childRunId ?? 0, close: r.close ?? "terminate" });
-        return;
-      }
-      case "child-result":
-        entry.children?.delete((record as { childId: string }).childId);
-        return;
-    }
+  apply(entry: RunEntry, record: FoldedRecord): void {
+    foldRecord(entry, record, this.fold);
   }
+
+  /** How the fold of a run's records lands in its index entry. */
+  private readonly fold: RunFold<RunEntry> = {
+    attributesOf: (entry) => entry.attributes,
+    setAttributes: (entry, attributes) => {
+      entry.attributes = attributes;
+    },
+    finished: (entry, status, at) => entry.finish(status, at),
+    stopped: (entry, reason) => {
+      entry.stopped = reason === undefined ? undefined : errorOfCode(reason.code, reason.message);
+    },
+    timer: (entry, seq, until) => {
+      entry.setTimer(seq);
+      this.deps.armTimer(until, entry, seq);
+    },
+    fired: (entry, seq) => entry.clearTimer(seq),
+    childStarted: (entry, childId, seq, runId, close) => (entry.children ??= new Map()).set(childId, { seq, runId, close }),
+    childEnded: (entry, childId) => entry.children?.delete(childId),
+  };
 
   /**
    * Adds one journal entry of `shard` read on open; the streams of runs a later run of the same ID

@@ -24,6 +24,8 @@ export interface RunRequestsDeps {
    * performed already.
    */
   onRun<T>(id: string, request: string | undefined, call: (entry: RunEntry) => Promise<T>): Promise<T | undefined>;
+  /** Throws why the run cannot go on (see `stoppedReason`), when it cannot. */
+  assertCanGoOn(entry: RunEntry): void;
   /** Whether a replacement of the run of `id` began (see `RunReplacement`). */
   replacing(id: string): boolean;
   /** The run's executor once it has caught up with its journal. */
@@ -59,6 +61,8 @@ export class RunRequests {
           reason: "already-finished",
         });
       }
+      // A run that cannot go on would never apply the signal: refused with why.
+      this.deps.assertCanGoOn(entry);
       const def = this.deps.catalog.get(entry.type);
       const unwanted = def === undefined ? undefined : unwantedSignal(def, name, id);
       if (unwanted !== undefined) throw unwanted;
@@ -139,6 +143,7 @@ export class RunRequests {
     } while (this.deps.replacing(id) || entry.executor !== executor);
     const done = executor.updateOutcome(updateId);
     if (done !== undefined) return stage === "accepted" ? undefined : unwrap(done);
+    if (executor.broken !== undefined) throw executor.broken;
     if (executor.knowsUpdate(updateId)) return stage === "accepted" ? undefined : unwrap(await this.outcomeOf(id, updateId));
     if (entry.finished !== undefined)
       throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`, {

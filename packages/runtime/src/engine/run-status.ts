@@ -1,4 +1,5 @@
 import type { ListFilter, RunStatus } from "../client/types.js";
+import { NotFoundError } from "../core/errors.js";
 import { isFinished, type RunStatusValue } from "../core/status.js";
 import { compileFilter } from "../journal/list-filter.js";
 import type { RunEntry } from "./run-entry.js";
@@ -7,15 +8,15 @@ import type { RunEntry } from "./run-entry.js";
 export function statusOf(entry: RunEntry, registered: (type: string) => boolean): RunStatus {
   let status: RunStatusValue;
   let error: string | undefined;
+  const stopped = entry.finished === undefined ? stoppedReason(entry, registered) : undefined;
   if (entry.finished !== undefined) status = entry.finished;
-  else if (entry.executor !== undefined) {
-    status = entry.executor.broken ? "running" : (entry.executor.status() as RunStatusValue);
-    error = entry.executor.broken?.message;
+  else if (stopped !== undefined) {
+    status = "stopped";
+    error = stopped.message;
+  } else if (entry.executor !== undefined) {
+    status = entry.executor.status() as RunStatusValue;
     if (isFinished(status)) status = "running";
-  } else {
-    status = "parked";
-    if (!registered(entry.type)) error = `workflow type '${entry.type}' is not registered`;
-  }
+  } else status = "parked";
   return {
     id: entry.id,
     type: entry.type,
@@ -26,6 +27,26 @@ export function statusOf(entry: RunEntry, registered: (type: string) => boolean)
     attributes: entry.attributes ?? {},
     ...(error !== undefined ? { error } : {}),
   };
+}
+
+/**
+ * Why an unfinished run cannot go on, or `undefined` when it can: its executor broke (its code no
+ * longer matches its journal, its workflow could not be built), it was found stopped before (and
+ * has not been loaded again since), or its workflow type is not registered in this process.
+ */
+export function stoppedReason(entry: RunEntry, registered: (type: string) => boolean): Error | undefined {
+  const executor = entry.executor;
+  if (executor !== undefined) return executor.broken;
+  if (entry.stopped !== undefined) return entry.stopped;
+  if (!registered(entry.type)) return notRegistered(entry);
+  return undefined;
+}
+
+/** The refusal of a run whose workflow type this process does not know. */
+export function notRegistered(entry: RunEntry): NotFoundError {
+  return new NotFoundError(
+    `workflow type '${entry.type}' of run '${entry.id}' is not registered; pass its class to Engine.open or engine.register`,
+  );
 }
 
 /** The indexed runs (of one shard, or all) that match the filter, newest first, at most `limit`. */

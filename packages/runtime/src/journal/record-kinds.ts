@@ -14,6 +14,8 @@ import type {
   JournalRecord,
   PatchRecord,
   RecordKind,
+  ResumedRecord,
+  StoppedRecord,
   RecordOf,
   SignalRecord,
   StartRecord,
@@ -110,6 +112,8 @@ type ChildHeader = Pick<ChildRecord, "at" | "seq" | "childId" | "ok" | "childRun
 type ChildResultHeader = Pick<ChildResultRecord, "at" | "seq" | "childId" | "status">;
 type CancelHeader = Pick<CancelRecord, "at" | "request">;
 type FinishHeader = Pick<FinishRecord, "at" | "status" | "request">;
+type StoppedHeader = Pick<StoppedRecord, "at" | "code" | "message">;
+type ResumedHeader = Pick<ResumedRecord, "at">;
 
 const start: RecordKindDescriptor<"start", StartHeader> = {
   code: 1,
@@ -406,6 +410,26 @@ const attempt: RecordKindDescriptor<"attempt", AttemptHeader> = {
   }),
 };
 
+const stopped: RecordKindDescriptor<"stopped", StoppedHeader> = {
+  code: 17,
+  indexed: true,
+  wakes: false,
+  readsBack: always,
+  describe: (r) => `stop (${r.code})`,
+  encode: (r) => ({ header: { at: r.at, code: r.code, message: r.message }, payload: EMPTY }),
+  decode: (h) => ({ kind: "stopped", at: h.at, code: h.code, message: h.message }),
+};
+
+const resumed: RecordKindDescriptor<"resumed", ResumedHeader> = {
+  code: 18,
+  indexed: true,
+  wakes: false,
+  readsBack: always,
+  describe: () => "resumption",
+  encode: (r) => ({ header: { at: r.at }, payload: EMPTY }),
+  decode: (h) => ({ kind: "resumed", at: h.at }),
+};
+
 /** The descriptor of every record kind. */
 export const RECORD_KINDS: { readonly [K in RecordKind]: RecordKindDescriptor<K> } = {
   start,
@@ -424,6 +448,8 @@ export const RECORD_KINDS: { readonly [K in RecordKind]: RecordKindDescriptor<K>
   "child-result": childResult,
   cancel,
   attempt,
+  stopped,
+  resumed,
 };
 
 /** The descriptor of `kind`, typed for any record (the table is indexed by a record's own kind). */

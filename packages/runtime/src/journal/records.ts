@@ -24,6 +24,8 @@ export type JournalRecord =
   | ChildRecord
   | ChildResultRecord
   | CancelRecord
+  | StoppedRecord
+  | ResumedRecord
   | FinishRecord;
 
 export type RecordKind = JournalRecord["kind"];
@@ -235,6 +237,24 @@ export interface CancelRecord extends RecordBase {
   readonly reason: string;
   /** The cluster request this record performs, so a shard's next owner does not perform it again. */
   readonly request?: string;
+}
+
+/**
+ * The engine found that the run cannot go on from here: its code no longer matches this journal, or
+ * its workflow could not be built, or a key this journal was sealed with is missing. Written once,
+ * so readers of the data directory see the run as stopped; the code never sees it.
+ */
+export interface StoppedRecord extends RecordBase {
+  readonly kind: "stopped";
+  /** The `code` of the error that stopped the run (`FUSEE_NON_DETERMINISM`, `FUSEE_CODEC`, ...). */
+  readonly code: string;
+  /** Why, as the error said it (the engine's words: IDs, names and key IDs, no payload). */
+  readonly message: string;
+}
+
+/** A run the engine had found stopped went on again (its code, its registration or its key was mended). */
+export interface ResumedRecord extends RecordBase {
+  readonly kind: "resumed";
 }
 
 export interface FinishRecord extends RecordBase {

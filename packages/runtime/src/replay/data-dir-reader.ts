@@ -7,14 +7,15 @@ import { RUN_STATUSES, type FinishedStatus, type RunStatusValue } from "../core/
 import type { ListFilter, RunStatus } from "../client/types.js";
 import { checkFilter, matches } from "../journal/list-filter.js";
 import { parseStream } from "../journal/stream-names.js";
+import type { JournalRecord } from "../journal/records.js";
+import { foldRecord, type RunFold } from "../journal/run-fold.js";
 import { type RecoveryCutEvent, recoveryCuts } from "../storage/recovery-cuts.js";
 import type { Log } from "../storage/log.js";
 import { type LocalLog, openLocalLog } from "../storage/local-log.js";
 import type { ScheduleDescription } from "../journal/schedule-state.js";
 import { payloadTypes } from "../workflow/payload-types.js";
 import { EXPORT_FORMAT, type ExportedJournal, type ExportedRecord } from "./export-format.js";
-import { exportedRecordOf } from "./export-journal.js";
-import { importValue } from "./exported-value.js";
+import { exportedRecordOf, importRecord, plainCodec } from "./export-journal.js";
 import { RecordedSchedules } from "./recorded-schedules.js";
 
 /** Options of {@link DataDirReader.open} and `exportFromDir`. */
@@ -64,7 +65,25 @@ interface Entry {
   attributesError: string | undefined;
   patches: DataDirPatch[];
   parent: { readonly id: string; readonly runId: number } | undefined;
+  /** Why the engine found the run unable to go on, until it went on again. */
+  stopped: { readonly code: string; readonly message: string } | undefined;
 }
+
+/** How the fold of a run's records lands in a reader's entry (the engine's index folds the same way). */
+const READER_FOLD: RunFold<Entry> = {
+  attributesOf: (entry) => entry.attributes,
+  setAttributes: (entry, attributes) => {
+    entry.attributes = attributes;
+  },
+  finished: (entry, status, at) => {
+    entry.finished = status;
+    entry.endedAt = at;
+  },
+  stopped: (entry, reason) => {
+    entry.stopped = reason;
+  },
+  patched: (entry, id, at) => void entry.patches.push({ id, at }),
+};
 
 // A segment named by the directory listing may be compacted away before it is opened.
 const OPEN_ATTEMPTS = 5;
@@ -250,6 +269,7 @@ export class DataDirReader {
                 attributesError: undefined,
                 patches: [],
                 parent: parentOf(header["parent"]),
+                stopped: undefined,
               };
               this.runs.set(run.id, entry);
             }
@@ -257,14 +277,10 @@ export class DataDirReader {
             continue;
           }
           const position = entry.records++;
-          if (header.kind === "finish") {
-            entry.finished = header["status"] as FinishedStatus;
-            entry.endedAt = Number(header.at);
-          } else if (header.kind === "attributes") {
-            this.indexAttributes(entry, item.body, position);
-          } else if (header.kind === "patch") {
-            entry.patches.push({ id: String(header["id"]), at: Number(header.at) });
-          }
+          // Attribute values are in the payload: those records are decoded, the rest folded from their headers.
+          const attributes = header.kind === "attributes" || (header.kind === "start" && header["attributes"] === true);
+          const record = attributes ? this.decoded(entry, item.body, position) : header;
+          if (record !== undefined) foldRecord(entry, record, READER_FOLD);
         }
     }
   }
@@ -280,32 +296,29 @@ export class DataDirReader {
       ...(entry.endedAt !== undefined ? { endedAt: entry.endedAt } : {}),
       attributes: entry.attributes,
       records: entry.records,
+      ...(entry.finished === undefined && entry.stopped !== undefined ? { error: entry.stopped.message } : {}),
       ...(entry.attributesError !== undefined ? { attributesError: entry.attributesError } : {}),
       ...(entry.parent !== undefined ? { parent: entry.parent } : {}),
       ...(schedule !== undefined ? { schedule } : {}),
     };
   }
 
-  private indexAttributes(entry: Entry, body: Uint8Array, position: number): void {
-    if (entry.attributesError !== undefined) return;
+  /** Record `position` of the entry's run, decoded; undefined (and the entry's attributes marked unreadable) when it cannot be. */
+  private decoded(entry: Entry, body: Uint8Array, position: number): JournalRecord | undefined {
+    if (entry.attributesError !== undefined) return undefined;
+    const context = { workflowId: entry.id, runId: entry.runId, position };
     try {
-      const record = exportedRecordOf(
-        body,
-        this.options.cipher,
-        { workflowId: entry.id, runId: entry.runId, position },
-        `record ${position} of '${entry.id}'`,
-      );
-      if (record.payload === undefined) return;
-      const attributes = importValue(record.payload, this.options.registry ?? payloadTypes, "attributes") as Record<string, unknown>;
-      entry.attributes = { ...entry.attributes, ...attributes };
+      const exported = exportedRecordOf(body, this.options.cipher, context, `record ${position} of '${entry.id}'`);
+      return importRecord(exported, plainCodec(this.options.registry ?? payloadTypes), context, `'${entry.id}'`);
     } catch (e) {
       entry.attributesError = (e as Error)?.message ?? String(e);
+      return undefined;
     }
   }
 }
 
 function statusValue(entry: Entry): RunStatusValue {
-  return entry.finished ?? "running";
+  return entry.finished ?? (entry.stopped !== undefined ? "stopped" : "running");
 }
 
 function parentOf(field: unknown): Entry["parent"] {

@@ -25,7 +25,7 @@ export interface ExportJournalOptions {
 }
 
 /** The unencrypted payload codec over a type registry, as the engine uses it without a cipher. */
-function plainCodec(registry: TypeRegistry): PayloadCodec {
+export function plainCodec(registry: TypeRegistry): PayloadCodec {
   return {
     encodeValue: (value) => encodeValue(value, registry),
     decodeValue: (bytes) => decodeValue(bytes, registry),
@@ -91,17 +91,25 @@ export function exportedRecordOf(
  */
 export function importJournal(journal: ExportedJournal, registry: TypeRegistry = payloadTypes): JournalRecord[] {
   const codec = plainCodec(registry);
-  return journal.records.map((record, position) => {
-    const { kind, payload, ...fields } = record;
-    const context = { workflowId: journal.workflowId, runId: journal.runId, position };
-    try {
-      const body = assembleRecord({ kind, ...fields }, payload === undefined ? new Uint8Array(0) : bytesOfExportedValue(payload));
-      return decodeRecord(body, codec, context);
-    } catch (e) {
-      throw new CodecError(
-        `record ${position} (${kind}) of the export of '${journal.workflowId}' cannot be read: ${(e as Error)?.message ?? String(e)}`,
-        { cause: e },
-      );
-    }
-  });
+  return journal.records.map((record, position) =>
+    importRecord(
+      record,
+      codec,
+      { workflowId: journal.workflowId, runId: journal.runId, position },
+      `the export of '${journal.workflowId}'`,
+    ),
+  );
+}
+
+/** One exported record read back as a journal record (see {@link importJournal}); `codec` reads plain payloads. */
+export function importRecord(record: ExportedRecord, codec: PayloadCodec, context: PayloadContext, of: string): JournalRecord {
+  const { kind, payload, ...fields } = record;
+  try {
+    const body = assembleRecord({ kind, ...fields }, payload === undefined ? new Uint8Array(0) : bytesOfExportedValue(payload));
+    return decodeRecord(body, codec, context);
+  } catch (e) {
+    throw new CodecError(`record ${context.position} (${kind}) of ${of} cannot be read: ${(e as Error)?.message ?? String(e)}`, {
+      cause: e,
+    });
+  }
 }

@@ -171,7 +171,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
 
   /** Resolves once every record delivered so far has been applied and the code has settled. */
   whenIdle(): Promise<void> {
-    if (!this.driving && this.arrived.size === 0) return Promise.resolve();
+    // A broken run applies nothing more: what arrived stays, and waiting for it would never end.
+    if ((!this.driving && this.arrived.size === 0) || this.broken !== undefined) return Promise.resolve();
     return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
   }
 

@@ -31,6 +31,8 @@ const CODES_ON_DISK: Record<RecordKind, number> = {
   "child-result": 14,
   cancel: 15,
   attempt: 16,
+  stopped: 17,
+  resumed: 18,
 };
 
 describe("record kinds", () => {
@@ -48,8 +50,18 @@ describe("record kinds", () => {
     }
   });
 
-  it("indexes on open the kinds the run index keeps: starts, timers, finishes, attributes and children", () => {
-    expect([...INDEXED_KINDS].sort()).to.deep.equal(["attributes", "child", "child-result", "finish", "fired", "start", "timer"]);
+  it("indexes on open the kinds the run index keeps: starts, timers, finishes, attributes, children and stops", () => {
+    expect([...INDEXED_KINDS].sort()).to.deep.equal([
+      "attributes",
+      "child",
+      "child-result",
+      "finish",
+      "fired",
+      "resumed",
+      "start",
+      "stopped",
+      "timer",
+    ]);
   });
 
   it("wakes a parked run for what it waits on, not for its own results", () => {

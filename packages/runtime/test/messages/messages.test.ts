@@ -148,16 +148,22 @@ describe("messages between workflows", () => {
       return kind.cleanup();
     });
 
-    it("should deliver a message sent before a restart and received after it, once", async () => {
+    it("should refuse a message to a run its engine cannot run, naming why, and deliver one sent once it can", async () => {
       let engine = await kind.open({ workflows: [Tally] });
       await engine.start(Tally, "tally-2", "late");
       await engine.shutdown();
-      // This engine cannot run Tally (not registered): the signals wait in its journal, unread.
+      // This engine cannot run Tally (not registered): the run cannot go on here, and says so.
       engine = await kind.reopen({ workflows: [Pinger] });
-      expect(await (await engine.start(Pinger, "pinger-1", "tally-2")).result()).to.equal("sent");
-      expect((await engine.describe("tally-2"))!.journal.filter((r) => r.kind === "signal")).to.have.length(2);
+      const refused = await (await engine.start(Pinger, "pinger-1", "tally-2")).result().catch((e: unknown) => e);
+      expect(refused).to.be.instanceOf(NotFoundError);
+      expect((refused as Error).message)
+        .to.contain("'Tally'")
+        .and.contain("not registered");
+      expect((await engine.status("tally-2"))?.status).to.equal("stopped");
+      expect((await engine.describe("tally-2"))!.journal.filter((r) => r.kind === "signal")).to.have.length(0);
       await engine.shutdown();
       engine = await kind.reopen({ workflows: [Pinger, Tally] });
+      expect(await (await engine.start(Pinger, "pinger-2", "tally-2")).result()).to.equal("sent");
       expect(await engine.run("tally-2").result()).to.equal("late: 7");
       expect((await engine.describe("tally-2"))!.journal.filter((r) => r.kind === "signal")).to.have.length(2);
       await engine.shutdown();

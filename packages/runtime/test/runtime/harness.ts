@@ -10,6 +10,8 @@ import { freshSchema, PG_URL, sql } from "../postgres/support/database.js";
 export interface EngineKind {
   readonly name: "memory" | "local" | "postgres";
   readonly durable: boolean;
+  /** The data directory (local only). */
+  readonly dir?: string;
   open(options: EngineOptions, configure?: (c: Config) => Config): Promise<Engine>;
   /** Opens the same data again after the previous engine shut down (local only). */
   reopen(options: EngineOptions, configure?: (c: Config) => Config): Promise<Engine>;
@@ -32,6 +34,7 @@ export function localKind(): EngineKind {
   return {
     name: "local",
     durable: true,
+    dir,
     open: (options, configure = (c) => c) => Engine.open(config(configure), options),
     reopen: (options, configure = (c) => c) => Engine.open(config(configure), options),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),

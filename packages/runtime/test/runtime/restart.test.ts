@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Step, Workflow } from "../../src/workflow/decorators.js";
 import { RetryPolicy } from "../../src/workflow/retry-policy.js";
+import { NotFoundError } from "../../src/core/errors.js";
 import type { Config } from "../../src/engine/config.js";
 import { eventually, localKind, type EngineKind } from "./harness.js";
 
@@ -163,15 +164,22 @@ describe("restarts (local)", () => {
     await engine.shutdown();
   });
 
-  it("keeps a run whose type is not registered parked until it is", async () => {
+  it("shows a run whose type is not registered as stopped, naming why, and runs it once it is", async () => {
     const first = await local.open({ workflows: [Sleepy] });
     await first.start(Sleepy, "sleepy-late", 7);
     await first.shutdown();
 
     const engine = await local.reopen({});
     const status = await engine.status("sleepy-late");
-    expect(status?.status).to.equal("parked");
-    expect(status?.error).to.contain("'Sleepy' is not registered");
+    expect(status?.status).to.equal("stopped");
+    expect(status?.error).to.contain("'Sleepy' of run 'sleepy-late' is not registered");
+    expect(
+      await engine
+        .run("sleepy-late")
+        .result()
+        .catch((e: unknown) => e),
+      "its result fails at once, naming why",
+    ).to.be.instanceOf(NotFoundError);
     engine.register(Sleepy);
     expect(await engine.run<number>("sleepy-late").result()).to.equal(21);
     await engine.shutdown();

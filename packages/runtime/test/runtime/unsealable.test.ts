@@ -42,7 +42,7 @@ describe("a run whose outcome cannot be sealed", () => {
     expect(err).to.be.instanceOf(CodecError);
     expect((err as Error).message).to.contain('"k1"');
     const status = await run.status();
-    expect(status.status).to.equal("running");
+    expect(status.status).to.equal("stopped");
     expect(status.error).to.contain("no more payloads");
     await engine.shutdown();
   });

@@ -171,7 +171,10 @@ export class Lifecycle {
   }
 }
 
-export const lifecycleRecords: RecordAppliers<"start" | "finish"> = {
+export const lifecycleRecords: RecordAppliers<"start" | "finish" | "stopped" | "resumed"> = {
+  // What the engine noted of the run's state: nothing the code sees.
+  stopped: () => undefined,
+  resumed: () => undefined,
   start: (run, record, replayed) => {
     if (record.attributes !== undefined) run.searchAttributes.begin(record.attributes);
     if (record.carried?.updates !== undefined) run.updates.remember(record.carried.updates);
