@@ -19,10 +19,18 @@ export class RunHandle<T = unknown> {
     private readonly ops: RunOperations,
     /** The workflow ID. */
     readonly id: string,
+    /** @internal Set for the run of a debounce window or batch, which starts later: `result()` waits for its start. */
+    private readonly startsLater = false,
   ) {}
 
-  /** The run's result once it finishes; rejects with its error when it fails, is terminated or cancelled. */
-  result(): Promise<T> {
+  /**
+   * The run's result once it finishes; rejects with its error when it fails, is terminated or
+   * cancelled, with `NotFoundError` when the ID has no run (it never started, or retention forgot it),
+   * and at once with the reason when the run cannot go on (status `stopped`). On the handle of a
+   * debounce window or a batch, it first waits for the run to start.
+   */
+  async result(): Promise<T> {
+    if (this.startsLater) await this.ops.awaitStarted(this.id);
     return this.ops.awaitResult(this.id) as Promise<T>;
   }
 

@@ -467,7 +467,7 @@ export class Engine {
     const name = this.catalog.resolve(type).name;
     checkFlowName(key, "debounce key");
     const { delayMs, maxWaitMs } = rule.resolve();
-    return this.run(await this.service.debounce(name, key, input, { delayMs, maxWaitMs }, eventId(options)));
+    return new RunHandle(this.service, await this.service.debounce(name, key, input, { delayMs, maxWaitMs }, eventId(options)), true);
   }
 
   /**
@@ -497,7 +497,7 @@ export class Engine {
     const name = this.catalog.resolve(type).name;
     checkFlowName(key, "batch key");
     const { size, timeoutMs } = rule.resolve();
-    return this.run(await this.service.batch(name, key, event, { size, timeoutMs }, eventId(options)));
+    return new RunHandle(this.service, await this.service.batch(name, key, event, { size, timeoutMs }, eventId(options)), true);
   }
 
   /** Answers the token a step of `ctx.awaitCompletion` sent: the waiting run goes on with `value`. */

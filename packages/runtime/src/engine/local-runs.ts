@@ -316,11 +316,9 @@ export class LocalRuns implements RunService {
 
   async awaitResult(id: string): Promise<unknown> {
     this.held(id);
-    let entry = this.runs.get(id);
-    if (entry === undefined) {
-      await this.awaitStarted(id);
-      entry = this.runs.get(id) as RunEntry;
-    }
+    const entry = this.runs.get(id);
+    if (entry === undefined)
+      throw new NotFoundError(`no workflow run has the ID '${id}': it never started, or its retention has passed and it was forgotten`);
     let finish: FinishRecord;
     if (entry.finished !== undefined) finish = await this.records.finishRecordOf(entry);
     else {

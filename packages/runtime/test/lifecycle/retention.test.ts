@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { NotFoundError } from "../../src/core/errors.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { VirtualClock } from "../../src/testing/virtual-clock.js";
@@ -43,6 +44,9 @@ onEachEngine("retention", (kind) => {
     await (await engine.start(Report, "recent", 10)).result();
     await clock.advance("31m");
     expect(await engine.status("old-0")).to.equal(undefined);
+    const forgotten = await engine.run("old-0").result().catch((e: unknown) => e);
+    expect(forgotten, "the result of a forgotten run").to.be.instanceOf(NotFoundError);
+    expect((forgotten as Error).message).to.contain("'old-0'").and.contain("retention");
     expect((await engine.list(10)).map((s) => s.id)).to.deep.equal(["recent"]);
     expect((await engine.status("recent"))?.status).to.equal("ok");
     // A sweep on a networked store may still be running when the clock moves on, so the next
