@@ -13,7 +13,11 @@ import { PermitQueue } from "./permit-queue.js";
  * // @Step({ limit: "stripe", priority: 1, fairness: tenantId }) async charge(...) { ... }
  */
 export interface LimitSpec {
-  /** Attempts holding a permit at once; unbounded when absent or 0. */
+  /**
+   * Step bodies running at once; unbounded when absent or 0. An attempt that timed out keeps its
+   * permit until its code returns (its `ctx.abortSignal` tells it to stop), so a body that ignores
+   * the signal delays the next attempt rather than running beside it.
+   */
   concurrent?: number;
   /**
    * Attempts started per second, spaced evenly (`10` starts one every 100 ms), so no one-second span

@@ -125,6 +125,8 @@ class StepCall implements RunningStep {
   private permit: PermitRequest | undefined = undefined;
   /** The permit the running attempt holds, when its limit is shared with other processes. */
   private held: PermitRequest | undefined = undefined;
+  /** What the running attempt's code returned, until the attempt ends. */
+  private body: Promise<unknown> | undefined = undefined;
   private release: Release | undefined = undefined;
   private timers: ClockTimer[] | undefined = undefined;
   /** The back-off before the next attempt, while it runs. */
@@ -238,7 +240,9 @@ class StepCall implements RunningStep {
     } catch (error) {
       result = Promise.reject(error);
     }
-    Promise.resolve(result).then(
+    const body = Promise.resolve(result);
+    this.body = body;
+    body.then(
       (value) => this.end(attempt, true, value),
       (error: unknown) => this.end(attempt, false, error),
     );
@@ -283,7 +287,14 @@ class StepCall implements RunningStep {
     const release = this.release;
     this.release = undefined;
     this.held = undefined;
-    release?.();
+    if (release !== undefined) {
+      // An attempt that timed out may still run: its permit is given back only once its code
+      // returns, so a limit bounds the bodies that run, not only the attempts that count.
+      const body = this.body;
+      this.body = undefined;
+      if (body === undefined) release();
+      else void body.then(release, release);
+    }
     if (ok || this.aborted !== undefined || this.env.abandoned()) return this.report(ok, outcome, attempt);
     const delay = this.policy().delayAfter(attempt, outcome, this.env.clock.now() - this.since);
     if (delay === undefined) return this.report(false, outcome, attempt);

@@ -32,6 +32,24 @@ class Charge {
   }
 }
 
+/** A body that outlives its attempt's timeout, ignoring its abort signal. */
+@Workflow()
+class Stubborn {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<void> {
+    await this.ctx.step(
+      "slow",
+      async () => {
+        max = Math.max(max, ++now);
+        await sleep(120);
+        now--;
+      },
+      { limit: "stripe", timeout: "20ms", retry: RetryPolicy.exponential(3, "1ms", "1ms") },
+    );
+  }
+}
+
 let open = false;
 const served: string[] = [];
 
@@ -117,6 +135,18 @@ describe("limits", () => {
       for (let i = 0; i < 10; i++) runs.push(await engine.start(Charge, `c-${i}`, undefined));
       for (const r of runs) await r.result();
       expect(max).to.equal(2);
+      expect(engine.limitInUse("stripe")).to.equal(0);
+      await engine.shutdown();
+    });
+
+    it("keeps the permit of an attempt that timed out until its code returns, so bodies never outnumber the limit", async () => {
+      const engine = await kind().open({ workflows: [Stubborn] });
+      engine.limit("stripe", { concurrent: 1 });
+      const runs = [];
+      for (let i = 0; i < 2; i++) runs.push(await engine.start(Stubborn, `s-${i}`, undefined));
+      for (const r of runs) await r.result().catch(() => undefined);
+      await eventually("every body returned", () => now === 0);
+      expect(max, "bodies that ran at once under concurrent: 1").to.equal(1);
       expect(engine.limitInUse("stripe")).to.equal(0);
       await engine.shutdown();
     });
