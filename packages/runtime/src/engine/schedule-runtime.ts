@@ -36,6 +36,8 @@ export class ScheduleRuntime extends ScheduleState {
   private records = 0;
   /** Instants being started right now, not covered yet. */
   private readonly claimed = new Set<number>();
+  /** Instants whose run this process started (or is starting) and whose tick is not applied yet: counted in `started` ahead. */
+  private readonly starting = new Set<number>();
   private timer: ClockTimer | undefined;
   private readonly retries = new Set<ClockTimer>();
   private failures = 0;
@@ -200,9 +202,13 @@ export class ScheduleRuntime extends ScheduleState {
 
   private async startInstant(t: number, source: ScheduleTickRecord["source"]): Promise<void> {
     const id = scheduleRunId(this.name, t);
+    // Counted before the start, as a backfill page's runs are: the run's code may ask at once.
+    this.startedUnrecorded++;
+    this.starting.add(t);
     try {
       await startOnce(this.deps.runs, this.settings.workflow, id, this.settings.input);
     } catch (e) {
+      this.uncount(t);
       this.claimed.delete(t);
       this.startFailed(e, () => (source === "buffer" ? void this.serial(() => this.startBuffered()) : void this.instant(t, source)));
       return;
@@ -220,6 +226,13 @@ export class ScheduleRuntime extends ScheduleState {
   protected override applyTick(r: ScheduleTickRecord): void {
     super.applyTick(r);
     this.claimed.delete(r.instant);
+    // Now in `started`, the run this process counted ahead of its record is counted once.
+    this.uncount(r.instant);
+  }
+
+  /** Stops counting ahead the run of instant `t` (its record is in, or its start failed). */
+  private uncount(t: number): void {
+    if (this.starting.delete(t)) this.startedUnrecorded--;
   }
 
   /** Follows a run the schedule started until it ends, then starts the buffered instant if any. */
@@ -310,14 +323,16 @@ export class ScheduleRuntime extends ScheduleState {
             await this.slot();
             if (this.closed || this.deleted) return;
             const runId = scheduleRunId(this.name, t);
+            // Counted before the start: the run's code begins as soon as its start is durable,
+            // and a `describe()` it prompts must count it. An instant not covered was never counted,
+            // even when its run exists (a crash came between its start and its record).
+            this.startedUnrecorded++;
             try {
-              // An instant not covered was never counted, even when its run exists (a crash came
-              // between its start and its record), so both outcomes count as started.
               await startOnce(this.deps.runs, this.settings.workflow, runId, this.settings.input);
               started++;
-              this.startedUnrecorded++;
               void whenFinished(this.deps.runs, runId).then(() => this.freeSlot());
             } catch (e) {
+              this.startedUnrecorded--;
               this.freeSlot();
               failure ??= e;
             }

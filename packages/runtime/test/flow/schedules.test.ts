@@ -50,7 +50,43 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
 
 const HOUR = 3_600_000;
 
+let effects = 0;
+/** Resolved by the effect of the instant it waits for, from inside the step that has it. */
+let onEffect: { readonly at: number; resolve(): void } | undefined;
+
+@Workflow()
+class Effect {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<number> {
+    return (await this.ctx.step("effect", async () => {
+      const n = ++effects;
+      if (onEffect?.at === n) onEffect.resolve();
+      return n;
+    })) as number;
+  }
+}
+
 describe("schedules", () => {
+  it("counts a run in describe().started before its code runs, live and in a backfill", async () => {
+    const engine = await TestEngine.create({ workflows: [Effect] });
+    effects = 0;
+    try {
+      const s = await engine.schedule("counted", { workflow: Effect, every: 1, paused: true, overlap: "allow-all" });
+      for (const n of [1, 40, 120]) {
+        const reached = new Promise<void>((resolve) => (onEffect = { at: n, resolve }));
+        if (n === 1) await s.trigger();
+        else if (n === 40) await s.backfill(1, 39);
+        else await s.backfill(100, 180);
+        await reached;
+        expect((await s.describe()).started, `after the effect of run ${n}`).to.be.at.least(n);
+      }
+    } finally {
+      onEffect = undefined;
+      await engine.shutdown();
+    }
+  });
+
   it("counts in describe().started the runs of a backfill page still in flight, never more than its bound", async () => {
     const engine = await TestEngine.create({ workflows: [LongJob] });
     try {
