@@ -23,8 +23,6 @@ export interface RunHostEngine {
   continueAsNew(entry: RunEntry, runId: number, def: WorkflowDefinition, input: unknown): void;
   closeChild(entry: RunEntry, childId: string, reason: string): void;
   deliver(target: string, message: Message, request: string): Promise<unknown>;
-  /** A replayed step call of this run was handed other arguments than it recorded. */
-  argumentsDiffer(entry: RunEntry, runId: number, message: string): void;
   /** Present when steps are traced or measured. */
   observeAttempt?(entry: RunEntry, name: string, attempt: number): AttemptObserver;
 }
@@ -83,10 +81,6 @@ export class EngineRunHost implements RunHost {
 
   continueAsNew(input: unknown): void {
     if (this.current()) this.engine.continueAsNew(this.entry, this.runId, this.def, input);
-  }
-
-  argumentsDiffer(message: string): void {
-    if (this.current()) this.engine.argumentsDiffer(this.entry, this.runId, message);
   }
 
   closeChild(childId: string, reason: string): void {
