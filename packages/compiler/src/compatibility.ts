@@ -9,6 +9,8 @@ import { describeEntry, type TypePair, WorkflowDiff } from "./workflow-diff.js";
 export interface CompatibilityReport {
   /** Changes runs recorded under the lock could not replay. */
   readonly breaking: readonly BreakingChange[];
+  /** Changes that break runs in flight on some paths only, each naming the condition. */
+  readonly possiblyBreaking: readonly BreakingChange[];
   /** Every other change the new lock records, one line each (`workflow Ship added`, ...). */
   readonly changes: readonly string[];
 }
@@ -21,7 +23,7 @@ export interface CompatibilityReport {
  * are compatible. Matched steps must keep types that recorded values still fit.
  */
 export function checkCompatibility(lock: Lock | undefined, ir: ProjectIR, next: Lock, types: TypeCompatibility): CompatibilityReport {
-  if (lock === undefined) return { breaking: [], changes: ir.workflows.map((w) => `workflow ${w.typeName} recorded`) };
+  if (lock === undefined) return { breaking: [], possiblyBreaking: [], changes: ir.workflows.map((w) => `workflow ${w.typeName} recorded`) };
   const breaking: BreakingChange[] = [];
   const changes: string[] = [];
   const pending: { diff: WorkflowDiff; pair: TypePair }[] = [];
@@ -68,7 +70,7 @@ export function checkCompatibility(lock: Lock | undefined, ir: ProjectIR, next: 
     if (old === undefined) changes.push(`workflow ${name} added`);
     else if (entryText(old) !== entryText(entry)) changes.push(...describeChanges(name, old, entry));
   }
-  return { breaking, changes };
+  return { breaking, possiblyBreaking: [], changes };
 }
 
 /** One line per compatible difference between two lock entries of a workflow. */

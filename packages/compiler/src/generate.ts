@@ -41,6 +41,12 @@ export interface GenerateResult {
    * kind `after-last-wait` reach finished runs only; they are reported always and block nothing.
    */
   readonly breaking: readonly BreakingChange[];
+  /**
+   * Changes that break the runs in flight that took some path only (a branch, a loop that ran): each
+   * names in `condition` what decides it. They fail a check less surely than `breaking`, with an
+   * exit code of their own, and never stop `fusee gen` from writing.
+   */
+  readonly possiblyBreaking: readonly BreakingChange[];
   /** Compatible changes against the lock, one line each. */
   readonly changes: readonly string[];
   readonly durationMs: number;
@@ -103,6 +109,7 @@ export function runGeneration(session: Session, options: Pick<GenerateOptions, "
     })),
     files,
     breaking: report.breaking,
+    possiblyBreaking: report.possiblyBreaking,
     changes: report.changes,
     durationMs: performance.now() - started,
     ir,
