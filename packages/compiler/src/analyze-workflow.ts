@@ -49,6 +49,10 @@ class WorkflowAnalysis {
   private readonly members = new Map<string, Member>();
   private readonly stepKeys = new Map<ts.Declaration, string>();
   private readonly steps: StepIR[] = [];
+  /** Methods, getters and function-valued fields of the class chain with a body, nearest declaration first. */
+  private readonly bodies = new Map<string, ts.Declaration>();
+  private readonly resultUses = new Map<string, { converted: boolean; asserted: string[] }>();
+  private readonly fieldsSet = new Map<string, ReadonlySet<string>>();
 
   constructor(
     private readonly context: AnalysisContext,
@@ -145,7 +149,8 @@ class WorkflowAnalysis {
       if (!signals.some((s) => s.name === waited.name)) signals.push(waited);
     }
     const declared = new Set(options.patches.map((p) => p.id));
-    for (const use of scan.patchUses) {
+    // As the runtime does, only a workflow that declares its patch IDs has the others refused.
+    for (const use of options.declaresPatches ? scan.patchUses : []) {
       if (!declared.has(use.id)) {
         const known =
           options.patches.length === 0 ? "none are declared" : `declared: ${options.patches.map((p) => `"${p.id}"`).join(", ")}`;
@@ -175,28 +180,34 @@ class WorkflowAnalysis {
       constructorParams: constructorParams.map(({ value, type }) => ({ value, type })),
       services,
       ...(scan.dynamicWait ? {} : { mailboxes: [...new Set(scan.waits.map((w) => w.name))].sort(compareText) }),
-      steps: [...this.steps].sort((a, b) => compareText(a.key, b.key)),
+      steps: [...this.steps]
+        .map((step) => {
+          const use = this.resultUses.get(step.key);
+          return use === undefined ? step : { ...step, resultUse: { converted: use.converted, asserted: [...use.asserted].sort(compareText) } };
+        })
+        .sort((a, b) => compareText(a.key, b.key)),
       signals: sortByName(signals),
       queries: sortByName(queries),
       updates: sortByName(updates),
       flows,
+      enums: collectEnums(this.checker, this.classes, this.signatureTypes()),
     };
   }
 
-  private workflowOptions(className: string): { typeName: string; patches: { id: string; at: SourceLocation }[] } {
+  private workflowOptions(className: string): { typeName: string; patches: { id: string; at: SourceLocation }[]; declaresPatches: boolean } {
     const argument = decoratorArgument(this.workflow.decorator);
     let typeName = className;
     const patches: { id: string; at: SourceLocation }[] = [];
-    if (argument === undefined) return { typeName, patches };
+    if (argument === undefined) return { typeName, patches, declaresPatches: false };
     const direct = this.literal(argument);
-    if (direct !== undefined) return { typeName: direct, patches };
+    if (direct !== undefined) return { typeName: direct, patches, declaresPatches: false };
     if (!ts.isObjectLiteralExpression(argument)) {
       this.problem(
         "FUSEE_GEN_INVALID_WORKFLOW",
         argument,
         `@Workflow on ${className} takes a string literal or an object literal, so fusee gen can read it. Fix: write the name or options inline.`,
       );
-      return { typeName, patches };
+      return { typeName, patches, declaresPatches: false };
     }
     const name = property(argument, "name");
     if (name !== undefined) {
@@ -238,13 +249,15 @@ class WorkflowAnalysis {
         for (const id of ids) if (id !== undefined && !patches.some((p) => p.id === id)) patches.push({ id, at: this.locate(list) });
       }
     }
-    return { typeName, patches };
+    return { typeName, patches, declaresPatches: list !== undefined };
   }
 
   /** Methods of the class and its base classes, the nearest declaration of each name winning. */
   private collectMembers(): void {
     for (const cls of this.classes) {
       for (const element of cls.members) {
+        const named = element.name === undefined ? undefined : memberName(element.name);
+        if (named !== undefined && !this.bodies.has(named) && hasBody(element)) this.bodies.set(named, element);
         if (!ts.isMethodDeclaration(element) || element.name === undefined) continue;
         const member = memberName(element.name);
         if (member === undefined || this.members.has(member)) continue;
@@ -322,17 +335,68 @@ class WorkflowAnalysis {
 
   private flowReader(): FlowReader {
     const classes = new Set<ts.Node>(this.classes);
+    // A member of the class chain is looked up by name, so a base class's call reaches the override nearest the class.
+    const nearest = (declaration: ts.Declaration): string | undefined =>
+      classes.has(declaration.parent) && "name" in declaration && declaration.name !== undefined
+        ? memberName(declaration.name as ts.PropertyName)
+        : undefined;
     return new FlowReader({
       checker: this.checker,
       runtime: this.context.runtime,
       locate: (node) => this.locate(node),
-      stepKeyOf: (declaration) => this.stepKeys.get(declaration),
-      isHelper: (declaration) =>
-        (ts.isMethodDeclaration(declaration) || ts.isPropertyDeclaration(declaration)) && classes.has(declaration.parent),
+      stepKeyOf: (declaration) => {
+        const direct = this.stepKeys.get(declaration);
+        if (direct !== undefined) return direct;
+        const name = nearest(declaration);
+        const member = name === undefined ? undefined : this.members.get(name);
+        return member === undefined ? undefined : this.stepKeys.get(member.declaration);
+      },
+      helperOf: (declaration) => {
+        const name = nearest(declaration);
+        return name === undefined ? undefined : (this.bodies.get(name) ?? undefined);
+      },
       inlineStep: (call, name) => this.inlineStep(call, name),
       literal: (expression) => (expression === undefined ? undefined : this.literal(expression)),
       unresolved: (node, message) => this.problem("FUSEE_GEN_UNRESOLVED_CALL", node, message),
+      signalsSetting: (fields) => this.signalsSetting(fields),
+      memberBody: (name) => {
+        const d = this.bodies.get(name);
+        return d === undefined ? undefined : bodyOf(d);
+      },
+      resultUsed: (key, use) => {
+        const known = this.resultUses.get(key);
+        this.resultUses.set(key, {
+          converted: (known?.converted ?? true) && use.converted,
+          asserted: [...new Set([...(known?.asserted ?? []), ...use.asserted])],
+        });
+      },
     });
+  }
+
+  /** The signals and updates whose handlers assign one of the fields (`this.approved = ok`, `this.items.push(x)`). */
+  private signalsSetting(fields: ReadonlySet<string>): string[] {
+    const out: string[] = [];
+    for (const m of this.members.values()) {
+      if (m.role !== "Signal" && m.role !== "Update") continue;
+      let set = this.fieldsSet.get(m.member);
+      if (set === undefined) {
+        set = assignedFields(m.declaration, (name) => this.bodies.get(name));
+        this.fieldsSet.set(m.member, set);
+      }
+      if ([...fields].some((f) => set.has(f))) out.push(this.optionName(m) ?? m.member);
+    }
+    return out.sort(compareText);
+  }
+
+  /** The types of every signature the workflow has: where its enums show. */
+  private signatureTypes(): ts.Type[] {
+    const out: ts.Type[] = [];
+    for (const m of this.members.values()) {
+      const signature = this.checker.getSignatureFromDeclaration(m.declaration);
+      if (signature === undefined) continue;
+      out.push(awaited(this.checker, signature.getReturnType()), ...signature.getParameters().map((p) => this.checker.getTypeOfSymbol(p)));
+    }
+    return out;
   }
 
   /** Inline steps of one name share a key while their types agree; another type gets `name#2`, `name#3`, ... */
@@ -416,16 +480,25 @@ class WorkflowAnalysis {
     return { params, result: this.render(awaited(this.checker, returned)) };
   }
 
-  /** The methods of a step's result class declared in the project: what a plain decoded value would lack. */
+  /**
+   * The methods and accessors (its own and inherited) of a step's result class declared in the
+   * project: what a plain decoded value would lack.
+   */
   private resultMethods(method: ts.MethodDeclaration): string[] {
     const signature = this.checker.getSignatureFromDeclaration(method);
     if (signature === undefined) return [];
-    const symbol = awaited(this.checker, signature.getReturnType()).getSymbol();
-    const declaration = symbol?.declarations?.find(ts.isClassDeclaration);
-    if (symbol === undefined || declaration === undefined || declaration.getSourceFile().isDeclarationFile) return [];
-    return declaration.members
-      .filter((m) => ts.isMethodDeclaration(m) && m.name !== undefined)
-      .map((m) => (m.name as ts.PropertyName).getText());
+    const type = awaited(this.checker, signature.getReturnType());
+    const declaration = type.getSymbol()?.declarations?.find(ts.isClassDeclaration);
+    if (declaration === undefined || declaration.getSourceFile().isDeclarationFile) return [];
+    return type
+      .getProperties()
+      .filter((p) =>
+        (p.declarations ?? []).some(
+          (d) => (ts.isMethodDeclaration(d) || ts.isGetAccessorDeclaration(d) || ts.isSetAccessorDeclaration(d)) && !d.getSourceFile().isDeclarationFile,
+        ),
+      )
+      .map((p) => p.name)
+      .sort(compareText);
   }
 
   private stepTypeOption(m: Member): ValueRef | undefined {
@@ -515,20 +588,162 @@ class WorkflowAnalysis {
   }
 }
 
-/** The class and its base classes declared in source, nearest first. */
+/**
+ * The class and its base classes declared in source, nearest first, through mixins: for `extends
+ * Audited(Base)`, the class `Audited` returns, then `Base` (the argument its `extends` names).
+ */
 function classChain(checker: ts.TypeChecker, declaration: ts.ClassDeclaration): ts.ClassLikeDeclaration[] {
   const chain: ts.ClassLikeDeclaration[] = [];
-  let current: ts.ClassLikeDeclaration | undefined = declaration;
-  while (current !== undefined && !chain.includes(current)) {
-    chain.push(current);
-    const heritage = current.heritageClauses?.find((h) => h.token === ts.SyntaxKind.ExtendsKeyword)?.types[0];
-    if (heritage === undefined) break;
-    let symbol = checker.getSymbolAtLocation(heritage.expression);
+  const resolve = (e: ts.Node): ts.Symbol | undefined => {
+    let symbol = checker.getSymbolAtLocation(e);
     if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
-    const base = symbol?.declarations?.find(ts.isClassLike);
-    current = base === undefined || base.getSourceFile().isDeclarationFile ? undefined : base;
-  }
+    return symbol;
+  };
+  const inSource = (d: ts.Node) => !d.getSourceFile().isDeclarationFile;
+  const bases = (e: ts.Expression, args: ReadonlyMap<ts.Symbol, ts.Expression>, depth: number): [ts.ClassLikeDeclaration, ReadonlyMap<ts.Symbol, ts.Expression>][] => {
+    if (depth > 8) return [];
+    if (ts.isParenthesizedExpression(e)) return bases(e.expression, args, depth + 1);
+    if (ts.isCallExpression(e)) {
+      const fn = resolve(e.expression)?.valueDeclaration;
+      const body = fn === undefined ? undefined : bodyOf(fn);
+      const params = fn === undefined ? undefined : functionOf(fn)?.parameters;
+      if (body === undefined || params === undefined) return [];
+      const bound = new Map(args);
+      params.forEach((p, i) => {
+        const arg = e.arguments[i];
+        const symbol = resolve(p.name);
+        if (arg !== undefined && symbol !== undefined) bound.set(symbol, arg);
+      });
+      return returnedClasses(body, resolve).map((cls) => [cls, bound]);
+    }
+    const symbol = resolve(e);
+    const argument = symbol === undefined ? undefined : args.get(symbol);
+    if (argument !== undefined) return bases(argument, new Map(), depth + 1);
+    const cls = symbol?.declarations?.find(ts.isClassLike);
+    return cls === undefined || !inSource(cls) ? [] : [[cls, new Map()]];
+  };
+  const add = (cls: ts.ClassLikeDeclaration, args: ReadonlyMap<ts.Symbol, ts.Expression>): void => {
+    if (chain.includes(cls)) return;
+    chain.push(cls);
+    const heritage = cls.heritageClauses?.find((h) => h.token === ts.SyntaxKind.ExtendsKeyword)?.types[0];
+    if (heritage !== undefined) for (const [base, bound] of bases(heritage.expression, args, 0)) add(base, bound);
+  };
+  add(declaration, new Map());
   return chain;
+}
+
+/** The classes a mixin function returns: class expressions, or classes it declares and returns by name. */
+function returnedClasses(body: ts.Node, resolve: (e: ts.Node) => ts.Symbol | undefined): ts.ClassLikeDeclaration[] {
+  const out: ts.ClassLikeDeclaration[] = [];
+  const take = (e: ts.Expression | undefined): void => {
+    if (e === undefined) return;
+    if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e)) return take(e.expression);
+    if (ts.isClassExpression(e)) out.push(e);
+    else if (ts.isIdentifier(e)) {
+      const cls = resolve(e)?.declarations?.find(ts.isClassLike);
+      if (cls !== undefined) out.push(cls);
+    }
+  };
+  if (!ts.isBlock(body)) take(body as ts.Expression);
+  const visit = (n: ts.Node): void => {
+    if (ts.isReturnStatement(n)) take(n.expression);
+    if (!ts.isFunctionLike(n)) ts.forEachChild(n, visit);
+  };
+  if (ts.isBlock(body)) ts.forEachChild(body, visit);
+  return out;
+}
+
+function functionOf(declaration: ts.Node): ts.SignatureDeclaration | undefined {
+  if (ts.isFunctionDeclaration(declaration) || ts.isMethodDeclaration(declaration) || ts.isGetAccessorDeclaration(declaration)) return declaration;
+  if ((ts.isVariableDeclaration(declaration) || ts.isPropertyDeclaration(declaration)) && declaration.initializer !== undefined) {
+    const init = declaration.initializer;
+    if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init;
+  }
+  return undefined;
+}
+
+/** The body of a function, method, getter or function-valued field. */
+function bodyOf(declaration: ts.Node): ts.Node | undefined {
+  const fn = functionOf(declaration);
+  return fn !== undefined && "body" in fn ? (fn.body as ts.Node | undefined) : undefined;
+}
+
+function hasBody(member: ts.ClassElement): boolean {
+  return bodyOf(member) !== undefined;
+}
+
+/** The fields of `this` a handler assigns or changes in place, also through the class's methods it calls. */
+function assignedFields(handler: ts.MethodDeclaration, member: (name: string) => ts.Declaration | undefined): ReadonlySet<string> {
+  const out = new Set<string>();
+  const seen = new Set<ts.Node>();
+  const field = (e: ts.Expression): string | undefined => {
+    if (ts.isPropertyAccessExpression(e) && e.expression.kind === ts.SyntaxKind.ThisKeyword) return e.name.text;
+    if (ts.isPropertyAccessExpression(e) || ts.isElementAccessExpression(e)) return field(e.expression);
+    return undefined;
+  };
+  const visit = (n: ts.Node): void => {
+    if (ts.isBinaryExpression(n) && n.operatorToken.kind >= ts.SyntaxKind.FirstAssignment && n.operatorToken.kind <= ts.SyntaxKind.LastAssignment) {
+      const f = field(n.left);
+      if (f !== undefined) out.add(f);
+    } else if ((ts.isPrefixUnaryExpression(n) || ts.isPostfixUnaryExpression(n)) && ts.isExpression(n.operand)) {
+      const f = field(n.operand);
+      if (f !== undefined) out.add(f);
+    } else if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression)) {
+      const target = n.expression.expression;
+      const f = field(target);
+      if (f !== undefined) out.add(f);
+      if (target.kind === ts.SyntaxKind.ThisKeyword) {
+        const body = bodyOf(member(n.expression.name.text) ?? n);
+        if (body !== undefined && !seen.has(body)) {
+          seen.add(body);
+          visit(body);
+        }
+      }
+    }
+    ts.forEachChild(n, visit);
+  };
+  if (handler.body !== undefined) visit(handler.body);
+  return out;
+}
+
+/**
+ * The values of every enum the workflow names, in its code (`Tier.Gold`) or in a signature type, by
+ * enum and member: what a recorded value means.
+ */
+function collectEnums(
+  checker: ts.TypeChecker,
+  classes: readonly ts.ClassLikeDeclaration[],
+  types: readonly ts.Type[],
+): Record<string, Record<string, number | string>> {
+  const enums = new Set<ts.EnumDeclaration>();
+  const addSymbol = (symbol: ts.Symbol | undefined): void => {
+    for (const d of symbol?.declarations ?? []) {
+      if (ts.isEnumDeclaration(d) && !d.getSourceFile().isDeclarationFile) enums.add(d);
+      if (ts.isEnumMember(d) && !d.getSourceFile().isDeclarationFile) enums.add(d.parent);
+    }
+  };
+  const addType = (type: ts.Type, depth: number): void => {
+    if (depth > 3) return;
+    addSymbol(type.getSymbol());
+    if (type.isUnionOrIntersection()) type.types.forEach((t) => addType(t, depth + 1));
+    if (checker.isArrayType(type) || checker.isTupleType(type)) checker.getTypeArguments(type as ts.TypeReference).forEach((t) => addType(t, depth + 1));
+  };
+  types.forEach((t) => addType(t, 0));
+  const visit = (n: ts.Node): void => {
+    if (ts.isPropertyAccessExpression(n) || ts.isTypeReferenceNode(n)) addSymbol(checker.getSymbolAtLocation(ts.isPropertyAccessExpression(n) ? n : n.typeName));
+    ts.forEachChild(n, visit);
+  };
+  classes.forEach(visit);
+  const out: Record<string, Record<string, number | string>> = {};
+  for (const e of [...enums].sort((a, b) => compareText(a.name.text, b.name.text))) {
+    const members: Record<string, number | string> = {};
+    for (const m of e.members) {
+      const value = checker.getConstantValue(m);
+      if (value !== undefined) members[m.name.getText()] = value;
+    }
+    out[e.name.text] = members;
+  }
+  return out;
 }
 
 /** The expression naming a decorator: `Workflow` in `@Workflow()`, `fusee.Workflow` in `@fusee.Workflow`. */

@@ -109,7 +109,7 @@ export const REFACTORINGS: readonly ChangePair[] = [
     "mixin",
     base,
     src(around(B), {
-      prelude: 'class Billing {\n  @Step() async b(n: number): Promise<string> { return "b" + String(n); }\n}\n',
+      prelude: 'export class Billing {\n  @Step() async b(n: number): Promise<string> { return "b" + String(n); }\n}\n',
       heritage: "extends Billing",
       ctor: "constructor(private readonly ctx: Ctx) { super(); }",
       omit: ["b"],
@@ -128,7 +128,7 @@ function Audited<T extends WithCtx>(base: T) {
     async audit(n: number): Promise<string> { return this.ctx.step("audit", async () => "audit" + String(n)); }
   };
 }
-class FlowBase {
+export class FlowBase {
   constructor(readonly ctx: Ctx) {}
 }
 `,
@@ -142,7 +142,7 @@ class FlowBase {
     src(around("    const y = await this.pay();"), { members: "  protected async pay(): Promise<string> { return this.b(2); }" }),
     src(around("    const y = await this.pay();"), {
       prelude:
-        "abstract class Payments {\n  abstract b(n: number): Promise<string>;\n  protected async pay(): Promise<string> { return this.b(2); }\n}\n",
+        "export abstract class Payments {\n  abstract b(n: number): Promise<string>;\n  protected async pay(): Promise<string> { return this.b(2); }\n}\n",
       heritage: "extends Payments",
       ctor: "constructor(private readonly ctx: Ctx) { super(); }",
     }),
@@ -152,13 +152,13 @@ class FlowBase {
     "mixin",
     src(around("    const y = await this.pay();"), {
       prelude:
-        "abstract class Payments {\n  abstract b(n: number): Promise<string>;\n  abstract d(n: number): Promise<string>;\n  protected async pay(): Promise<string> { return this.b(2); }\n}\n",
+        "export abstract class Payments {\n  abstract b(n: number): Promise<string>;\n  abstract d(n: number): Promise<string>;\n  protected async pay(): Promise<string> { return this.b(2); }\n}\n",
       heritage: "extends Payments",
       ctor: "constructor(private readonly ctx: Ctx) { super(); }",
     }),
     src(around("    const y = await this.pay();"), {
       prelude:
-        "abstract class Payments {\n  abstract b(n: number): Promise<string>;\n  abstract d(n: number): Promise<string>;\n  protected async pay(): Promise<string> { await this.d(1); return this.b(2); }\n}\n",
+        "export abstract class Payments {\n  abstract b(n: number): Promise<string>;\n  abstract d(n: number): Promise<string>;\n  protected async pay(): Promise<string> { await this.d(1); return this.b(2); }\n}\n",
       heritage: "extends Payments",
       ctor: "constructor(private readonly ctx: Ctx) { super(); }",
     }),
@@ -168,13 +168,13 @@ class FlowBase {
     "mixin",
     src(around("    const y = await this.bill();"), {
       className: "FlowImpl",
-      prelude: "abstract class FlowBase {\n  abstract b(n: number): Promise<string>;\n  protected bill(): Promise<string> { return this.b(2); }\n}\n",
+      prelude: "export abstract class FlowBase {\n  abstract b(n: number): Promise<string>;\n  protected bill(): Promise<string> { return this.b(2); }\n}\n",
       heritage: "extends FlowBase",
       ctor: "constructor(private readonly ctx: Ctx) { super(); }",
     }),
     src(around("    const y = await this.bill();"), {
       className: "OrderFlow",
-      prelude: "abstract class FlowBase {\n  abstract b(n: number): Promise<string>;\n  protected bill(): Promise<string> { return this.b(2); }\n}\n",
+      prelude: "export abstract class FlowBase {\n  abstract b(n: number): Promise<string>;\n  protected bill(): Promise<string> { return this.b(2); }\n}\n",
       heritage: "extends FlowBase",
       ctor: "constructor(private readonly ctx: Ctx) { super(); }",
     }),
@@ -184,7 +184,7 @@ class FlowBase {
     "mixin",
     base,
     src("    return this.main(input);", {
-      prelude: `abstract class FlowCore {
+      prelude: `export abstract class FlowCore {
   protected abstract readonly ctx: Ctx;
   abstract a(n: number): Promise<string>;
   abstract b(n: number): Promise<string>;
@@ -211,7 +211,7 @@ ${around(B)}
         "      case Tier.Gold: y = await this.b(2); break;",
         "    }",
       ).replace(A, `${A}\n    const t = await this.tier(input);`),
-      { prelude: "enum Tier { Basic, Gold }\n", members: TIER_STEP },
+      { prelude: "export enum Tier { Basic, Gold }\n", members: TIER_STEP },
     ),
     src(
       around(
@@ -222,7 +222,7 @@ ${around(B)}
         "      case Tier.Platinum: y = await this.d(3); break;",
         "    }",
       ).replace(A, `${A}\n    const t = await this.tier(input);`),
-      { prelude: "enum Tier { Basic, Gold, Platinum }\n", members: TIER_STEP },
+      { prelude: "export enum Tier { Basic, Gold, Platinum }\n", members: TIER_STEP },
     ),
     [1, 7],
   ),
@@ -231,11 +231,11 @@ ${around(B)}
     "enum",
     src(
       lines(A, "    const t = await this.tier(input);", "    if (t === Tier.Gold) await this.d(1);", GO, B, SLEEP, C, RET),
-      { prelude: "enum Tier { Basic, Gold }\n", members: TIER_STEP },
+      { prelude: "export enum Tier { Basic, Gold }\n", members: TIER_STEP },
     ),
     src(
       lines(A, "    const t = await this.tier(input);", "    if (t === Tier.Gold) await this.d(1);", GO, B, SLEEP, C, RET),
-      { prelude: "enum Tier { Basic, Silver, Gold }\n", members: TIER_STEP },
+      { prelude: "export enum Tier { Basic, Silver, Gold }\n", members: TIER_STEP },
     ),
     [1, 7],
   ),
@@ -243,11 +243,11 @@ ${around(B)}
     "string enum gains a member",
     "enum",
     src(around("    const plan = await this.plan(input);", "    const y = plan === Plan.Pro ? await this.b(2) : await this.d(2);"), {
-      prelude: 'enum Plan { Free = "free", Pro = "pro" }\n',
+      prelude: 'export enum Plan { Free = "free", Pro = "pro" }\n',
       members: "  @Step() async plan(n: number): Promise<Plan> { return n > 5 ? Plan.Pro : Plan.Free; }",
     }),
     src(around("    const plan = await this.plan(input);", "    const y = plan === Plan.Pro ? await this.b(2) : await this.d(2);"), {
-      prelude: 'enum Plan { Free = "free", Pro = "pro", Team = "team" }\n',
+      prelude: 'export enum Plan { Free = "free", Pro = "pro", Team = "team" }\n',
       members: "  @Step() async plan(n: number): Promise<Plan> { return n > 5 ? Plan.Pro : Plan.Free; }",
     }),
     [1, 7],
@@ -257,12 +257,12 @@ ${around(B)}
     "enum",
     src(
       lines(A, "    const t = await this.tier(input);", "    if (t === Tier.Gold) await this.d(1);", GO, B, SLEEP, C, RET),
-      { prelude: "enum Tier { Basic, Gold }\n", members: TIER_STEP },
+      { prelude: "export enum Tier { Basic, Gold }\n", members: TIER_STEP },
     ),
     src(
       lines(A, "    const t = await this.tier(input);", "    if (t === Tier.Premium) await this.d(1);", GO, B, SLEEP, C, RET),
       {
-        prelude: "enum Tier { Basic, Premium }\n",
+        prelude: "export enum Tier { Basic, Premium }\n",
         members: "  @Step() async tier(n: number): Promise<Tier> { return n > 5 ? Tier.Premium : Tier.Basic; }",
       },
     ),
@@ -271,8 +271,8 @@ ${around(B)}
   pair(
     "enum value handed to a step shifts when a member is inserted",
     "enum",
-    src(around("    const y = await this.b(Tier.Gold);"), { prelude: "enum Tier { Basic, Gold }\n" }),
-    src(around("    const y = await this.b(Tier.Gold);"), { prelude: "enum Tier { Basic, Silver, Gold }\n" }),
+    src(around("    const y = await this.b(Tier.Gold);"), { prelude: "export enum Tier { Basic, Gold }\n" }),
+    src(around("    const y = await this.b(Tier.Gold);"), { prelude: "export enum Tier { Basic, Silver, Gold }\n" }),
   ),
 
   // ---- optional fields ----
@@ -299,7 +299,7 @@ ${around(B)}
     "optional",
     src(around("    const y = await this.b(q.cents);").replace(A, `${A}\n    const q = await this.quote(input);`), { members: QUOTE }),
     src(around("    const y = (await this.b(q.cents)) + q.label();").replace(A, `${A}\n    const q = await this.quote(input);`), {
-      prelude: 'class Quote {\n  cents = 0;\n  currency = "EUR";\n  label(): string { return this.currency + String(this.cents); }\n}\n',
+      prelude: 'export class Quote {\n  cents = 0;\n  currency = "EUR";\n  label(): string { return this.currency + String(this.cents); }\n}\n',
       members: "  @Step({ type: Quote }) async quote(n: number): Promise<Quote> { const q = new Quote(); q.cents = n * 100; return q; }",
     }),
   ),
@@ -594,7 +594,7 @@ ${around(B)}
     src(around("    const y = await this.b(q.cents);").replace(A, `${A}\n    const q = await this.quote(input);`), { members: QUOTE }),
     src(around("    const y = await this.b(q.doubled());").replace(A, `${A}\n    const q = await this.quote(input);`), {
       prelude:
-        "class Amount {\n  cents = 0;\n  doubled(): number { return this.cents * 2; }\n}\nclass Price extends Amount {\n  currency = \"EUR\";\n}\n",
+        "export class Amount {\n  cents = 0;\n  doubled(): number { return this.cents * 2; }\n}\nexport class Price extends Amount {\n  currency = \"EUR\";\n}\n",
       members: "  @Step() async quote(n: number): Promise<Price> { const p = new Price(); p.cents = n * 100; return p; }",
     }),
   ),
@@ -603,7 +603,7 @@ ${around(B)}
     "types",
     src(around("    const y = await this.b(q.cents);").replace(A, `${A}\n    const q = await this.quote(input);`), { members: QUOTE }),
     src(around("    const y = await this.e(q.label.toUpperCase());").replace(A, `${A}\n    const q = await this.quote(input);`), {
-      prelude: 'class Price {\n  cents = 0;\n  get label(): string { return "eur" + String(this.cents); }\n}\n',
+      prelude: 'export class Price {\n  cents = 0;\n  get label(): string { return "eur" + String(this.cents); }\n}\n',
       members: `  @Step() async quote(n: number): Promise<Price> { const p = new Price(); p.cents = n * 100; return p; }\n${E_STEP}`,
     }),
   ),
@@ -612,7 +612,7 @@ ${around(B)}
     "types",
     src(around("    const y = await this.b(q.cents);").replace(A, `${A}\n    const q = await this.quote(input);`), { members: QUOTE }),
     src(around("    const y = await this.b(q.doubled());").replace(A, `${A}\n    const q = await this.quote(input);`), {
-      prelude: "class Tariff {\n  cents = 0;\n  doubled(): number { return this.cents * 2; }\n}\n",
+      prelude: "export class Tariff {\n  cents = 0;\n  doubled(): number { return this.cents * 2; }\n}\n",
       members: "  @Step({ type: Tariff }) async quote(n: number): Promise<Tariff> { const p = new Tariff(); p.cents = n * 100; return p; }",
     }),
   ),
