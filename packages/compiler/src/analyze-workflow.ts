@@ -297,6 +297,7 @@ class WorkflowAnalysis {
       byName.set(name, m);
       const signature = this.signature(m.declaration);
       const typeOption = this.stepTypeOption(m);
+      const defaulted = this.defaultedFields(m);
       const methods = this.resultMethods(m.declaration);
       this.steps.push({
         name,
@@ -307,6 +308,7 @@ class WorkflowAnalysis {
         result: signature.result,
         ...(methods.length > 0 && typeOption === undefined ? { resultMethods: methods } : {}),
         ...(typeOption === undefined ? {} : { typeOption }),
+        ...(defaulted.length === 0 ? {} : { defaulted }),
         at: this.locate(m.declaration),
       });
       this.stepKeys.set(m.declaration, name);
@@ -516,6 +518,21 @@ class WorkflowAnalysis {
       return undefined;
     }
     return { kind: "class", ref: this.context.types.declRef(target) };
+  }
+
+  /** The fields of the class `@Step({ type })` rebuilds results with that have an initializer: a rebuilt value has them even when recorded without. */
+  private defaultedFields(m: Member): string[] {
+    const argument = m.decorator === undefined ? undefined : decoratorArgument(m.decorator);
+    const option = argument !== undefined && ts.isObjectLiteralExpression(argument) ? property(argument, "type") : undefined;
+    if (option === undefined) return [];
+    const type = this.checker.getTypeAtLocation(option);
+    const instance = type.getConstructSignatures()[0]?.getReturnType();
+    if (instance === undefined) return [];
+    return instance
+      .getProperties()
+      .filter((p) => (p.declarations ?? []).some((d) => ts.isPropertyDeclaration(d) && d.initializer !== undefined))
+      .map((p) => p.name)
+      .sort(compareText);
   }
 
   private optionName(m: Member): string | undefined {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { ts } from "ts-morph";
-import { type Env, type Evaluator, jsonOf } from "./known-values.js";
+import { enclosingFunction, type Env, type Evaluator, jsonOf } from "./known-values.js";
 
 /** Aliases read through before giving up: `const a = b; const b = c; ...`. */
 const MAX_DEPTH = 6;
@@ -8,9 +8,10 @@ const MAX_DEPTH = 6;
 /**
  * Writes expressions the way two versions of the code are compared. Step arguments: a value gen can
  * compute as its JSON (what the step argument fingerprint hashes), the rest as source text in which
- * local constants are read through, enum members are their values, and string building (`"id-" +
- * String(n)`, a template) is written one way, a call of a function or method of the project followed
- * by a digest of its body, so changing the body changes the text. Conditions: as written, with
+ * locals are what the reader knows of them (how they were computed, a conditional where branches set
+ * them apart), a step's result is `result("name")`, enum members are their values, string building
+ * (`"id-" + String(n)`, a template) is written one way, and a call of a function or method of the
+ * project carries a digest of its body, so changing the body changes the text. Conditions: as written, with
  * locals of known value as their value, `const` aliases of plain values read through, and
  * `ctx.patched(id)` answers (also through a constant) named as such.
  */
@@ -22,51 +23,63 @@ export class ExpressionText {
     private readonly helperBody: (call: ts.CallExpression) => ts.Node | undefined,
     /** The patch ID of a `ctx.patched(id)` call. */
     private readonly patchedId: (call: ts.CallExpression) => string | undefined,
+    /** The step name of a step call (a `@Step` method, `ctx.step`). */
+    private readonly stepOf: (call: ts.CallExpression) => string | undefined,
   ) {}
 
   /** A step call's arguments, as the lock records them. */
   arguments(args: readonly ts.Expression[], env: Env): string {
-    const digests: string[] = [];
-    const parts = args.map((a) => this.text(a, env, 0, digests, true));
-    const uses = [...new Set(digests)];
-    return `${parts.join(", ")}${uses.length === 0 ? "" : ` [${uses.join(" ")}]`}`;
+    return args.map((a) => this.text(a, env, 0, true)).join(", ");
+  }
+
+  /** One value as step arguments read it, for a variable that holds it. */
+  value(e: ts.Expression, env: Env): string {
+    return this.text(e, env, 0, true);
   }
 
   /** A condition, as its atoms are compared. */
   condition(e: ts.Node, env: Env): string {
-    return this.text(e, env, 0, [], false);
+    return this.text(e, env, 0, false);
   }
 
-  private text(node: ts.Node, env: Env, depth: number, digests: string[], argument: boolean): string {
+  private text(node: ts.Node, env: Env, depth: number, argument: boolean): string {
     if (ts.isExpression(node)) {
       if (argument) {
         const known = this.evaluator.value(node, env);
         if (known.known) return jsonOf(known.value);
-      } else if (ts.isIdentifier(node)) {
-        const local = env.get(this.evaluator.symbolOf(node));
-        if (local?.kind === "value") return jsonOf(local.value);
+        if (ts.isParenthesizedExpression(node) || ts.isAsExpression(node) || ts.isNonNullExpression(node) || ts.isSatisfiesExpression(node) || ts.isAwaitExpression(node))
+          return this.text(node.expression, env, depth, argument);
       }
-      if (argument && (ts.isParenthesizedExpression(node) || ts.isAsExpression(node) || ts.isNonNullExpression(node) || ts.isSatisfiesExpression(node)))
-        return this.text(node.expression, env, depth, digests, argument);
       if (ts.isIdentifier(node)) {
         const local = env.get(this.evaluator.symbolOf(node));
-        if (local?.kind === "awaited") return `await ${this.text(local.node, env, depth + 1, digests, argument)}`;
+        if (local?.kind === "value") return jsonOf(local.value);
+        if (argument && local?.kind === "symbolic") return local.text;
+        if (argument && local?.kind === "awaited") return this.text(local.node, env, depth + 1, argument);
       }
       if (ts.isIdentifier(node) && depth < MAX_DEPTH) {
+        // Constants of a module read the same anywhere; a local one is known through what the reader tracked.
         const initializer = constInitializer(this.evaluator.symbolOf(node));
-        if (initializer !== undefined && (argument || isPlainValue(initializer) || this.patchedCall(initializer) !== undefined))
-          return this.text(initializer, env, depth + 1, digests, argument);
+        if (initializer !== undefined && ((argument && enclosingFunction(initializer) === undefined) || isPlainValue(initializer) || this.patchedCall(initializer) !== undefined))
+          return this.text(initializer, env, depth + 1, argument);
       }
       if (ts.isCallExpression(node)) {
         const id = this.patchedId(node);
         if (id !== undefined) return `ctx.patched(${JSON.stringify(id)})`;
-        const body = argument ? this.helperBody(node) : undefined;
-        if (body !== undefined) digests.push(`${node.expression.getText().replace(/^this\./, "")}@${digest(body)}`);
+        if (argument) {
+          // A step's result replays as recorded for the call the journal matched: its own arguments are checked there.
+          const step = this.stepOf(node);
+          if (step !== undefined) return `result(${JSON.stringify(step)})`;
+          const body = this.helperBody(node);
+          if (body !== undefined) {
+            const callee = node.expression.getText().replace(/^this\./, "").replace(/[^\w$.]/g, "");
+            return `${callee}$${digest(body)}(${node.arguments.map((a) => this.text(a, env, depth, argument)).join(", ")})`;
+          }
+        }
       }
       const pieces = argument ? this.stringPieces(node) : undefined;
       if (pieces !== undefined) {
         return `\`${pieces
-          .map((p) => (typeof p === "string" ? p.replace(/[`\\$]/g, (c) => `\\${c}`) : `\${${this.text(p, env, depth, digests, argument)}}`))
+          .map((p) => (typeof p === "string" ? p.replace(/[`\\$]/g, (c) => `\\${c}`) : `\${${this.text(p, env, depth, argument)}}`))
           .join("")}\``;
       }
     }
@@ -76,7 +89,7 @@ export class ExpressionText {
     let at = node.getStart();
     node.forEachChild((child) => {
       out += source.slice(at, child.getStart());
-      out += this.text(child, env, depth, digests, argument);
+      out += this.text(child, env, depth, argument);
       at = child.getEnd();
     });
     out += source.slice(at, node.getEnd());

@@ -112,6 +112,8 @@ export interface StepIR {
   readonly resultUse?: { readonly converted: boolean; readonly asserted: readonly string[] };
   /** `@Step({ type: Cls })`: the class the result is rebuilt with, overriding the declared type. */
   readonly typeOption?: ValueRef;
+  /** Fields of that class with an initializer, which a rebuilt value has even when recorded without them. */
+  readonly defaulted?: readonly string[];
   readonly at: SourceLocation;
 }
 

@@ -15,7 +15,16 @@ export interface Awaited {
   readonly node: ts.Expression;
 }
 
-type Known = { readonly kind: "value"; readonly value: Value } | LocalFunction | Awaited;
+/** A value gen cannot compute, known by how it is computed (`result(charge)`, a condition's arms): what step arguments compare. */
+export interface Symbolic {
+  readonly kind: "symbolic";
+  readonly text: string;
+}
+
+type Known = { readonly kind: "value"; readonly value: Value } | LocalFunction | Awaited | Symbolic;
+
+/** Symbolic texts longer than this are not kept: the variable is then known by its name only. */
+const MAX_SYMBOLIC = 400;
 
 /**
  * What the flow reader knows of the local variables at a point of a body: values computed from
@@ -58,6 +67,22 @@ export class Env {
     return out;
   }
 
+  /**
+   * After a two-armed branch on `condition` (its text, true for the first arm): what both arms
+   * agree on, and a variable they set differently as the conditional of their values, which the
+   * comparison of step arguments resolves path by path.
+   */
+  static mergeFork(yes: Env, no: Env, condition: string): Env {
+    const out = Env.merge([yes, no]);
+    for (const [symbol, a] of yes.known) {
+      const b = no.known.get(symbol);
+      if (b === undefined || out.known.has(symbol)) continue;
+      const text = `(${condition}) ? (${symbolicText(a)}) : (${symbolicText(b)})`;
+      if (a.kind !== "function" && b.kind !== "function" && text.length <= MAX_SYMBOLIC) out.known.set(symbol, { kind: "symbolic", text });
+    }
+    return out;
+  }
+
   /** Takes over what `other` knows (a fork's single surviving arm). */
   assign(other: Env): void {
     this.known.clear();
@@ -68,7 +93,20 @@ export class Env {
 function sameKnown(a: Known | undefined, b: Known): boolean {
   if (a === undefined) return false;
   if (a.kind === "function" || a.kind === "awaited") return b.kind === a.kind && a.node === b.node;
+  if (a.kind === "symbolic") return b.kind === "symbolic" && a.text === b.text;
   return b.kind === "value" && jsonOf(a.value) === jsonOf(b.value);
+}
+
+function symbolicText(k: Known): string {
+  if (k.kind === "value") return jsonOf(k.value);
+  if (k.kind === "symbolic") return k.text;
+  if (k.kind === "awaited") return `await ${k.node.getText()}`;
+  return "function";
+}
+
+/** A symbolic value, or nothing when its text is too long to keep. */
+export function symbolic(text: string): Symbolic | undefined {
+  return text.length <= MAX_SYMBOLIC ? { kind: "symbolic", text } : undefined;
 }
 
 /** The JSON text of a value as a step argument fingerprint reads it (bigint as `12n`, undefined as null). */

@@ -1,3 +1,4 @@
+import { argumentAtoms } from "./argument-paths.js";
 import { atomsOf, formulaOf } from "./condition-formula.js";
 import { allNodes, loopKey, type Node, tryKey } from "./path-nodes.js";
 import { type Choice, MAX_ITERATIONS, NO_CASE } from "./path-walk.js";
@@ -34,6 +35,7 @@ export function variablesOf(old: readonly Node[], next: readonly Node[]): Variab
   const loops = new Map<string, number>();
   for (const n of [...allNodes(old), ...allNodes(next)]) {
     if (n.kind === "branch" && n.when !== undefined) atomsOf(formulaOf(n.when), atoms);
+    if (n.kind === "step" && n.args !== undefined) argumentAtoms(n.args, atoms);
     if (n.kind === "branch" && n.switch !== undefined && n.cases !== undefined) {
       const known = cases.get(n.switch) ?? new Set<string>();
       for (const c of n.cases) if (c !== "default" && !c.startsWith(NEVER_RECORDED)) known.add(c);

@@ -1,3 +1,4 @@
+import { argumentsOnPath } from "./argument-paths.js";
 import { evaluate, formulaOf } from "./condition-formula.js";
 import { type Leaf, loopKey, type Node, tryKey } from "./path-nodes.js";
 
@@ -61,7 +62,11 @@ function* sequence(
 
 function* one(node: Node, choice: Choice, answer: PatchAnswer, answers: Map<string, boolean>): Generator<PathEvent, Exit, undefined> {
   switch (node.kind) {
-    case "step":
+    case "step": {
+      const args = node.args === undefined ? undefined : argumentsOnPath(node.args, (a) => choice.holds(a), (id) => answers.get(id) ?? false);
+      yield { kind: "record", leaf: args === node.args ? node : { ...node, ...(args === undefined ? {} : { args }) } };
+      return undefined;
+    }
     case "call":
       yield { kind: "record", leaf: node };
       return undefined;

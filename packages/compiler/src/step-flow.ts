@@ -2,7 +2,7 @@ import { ts } from "ts-morph";
 import { ExpressionText } from "./argument-text.js";
 import { durableCall, dynamicName, handsOverContext, MESSAGE_STEPS } from "./durable-calls.js";
 import type { FlowNode, SourceLocation } from "./ir.js";
-import { Env, Evaluator, type LocalFunction, writtenSymbols } from "./known-values.js";
+import { Env, Evaluator, type LocalFunction, symbolic, writtenSymbols } from "./known-values.js";
 import type { RuntimeSymbols } from "./runtime-symbols.js";
 import { resultUse } from "./result-use.js";
 
@@ -74,6 +74,7 @@ export class FlowReader {
       this.evaluator,
       (call) => this.helperBodyOf(call),
       (call) => this.patchedId(call),
+      (call) => this.stepNameOf(call),
     );
   }
 
@@ -119,7 +120,7 @@ export class FlowReader {
           const exits = going.length === 0 ? (read.arms[0]?.exits ?? false) : rest.exits;
           return { nodes: [...out, ...read.before, read.build(arms)], exits };
         }
-        env.assign(Env.merge(read.arms.map((arm) => arm.env)));
+        env.assign(forkEnv(read));
         out.push(...read.before, read.build(read.arms.map((arm) => arm.nodes)));
       } else {
         out.push(...read.nodes);
@@ -191,7 +192,7 @@ export class FlowReader {
     if (!isFork(read)) return read;
     const going = read.arms.filter((arm) => arm.exits === false);
     if (going.length > 0 && going.length < read.arms.length && where.loop === "unrolled") throw GIVE_UP;
-    env.assign(Env.merge((going.length > 0 ? going : read.arms).map((arm) => arm.env)));
+    env.assign(going.length === read.arms.length ? forkEnv(read) : Env.merge((going.length > 0 ? going : read.arms).map((arm) => arm.env)));
     const exits = going.length === 0 ? (read.arms[0]?.exits ?? false) : false;
     const arms = read.arms.map((arm) => [...arm.nodes, ...(going.length === 0 ? [] : this.exitNode(arm.exits, where, read.at))]);
     return { nodes: [...read.before, read.build(arms)], exits };
@@ -207,12 +208,17 @@ export class FlowReader {
         continue;
       }
       if (init !== undefined) out.push(...this.node(init, env));
-      if (ts.isIdentifier(d.name)) {
-        const known = init === undefined ? { known: true as const, value: undefined } : this.evaluator.value(init, env);
-        env.set(this.evaluator.symbolOf(d.name), known.known ? { kind: "value", value: known.value } : undefined);
-      } else env.forget(writtenSymbols(d.name, (n) => this.evaluator.symbolOf(n)));
+      if (ts.isIdentifier(d.name)) env.set(this.evaluator.symbolOf(d.name), this.known(init, env));
+      else env.forget(writtenSymbols(d.name, (n) => this.evaluator.symbolOf(n)));
     }
     return out;
+  }
+
+  /** What gen knows of a variable set to `e`: its value, or how it is computed. */
+  private known(e: ts.Expression | undefined, env: Env) {
+    if (e === undefined) return { kind: "value" as const, value: undefined };
+    const v = this.evaluator.value(e, env);
+    return v.known ? { kind: "value" as const, value: v.value } : symbolic(this.texts.value(e, env));
   }
 
   /** A `for` loop's initializer or incrementor, as an expression statement would be. */
@@ -223,20 +229,20 @@ export class FlowReader {
   /** What an expression statement writes: `i++`, `i += 1`, `x = 3` keep a known value; other writes forget it. */
   private applyWrites(s: ts.Node, env: Env, expression?: ts.Expression): void {
     const symbolOf = (n: ts.Node) => this.evaluator.symbolOf(n);
-    const updates: [ts.Symbol | undefined, { known: boolean; value?: unknown }][] = [];
+    const updates: [ts.Symbol | undefined, ReturnType<FlowReader["known"]>][] = [];
     const e = expression ?? (ts.isExpressionStatement(s) ? s.expression : undefined);
     if (e !== undefined) {
       const number = (target: ts.Expression, delta: number) => {
         const v = this.evaluator.value(target, env);
-        return v.known && typeof v.value === "number" ? { known: true, value: v.value + delta } : { known: false };
+        return v.known && typeof v.value === "number" ? { kind: "value" as const, value: v.value + delta } : undefined;
       };
       if (ts.isBinaryExpression(e) && ts.isIdentifier(e.left)) {
         const op = e.operatorToken.kind;
-        if (op === ts.SyntaxKind.EqualsToken) updates.push([symbolOf(e.left), this.evaluator.value(e.right, env)]);
+        if (op === ts.SyntaxKind.EqualsToken) updates.push([symbolOf(e.left), this.known(e.right, env)]);
         else if (op === ts.SyntaxKind.PlusEqualsToken || op === ts.SyntaxKind.MinusEqualsToken) {
           const by = this.evaluator.value(e.right, env);
           const sign = op === ts.SyntaxKind.PlusEqualsToken ? 1 : -1;
-          updates.push([symbolOf(e.left), by.known && typeof by.value === "number" ? number(e.left, sign * by.value) : { known: false }]);
+          updates.push([symbolOf(e.left), by.known && typeof by.value === "number" ? number(e.left, sign * by.value) : undefined]);
         }
       } else if ((ts.isPostfixUnaryExpression(e) || ts.isPrefixUnaryExpression(e)) && ts.isIdentifier(e.operand)) {
         if (e.operator === ts.SyntaxKind.PlusPlusToken) updates.push([symbolOf(e.operand), number(e.operand, 1)]);
@@ -244,7 +250,7 @@ export class FlowReader {
       }
     }
     env.forget(writtenSymbols(s, symbolOf));
-    for (const [symbol, v] of updates) if (v.known) env.set(symbol, { kind: "value", value: v.value as never });
+    for (const [symbol, v] of updates) env.set(symbol, v);
   }
 
   private switchStatement(s: ts.SwitchStatement, env: Env, where: Where, location: SourceLocation): Seq | Fork {
@@ -463,13 +469,20 @@ export class FlowReader {
     const no = { ...whenFalse(falseEnv), env: falseEnv };
     if (guard !== undefined) {
       const [patched, unpatched] = guard.negated ? [no, yes] : [yes, no];
-      return { before: [], arms: [patched, unpatched], at, build: ([then = [], otherwise = []]) => ({ kind: "patch", id: guard.id, at, then, else: otherwise }) };
+      return {
+        before: [],
+        arms: [patched, unpatched],
+        at,
+        condition: `ctx.patched(${JSON.stringify(guard.id)})`,
+        build: ([then = [], otherwise = []]) => ({ kind: "patch", id: guard.id, at, then, else: otherwise }),
+      };
     }
     const when = canonical(condition, (x) => this.texts.condition(x, env));
     return {
       before,
       arms: [yes, no],
       at,
+      condition: when.negated ? `!(${when.text})` : when.text,
       build: ([t = [], f = []]) => ({ kind: "branch", at, arms: when.negated ? [f, t] : [t, f], when: when.text, ...(when.negated ? { swapped: true } : {}) }),
     };
   }
@@ -629,6 +642,16 @@ export class FlowReader {
     return symbol?.valueDeclaration ?? symbol?.declarations?.[0];
   }
 
+  /** The step a call calls, if it is a step call: a `@Step` method or `ctx.step(name, ...)`. */
+  private stepNameOf(call: ts.CallExpression): string | undefined {
+    const callee = call.expression;
+    if ((ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee)) && this.context.runtime.memberAt(callee) === "Ctx.step")
+      return this.context.literal(call.arguments[0]) ?? dynamicName(call.arguments[0]);
+    const declaration = this.declarationOf(callee);
+    const key = declaration === undefined ? undefined : this.context.stepKeyOf(declaration);
+    return key?.replace(/#\d+$/, "");
+  }
+
   /** The body of a project function or workflow method a call runs, other than a step; for argument digests. */
   private helperBodyOf(call: ts.CallExpression): ts.Node | undefined {
     const declaration = this.declarationOf(call.expression);
@@ -714,7 +737,16 @@ interface Fork {
   readonly before: FlowNode[];
   readonly arms: readonly ForkArm[];
   readonly at: SourceLocation;
+  /** For a two-armed fork, the condition under which the first arm runs. */
+  readonly condition?: string;
   build(arms: FlowNode[][]): FlowNode;
+}
+
+/** What is known after a fork whose arms all go on: for two arms on a condition, variables they set apart become its conditional. */
+function forkEnv(read: Fork): Env {
+  const [yes, no] = read.arms;
+  if (read.condition !== undefined && yes !== undefined && no !== undefined && read.arms.length === 2) return Env.mergeFork(yes.env, no.env, read.condition);
+  return Env.merge(read.arms.map((arm) => arm.env));
 }
 
 function isFork(read: Seq | Fork): read is Fork {

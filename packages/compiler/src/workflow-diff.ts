@@ -103,7 +103,8 @@ export class WorkflowDiff {
     for (const step of this.current.steps) {
       const recorded = this.old.steps[step.key];
       if (recorded === undefined) continue;
-      out.push({ step, old: recorded, inFlight: this.inFlightSteps.has(step.key), question: { source: typeShape(recorded.result), target: step.result.shape } });
+      const target = optionalFields(step.result.shape, step.defaulted ?? []);
+      out.push({ step, old: recorded, inFlight: this.inFlightSteps.has(step.key), question: { source: typeShape(recorded.result), target } });
     }
     return out;
   }
@@ -218,8 +219,12 @@ export class WorkflowDiff {
     }
     const heldLater = coming.includes(leafName(h));
     const askedLater = later.includes(leafName(a));
-    if (heldLater && askedLater)
-      return { kind: "reordered", subject: leafName(a), at, what: `${describeLeaf(a)} was moved to another position (${formatLocation(at)})`, patchId: `reorder-${leafName(a)}` };
+    if (heldLater && askedLater) {
+      // The call the journal holds here is made later now: name it where it went.
+      const moved = d.next.slice(1).find((e) => eventName(e) === leafName(h));
+      const where = locationOfEvent(moved) ?? at;
+      return { kind: "reordered", subject: leafName(h), at: where, what: `${describeLeaf(h)} was moved to another position (${formatLocation(where)})`, patchId: `reorder-${leafName(h)}` };
+    }
     if (askedLater)
       return { kind: "removed", subject: leafName(h), at, what: `${describeLeaf(h)} was removed (near ${formatLocation(at)})`, patchId: `remove-${leafName(h)}` };
     if (heldLater) return { kind: "inserted", subject: leafName(a), at, what: `${describeLeaf(a)} was inserted (${formatLocation(at)})`, patchId: `add-${leafName(a)}` };
@@ -342,6 +347,29 @@ function nameCondition(variables: readonly Variable[], failing: PathOutcome, inF
   if (deciding.length > 0) return deciding.join(" and ");
   const all = variables.map((v, i) => describeValue(v, failing.values[i] as boolean | string | number));
   return all.length > 0 ? all.join(" and ") : "it took some path";
+}
+
+/** A structural shape with its top-level fields `fields` made optional (`{ a: T }` to `{ a?: T }`). */
+function optionalFields(shape: string, fields: readonly string[]): string {
+  if (fields.length === 0 || !shape.startsWith("{ ")) return shape;
+  let depth = 0;
+  let out = "";
+  for (let i = 0; i < shape.length; i++) {
+    const c = shape[i] as string;
+    if ("{[(<".includes(c)) depth++;
+    if ("}])>".includes(c)) depth--;
+    out += c;
+    const start = depth === 1 && (shape.startsWith("{ ", i) || shape.startsWith("; ", i));
+    if (!start) continue;
+    out += " ";
+    i++;
+    const name = /^[A-Za-z_$][\w$]*/.exec(shape.slice(i + 1))?.[0];
+    if (name !== undefined && fields.includes(name) && shape.startsWith(": ", i + 1 + name.length)) {
+      out += `${name}?`;
+      i += name.length;
+    }
+  }
+  return out;
 }
 
 function eventName(e: PathEvent): string {
