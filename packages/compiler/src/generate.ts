@@ -31,7 +31,7 @@ export interface WorkflowSummary {
 }
 
 export interface GenerateResult {
-  /** False only with `check`, when a file is stale or a breaking change is present. */
+  /** False only with `check`, when a file is stale or a breaking or possibly breaking change is present. */
   readonly ok: boolean;
   readonly check: boolean;
   readonly workflows: readonly WorkflowSummary[];
@@ -94,7 +94,7 @@ export function runGeneration(session: Session, options: Pick<GenerateOptions, "
     return { path, kind, status: writeIfChanged(path, content) ? "written" : "unchanged" };
   });
   return {
-    ok: !check || (blocking.length === 0 && files.every((f) => f.status === "current")),
+    ok: !check || (blocking.length === 0 && report.possiblyBreaking.length === 0 && files.every((f) => f.status === "current")),
     check,
     workflows: ir.workflows.map((w) => ({
       type: w.typeName,

@@ -23,8 +23,8 @@ describe("the replay-breaking change corpora", function () {
       const gen = new GenJudge(pairs[0] as never);
       try {
         rows[name] = pairs.map((pair) => {
-          const { verdict, says } = gen.verdict(pair);
-          return { pair, runtime: (book[pair.name] as { verdict: Row["runtime"] }).verdict, gen: verdict, says };
+          const { verdict, says, unreadable } = gen.verdict(pair);
+          return { pair, runtime: (book[pair.name] as { verdict: Row["runtime"] }).verdict, gen: verdict, says, unreadable };
         });
       } finally {
         gen.remove();

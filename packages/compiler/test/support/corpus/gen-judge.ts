@@ -16,7 +16,7 @@ export class GenJudge {
     this.scenario = Scenario.create(prefixed(versionFiles(first.v1)));
   }
 
-  verdict(pair: ChangePair): { verdict: GenVerdict; says: string } {
+  verdict(pair: ChangePair): { verdict: GenVerdict; says: string; unreadable: string[] } {
     const { scenario } = this;
     for (const [path, text] of Object.entries(prefixed(versionFiles(pair.v1)))) scenario.write(path, text);
     scenario.generate({ acceptBreaking: true });
@@ -26,15 +26,17 @@ export class GenJudge {
       result = scenario.generate({ check: true });
     } catch (e) {
       // A source problem fails the check as surely as a breaking change does.
-      if (e instanceof SourceError || e instanceof BreakingChangeError) return { verdict: "breaking", says: e.message };
+      if (e instanceof SourceError || e instanceof BreakingChangeError) return { verdict: "breaking", says: e.message, unreadable: [] };
       throw e;
     }
+    // The steps whose recorded results the new code cannot read: the journal tier fails runs holding one.
+    const unreadable = result.breaking.filter((b) => b.kind === "type-changed").map((b) => b.step);
     const inFlight = result.breaking.filter((b) => b.kind !== "after-last-wait");
-    if (inFlight.length > 0) return { verdict: "breaking", says: inFlight.map((b) => b.message).join("\n") };
+    if (inFlight.length > 0) return { verdict: "breaking", says: inFlight.map((b) => b.message).join("\n"), unreadable };
     if (result.possiblyBreaking.length > 0)
-      return { verdict: "possibly-breaking", says: result.possiblyBreaking.map((b) => b.message).join("\n") };
-    if (result.breaking.length > 0) return { verdict: "after-last-wait", says: result.breaking.map((b) => b.message).join("\n") };
-    return { verdict: "compatible", says: "" };
+      return { verdict: "possibly-breaking", says: result.possiblyBreaking.map((b) => b.message).join("\n"), unreadable };
+    if (result.breaking.length > 0) return { verdict: "after-last-wait", says: result.breaking.map((b) => b.message).join("\n"), unreadable };
+    return { verdict: "compatible", says: "", unreadable };
   }
 
   remove(): void {

@@ -15,6 +15,8 @@ export interface WaitVerdict {
   readonly breaks: boolean;
   /** What the `Replayer` said of the journal as it stood at the wait, replayed by version 2: what the journal tier sees. */
   readonly replayOk: boolean;
+  /** The steps whose results the journal held at the wait. */
+  readonly steps: readonly string[];
   readonly detail?: string;
 }
 
@@ -28,6 +30,8 @@ export interface InputVerdict {
   readonly breaksFinished: boolean;
   /** Whether the `Replayer` refused the finished journal (the journal tier's sample of finished runs). */
   readonly finishedReplayOk: boolean;
+  /** Whether a run of version 2 alone, from its start, ends ok: when not, the new code fails on its own, whatever a run recorded. */
+  readonly freshOk: boolean;
   readonly finishedDetail?: string;
 }
 
@@ -103,6 +107,7 @@ export class RuntimeJudge {
 
   private async judgeInput(v1: Loaded, v2: Loaded, input: number): Promise<InputVerdict> {
     const finished = await this.finishedRun(v1, input);
+    const freshOk = await this.freshRun(v2, input);
     const atWaits: WaitVerdict[] = [];
     for (let k = 0; k < finished.waits; k++) atWaits.push(await this.resumeAt(v1, v2, input, k, finished.waits));
     const replay = await this.replayer(v2).replay(finished.journal);
@@ -114,6 +119,7 @@ export class RuntimeJudge {
       atWaits,
       breaksFinished: finishedProblem !== undefined,
       finishedReplayOk: finishedProblem === undefined,
+      freshOk,
       ...(finishedProblem === undefined ? {} : { finishedDetail: finishedProblem }),
     };
   }
@@ -132,6 +138,22 @@ export class RuntimeJudge {
       const status = await run.status();
       if (status.status !== "ok") throw new Error(`version 1 did not finish ok for input ${input} (${status.status}): fix the corpus pair`);
       return { waits, journal: await run.describe() };
+    } finally {
+      await done();
+    }
+  }
+
+  /** Version 2 alone from start to finish: whether it ends ok. */
+  private async freshRun(v2: Loaded, input: number): Promise<boolean> {
+    const { engine, done } = await this.open(v2, this.freshDir());
+    try {
+      const run = await engine.start(v2.typeName, ID, input);
+      for (let i = 0; i < MAX_TICKS; i++) {
+        await engine.idle();
+        if (await finished(run)) break;
+        await tick(engine, run, i);
+      }
+      return (await run.status()).status === "ok";
     } finally {
       await done();
     }
@@ -160,6 +182,7 @@ export class RuntimeJudge {
       wait: k + 1,
       breaks: problem !== undefined,
       replayOk: replay.ok,
+      steps: [...new Set(journal.records.flatMap((r) => (r.kind === "step" && typeof r["name"] === "string" ? [r["name"]] : [])))].sort(),
       ...(problem !== undefined ? { detail: problem } : replay.ok ? {} : { detail: `replay: ${replay.error ?? "?"}` }),
     };
   }

@@ -54,8 +54,8 @@ async function main(args: readonly string[]): Promise<number> {
     const gen = new GenJudge(pairs[0] as never);
     try {
       corpora[name] = pairs.map((pair) => {
-        const { verdict, says } = gen.verdict(pair);
-        return { pair, runtime: (book[pair.name] as { verdict: Row["runtime"] }).verdict, gen: verdict, says };
+        const { verdict, says, unreadable } = gen.verdict(pair);
+        return { pair, runtime: (book[pair.name] as { verdict: Row["runtime"] }).verdict, gen: verdict, says, unreadable };
       });
     } finally {
       gen.remove();

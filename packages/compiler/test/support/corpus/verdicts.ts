@@ -9,7 +9,7 @@ import { type ChangePair, versionFiles } from "./pair.js";
  * Raised whenever the judge decides differently for the same pair (how it drives runs, what counts
  * as breaking), so that every recorded verdict is judged again.
  */
-export const JUDGE_VERSION = 2;
+export const JUDGE_VERSION = 4;
 
 /** The runtime's verdict on a pair, with the digest of the pair it was given for. */
 export interface RecordedVerdict {
