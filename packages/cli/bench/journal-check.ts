@@ -41,22 +41,44 @@ try {
   writeFileSync(
     join(project, "tsconfig.json"),
     JSON.stringify({
-      compilerOptions: { target: "ES2022", lib: ["ES2023"], module: "NodeNext", moduleResolution: "NodeNext", strict: true, experimentalDecorators: true, skipLibCheck: true, noEmit: true, types: [] },
+      compilerOptions: {
+        target: "ES2022",
+        lib: ["ES2023"],
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        strict: true,
+        experimentalDecorators: true,
+        skipLibCheck: true,
+        noEmit: true,
+        types: [],
+      },
       include: ["src"],
     }),
   );
-  const source = readFileSync(join(workspace, "packages/cli/bench/checkout-workflow.ts"), "utf8").replace('import "reflect-metadata";\n', "");
+  const source = readFileSync(join(workspace, "packages/cli/bench/checkout-workflow.ts"), "utf8").replace(
+    'import "reflect-metadata";\n',
+    "",
+  );
   writeFileSync(join(project, "src/checkout.ts"), source);
   const quiet = io(project);
   if ((await runCli(["gen", "--project", project], quiet.io)) !== 0) throw new Error(`fusee gen failed: ${quiet.err()}`);
 
   const check = io(project);
   const before = performance.now();
-  const code = await runCli(["gen", "--check", "--project", project, "--against", data, "--workflows", join(here, "checkout-workflow.js"), "--json"], check.io);
+  const code = await runCli(
+    ["gen", "--check", "--project", project, "--against", data, "--workflows", join(here, "checkout-workflow.js"), "--json"],
+    check.io,
+  );
   const totalMs = performance.now() - before;
   const result = JSON.parse(check.out()) as { journals?: { inFlight: number; failing: unknown[]; durationMs: number } };
-  if (code !== 0 || result.journals?.inFlight !== runs) throw new Error(`the check did not replay ${runs} runs cleanly (exit ${code}): ${check.out()}${check.err()}`);
-  const figures = { runs, recordedMs: Math.round(recordedMs), journalTierMs: Math.round(result.journals.durationMs), checkMs: Math.round(totalMs) };
+  if (code !== 0 || result.journals?.inFlight !== runs)
+    throw new Error(`the check did not replay ${runs} runs cleanly (exit ${code}): ${check.out()}${check.err()}`);
+  const figures = {
+    runs,
+    recordedMs: Math.round(recordedMs),
+    journalTierMs: Math.round(result.journals.durationMs),
+    checkMs: Math.round(totalMs),
+  };
   process.stdout.write(
     json
       ? `${JSON.stringify(figures)}\n`

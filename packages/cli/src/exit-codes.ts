@@ -34,10 +34,14 @@ export const EXIT_CODES: readonly { readonly code: ExitCode; readonly meaning: s
   { code: ExitCode.Stale, meaning: "gen --check: generated files are stale (run fusee gen)" },
   {
     code: ExitCode.Breaking,
-    meaning: "gen: a replay-breaking change (guard it with ctx.patched(), or --accept-breaking); with --against, a run in flight that would fail",
+    meaning:
+      "gen: a replay-breaking change (guard it with ctx.patched(), or --accept-breaking); with --against, a run in flight that would fail",
   },
   { code: ExitCode.Source, meaning: "gen: a problem in workflow source" },
-  { code: ExitCode.PossiblyBreaking, meaning: "gen --check: only possibly breaking changes, which break runs in flight on the paths they name" },
+  {
+    code: ExitCode.PossiblyBreaking,
+    meaning: "gen --check: only possibly breaking changes, which break runs in flight on the paths they name",
+  },
 ];
 
 /** The exit codes as `--help` shows them. */

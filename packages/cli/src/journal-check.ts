@@ -72,7 +72,9 @@ export async function checkJournals(
   } finally {
     await journals.close();
   }
-  failing.sort((a, b) => Number(a.finished) - Number(b.finished) || (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
+  failing.sort(
+    (a, b) => Number(a.finished) - Number(b.finished) || (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0),
+  );
   const finished = journals.ids.filter((e) => e.finished).length;
   return { source, inFlight: journals.ids.length - finished, finished, failing, durationMs: performance.now() - started };
 }
@@ -97,7 +99,11 @@ async function replayOne(
   // A journal that replays may still hold a result the new code reads as it could not have been recorded.
   const steps = unreadable?.get(journal.type);
   const held = steps === undefined ? undefined : journal.records.find((r) => r.kind === "step" && steps.has(String(r["name"])));
-  if (held !== undefined && steps !== undefined) return { ...base, error: `it holds a result of step '${String(held["name"])}' that the new code cannot read: ${steps.get(String(held["name"])) ?? ""}` };
+  if (held !== undefined && steps !== undefined)
+    return {
+      ...base,
+      error: `it holds a result of step '${String(held["name"])}' that the new code cannot read: ${steps.get(String(held["name"])) ?? ""}`,
+    };
   return undefined;
 }
 
@@ -125,7 +131,8 @@ async function openJournals(
         .sort()
         .map((n) => join(source, n))
     : [source];
-  if (files.length === 0) throw new UsageError(`--against ${source}: the folder holds no export files (*${runtime.EXPORT_FILE_SUFFIX}) and is no data directory`);
+  if (files.length === 0)
+    throw new UsageError(`--against ${source}: the folder holds no export files (*${runtime.EXPORT_FILE_SUFFIX}) and is no data directory`);
   const exports = new Map<string, ExportedJournal>();
   for (const file of files) {
     let journal: ExportedJournal;

@@ -15,7 +15,10 @@ const workflows = join(here, "fixtures", "pay-workflows.js");
 const changed = join(here, "fixtures", "pay-changed.js");
 
 /** The source of the fixture workflow the runs were recorded with, as a project holds it. */
-const PAY_SOURCE = readFileSync(join(WORKSPACE, "packages/cli/test/fixtures/pay-workflows.ts"), "utf8").replace('import "reflect-metadata";\n', "");
+const PAY_SOURCE = readFileSync(join(WORKSPACE, "packages/cli/test/fixtures/pay-workflows.ts"), "utf8").replace(
+  'import "reflect-metadata";\n',
+  "",
+);
 
 interface GenJson {
   ok: boolean;
@@ -73,14 +76,28 @@ describe("fusee gen --check --against", function () {
       ["pay-2", "running", false],
       ["pay-3", "running", false],
     ]);
-    expect(out.journals?.failing[0]?.error).to.contain("the journal holds step 'charge' (call #2), the code asked for step 'refund' (call #2)");
+    expect(out.journals?.failing[0]?.error).to.contain(
+      "the journal holds step 'charge' (call #2), the code asked for step 'refund' (call #2)",
+    );
     const text = await fusee("gen", "--check", "--project", project.dir, "--against", data, "--workflows", changed);
     expect(text.code).to.equal(5);
     expect(text.stdout).to.contain("would fail: pay-2 (Pay run 1, running):").and.to.contain("check failed: 2 runs in flight would fail");
   });
 
   it("replays a sample of finished runs with --finished, reporting one that no longer replays without failing the check", async () => {
-    const r = await fusee("gen", "--check", "--project", project.dir, "--against", data, "--workflows", changed, "--finished", "5", "--json");
+    const r = await fusee(
+      "gen",
+      "--check",
+      "--project",
+      project.dir,
+      "--against",
+      data,
+      "--workflows",
+      changed,
+      "--finished",
+      "5",
+      "--json",
+    );
     const out = JSON.parse(r.stdout) as GenJson;
     expect(out.journals).to.deep.include({ inFlight: 2, finished: 1 });
     expect(out.journals?.failing.map((f) => [f.workflowId, f.finished])).to.deep.equal([
@@ -88,7 +105,19 @@ describe("fusee gen --check --against", function () {
       ["pay-3", false],
       ["pay-1", true],
     ]);
-    const same = await fusee("gen", "--check", "--project", project.dir, "--against", data, "--workflows", workflows, "--finished", "5", "--json");
+    const same = await fusee(
+      "gen",
+      "--check",
+      "--project",
+      project.dir,
+      "--against",
+      data,
+      "--workflows",
+      workflows,
+      "--finished",
+      "5",
+      "--json",
+    );
     expect(same.code).to.equal(0);
     expect((JSON.parse(same.stdout) as GenJson).journals).to.deep.include({ finished: 1, failing: [] });
   });
@@ -102,7 +131,17 @@ describe("fusee gen --check --against", function () {
     const one = await fusee("gen", "--check", "--project", project.dir, "--against", file, "--workflows", changed, "--json");
     expect(one.code).to.equal(5);
     expect((JSON.parse(one.stdout) as GenJson).journals?.failing.map((f) => f.workflowId)).to.deep.equal(["pay-2"]);
-    const folder = await fusee("gen", "--check", "--project", project.dir, "--against", join(tmp, "exports"), "--workflows", workflows, "--json");
+    const folder = await fusee(
+      "gen",
+      "--check",
+      "--project",
+      project.dir,
+      "--against",
+      join(tmp, "exports"),
+      "--workflows",
+      workflows,
+      "--json",
+    );
     expect(folder.code).to.equal(0);
     expect((JSON.parse(folder.stdout) as GenJson).journals).to.deep.include({ inFlight: 1, failing: [] });
   });
@@ -139,15 +178,23 @@ describe("fusee gen --check on a possibly breaking change", () => {
 
   it("exits 7, naming the condition runs must have met to break, with failure possibly-breaking in --json", async () => {
     expect((await fusee("gen", "--project", project.dir)).code).to.equal(0);
-    project.write("src/order.ts", ORDER.replace("const count = await this.reserve(id);", 'const count = await this.reserve(id);\n    if (id.startsWith("vip")) await this.audit();'));
+    project.write(
+      "src/order.ts",
+      ORDER.replace(
+        "const count = await this.reserve(id);",
+        'const count = await this.reserve(id);\n    if (id.startsWith("vip")) await this.audit();',
+      ),
+    );
     const r = await fusee("gen", "--check", "--project", project.dir, "--json");
     expect(r.code, r.stdout + r.stderr).to.equal(7);
     const out = JSON.parse(r.stdout) as GenJson;
     expect(out.failure).to.equal("possibly-breaking");
-    expect(out.possiblyBreaking.map((p) => [p.kind, p.step, p.condition])).to.deep.equal([["inserted", "audit", '`id.startsWith("vip")` holds']]);
+    expect(out.possiblyBreaking.map((p) => [p.kind, p.step, p.condition])).to.deep.equal([
+      ["inserted", "audit", '`id.startsWith("vip")` holds'],
+    ]);
     const text = await fusee("gen", "--check", "--project", project.dir);
     expect(text.code).to.equal(7);
-    expect(text.stdout).to.contain("possibly breaking: Workflow Order, run(): step \"audit\" was inserted");
+    expect(text.stdout).to.contain('possibly breaking: Workflow Order, run(): step "audit" was inserted');
     // gen writes it, and the check passes once the lock records it.
     expect((await fusee("gen", "--project", project.dir)).code).to.equal(0);
     expect((await fusee("gen", "--check", "--project", project.dir)).code).to.equal(0);

@@ -183,7 +183,9 @@ class WorkflowAnalysis {
       steps: [...this.steps]
         .map((step) => {
           const use = this.resultUses.get(step.key);
-          return use === undefined ? step : { ...step, resultUse: { converted: use.converted, asserted: [...use.asserted].sort(compareText) } };
+          return use === undefined
+            ? step
+            : { ...step, resultUse: { converted: use.converted, asserted: [...use.asserted].sort(compareText) } };
         })
         .sort((a, b) => compareText(a.key, b.key)),
       signals: sortByName(signals),
@@ -194,7 +196,11 @@ class WorkflowAnalysis {
     };
   }
 
-  private workflowOptions(className: string): { typeName: string; patches: { id: string; at: SourceLocation }[]; declaresPatches: boolean } {
+  private workflowOptions(className: string): {
+    typeName: string;
+    patches: { id: string; at: SourceLocation }[];
+    declaresPatches: boolean;
+  } {
     const argument = decoratorArgument(this.workflow.decorator);
     let typeName = className;
     const patches: { id: string; at: SourceLocation }[] = [];
@@ -496,7 +502,9 @@ class WorkflowAnalysis {
       .getProperties()
       .filter((p) =>
         (p.declarations ?? []).some(
-          (d) => (ts.isMethodDeclaration(d) || ts.isGetAccessorDeclaration(d) || ts.isSetAccessorDeclaration(d)) && !d.getSourceFile().isDeclarationFile,
+          (d) =>
+            (ts.isMethodDeclaration(d) || ts.isGetAccessorDeclaration(d) || ts.isSetAccessorDeclaration(d)) &&
+            !d.getSourceFile().isDeclarationFile,
         ),
       )
       .map((p) => p.name)
@@ -617,7 +625,11 @@ function classChain(checker: ts.TypeChecker, declaration: ts.ClassDeclaration): 
     return symbol;
   };
   const inSource = (d: ts.Node) => !d.getSourceFile().isDeclarationFile;
-  const bases = (e: ts.Expression, args: ReadonlyMap<ts.Symbol, ts.Expression>, depth: number): [ts.ClassLikeDeclaration, ReadonlyMap<ts.Symbol, ts.Expression>][] => {
+  const bases = (
+    e: ts.Expression,
+    args: ReadonlyMap<ts.Symbol, ts.Expression>,
+    depth: number,
+  ): [ts.ClassLikeDeclaration, ReadonlyMap<ts.Symbol, ts.Expression>][] => {
     if (depth > 8) return [];
     if (ts.isParenthesizedExpression(e)) return bases(e.expression, args, depth + 1);
     if (ts.isCallExpression(e)) {
@@ -671,7 +683,8 @@ function returnedClasses(body: ts.Node, resolve: (e: ts.Node) => ts.Symbol | und
 }
 
 function functionOf(declaration: ts.Node): ts.SignatureDeclaration | undefined {
-  if (ts.isFunctionDeclaration(declaration) || ts.isMethodDeclaration(declaration) || ts.isGetAccessorDeclaration(declaration)) return declaration;
+  if (ts.isFunctionDeclaration(declaration) || ts.isMethodDeclaration(declaration) || ts.isGetAccessorDeclaration(declaration))
+    return declaration;
   if ((ts.isVariableDeclaration(declaration) || ts.isPropertyDeclaration(declaration)) && declaration.initializer !== undefined) {
     const init = declaration.initializer;
     if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init;
@@ -699,7 +712,11 @@ function assignedFields(handler: ts.MethodDeclaration, member: (name: string) =>
     return undefined;
   };
   const visit = (n: ts.Node): void => {
-    if (ts.isBinaryExpression(n) && n.operatorToken.kind >= ts.SyntaxKind.FirstAssignment && n.operatorToken.kind <= ts.SyntaxKind.LastAssignment) {
+    if (
+      ts.isBinaryExpression(n) &&
+      n.operatorToken.kind >= ts.SyntaxKind.FirstAssignment &&
+      n.operatorToken.kind <= ts.SyntaxKind.LastAssignment
+    ) {
       const f = field(n.left);
       if (f !== undefined) out.add(f);
     } else if ((ts.isPrefixUnaryExpression(n) || ts.isPostfixUnaryExpression(n)) && ts.isExpression(n.operand)) {
@@ -743,11 +760,13 @@ function collectEnums(
     if (depth > 3) return;
     addSymbol(type.getSymbol());
     if (type.isUnionOrIntersection()) type.types.forEach((t) => addType(t, depth + 1));
-    if (checker.isArrayType(type) || checker.isTupleType(type)) checker.getTypeArguments(type as ts.TypeReference).forEach((t) => addType(t, depth + 1));
+    if (checker.isArrayType(type) || checker.isTupleType(type))
+      checker.getTypeArguments(type as ts.TypeReference).forEach((t) => addType(t, depth + 1));
   };
   types.forEach((t) => addType(t, 0));
   const visit = (n: ts.Node): void => {
-    if (ts.isPropertyAccessExpression(n) || ts.isTypeReferenceNode(n)) addSymbol(checker.getSymbolAtLocation(ts.isPropertyAccessExpression(n) ? n : n.typeName));
+    if (ts.isPropertyAccessExpression(n) || ts.isTypeReferenceNode(n))
+      addSymbol(checker.getSymbolAtLocation(ts.isPropertyAccessExpression(n) ? n : n.typeName));
     ts.forEachChild(n, visit);
   };
   classes.forEach(visit);

@@ -41,8 +41,31 @@ export function argumentAtoms(args: string, into: Set<string>): void {
   if (call !== undefined) visit(call);
 }
 
+/**
+ * Whether two argument lists surely have other values: another number of arguments, or at one
+ * position two values (JSON) that differ. Other differences are in how they are written.
+ */
+export function certainlyDiffer(a: string, b: string): boolean {
+  const x = parse(a)?.arguments.map((e) => e.getText());
+  const y = parse(b)?.arguments.map((e) => e.getText());
+  if (x === undefined || y === undefined) return true;
+  if (x.length !== y.length) return true;
+  return x.some((text, i) => text !== y[i] && isJson(text) && isJson(y[i] as string));
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function parse(args: string): ts.CallExpression | undefined {
   const file = ts.createSourceFile("arguments.ts", `f(${args});`, ts.ScriptTarget.ES2022, true);
   const statement = file.statements[0];
-  return statement !== undefined && ts.isExpressionStatement(statement) && ts.isCallExpression(statement.expression) ? statement.expression : undefined;
+  return statement !== undefined && ts.isExpressionStatement(statement) && ts.isCallExpression(statement.expression)
+    ? statement.expression
+    : undefined;
 }

@@ -47,7 +47,13 @@ export class ExpressionText {
       if (argument) {
         const known = this.evaluator.value(node, env);
         if (known.known) return jsonOf(known.value);
-        if (ts.isParenthesizedExpression(node) || ts.isAsExpression(node) || ts.isNonNullExpression(node) || ts.isSatisfiesExpression(node) || ts.isAwaitExpression(node))
+        if (
+          ts.isParenthesizedExpression(node) ||
+          ts.isAsExpression(node) ||
+          ts.isNonNullExpression(node) ||
+          ts.isSatisfiesExpression(node) ||
+          ts.isAwaitExpression(node)
+        )
           return this.text(node.expression, env, depth, argument);
       }
       if (ts.isIdentifier(node)) {
@@ -59,7 +65,12 @@ export class ExpressionText {
       if (ts.isIdentifier(node) && depth < MAX_DEPTH) {
         // Constants of a module read the same anywhere; a local one is known through what the reader tracked.
         const initializer = constInitializer(this.evaluator.symbolOf(node));
-        if (initializer !== undefined && ((argument && enclosingFunction(initializer) === undefined) || isPlainValue(initializer) || this.patchedCall(initializer) !== undefined))
+        if (
+          initializer !== undefined &&
+          ((argument && enclosingFunction(initializer) === undefined) ||
+            isPlainValue(initializer) ||
+            this.patchedCall(initializer) !== undefined)
+        )
           return this.text(initializer, env, depth + 1, argument);
       }
       if (ts.isCallExpression(node)) {
@@ -71,7 +82,10 @@ export class ExpressionText {
           if (step !== undefined) return `result(${JSON.stringify(step)})`;
           const body = this.helperBody(node);
           if (body !== undefined) {
-            const callee = node.expression.getText().replace(/^this\./, "").replace(/[^\w$.]/g, "");
+            const callee = node.expression
+              .getText()
+              .replace(/^this\./, "")
+              .replace(/[^\w$.]/g, "");
             return `${callee}$${digest(body)}(${node.arguments.map((a) => this.text(a, env, depth, argument)).join(", ")})`;
           }
         }
@@ -130,7 +144,11 @@ export class ExpressionText {
       }
       out.push(x);
     };
-    if (!(ts.isTemplateExpression(e) || (ts.isBinaryExpression(e) && e.operatorToken.kind === ts.SyntaxKind.PlusToken) || ts.isCallExpression(e)))
+    if (!(
+      ts.isTemplateExpression(e) ||
+      (ts.isBinaryExpression(e) && e.operatorToken.kind === ts.SyntaxKind.PlusToken) ||
+      ts.isCallExpression(e)
+    ))
       return undefined;
     if (ts.isCallExpression(e) && !(ts.isIdentifier(e.expression) && e.expression.text === "String")) return undefined;
     add(e);

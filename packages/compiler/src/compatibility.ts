@@ -21,7 +21,8 @@ export interface CompatibilityReport {
  * types, that enums keep their values, and that no recorded workflow is gone.
  */
 export function checkCompatibility(lock: Lock | undefined, ir: ProjectIR, next: Lock, types: TypeCompatibility): CompatibilityReport {
-  if (lock === undefined) return { breaking: [], possiblyBreaking: [], changes: ir.workflows.map((w) => `workflow ${w.typeName} recorded`) };
+  if (lock === undefined)
+    return { breaking: [], possiblyBreaking: [], changes: ir.workflows.map((w) => `workflow ${w.typeName} recorded`) };
   const breaking: BreakingChange[] = [];
   const possiblyBreaking: BreakingChange[] = [];
   const changes: string[] = [];
@@ -87,7 +88,9 @@ function judgeType(pair: TypePair, fits: boolean, overlaps: boolean): { severity
       severity: "breaking",
       why: `; it is now class ${step.result.display}, whose members (${methods.join(", ")}) recorded plain values do not have`,
     };
-  const lacking = (step.resultUse?.asserted ?? []).filter((field) => !new RegExp(`(^|[{;] )${escape(field)}: `).test(typeShape(old.result)));
+  const lacking = (step.resultUse?.asserted ?? []).filter(
+    (field) => !new RegExp(`(^|[{;] )${escape(field)}: `).test(typeShape(old.result)),
+  );
   if (lacking.length > 0)
     return {
       severity: "breaking",
@@ -118,7 +121,8 @@ function describeChanges(name: string, old: LockWorkflow, next: LockWorkflow): s
     for (const key of Object.keys(old[kind])) if (!(key in next[kind])) out.push(`${name}: ${noun} "${key}" removed`);
   }
   for (const entry of Object.keys(next.paths)) {
-    if (entry in old.paths && !same(old.paths[entry], next.paths[entry])) out.push(`${name}: step order of ${describeEntry(entry)} changed`);
+    if (entry in old.paths && !same(old.paths[entry], next.paths[entry]))
+      out.push(`${name}: step order of ${describeEntry(entry)} changed`);
   }
   if (old.class !== next.class || old.file !== next.file) out.push(`${name}: now class ${next.class} in ${next.file}`);
   return out;

@@ -29,7 +29,13 @@ export function durableCall(
     case "Ctx.waitFor":
       return hasTimeout(second)
         ? [timeout]
-        : [{ kind: "wait", on: `signal "${context.literal(first) ?? (first === undefined ? "" : first.getText().replace(/\s+/g, " "))}"`, at }];
+        : [
+            {
+              kind: "wait",
+              on: `signal "${context.literal(first) ?? (first === undefined ? "" : first.getText().replace(/\s+/g, " "))}"`,
+              at,
+            },
+          ];
     case "Ctx.condition": {
       if (hasTimeout(second)) return [timeout];
       const signals = signalsOf(first);

@@ -335,11 +335,19 @@ export function writtenSymbols(node: ts.Node, symbolOf: (n: ts.Node) => ts.Symbo
     else if (ts.isPropertyAccessExpression(t) || ts.isElementAccessExpression(t)) target(t.expression);
   };
   const visit = (n: ts.Node): void => {
-    if (ts.isBinaryExpression(n) && n.operatorToken.kind >= ts.SyntaxKind.FirstAssignment && n.operatorToken.kind <= ts.SyntaxKind.LastAssignment)
+    if (
+      ts.isBinaryExpression(n) &&
+      n.operatorToken.kind >= ts.SyntaxKind.FirstAssignment &&
+      n.operatorToken.kind <= ts.SyntaxKind.LastAssignment
+    )
       target(n.left);
-    else if ((ts.isPrefixUnaryExpression(n) || ts.isPostfixUnaryExpression(n)) && (n.operator === ts.SyntaxKind.PlusPlusToken || n.operator === ts.SyntaxKind.MinusMinusToken))
+    else if (
+      (ts.isPrefixUnaryExpression(n) || ts.isPostfixUnaryExpression(n)) &&
+      (n.operator === ts.SyntaxKind.PlusPlusToken || n.operator === ts.SyntaxKind.MinusMinusToken)
+    )
       target(n.operand);
-    else if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) && ts.isIdentifier(n.expression.expression)) target(n.expression.expression);
+    else if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) && ts.isIdentifier(n.expression.expression))
+      target(n.expression.expression);
     else if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name)) {
       const s = symbolOf(n.name);
       if (s !== undefined) out.add(s);

@@ -189,7 +189,11 @@ function lockNode(node: FlowNode): LockNode {
         ...(node.switch === undefined || node.cases === undefined ? {} : { switch: node.switch, cases: node.cases }),
       };
     case "loop":
-      return { loop: node.body.map(lockNode), ...(node.over === undefined ? {} : { over: node.over }), ...(node.entered === true ? { entered: true as const } : {}) };
+      return {
+        loop: node.body.map(lockNode),
+        ...(node.over === undefined ? {} : { over: node.over }),
+        ...(node.entered === true ? { entered: true as const } : {}),
+      };
     case "try":
       return { try: node.body.map(lockNode), catch: node.catch.map(lockNode), finally: node.finally.map(lockNode) };
     case "exit":

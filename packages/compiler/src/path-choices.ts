@@ -54,7 +54,11 @@ export function variablesOf(old: readonly Node[], next: readonly Node[]): Variab
     ...[...cases].map(([key, values]): Variable => ({ kind: "case", key, values: [...values, NO_CASE] })),
     ...[...loops]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([key, from]): Variable => ({ kind: "loop", key, values: Array.from({ length: MAX_ITERATIONS + 1 - from }, (_, i) => i + from) })),
+      .map(([key, from]): Variable => ({
+        kind: "loop",
+        key,
+        values: Array.from({ length: MAX_ITERATIONS + 1 - from }, (_, i) => i + from),
+      })),
     ...[...tries].sort().map((key): Variable => ({ kind: "throws", key, values: [false, true] })),
   ];
 }
@@ -63,7 +67,10 @@ export function variablesOf(old: readonly Node[], next: readonly Node[]): Variab
  * An atom that is no free variable: `s === c` for a `switch` subject `s` and one of its cases `c`
  * holds exactly when the switch takes that case; a test of a member no recorded run holds never does.
  */
-function decided(atom: string, cases: ReadonlyMap<string, ReadonlySet<string>>): ((value: (subject: string) => string) => boolean) | undefined {
+function decided(
+  atom: string,
+  cases: ReadonlyMap<string, ReadonlySet<string>>,
+): ((value: (subject: string) => string) => boolean) | undefined {
   const m = /^(.*) === (.*)$/.exec(atom);
   if (m === null) return undefined;
   const [, left = "", right = ""] = m;
@@ -92,7 +99,9 @@ export function choiceOf(variables: readonly Variable[], values: readonly (boole
   const byKey = new Map<string, boolean | string | number>();
   variables.forEach((v, i) => byKey.set(`${v.kind}\u0000${v.key}`, values[i] as boolean | string | number));
   const get = (kind: Variable["kind"], key: string) => byKey.get(`${kind}\u0000${key}`);
-  const cases = new Map<string, ReadonlySet<string>>(variables.flatMap((v) => (v.kind === "case" ? [[v.key, new Set(v.values)] as const] : [])));
+  const cases = new Map<string, ReadonlySet<string>>(
+    variables.flatMap((v) => (v.kind === "case" ? [[v.key, new Set(v.values)] as const] : [])),
+  );
   const value = (subject: string) => (get("case", subject) as string | undefined) ?? NO_CASE;
   return {
     holds: (atom) => {

@@ -193,7 +193,9 @@ export function fromFlow(node: FlowNode, stepsOnly = false): Node[] {
     case "call":
       return stepsOnly ? [] : [{ kind: "call", call: node.call, name: node.name ?? "", at: node.at }];
     case "wait":
-      return stepsOnly ? [] : [{ kind: "wait", on: node.on, at: node.at, ...(node.signals === undefined ? {} : { signals: node.signals }) }];
+      return stepsOnly
+        ? []
+        : [{ kind: "wait", on: node.on, at: node.at, ...(node.signals === undefined ? {} : { signals: node.signals }) }];
     case "patch":
       return [{ kind: "patch", id: node.id, then: map(node.then), else: map(node.else), at: node.at }];
     case "deprecatedPatch":

@@ -1,3 +1,4 @@
+import { certainlyDiffer } from "./argument-paths.js";
 import { type Assignment, assignments, type Variable, variablesOf } from "./path-choices.js";
 import { type Leaf, leafName, type Node } from "./path-nodes.js";
 import { type Choice, type PathEvent, walk } from "./path-walk.js";
@@ -25,6 +26,11 @@ export interface PathOutcome {
   readonly inFlight?: Difference;
   /** The first difference the replay of a finished run of this path meets, if any. */
   readonly finished?: Difference;
+  /**
+   * The first step call, before a run in flight waits, whose arguments are written otherwise than
+   * recorded but may have the same value (`Number(n)` for `n`): it breaks the run only if they differ.
+   */
+  readonly maybeInFlight?: Difference;
   /** Keys of the steps the path records before its last wait: results runs in flight hold. */
   readonly recordedInFlight: readonly string[];
 }
@@ -40,7 +46,11 @@ const NEXT_EVENTS = 40;
  * the journal ends. A handler's records are followed by others in a run's journal, so a handler
  * must match its recorded path to the end.
  */
-export function replayPaths(old: readonly Node[], next: readonly Node[], handler: boolean): { variables: Variable[]; outcomes: PathOutcome[] } {
+export function replayPaths(
+  old: readonly Node[],
+  next: readonly Node[],
+  handler: boolean,
+): { variables: Variable[]; outcomes: PathOutcome[] } {
   const variables = variablesOf(old, next);
   const outcomes: PathOutcome[] = [];
   for (const assignment of assignments(variables)) outcomes.push(replayOne(old, next, assignment, handler));
@@ -64,17 +74,19 @@ function replayOne(old: readonly Node[], next: readonly Node[], { choice, values
     }
   }
   const deepest = handler ? records.length : Math.max(-1, ...points);
-  const difference = match(records, gaps, next, choice);
+  const { difference, maybe } = match(records, gaps, next, choice);
   const recordedInFlight = records
     .slice(0, Math.max(0, deepest))
     .flatMap((e) => (e.kind === "record" && e.leaf.kind === "step" ? [e.leaf.key] : []));
   // A run waiting after `position` records replays them all before it waits; one further on meets the difference.
   const inFlight = difference !== undefined && (handler || difference.position < deepest) ? difference : undefined;
+  const maybeInFlight = maybe !== undefined && (handler || maybe.position < deepest) ? maybe : undefined;
   return {
     values,
     waits: handler || points.length > 0,
     ...(inFlight === undefined ? {} : { inFlight }),
     ...(difference === undefined ? {} : { finished: difference }),
+    ...(maybeInFlight === undefined ? {} : { maybeInFlight }),
     recordedInFlight,
   };
 }
@@ -90,15 +102,20 @@ function recordedPath(old: readonly Node[], choice: Choice): PathEvent[] {
   return events;
 }
 
-/** Replays the recorded records with the new code on one choice; the first difference, or undefined when it ends where they do. */
+/**
+ * Replays the recorded records with the new code on one choice: the first difference (undefined
+ * when it ends where they do), and the first step call whose arguments may differ, which the replay
+ * goes past.
+ */
 function match(
   records: readonly PathEvent[],
   gaps: ReadonlyMap<number, readonly Extract<PathEvent, { kind: "wait" }>[]>,
   next: readonly Node[],
   choice: Choice,
-): Difference | undefined {
+): { difference?: Difference; maybe?: Difference } {
   let i = 0;
   let stopped = false;
+  let maybe: Difference | undefined;
   const used = new Set<PathEvent>();
   const events = walk(next, choice, (id) => {
     const held = records[i];
@@ -124,31 +141,43 @@ function match(
       next: asked === undefined ? rest : [asked, ...rest],
     };
   };
+  const found = (difference: Difference) => ({ difference, ...(maybe === undefined ? {} : { maybe }) });
   for (;;) {
     const step = events.next();
-    if (step.done === true) return i < records.length ? differ(undefined) : undefined;
+    if (step.done === true) return i < records.length ? found(differ(undefined)) : maybe === undefined ? {} : { maybe };
     const e = step.value;
     if (e.kind === "wait") {
       const free = (gaps.get(i) ?? []).find((w) => !used.has(w) && sameWait(w.leaf, e.leaf));
-      if (free === undefined) return differ(e);
+      if (free === undefined) return found(differ(e));
       used.add(free);
       continue;
     }
     const held = records[i];
-    if (held === undefined || !sameRecord(held, e)) return differ(e);
+    const same = held === undefined ? "differ" : sameRecord(held, e, records);
+    if (same === "differ") return found(differ(e));
+    if (same === "maybe" && maybe === undefined)
+      maybe = { position: i, ...(held === undefined ? {} : { holds: held }), asked: e, journal: records, next: [e] };
     i++;
   }
 }
 
-/** Whether the new code's call is the one the journal holds: the same kind and name, and for a step the same arguments when both record them. */
-function sameRecord(held: PathEvent, asked: PathEvent): boolean {
-  if (held.kind !== "record" || asked.kind !== "record") return false;
+/**
+ * Whether the new code's call is the one the journal holds: the same kind and name, and for a step
+ * the same arguments when both record them. Arguments written otherwise `maybe` have the same value,
+ * unless their number differs, both are values that differ, or the new ones are those of another
+ * recorded call of the step (two calls swapped).
+ */
+function sameRecord(held: PathEvent, asked: PathEvent, records: readonly PathEvent[]): "same" | "differ" | "maybe" {
+  if (held.kind !== "record" || asked.kind !== "record") return "differ";
   const h = held.leaf;
   const a = asked.leaf;
-  if (h.kind !== a.kind || leafName(h) !== leafName(a)) return false;
-  if (h.kind === "step" && a.kind === "step" && h.args !== undefined && a.args !== undefined)
-    return h.args === a.args || (a.argsText !== undefined && h.args === a.argsText);
-  return true;
+  if (h.kind !== a.kind || leafName(h) !== leafName(a)) return "differ";
+  if (h.kind !== "step" || a.kind !== "step" || h.args === undefined || a.args === undefined) return "same";
+  if (h.args === a.args || (a.argsText !== undefined && h.args === a.argsText)) return "same";
+  const other = records.some(
+    (r) => r !== held && r.kind === "record" && r.leaf.kind === "step" && r.leaf.name === a.name && r.leaf.args === a.args,
+  );
+  return other || certainlyDiffer(h.args, a.args) ? "differ" : "maybe";
 }
 
 /** Whether a wait of the new code is passed by what ended the recorded wait: the same wait, or signals in common. */
@@ -156,7 +185,8 @@ function sameWait(old: Extract<Leaf, { kind: "wait" }>, next: Extract<Leaf, { ki
   if (old.on === next.on) return true;
   const a = signalsOf(old);
   const b = signalsOf(next);
-  if (a === undefined || b === undefined) return (a === undefined && old.on === "condition") || (b === undefined && next.on === "condition");
+  if (a === undefined || b === undefined)
+    return (a === undefined && old.on === "condition") || (b === undefined && next.on === "condition");
   return a.some((s) => b.includes(s));
 }
 

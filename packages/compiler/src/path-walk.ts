@@ -63,7 +63,14 @@ function* sequence(
 function* one(node: Node, choice: Choice, answer: PatchAnswer, answers: Map<string, boolean>): Generator<PathEvent, Exit, undefined> {
   switch (node.kind) {
     case "step": {
-      const args = node.args === undefined ? undefined : argumentsOnPath(node.args, (a) => choice.holds(a), (id) => answers.get(id) ?? false);
+      const args =
+        node.args === undefined
+          ? undefined
+          : argumentsOnPath(
+              node.args,
+              (a) => choice.holds(a),
+              (id) => answers.get(id) ?? false,
+            );
       yield { kind: "record", leaf: args === node.args ? node : { ...node, ...(args === undefined ? {} : { args }) } };
       return undefined;
     }
@@ -86,7 +93,11 @@ function* one(node: Node, choice: Choice, answer: PatchAnswer, answers: Map<stri
     }
     case "branch": {
       if (node.when !== undefined && node.arms.length === 2) {
-        const holds = evaluate(formulaOf(node.when), (a) => choice.holds(a), (id) => answers.get(id) ?? false);
+        const holds = evaluate(
+          formulaOf(node.when),
+          (a) => choice.holds(a),
+          (id) => answers.get(id) ?? false,
+        );
         return yield* sequence((holds ? node.arms[0] : node.arms[1]) ?? [], choice, answer, answers);
       }
       if (node.switch !== undefined && node.cases !== undefined) {

@@ -15,7 +15,8 @@ export function resultUse(call: ts.CallExpression, checker: ts.TypeChecker): { c
   assertedField(result, asserted);
   if (converts(result, checker)) return { converted: true, asserted };
   const parent = result.parent;
-  if (!ts.isVariableDeclaration(parent) || parent.initializer !== result || !ts.isIdentifier(parent.name)) return { converted: false, asserted };
+  if (!ts.isVariableDeclaration(parent) || parent.initializer !== result || !ts.isIdentifier(parent.name))
+    return { converted: false, asserted };
   const symbol = checker.getSymbolAtLocation(parent.name);
   const scope = enclosingFunction(parent)?.body;
   if (symbol === undefined || scope === undefined) return { converted: false, asserted };
@@ -50,6 +51,11 @@ function converts(node: ts.Node, checker: ts.TypeChecker): boolean {
 /** `value.field!`: the field is read as if every value had it. */
 function assertedField(value: ts.Node, out: string[]): void {
   const access = value.parent;
-  if (ts.isPropertyAccessExpression(access) && access.expression === value && ts.isNonNullExpression(access.parent) && !out.includes(access.name.text))
+  if (
+    ts.isPropertyAccessExpression(access) &&
+    access.expression === value &&
+    ts.isNonNullExpression(access.parent) &&
+    !out.includes(access.name.text)
+  )
     out.push(access.name.text);
 }

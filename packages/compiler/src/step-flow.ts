@@ -168,10 +168,13 @@ export class FlowReader {
       const split = body.exits !== caught.exits;
       if (split && where.loop === "unrolled") throw GIVE_UP;
       env.assign(Env.merge([env, caughtEnv]));
-      const final = s.finallyBlock === undefined ? { nodes: [], exits: false as Exit } : this.statements(s.finallyBlock.statements, 0, env, where);
+      const final =
+        s.finallyBlock === undefined ? { nodes: [], exits: false as Exit } : this.statements(s.finallyBlock.statements, 0, env, where);
       const marked = (seq: Seq) => (split ? [...seq.nodes, ...this.exitNode(seq.exits, where, at())] : seq.nodes);
       return {
-        nodes: [{ kind: "try", at: at(), body: marked(body), catch: s.catchClause === undefined ? [] : marked(caught), finally: final.nodes }],
+        nodes: [
+          { kind: "try", at: at(), body: marked(body), catch: s.catchClause === undefined ? [] : marked(caught), finally: final.nodes },
+        ],
         exits: final.exits !== false ? final.exits : split ? false : body.exits,
       };
     }
@@ -368,7 +371,12 @@ export class FlowReader {
       return v.known && Boolean(v.value) ? { entered: true } : {};
     };
     if (ts.isForStatement(s)) {
-      const init = s.initializer === undefined ? [] : ts.isVariableDeclarationList(s.initializer) ? this.declarations(s.initializer, env) : this.node(s.initializer, env);
+      const init =
+        s.initializer === undefined
+          ? []
+          : ts.isVariableDeclarationList(s.initializer)
+            ? this.declarations(s.initializer, env)
+            : this.node(s.initializer, env);
       const entered = enters(s.condition);
       forget();
       const condition = s.condition === undefined ? [] : this.node(s.condition, env);
@@ -389,7 +397,13 @@ export class FlowReader {
     if (ts.isWhileStatement(s)) {
       return flat([
         ...condition,
-        { kind: "loop", at, body: [...this.statementSeq(s.statement, env.clone(), generic).nodes, ...condition], over: text(expression), ...entered },
+        {
+          kind: "loop",
+          at,
+          body: [...this.statementSeq(s.statement, env.clone(), generic).nodes, ...condition],
+          over: text(expression),
+          ...entered,
+        },
       ]);
     }
     const once = [...this.statementSeq(s.statement, env.clone(), generic).nodes, ...condition];
@@ -402,7 +416,13 @@ export class FlowReader {
     if (ts.isArrowFunction(n) || ts.isFunctionExpression(n)) return this.callback(n, env);
     if (ts.isClassExpression(n) || ts.isFunctionDeclaration(n)) return [];
     if (ts.isConditionalExpression(n)) {
-      const read = this.choice(n.condition, (e) => flat(this.node(n.whenTrue, e)), (e) => flat(this.node(n.whenFalse, e)), this.context.locate(n), env);
+      const read = this.choice(
+        n.condition,
+        (e) => flat(this.node(n.whenTrue, e)),
+        (e) => flat(this.node(n.whenFalse, e)),
+        this.context.locate(n),
+        env,
+      );
       return this.settle(read, env, {}).nodes;
     }
     if (ts.isBinaryExpression(n) && isShortCircuit(n.operatorToken.kind)) {
@@ -455,7 +475,13 @@ export class FlowReader {
    * A branch on `condition`: only the arm taken when gen can compute the condition, else both arms,
    * each read with what is known on it. A `ctx.patched(id)` condition makes a patch branch.
    */
-  private choice(condition: ts.Expression, whenTrue: (env: Env) => Seq, whenFalse: (env: Env) => Seq, at: SourceLocation, env: Env): Seq | Fork {
+  private choice(
+    condition: ts.Expression,
+    whenTrue: (env: Env) => Seq,
+    whenFalse: (env: Env) => Seq,
+    at: SourceLocation,
+    env: Env,
+  ): Seq | Fork {
     const guard = this.patchGuard(condition);
     const before = guard === undefined ? this.node(condition, env) : [];
     const value = guard === undefined ? this.evaluator.value(condition, env) : { known: false as const };
@@ -483,7 +509,13 @@ export class FlowReader {
       arms: [yes, no],
       at,
       condition: when.negated ? `!(${when.text})` : when.text,
-      build: ([t = [], f = []]) => ({ kind: "branch", at, arms: when.negated ? [f, t] : [t, f], when: when.text, ...(when.negated ? { swapped: true } : {}) }),
+      build: ([t = [], f = []]) => ({
+        kind: "branch",
+        at,
+        arms: when.negated ? [f, t] : [t, f],
+        when: when.text,
+        ...(when.negated ? { swapped: true } : {}),
+      }),
     };
   }
 
@@ -497,14 +529,19 @@ export class FlowReader {
 
   private patchedId(call: ts.CallExpression): string | undefined {
     const callee = call.expression;
-    if (!(ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee)) || this.context.runtime.memberAt(callee) !== "Ctx.patched") return undefined;
+    if (
+      !(ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee)) ||
+      this.context.runtime.memberAt(callee) !== "Ctx.patched"
+    )
+      return undefined;
     return this.context.literal(call.arguments[0]);
   }
 
   private call(call: ts.CallExpression, env: Env): FlowNode[] {
     const at = this.context.locate(call);
     const callee = call.expression;
-    const member = ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee) ? this.context.runtime.memberAt(callee) : undefined;
+    const member =
+      ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee) ? this.context.runtime.memberAt(callee) : undefined;
     if (member === "Ctx.step") {
       const name = this.context.literal(call.arguments[0]) ?? dynamicName(call.arguments[0]);
       const key = this.context.inlineStep(call, name);
@@ -513,7 +550,8 @@ export class FlowReader {
     }
     // A message to another workflow is journaled as a step of the sender, under the method's name.
     const message = member === undefined ? undefined : MESSAGE_STEPS.get(member);
-    if (message !== undefined) return [...call.arguments.flatMap((a) => this.node(a, env)), { kind: "step", key: this.context.inlineStep(call, message), at }];
+    if (message !== undefined)
+      return [...call.arguments.flatMap((a) => this.node(a, env)), { kind: "step", key: this.context.inlineStep(call, message), at }];
     if (member === "Ctx.patched") {
       const id = this.context.literal(call.arguments[0]);
       return id === undefined ? [] : [{ kind: "patch", id, at, then: [], else: [] }];
@@ -534,10 +572,19 @@ export class FlowReader {
     const stepKey = this.context.stepKeyOf(declaration);
     if (stepKey !== undefined) {
       this.context.resultUsed(stepKey, resultUse(call, this.context.checker));
-      return [...before, { kind: "step", key: stepKey, at, args: this.texts.arguments(call.arguments, env), argsText: call.arguments.map(text).join(", ") }];
+      return [
+        ...before,
+        { kind: "step", key: stepKey, at, args: this.texts.arguments(call.arguments, env), argsText: call.arguments.map(text).join(", ") },
+      ];
     }
-    const followed = this.context.helperOf(declaration) ?? (handsOverContext(call, this.context) && isProjectFunction(declaration) ? declaration : undefined);
-    if (followed === undefined && handsOverContext(call, this.context) && !this.context.runtime.isRuntimeFile(declaration.getSourceFile())) {
+    const followed =
+      this.context.helperOf(declaration) ??
+      (handsOverContext(call, this.context) && isProjectFunction(declaration) ? declaration : undefined);
+    if (
+      followed === undefined &&
+      handsOverContext(call, this.context) &&
+      !this.context.runtime.isRuntimeFile(declaration.getSourceFile())
+    ) {
       this.context.unresolved(
         call,
         `${text(callee)}() is handed the workflow's ctx, but fusee gen cannot read its body (it is declared in ${declaration.getSourceFile().isDeclarationFile ? "a declaration file" : "a form gen does not follow"}), so the durable calls it makes are unknown. Fix: make the calls in the workflow class or in a function declared in this project's source, or pass what it needs instead of ctx.`,
@@ -565,7 +612,10 @@ export class FlowReader {
   /** An argument: a function handed over runs any number of times, unless it is `.then()`'s, which runs once. */
   private argument(a: ts.Expression, env: Env): FlowNode[] {
     const parent = a.parent;
-    const once = ts.isCallExpression(parent) && ts.isPropertyAccessExpression(parent.expression) && ["then", "finally"].includes(parent.expression.name.text);
+    const once =
+      ts.isCallExpression(parent) &&
+      ts.isPropertyAccessExpression(parent.expression) &&
+      ["then", "finally"].includes(parent.expression.name.text);
     const fn = ts.isArrowFunction(a) || ts.isFunctionExpression(a) ? a : this.localFunction(a, env)?.node;
     if (fn !== undefined && once && fn.body !== undefined) {
       // `.then((v) => ...)` runs once with `v` the awaited value of what it is called on.
@@ -584,15 +634,23 @@ export class FlowReader {
     const callee = call.expression;
     if (!ts.isPropertyAccessExpression(callee) || !["map", "forEach", "flatMap"].includes(callee.name.text)) return undefined;
     const fnArg = call.arguments[0];
-    const fn = fnArg === undefined ? undefined : ts.isArrowFunction(fnArg) || ts.isFunctionExpression(fnArg) ? fnArg : this.localFunction(fnArg, env)?.node;
+    const fn =
+      fnArg === undefined
+        ? undefined
+        : ts.isArrowFunction(fnArg) || ts.isFunctionExpression(fnArg)
+          ? fnArg
+          : this.localFunction(fnArg, env)?.node;
     const items = this.evaluator.value(callee.expression, env);
-    if (fn === undefined || fn.body === undefined || !items.known || !Array.isArray(items.value) || items.value.length > MAX_UNROLLED) return undefined;
+    if (fn === undefined || fn.body === undefined || !items.known || !Array.isArray(items.value) || items.value.length > MAX_UNROLLED)
+      return undefined;
     const out = this.node(callee.expression, env);
     (items.value as readonly unknown[]).forEach((item, index) => {
       const inner = env.clone();
       const [first, second] = fn.parameters;
-      if (first !== undefined && ts.isIdentifier(first.name)) inner.set(this.evaluator.symbolOf(first.name), { kind: "value", value: item as never });
-      if (second !== undefined && ts.isIdentifier(second.name)) inner.set(this.evaluator.symbolOf(second.name), { kind: "value", value: index });
+      if (first !== undefined && ts.isIdentifier(first.name))
+        inner.set(this.evaluator.symbolOf(first.name), { kind: "value", value: item as never });
+      if (second !== undefined && ts.isIdentifier(second.name))
+        inner.set(this.evaluator.symbolOf(second.name), { kind: "value", value: index });
       out.push(...this.body(fn.body as ts.ConciseBody, inner).nodes);
     });
     return out;
@@ -645,7 +703,10 @@ export class FlowReader {
   /** The step a call calls, if it is a step call: a `@Step` method or `ctx.step(name, ...)`. */
   private stepNameOf(call: ts.CallExpression): string | undefined {
     const callee = call.expression;
-    if ((ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee)) && this.context.runtime.memberAt(callee) === "Ctx.step")
+    if (
+      (ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee)) &&
+      this.context.runtime.memberAt(callee) === "Ctx.step"
+    )
       return this.context.literal(call.arguments[0]) ?? dynamicName(call.arguments[0]);
     const declaration = this.declarationOf(callee);
     const key = declaration === undefined ? undefined : this.context.stepKeyOf(declaration);
@@ -745,7 +806,8 @@ interface Fork {
 /** What is known after a fork whose arms all go on: for two arms on a condition, variables they set apart become its conditional. */
 function forkEnv(read: Fork): Env {
   const [yes, no] = read.arms;
-  if (read.condition !== undefined && yes !== undefined && no !== undefined && read.arms.length === 2) return Env.mergeFork(yes.env, no.env, read.condition);
+  if (read.condition !== undefined && yes !== undefined && no !== undefined && read.arms.length === 2)
+    return Env.mergeFork(yes.env, no.env, read.condition);
   return Env.merge(read.arms.map((arm) => arm.env));
 }
 
@@ -796,7 +858,8 @@ export function prune(nodes: readonly FlowNode[]): FlowNode[] {
 }
 
 function helperBody(declaration: ts.Declaration): ts.ConciseBody | undefined {
-  if (ts.isMethodDeclaration(declaration) || ts.isFunctionDeclaration(declaration) || ts.isGetAccessorDeclaration(declaration)) return declaration.body;
+  if (ts.isMethodDeclaration(declaration) || ts.isFunctionDeclaration(declaration) || ts.isGetAccessorDeclaration(declaration))
+    return declaration.body;
   if ((ts.isVariableDeclaration(declaration) || ts.isPropertyDeclaration(declaration)) && declaration.initializer !== undefined) {
     const init = declaration.initializer;
     if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init.body;

@@ -63,7 +63,9 @@ export class WorkflowDiff {
       if (now === undefined) continue;
       const moved = Object.entries(members).filter(([member, value]) => member in now && now[member] !== value);
       if (moved.length === 0) continue;
-      const list = moved.map(([member, value]) => `${name}.${member} was ${JSON.stringify(value)} and is now ${JSON.stringify(now[member])}`).join(", ");
+      const list = moved
+        .map(([member, value]) => `${name}.${member} was ${JSON.stringify(value)} and is now ${JSON.stringify(now[member])}`)
+        .join(", ");
       const w = this.current.typeName;
       const at = this.current.at;
       this.breaking.push({
@@ -92,6 +94,14 @@ export class WorkflowDiff {
       const first = failing[0] as PathOutcome;
       const condition = nameCondition(variables, first, inFlight);
       for (const o of failing) this.report("possibly-breaking", o.inFlight as Difference, context, condition);
+    } else if (inFlight.some((o) => o.maybeInFlight !== undefined)) {
+      // Arguments written another way break the runs only if their values differ.
+      for (const o of inFlight) {
+        const d = o.maybeInFlight;
+        if (d === undefined || d.holds?.kind !== "record" || d.asked?.kind !== "record") continue;
+        const condition = `the arguments (${d.asked.leaf.kind === "step" ? (d.asked.leaf.args ?? "") : ""}) of step "${leafName(d.asked.leaf)}" differ in value from those recorded (${d.holds.leaf.kind === "step" ? (d.holds.leaf.args ?? "") : ""})`;
+        this.report("possibly-breaking", d, context, condition);
+      }
     } else {
       for (const o of outcomes) if (o.finished !== undefined) this.report("finished-only", o.finished, context);
     }
@@ -104,7 +114,12 @@ export class WorkflowDiff {
       const recorded = this.old.steps[step.key];
       if (recorded === undefined) continue;
       const target = optionalFields(step.result.shape, step.defaulted ?? []);
-      out.push({ step, old: recorded, inFlight: this.inFlightSteps.has(step.key), question: { source: typeShape(recorded.result), target } });
+      out.push({
+        step,
+        old: recorded,
+        inFlight: this.inFlightSteps.has(step.key),
+        question: { source: typeShape(recorded.result), target },
+      });
     }
     return out;
   }
@@ -134,7 +149,14 @@ export class WorkflowDiff {
         `Fix: ${guard}; or pass --accept-breaking when no runs of ${w} are in flight.`;
     }
     const kind: Kind = severity === "finished-only" ? "after-last-wait" : change.kind;
-    const result: BreakingChange = { workflow: w, step: change.subject, kind, at: change.at, message, ...(condition === undefined ? {} : { condition }) };
+    const result: BreakingChange = {
+      workflow: w,
+      step: change.subject,
+      kind,
+      at: change.at,
+      message,
+      ...(condition === undefined ? {} : { condition }),
+    };
     const key = `${severity}\u0000${kind}\u0000${change.subject}\u0000${formatLocation(change.at)}`;
     if (this.seen.has(key)) return;
     this.seen.add(key);
@@ -202,7 +224,13 @@ export class WorkflowDiff {
     }
     const a = asked.leaf;
     if (holds === undefined || holds.kind !== "record") {
-      return { kind: "inserted", subject: leafName(a), at, what: `${describeLeaf(a)} was inserted (${formatLocation(at)})`, patchId: `add-${leafName(a)}` };
+      return {
+        kind: "inserted",
+        subject: leafName(a),
+        at,
+        what: `${describeLeaf(a)} was inserted (${formatLocation(at)})`,
+        patchId: `add-${leafName(a)}`,
+      };
     }
     const h = holds.leaf;
     if (leafName(h) === leafName(a) && h.kind === "step" && a.kind === "step") {
@@ -223,12 +251,37 @@ export class WorkflowDiff {
       // The call the journal holds here is made later now: name it where it went.
       const moved = d.next.slice(1).find((e) => eventName(e) === leafName(h));
       const where = locationOfEvent(moved) ?? at;
-      return { kind: "reordered", subject: leafName(h), at: where, what: `${describeLeaf(h)} was moved to another position (${formatLocation(where)})`, patchId: `reorder-${leafName(h)}` };
+      return {
+        kind: "reordered",
+        subject: leafName(h),
+        at: where,
+        what: `${describeLeaf(h)} was moved to another position (${formatLocation(where)})`,
+        patchId: `reorder-${leafName(h)}`,
+      };
     }
     if (askedLater)
-      return { kind: "removed", subject: leafName(h), at, what: `${describeLeaf(h)} was removed (near ${formatLocation(at)})`, patchId: `remove-${leafName(h)}` };
-    if (heldLater) return { kind: "inserted", subject: leafName(a), at, what: `${describeLeaf(a)} was inserted (${formatLocation(at)})`, patchId: `add-${leafName(a)}` };
-    return { kind: "renamed", subject: leafName(h), at, what: `${renaming(h, a)} (${formatLocation(at)})`, patchId: `rename-${leafName(a)}` };
+      return {
+        kind: "removed",
+        subject: leafName(h),
+        at,
+        what: `${describeLeaf(h)} was removed (near ${formatLocation(at)})`,
+        patchId: `remove-${leafName(h)}`,
+      };
+    if (heldLater)
+      return {
+        kind: "inserted",
+        subject: leafName(a),
+        at,
+        what: `${describeLeaf(a)} was inserted (${formatLocation(at)})`,
+        patchId: `add-${leafName(a)}`,
+      };
+    return {
+      kind: "renamed",
+      subject: leafName(h),
+      at,
+      what: `${renaming(h, a)} (${formatLocation(at)})`,
+      patchId: `rename-${leafName(a)}`,
+    };
   }
 
   /** A patch ID the lock records once that now guards a second change: it says nothing about the second. */
@@ -268,7 +321,9 @@ export class WorkflowDiff {
       kind: severity === "finished-only" ? "after-last-wait" : "type-changed",
       at: step.at,
       message,
-      ...(severity === "possibly-breaking" ? { condition: `the run recorded a result of step "${step.name}" that the new type does not admit` } : {}),
+      ...(severity === "possibly-breaking"
+        ? { condition: `the run recorded a result of step "${step.name}" that the new type does not admit` }
+        : {}),
     };
   }
 }
@@ -293,7 +348,10 @@ function enumReading(
       if (isNew && before !== undefined && !(m in before) && !Object.values(before).includes(value)) return `${NEVER_RECORDED}.${e}.${m}`;
       return JSON.stringify(value);
     });
-  const map = (f: (text: string) => string) => (nodes: readonly Node[]): Node[] => nodes.map((n) => mapNode(n, f));
+  const map =
+    (f: (text: string) => string) =>
+    (nodes: readonly Node[]): Node[] =>
+      nodes.map((n) => mapNode(n, f));
   return { old: map(rewrite(old, false)), next: map(rewrite(next, true)) };
 }
 
@@ -341,7 +399,9 @@ interface Described {
 function nameCondition(variables: readonly Variable[], failing: PathOutcome, inFlight: readonly PathOutcome[]): string {
   const passing = inFlight.filter((o) => o.inFlight === undefined);
   const deciding = variables.flatMap((v, i) => {
-    const flipped = passing.some((o) => o.values[i] !== failing.values[i] && o.values.every((value, j) => j === i || value === failing.values[j]));
+    const flipped = passing.some(
+      (o) => o.values[i] !== failing.values[i] && o.values.every((value, j) => j === i || value === failing.values[j]),
+    );
     return flipped ? [describeValue(v, failing.values[i] as boolean | string | number)] : [];
   });
   if (deciding.length > 0) return deciding.join(" and ");

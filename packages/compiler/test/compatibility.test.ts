@@ -156,8 +156,8 @@ describe("checkCompatibility", () => {
       expect(check.possiblyBreaking.map(({ kind, step, at }) => ({ kind, step, at }))).to.deep.equal([
         { kind: "inserted", step: "audit", at: { file: FILE, line: 10 } },
       ]);
-      expect(check.possiblyBreaking[0]?.condition).to.equal("`id.startsWith(\"vip\")` holds");
-      expect(check.possiblyBreaking[0]?.message).to.contain("Runs in flight on a path where `id.startsWith(\"vip\")` holds could not replay");
+      expect(check.possiblyBreaking[0]?.condition).to.equal('`id.startsWith("vip")` holds');
+      expect(check.possiblyBreaking[0]?.message).to.contain('Runs in flight on a path where `id.startsWith("vip")` holds could not replay');
       // Gen writes it, saying so: it is for the runs in flight to decide.
       expect(scenario.generate().possiblyBreaking).to.have.length(1);
       expect(scenario.generate({ check: true }).ok).to.equal(true);

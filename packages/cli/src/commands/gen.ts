@@ -45,7 +45,10 @@ export function genCommand(program: Command, context: CommandContext): void {
     .option("-p, --project <dir>", "project folder holding tsconfig.json, or a tsconfig file", ".")
     .option("-o, --out <file>", 'client file to write (default: "out" in fusee.config.json, else src/fusee.generated.ts)')
     .addOption(
-      new Option("--check", "write nothing; exit 4 when a file is stale, 5 when a change breaks replay, 7 when it may on some paths").conflicts("watch"),
+      new Option(
+        "--check",
+        "write nothing; exit 4 when a file is stale, 5 when a change breaks replay, 7 when it may on some paths",
+      ).conflicts("watch"),
     )
     .option("-w, --watch", "regenerate whenever a source file changes, until interrupted")
     .option("--accept-breaking", "record replay-breaking changes; only when no runs of the workflows concerned are in flight")
@@ -104,7 +107,9 @@ async function runGen(flags: GenFlags, io: Io): Promise<number> {
     return report.usage("--workflows, --finished and --keys go with --against");
   if (flags.against !== undefined && flags.check !== true) return report.usage("--against goes with --check: it writes nothing");
   if (flags.against !== undefined && (flags.workflows ?? []).length === 0)
-    return report.usage("--against needs --workflows MODULE: the compiled module exporting the new @Workflow classes, whose code replays the journals");
+    return report.usage(
+      "--against needs --workflows MODULE: the compiled module exporting the new @Workflow classes, whose code replays the journals",
+    );
   const options: GenerateOptions = {
     project: resolvePath(io, flags.project),
     ...(flags.out === undefined ? {} : { out: resolvePath(io, flags.out) }),
@@ -228,7 +233,11 @@ class Reporter {
     const blocking = result.breaking.filter((b) => b.kind !== "after-last-wait");
     for (const b of result.breaking) {
       const label =
-        b.kind === "after-last-wait" ? c.yellow("finished runs only") : result.check ? c.red("breaking") : c.yellow("accepted breaking change");
+        b.kind === "after-last-wait"
+          ? c.yellow("finished runs only")
+          : result.check
+            ? c.red("breaking")
+            : c.yellow("accepted breaking change");
       out.push(`  ${label}: ${b.message}`);
     }
     for (const b of result.possiblyBreaking) out.push(`  ${c.yellow("possibly breaking")}: ${b.message}`);
@@ -262,14 +271,17 @@ class Reporter {
       const who = run.workflowId === "" ? "a journal" : `${run.workflowId} (${run.type} run ${run.runId}, ${run.status})`;
       out.push(`  ${run.finished ? c.yellow("finished run would not replay") : c.red("would fail")}: ${who}: ${run.error}`);
     }
-    if (j.failing.length > MAX_LISTED) out.push(`  ${c.red("would fail")}: ${j.failing.length - MAX_LISTED} more runs (--json lists them all)`);
+    if (j.failing.length > MAX_LISTED)
+      out.push(`  ${c.red("would fail")}: ${j.failing.length - MAX_LISTED} more runs (--json lists them all)`);
     const finished = j.finished === 0 ? "" : ` and ${j.finished} finished run${j.finished === 1 ? "" : "s"}`;
     const failing = inFlightFailures(j);
     const notReplaying = j.failing.length - failing;
     const outcome =
       j.failing.length === 0
         ? "all replay"
-        : [failing > 0 ? `${failing} in flight would fail` : "", notReplaying > 0 ? `${notReplaying} finished would not replay` : ""].filter((x) => x !== "").join(", ");
+        : [failing > 0 ? `${failing} in flight would fail` : "", notReplaying > 0 ? `${notReplaying} finished would not replay` : ""]
+            .filter((x) => x !== "")
+            .join(", ");
     const summary = `journals of ${this.path(j.source)}: ${j.inFlight} run${j.inFlight === 1 ? "" : "s"} in flight${finished} replayed with the new code in ${Math.round(j.durationMs)} ms: ${outcome}`;
     out.push(`  ${failing === 0 ? (notReplaying === 0 ? c.green(summary) : c.yellow(summary)) : c.red(summary)}`);
     return out;
@@ -299,7 +311,10 @@ class Reporter {
               ...(error instanceof SourceError ? { problems: error.problems } : {}),
               ...(error instanceof BreakingChangeError ? { breaking: error.changes } : {}),
             }
-          : { code: (error as { code?: unknown })?.code ?? "FUSEE_INTERNAL", message: error instanceof Error ? error.message : String(error) };
+          : {
+              code: (error as { code?: unknown })?.code ?? "FUSEE_INTERNAL",
+              message: error instanceof Error ? error.message : String(error),
+            };
       const failure = code === ExitCode.Breaking ? "breaking" : code === ExitCode.Source ? "source" : undefined;
       this.io.stdout.write(
         `${JSON.stringify({ ok: false, ...(failure === undefined ? {} : { failure }), error: body, ...(changed === undefined ? {} : { changed }) })}\n`,

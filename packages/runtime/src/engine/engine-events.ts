@@ -90,8 +90,7 @@ export interface RunStoppedEvent {
  * });
  * engine.on("event", (e) => { if (e.kind === "run-stopped") alert(e.workflowId, e.error.message); });
  */
-export type EngineEvent =
-  RecoveryCutEvent | FormatMigratedEvent | ShardFatalEvent | LeaseLateEvent | LeaseLostEvent | RunStoppedEvent;
+export type EngineEvent = RecoveryCutEvent | FormatMigratedEvent | ShardFatalEvent | LeaseLateEvent | LeaseLostEvent | RunStoppedEvent;
 
 /** What opening a local log for writing did: its cuts, then a move to the current format. */
 export function openEvents(log: LocalLog): EngineEvent[] {

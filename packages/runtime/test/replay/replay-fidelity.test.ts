@@ -137,13 +137,19 @@ describe("replay fidelity", () => {
         await first.shutdown();
         change.swapped = true;
         const second = await openLocal(tmp.dir, { workflows: [Ship], onEvent: (e) => events.push(e) });
-        await second.run("s-6").signal("go", 1).catch(() => undefined);
+        await second
+          .run("s-6")
+          .signal("go", 1)
+          .catch(() => undefined);
         await second.idle();
         expect((await second.status("s-6"))?.status).to.not.equal("ok");
         await second.shutdown();
         change.swapped = false;
         const third = await openLocal(tmp.dir, { workflows: [Ship] });
-        await third.run("s-6").signal("go", 1).catch(() => undefined);
+        await third
+          .run("s-6")
+          .signal("go", 1)
+          .catch(() => undefined);
         expect(await third.run("s-6").result()).to.equal("label-1,label-2,label-3");
         await third.shutdown();
       } finally {

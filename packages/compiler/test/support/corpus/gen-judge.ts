@@ -35,7 +35,8 @@ export class GenJudge {
     if (inFlight.length > 0) return { verdict: "breaking", says: inFlight.map((b) => b.message).join("\n"), unreadable };
     if (result.possiblyBreaking.length > 0)
       return { verdict: "possibly-breaking", says: result.possiblyBreaking.map((b) => b.message).join("\n"), unreadable };
-    if (result.breaking.length > 0) return { verdict: "after-last-wait", says: result.breaking.map((b) => b.message).join("\n"), unreadable };
+    if (result.breaking.length > 0)
+      return { verdict: "after-last-wait", says: result.breaking.map((b) => b.message).join("\n"), unreadable };
     return { verdict: "compatible", says: "", unreadable };
   }
 

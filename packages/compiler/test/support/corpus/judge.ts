@@ -112,7 +112,11 @@ export class RuntimeJudge {
     for (let k = 0; k < finished.waits; k++) atWaits.push(await this.resumeAt(v1, v2, input, k, finished.waits));
     const replay = await this.replayer(v2).replay(finished.journal);
     // A finished journal passes when the code asks for what it holds and ends the way the run did.
-    const finishedProblem = !replay.ok ? (replay.error ?? "the replay failed") : replay.finished ? undefined : "the code did not reach the journal's finish";
+    const finishedProblem = !replay.ok
+      ? (replay.error ?? "the replay failed")
+      : replay.finished
+        ? undefined
+        : "the code did not reach the journal's finish";
     return {
       input,
       waits: finished.waits,

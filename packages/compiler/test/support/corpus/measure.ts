@@ -45,7 +45,13 @@ export interface Figures {
    * The journal tier: for each run left at a wait, whether it failing the run matches the run breaking;
    * runs of inputs for which version 2 fails on its own, from its start, are left out and counted.
    */
-  readonly journal: { readonly runs: number; readonly agree: number; readonly falseAlarms: number; readonly misses: number; readonly newCodeFails: number };
+  readonly journal: {
+    readonly runs: number;
+    readonly agree: number;
+    readonly falseAlarms: number;
+    readonly misses: number;
+    readonly newCodeFails: number;
+  };
 }
 
 export function figures(rows: readonly Row[]): Figures {
@@ -107,7 +113,17 @@ function pct(n: number, d: number): string {
 /** The figures of each corpus as a table, with the pairs gen gets wrong below it. */
 export function report(corpora: Readonly<Record<string, readonly Row[]>>, everyPair = false): string {
   const lines: string[] = [];
-  const head = ["corpus", "pairs", "break", "recall (flagged)", "breaking on every-input breaks", "precision (breaking)", "possibly breaking (harmless)", "finished only", "journal tier"];
+  const head = [
+    "corpus",
+    "pairs",
+    "break",
+    "recall (flagged)",
+    "breaking on every-input breaks",
+    "precision (breaking)",
+    "possibly breaking (harmless)",
+    "finished only",
+    "journal tier",
+  ];
   lines.push(`| ${head.join(" | ")} |`, `| ${head.map(() => "---").join(" | ")} |`);
   for (const [name, rows] of Object.entries(corpora)) {
     const f = figures(rows);
@@ -137,10 +153,18 @@ export function report(corpora: Readonly<Record<string, readonly Row[]>>, everyP
         for (const input of r.runtime.inputs)
           for (const w of input.atWaits)
             if (input.freshOk && w.breaks !== journalTierFails(r, w))
-              lines.push(`  ${name}: journal tier ${w.breaks ? "misses" : "refuses"}: ${r.pair.name}, input ${input.input}, wait ${w.wait}: ${w.detail ?? ""}`);
+              lines.push(
+                `  ${name}: journal tier ${w.breaks ? "misses" : "refuses"}: ${r.pair.name}, input ${input.input}, wait ${w.wait}: ${w.detail ?? ""}`,
+              );
     if (everyPair)
       for (const r of rows) {
-        const runtime = breaksInFlight(r.runtime) ? (breaksEveryInput(r.runtime) ? "breaks" : "breaks some") : breaksFinished(r.runtime) ? "finished only" : "ok";
+        const runtime = breaksInFlight(r.runtime)
+          ? breaksEveryInput(r.runtime)
+            ? "breaks"
+            : "breaks some"
+          : breaksFinished(r.runtime)
+            ? "finished only"
+            : "ok";
         lines.push(`  ${name.padEnd(13)} ${r.pair.kind.padEnd(16)} ${r.pair.name.padEnd(72)} runtime: ${runtime.padEnd(13)} gen: ${r.gen}`);
       }
   }

@@ -43,7 +43,7 @@ const TIER_STEP = "  @Step() async tier(n: number): Promise<Tier> { return n > 5
 
 const QUOTE = "  @Step() async quote(n: number): Promise<{ cents: number }> { return { cents: n * 100 }; }";
 
-const WITHOUT_APPROVE = '  @Signal() note(text: string): void { this.seen.push(text); }';
+const WITHOUT_APPROVE = "  @Signal() note(text: string): void { this.seen.push(text); }";
 
 export const REFACTORINGS: readonly ChangePair[] = [
   // ---- loops rewritten ----
@@ -99,7 +99,9 @@ export const REFACTORINGS: readonly ChangePair[] = [
     "step inserted into a loop that runs input times",
     "loop",
     src(around('    let y = "";', "    for (let i = 0; i < input; i++) y += await this.b(i);")),
-    src(around('    let y = "";', "    for (let i = 0; i < input; i++) {", "      y += await this.b(i);", "      await this.d(i);", "    }")),
+    src(
+      around('    let y = "";', "    for (let i = 0; i < input; i++) {", "      y += await this.b(i);", "      await this.d(i);", "    }"),
+    ),
     [0, 2],
   ),
 
@@ -168,13 +170,15 @@ export class FlowBase {
     "mixin",
     src(around("    const y = await this.bill();"), {
       className: "FlowImpl",
-      prelude: "export abstract class FlowBase {\n  abstract b(n: number): Promise<string>;\n  protected bill(): Promise<string> { return this.b(2); }\n}\n",
+      prelude:
+        "export abstract class FlowBase {\n  abstract b(n: number): Promise<string>;\n  protected bill(): Promise<string> { return this.b(2); }\n}\n",
       heritage: "extends FlowBase",
       ctor: "constructor(private readonly ctx: Ctx) { super(); }",
     }),
     src(around("    const y = await this.bill();"), {
       className: "OrderFlow",
-      prelude: "export abstract class FlowBase {\n  abstract b(n: number): Promise<string>;\n  protected bill(): Promise<string> { return this.b(2); }\n}\n",
+      prelude:
+        "export abstract class FlowBase {\n  abstract b(n: number): Promise<string>;\n  protected bill(): Promise<string> { return this.b(2); }\n}\n",
       heritage: "extends FlowBase",
       ctor: "constructor(private readonly ctx: Ctx) { super(); }",
     }),
@@ -229,14 +233,14 @@ ${around(B)}
   pair(
     "enum member inserted before others, shifting recorded values",
     "enum",
-    src(
-      lines(A, "    const t = await this.tier(input);", "    if (t === Tier.Gold) await this.d(1);", GO, B, SLEEP, C, RET),
-      { prelude: "export enum Tier { Basic, Gold }\n", members: TIER_STEP },
-    ),
-    src(
-      lines(A, "    const t = await this.tier(input);", "    if (t === Tier.Gold) await this.d(1);", GO, B, SLEEP, C, RET),
-      { prelude: "export enum Tier { Basic, Silver, Gold }\n", members: TIER_STEP },
-    ),
+    src(lines(A, "    const t = await this.tier(input);", "    if (t === Tier.Gold) await this.d(1);", GO, B, SLEEP, C, RET), {
+      prelude: "export enum Tier { Basic, Gold }\n",
+      members: TIER_STEP,
+    }),
+    src(lines(A, "    const t = await this.tier(input);", "    if (t === Tier.Gold) await this.d(1);", GO, B, SLEEP, C, RET), {
+      prelude: "export enum Tier { Basic, Silver, Gold }\n",
+      members: TIER_STEP,
+    }),
     [1, 7],
   ),
   pair(
@@ -255,17 +259,14 @@ ${around(B)}
   pair(
     "enum member renamed, its value kept",
     "enum",
-    src(
-      lines(A, "    const t = await this.tier(input);", "    if (t === Tier.Gold) await this.d(1);", GO, B, SLEEP, C, RET),
-      { prelude: "export enum Tier { Basic, Gold }\n", members: TIER_STEP },
-    ),
-    src(
-      lines(A, "    const t = await this.tier(input);", "    if (t === Tier.Premium) await this.d(1);", GO, B, SLEEP, C, RET),
-      {
-        prelude: "export enum Tier { Basic, Premium }\n",
-        members: "  @Step() async tier(n: number): Promise<Tier> { return n > 5 ? Tier.Premium : Tier.Basic; }",
-      },
-    ),
+    src(lines(A, "    const t = await this.tier(input);", "    if (t === Tier.Gold) await this.d(1);", GO, B, SLEEP, C, RET), {
+      prelude: "export enum Tier { Basic, Gold }\n",
+      members: TIER_STEP,
+    }),
+    src(lines(A, "    const t = await this.tier(input);", "    if (t === Tier.Premium) await this.d(1);", GO, B, SLEEP, C, RET), {
+      prelude: "export enum Tier { Basic, Premium }\n",
+      members: "  @Step() async tier(n: number): Promise<Tier> { return n > 5 ? Tier.Premium : Tier.Basic; }",
+    }),
     [1, 7],
   ),
   pair(
@@ -280,26 +281,36 @@ ${around(B)}
     "step result gains an optional field read with a default",
     "optional",
     src(around("    const y = await this.b(q.cents);").replace(A, `${A}\n    const q = await this.quote(input);`), { members: QUOTE }),
-    src(around('    const y = (await this.b(q.cents)) + (q.currency ?? "EUR");').replace(A, `${A}\n    const q = await this.quote(input);`), {
-      members:
-        '  @Step() async quote(n: number): Promise<{ cents: number; currency?: string }> { return { cents: n * 100, currency: "EUR" }; }',
-    }),
+    src(
+      around('    const y = (await this.b(q.cents)) + (q.currency ?? "EUR");').replace(A, `${A}\n    const q = await this.quote(input);`),
+      {
+        members:
+          '  @Step() async quote(n: number): Promise<{ cents: number; currency?: string }> { return { cents: n * 100, currency: "EUR" }; }',
+      },
+    ),
   ),
   pair(
     "step result gains an optional field read with !",
     "optional",
     src(around("    const y = await this.b(q.cents);").replace(A, `${A}\n    const q = await this.quote(input);`), { members: QUOTE }),
-    src(around("    const y = (await this.b(q.cents)) + q.currency!.toLowerCase();").replace(A, `${A}\n    const q = await this.quote(input);`), {
-      members:
-        '  @Step() async quote(n: number): Promise<{ cents: number; currency?: string }> { return { cents: n * 100, currency: "EUR" }; }',
-    }),
+    src(
+      around("    const y = (await this.b(q.cents)) + q.currency!.toLowerCase();").replace(
+        A,
+        `${A}\n    const q = await this.quote(input);`,
+      ),
+      {
+        members:
+          '  @Step() async quote(n: number): Promise<{ cents: number; currency?: string }> { return { cents: n * 100, currency: "EUR" }; }',
+      },
+    ),
   ),
   pair(
     "step result rebuilt as a class whose field has a default",
     "optional",
     src(around("    const y = await this.b(q.cents);").replace(A, `${A}\n    const q = await this.quote(input);`), { members: QUOTE }),
     src(around("    const y = (await this.b(q.cents)) + q.label();").replace(A, `${A}\n    const q = await this.quote(input);`), {
-      prelude: 'export class Quote {\n  cents = 0;\n  currency = "EUR";\n  label(): string { return this.currency + String(this.cents); }\n}\n',
+      prelude:
+        'export class Quote {\n  cents = 0;\n  currency = "EUR";\n  label(): string { return this.currency + String(this.cents); }\n}\n',
       members: "  @Step({ type: Quote }) async quote(n: number): Promise<Quote> { const q = new Quote(); q.cents = n * 100; return q; }",
     }),
   ),
@@ -343,7 +354,12 @@ ${around(B)}
     src(around("    const y = await this.b(input + 1);")),
     src(around("    const next = input + 1;", "    const y = await this.b(next);")),
   ),
-  pair("numeric literal argument reformatted", "arguments", src(around("    const y = await this.b(1_000);")), src(around("    const y = await this.b(1000);"))),
+  pair(
+    "numeric literal argument reformatted",
+    "arguments",
+    src(around("    const y = await this.b(1_000);")),
+    src(around("    const y = await this.b(1000);")),
+  ),
   pair(
     "object argument's properties reordered",
     "arguments",
@@ -430,7 +446,12 @@ ${around(B)}
     base,
     src(['    if (input < 0) return "invalid";', A, GO, B, SLEEP, C, RET].join("\n")),
   ),
-  pair("guard clause that runs in flight meet", "early-return", base, src(['    if (input > 0) return "positive";', A, GO, B, SLEEP, C, RET].join("\n"))),
+  pair(
+    "guard clause that runs in flight meet",
+    "early-return",
+    base,
+    src(['    if (input > 0) return "positive";', A, GO, B, SLEEP, C, RET].join("\n")),
+  ),
   pair(
     "early return after the first wait that runs in flight never take",
     "early-return",
@@ -491,9 +512,16 @@ ${around(B)}
     "patch",
     src(around(B), { patches: ["audit"] }),
     src(
-      [A, GO, '    if (this.ctx.patched("audit")) await this.d(1);', B, SLEEP, '    if (this.ctx.patched("audit")) await this.d(5);', C, RET].join(
-        "\n",
-      ),
+      [
+        A,
+        GO,
+        '    if (this.ctx.patched("audit")) await this.d(1);',
+        B,
+        SLEEP,
+        '    if (this.ctx.patched("audit")) await this.d(5);',
+        C,
+        RET,
+      ].join("\n"),
       { patches: ["audit"] },
     ),
   ),
@@ -550,7 +578,12 @@ ${around(B)}
 
   // ---- after the last wait ----
   pair("step appended after the last wait", "after-last-wait", base, src([A, GO, B, SLEEP, C, "    await this.d(4);", RET].join("\n"))),
-  pair("sleep appended after the last wait", "after-last-wait", base, src([A, GO, B, SLEEP, C, '    await this.ctx.sleep("1s");', RET].join("\n"))),
+  pair(
+    "sleep appended after the last wait",
+    "after-last-wait",
+    base,
+    src([A, GO, B, SLEEP, C, '    await this.ctx.sleep("1s");', RET].join("\n")),
+  ),
   pair("last step removed", "after-last-wait", base, src([A, GO, B, SLEEP, '    const z = "c3";', RET].join("\n"))),
   pair(
     "step appended after the last wait in one arm",
@@ -562,7 +595,17 @@ ${around(B)}
   pair(
     "step appended after a child workflow's result, the last wait",
     "after-last-wait",
-    src([A, GO, B, SLEEP, '    const k = await this.ctx.executeChild<number>("Child", "kid-1", 2);', C, '    return [x, y, z, k].join(",");'].join("\n")),
+    src(
+      [
+        A,
+        GO,
+        B,
+        SLEEP,
+        '    const k = await this.ctx.executeChild<number>("Child", "kid-1", 2);',
+        C,
+        '    return [x, y, z, k].join(",");',
+      ].join("\n"),
+    ),
     src(
       [
         A,
@@ -576,14 +619,26 @@ ${around(B)}
       ].join("\n"),
     ),
   ),
-  pair("result computed otherwise after the last wait", "after-last-wait", base, src([A, GO, B, SLEEP, C, '    return [z, y, x].join("/");'].join("\n"))),
+  pair(
+    "result computed otherwise after the last wait",
+    "after-last-wait",
+    base,
+    src([A, GO, B, SLEEP, C, '    return [z, y, x].join("/");'].join("\n")),
+  ),
 
   // ---- result types ----
-  pair("step result narrowed to a template literal type", "types", base, src(around(B), { bResult: "`b${number}`", bBody: "return `b${n}`;" })),
+  pair(
+    "step result narrowed to a template literal type",
+    "types",
+    base,
+    src(around(B), { bResult: "`b${number}`", bBody: "return `b${n}`;" }),
+  ),
   pair(
     "step result narrowed to a union of literals",
     "types",
-    src(around("    const y = await this.e(2);"), { members: '  @Step() async e(n: number): Promise<string> { return n > 0 ? "ok" : "retry"; }' }),
+    src(around("    const y = await this.e(2);"), {
+      members: '  @Step() async e(n: number): Promise<string> { return n > 0 ? "ok" : "retry"; }',
+    }),
     src(around("    const y = await this.e(2);"), {
       members: '  @Step() async e(n: number): Promise<"ok" | "retry"> { return n > 0 ? "ok" : "retry"; }',
     }),
@@ -594,7 +649,7 @@ ${around(B)}
     src(around("    const y = await this.b(q.cents);").replace(A, `${A}\n    const q = await this.quote(input);`), { members: QUOTE }),
     src(around("    const y = await this.b(q.doubled());").replace(A, `${A}\n    const q = await this.quote(input);`), {
       prelude:
-        "export class Amount {\n  cents = 0;\n  doubled(): number { return this.cents * 2; }\n}\nexport class Price extends Amount {\n  currency = \"EUR\";\n}\n",
+        'export class Amount {\n  cents = 0;\n  doubled(): number { return this.cents * 2; }\n}\nexport class Price extends Amount {\n  currency = "EUR";\n}\n',
       members: "  @Step() async quote(n: number): Promise<Price> { const p = new Price(); p.cents = n * 100; return p; }",
     }),
   ),
@@ -645,7 +700,8 @@ ${around(B)}
     "refactor",
     base,
     src([A, GO, "    const y = await this.billAndWait();", C, RET].join("\n"), {
-      members: '  private async billAndWait(): Promise<string> {\n    const y = await this.b(2);\n    await this.ctx.sleep("10s");\n    return y;\n  }',
+      members:
+        '  private async billAndWait(): Promise<string> {\n    const y = await this.b(2);\n    await this.ctx.sleep("10s");\n    return y;\n  }',
     }),
   ),
   pair(
@@ -661,7 +717,8 @@ ${around(B)}
     src(around("    const y = await bill(this.ctx, 2);"), {
       imports: 'import { bill } from "./helpers.js";',
       modules: {
-        "helpers.ts": 'import type { Ctx } from "@fusee/runtime";\n\nexport function bill(ctx: Ctx, n: number): Promise<string> {\n  return ctx.step("bill", async () => "bill" + String(n));\n}\n',
+        "helpers.ts":
+          'import type { Ctx } from "@fusee/runtime";\n\nexport function bill(ctx: Ctx, n: number): Promise<string> {\n  return ctx.step("bill", async () => "bill" + String(n));\n}\n',
       },
     }),
   ),
@@ -670,7 +727,8 @@ ${around(B)}
     "refactor",
     src(around("    const y = await this.e(2);"), { members: E_STEP }),
     src(around("    const y = await this.charge(2);"), {
-      members: '  @Step({ name: "e" }) async charge(v: number | string, unit?: string): Promise<string> { return "e" + String(v) + (unit ?? ""); }',
+      members:
+        '  @Step({ name: "e" }) async charge(v: number | string, unit?: string): Promise<string> { return "e" + String(v) + (unit ?? ""); }',
     }),
   ),
   pair(
@@ -701,7 +759,16 @@ ${around(B)}
     "ternary rewritten as if/else",
     "refactor",
     src(around("    const y = input > 5 ? await this.b(2) : await this.d(2);")),
-    src(around("    let y: string;", "    if (input > 5) {", "      y = await this.b(2);", "    } else {", "      y = await this.d(2);", "    }")),
+    src(
+      around(
+        "    let y: string;",
+        "    if (input > 5) {",
+        "      y = await this.b(2);",
+        "    } else {",
+        "      y = await this.d(2);",
+        "    }",
+      ),
+    ),
     [1, 7],
   ),
   pair(

@@ -57,10 +57,23 @@ export const UNSEEN: readonly ChangePair[] = [
   pair(
     "continue in a counted loop rewritten as a list of the indexes kept",
     "loop",
-    src(around('    let y = "";', "    for (let i = 0; i < 3; i++) {", "      if (i === 1) continue;", "      y += await this.b(i);", "    }")),
+    src(
+      around(
+        '    let y = "";',
+        "    for (let i = 0; i < 3; i++) {",
+        "      if (i === 1) continue;",
+        "      y += await this.b(i);",
+        "    }",
+      ),
+    ),
     src(around('    let y = "";', "    for (const i of [0, 2]) y += await this.b(i);")),
   ),
-  pair("step moved from before the wait to after it", "step", src([A, B, GO, SLEEP, C, RET].join("\n")), src([A, GO, B, SLEEP, C, RET].join("\n"))),
+  pair(
+    "step moved from before the wait to after it",
+    "step",
+    src([A, B, GO, SLEEP, C, RET].join("\n")),
+    src([A, GO, B, SLEEP, C, RET].join("\n")),
+  ),
   pair(
     "search attributes computed another way",
     "attributes",
@@ -73,8 +86,18 @@ export const UNSEEN: readonly ChangePair[] = [
     base,
     src([A, GO, B, "    await this.ctx.sleep(PAUSE);", C, RET].join("\n"), { prelude: 'const PAUSE = "10s";\n' }),
   ),
-  pair("argument wrapped in Number()", "arguments", src(around("    const y = await this.b(input);")), src(around("    const y = await this.b(Number(input));"))),
-  pair("argument input * 2 written input + input", "arguments", src(around("    const y = await this.b(input * 2);")), src(around("    const y = await this.b(input + input);"))),
+  pair(
+    "argument wrapped in Number()",
+    "arguments",
+    src(around("    const y = await this.b(input);")),
+    src(around("    const y = await this.b(Number(input));")),
+  ),
+  pair(
+    "argument input * 2 written input + input",
+    "arguments",
+    src(around("    const y = await this.b(input * 2);")),
+    src(around("    const y = await this.b(input + input);")),
+  ),
   pair(
     "helper method turned into an arrow function property",
     "refactor",
@@ -87,7 +110,12 @@ export const UNSEEN: readonly ChangePair[] = [
     src(around("    const y = await this.e(2);"), { members: E_STEP }),
     src(around("    const y = await this.e(2, undefined);"), { members: E_STEP }),
   ),
-  pair("wait made conditional on the input, which runs in flight meet", "wait", base, src([A, "    if (input > 0) await this.ctx.waitFor<number>(\"go\");", B, SLEEP, C, RET].join("\n"))),
+  pair(
+    "wait made conditional on the input, which runs in flight meet",
+    "wait",
+    base,
+    src([A, '    if (input > 0) await this.ctx.waitFor<number>("go");', B, SLEEP, C, RET].join("\n")),
+  ),
   pair(
     "two waits for signals sent together swapped",
     "wait",
@@ -103,18 +131,36 @@ export const UNSEEN: readonly ChangePair[] = [
   pair(
     "default case of a switch moved first",
     "branch",
-    src(around("    let y: string;", "    switch (input) {", "      case 1: y = await this.b(1); break;", "      default: y = await this.d(9);", "    }")),
-    src(around("    let y: string;", "    switch (input) {", "      default: y = await this.d(9); break;", "      case 1: y = await this.b(1);", "    }")),
+    src(
+      around(
+        "    let y: string;",
+        "    switch (input) {",
+        "      case 1: y = await this.b(1); break;",
+        "      default: y = await this.d(9);",
+        "    }",
+      ),
+    ),
+    src(
+      around(
+        "    let y: string;",
+        "    switch (input) {",
+        "      default: y = await this.d(9); break;",
+        "      case 1: y = await this.b(1);",
+        "    }",
+      ),
+    ),
     [1, 2],
   ),
   pair(
     "step inserted two helpers deep",
     "helper",
     src(around("    const y = await this.outer();"), {
-      members: "  private outer(): Promise<string> { return this.inner(); }\n  private async inner(): Promise<string> { return this.b(2); }",
+      members:
+        "  private outer(): Promise<string> { return this.inner(); }\n  private async inner(): Promise<string> { return this.b(2); }",
     }),
     src(around("    const y = await this.outer();"), {
-      members: "  private outer(): Promise<string> { return this.inner(); }\n  private async inner(): Promise<string> { await this.d(1); return this.b(2); }",
+      members:
+        "  private outer(): Promise<string> { return this.inner(); }\n  private async inner(): Promise<string> { await this.d(1); return this.b(2); }",
     }),
   ),
   pair(
@@ -123,7 +169,12 @@ export const UNSEEN: readonly ChangePair[] = [
     src(around('    const k = await this.ctx.executeChild<number>("Child", "kid-1", 2);', "    const y = String(k);")),
     src(around('    const k = await this.ctx.executeChild<number>("Child", "kid-1", 1 + 1);', "    const y = String(k);")),
   ),
-  pair("two steps after the last wait swapped", "after-last-wait", src([A, GO, B, SLEEP, C, "    await this.d(4);", RET].join("\n")), src([A, GO, B, SLEEP, "    await this.d(4);", C, RET].join("\n"))),
+  pair(
+    "two steps after the last wait swapped",
+    "after-last-wait",
+    src([A, GO, B, SLEEP, C, "    await this.d(4);", RET].join("\n")),
+    src([A, GO, B, SLEEP, "    await this.d(4);", C, RET].join("\n")),
+  ),
   pair(
     "argument chosen by the input changed on one side",
     "arguments",
@@ -161,7 +212,8 @@ export const UNSEEN: readonly ChangePair[] = [
     "signal",
     src([A, "    await this.ctx.condition(() => this.approved);", B, SLEEP, C, RET].join("\n")),
     src([A, "    await this.ctx.condition(() => this.approved);", B, SLEEP, C, RET].join("\n"), {
-      signals: '  @Signal({ name: "approve" }) setApproval(value: boolean): void { this.setApproved(value); }\n  private setApproved(v: boolean): void { this.approved = v; }',
+      signals:
+        '  @Signal({ name: "approve" }) setApproval(value: boolean): void { this.setApproved(value); }\n  private setApproved(v: boolean): void { this.approved = v; }',
     }),
   ),
 ];

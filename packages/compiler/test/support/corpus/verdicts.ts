@@ -22,7 +22,16 @@ export type VerdictBook = Readonly<Record<string, RecordedVerdict>>;
 
 /** What a verdict depends on: both versions' files, the inputs, and the judge. */
 export function digestOf(pair: ChangePair): string {
-  const text = JSON.stringify([JUDGE_VERSION, versionFiles(pair.v1), versionFiles(pair.v2), pair.inputs ?? [1], pair.v1.className, pair.v2.className, pair.v1.typeName, pair.v2.typeName]);
+  const text = JSON.stringify([
+    JUDGE_VERSION,
+    versionFiles(pair.v1),
+    versionFiles(pair.v2),
+    pair.inputs ?? [1],
+    pair.v1.className,
+    pair.v2.className,
+    pair.v1.typeName,
+    pair.v2.typeName,
+  ]);
   return createHash("sha256").update(text).digest("hex").slice(0, 16);
 }
 
