@@ -47,6 +47,12 @@ describe("the replay-breaking change corpora", function () {
         expect(precision(f), text).to.be.at.least(0.95);
       });
 
+      it("has the journal tier fail exactly the runs left at a wait that the runtime breaks", () => {
+        const f = figures(rows[name] ?? []);
+        expect(f.journal.runs).to.be.greaterThan(0);
+        expect(f.journal.agree, report({ [name]: rows[name] ?? [] })).to.equal(f.journal.runs);
+      });
+
       it("reports a change that breaks only finished runs as its own class", () => {
         const f = figures(rows[name] ?? []);
         expect(f.finishedOnlyRight, report({ [name]: rows[name] ?? [] })).to.equal(f.finishedOnly);
