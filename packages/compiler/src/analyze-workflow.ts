@@ -6,6 +6,9 @@ import type { RuntimeSymbols } from "./runtime-symbols.js";
 import { locate } from "./source-location.js";
 import { DeterminismLint } from "./determinism-lint.js";
 import { FlowReader } from "./step-flow.js";
+import { assignedFields, bodyOf, classChain, hasBody } from "./class-chain.js";
+import { collectEnums } from "./workflow-enums.js";
+import { defaultedFields, resultMethods } from "./step-results.js";
 import type { TypeRenderer } from "./type-render.js";
 
 /** A class decorated with the runtime's `@Workflow`, and the decorator call. */
@@ -303,8 +306,8 @@ class WorkflowAnalysis {
       byName.set(name, m);
       const signature = this.signature(m.declaration);
       const typeOption = this.stepTypeOption(m);
-      const defaulted = this.defaultedFields(m);
-      const methods = this.resultMethods(m.declaration);
+      const defaulted = defaultedFields(this.checker, m.decorator === undefined ? undefined : decoratorArgument(m.decorator));
+      const methods = resultMethods(this.checker, m.declaration);
       this.steps.push({
         name,
         key: name,
@@ -488,29 +491,6 @@ class WorkflowAnalysis {
     return { params, result: this.render(awaited(this.checker, returned)) };
   }
 
-  /**
-   * The methods and accessors (its own and inherited) of a step's result class declared in the
-   * project: what a plain decoded value would lack.
-   */
-  private resultMethods(method: ts.MethodDeclaration): string[] {
-    const signature = this.checker.getSignatureFromDeclaration(method);
-    if (signature === undefined) return [];
-    const type = awaited(this.checker, signature.getReturnType());
-    const declaration = type.getSymbol()?.declarations?.find(ts.isClassDeclaration);
-    if (declaration === undefined || declaration.getSourceFile().isDeclarationFile) return [];
-    return type
-      .getProperties()
-      .filter((p) =>
-        (p.declarations ?? []).some(
-          (d) =>
-            (ts.isMethodDeclaration(d) || ts.isGetAccessorDeclaration(d) || ts.isSetAccessorDeclaration(d)) &&
-            !d.getSourceFile().isDeclarationFile,
-        ),
-      )
-      .map((p) => p.name)
-      .sort(compareText);
-  }
-
   private stepTypeOption(m: Member): ValueRef | undefined {
     const argument = m.decorator === undefined ? undefined : decoratorArgument(m.decorator);
     const option = argument !== undefined && ts.isObjectLiteralExpression(argument) ? property(argument, "type") : undefined;
@@ -526,21 +506,6 @@ class WorkflowAnalysis {
       return undefined;
     }
     return { kind: "class", ref: this.context.types.declRef(target) };
-  }
-
-  /** The fields of the class `@Step({ type })` rebuilds results with that have an initializer: a rebuilt value has them even when recorded without. */
-  private defaultedFields(m: Member): string[] {
-    const argument = m.decorator === undefined ? undefined : decoratorArgument(m.decorator);
-    const option = argument !== undefined && ts.isObjectLiteralExpression(argument) ? property(argument, "type") : undefined;
-    if (option === undefined) return [];
-    const type = this.checker.getTypeAtLocation(option);
-    const instance = type.getConstructSignatures()[0]?.getReturnType();
-    if (instance === undefined) return [];
-    return instance
-      .getProperties()
-      .filter((p) => (p.declarations ?? []).some((d) => ts.isPropertyDeclaration(d) && d.initializer !== undefined))
-      .map((p) => p.name)
-      .sort(compareText);
   }
 
   private optionName(m: Member): string | undefined {
@@ -611,175 +576,6 @@ class WorkflowAnalysis {
   private problemAt(code: SourceProblemCode, at: SourceLocation, message: string): void {
     this.context.problems.push({ code, at, message });
   }
-}
-
-/**
- * The class and its base classes declared in source, nearest first, through mixins: for `extends
- * Audited(Base)`, the class `Audited` returns, then `Base` (the argument its `extends` names).
- */
-function classChain(checker: ts.TypeChecker, declaration: ts.ClassDeclaration): ts.ClassLikeDeclaration[] {
-  const chain: ts.ClassLikeDeclaration[] = [];
-  const resolve = (e: ts.Node): ts.Symbol | undefined => {
-    let symbol = checker.getSymbolAtLocation(e);
-    if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
-    return symbol;
-  };
-  const inSource = (d: ts.Node) => !d.getSourceFile().isDeclarationFile;
-  const bases = (
-    e: ts.Expression,
-    args: ReadonlyMap<ts.Symbol, ts.Expression>,
-    depth: number,
-  ): [ts.ClassLikeDeclaration, ReadonlyMap<ts.Symbol, ts.Expression>][] => {
-    if (depth > 8) return [];
-    if (ts.isParenthesizedExpression(e)) return bases(e.expression, args, depth + 1);
-    if (ts.isCallExpression(e)) {
-      const fn = resolve(e.expression)?.valueDeclaration;
-      const body = fn === undefined ? undefined : bodyOf(fn);
-      const params = fn === undefined ? undefined : functionOf(fn)?.parameters;
-      if (body === undefined || params === undefined) return [];
-      const bound = new Map(args);
-      params.forEach((p, i) => {
-        const arg = e.arguments[i];
-        const symbol = resolve(p.name);
-        if (arg !== undefined && symbol !== undefined) bound.set(symbol, arg);
-      });
-      return returnedClasses(body, resolve).map((cls) => [cls, bound]);
-    }
-    const symbol = resolve(e);
-    const argument = symbol === undefined ? undefined : args.get(symbol);
-    if (argument !== undefined) return bases(argument, new Map(), depth + 1);
-    const cls = symbol?.declarations?.find(ts.isClassLike);
-    return cls === undefined || !inSource(cls) ? [] : [[cls, new Map()]];
-  };
-  const add = (cls: ts.ClassLikeDeclaration, args: ReadonlyMap<ts.Symbol, ts.Expression>): void => {
-    if (chain.includes(cls)) return;
-    chain.push(cls);
-    const heritage = cls.heritageClauses?.find((h) => h.token === ts.SyntaxKind.ExtendsKeyword)?.types[0];
-    if (heritage !== undefined) for (const [base, bound] of bases(heritage.expression, args, 0)) add(base, bound);
-  };
-  add(declaration, new Map());
-  return chain;
-}
-
-/** The classes a mixin function returns: class expressions, or classes it declares and returns by name. */
-function returnedClasses(body: ts.Node, resolve: (e: ts.Node) => ts.Symbol | undefined): ts.ClassLikeDeclaration[] {
-  const out: ts.ClassLikeDeclaration[] = [];
-  const take = (e: ts.Expression | undefined): void => {
-    if (e === undefined) return;
-    if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e)) return take(e.expression);
-    if (ts.isClassExpression(e)) out.push(e);
-    else if (ts.isIdentifier(e)) {
-      const cls = resolve(e)?.declarations?.find(ts.isClassLike);
-      if (cls !== undefined) out.push(cls);
-    }
-  };
-  if (!ts.isBlock(body)) take(body as ts.Expression);
-  const visit = (n: ts.Node): void => {
-    if (ts.isReturnStatement(n)) take(n.expression);
-    if (!ts.isFunctionLike(n)) ts.forEachChild(n, visit);
-  };
-  if (ts.isBlock(body)) ts.forEachChild(body, visit);
-  return out;
-}
-
-function functionOf(declaration: ts.Node): ts.SignatureDeclaration | undefined {
-  if (ts.isFunctionDeclaration(declaration) || ts.isMethodDeclaration(declaration) || ts.isGetAccessorDeclaration(declaration))
-    return declaration;
-  if ((ts.isVariableDeclaration(declaration) || ts.isPropertyDeclaration(declaration)) && declaration.initializer !== undefined) {
-    const init = declaration.initializer;
-    if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init;
-  }
-  return undefined;
-}
-
-/** The body of a function, method, getter or function-valued field. */
-function bodyOf(declaration: ts.Node): ts.Node | undefined {
-  const fn = functionOf(declaration);
-  return fn !== undefined && "body" in fn ? (fn.body as ts.Node | undefined) : undefined;
-}
-
-function hasBody(member: ts.ClassElement): boolean {
-  return bodyOf(member) !== undefined;
-}
-
-/** The fields of `this` a handler assigns or changes in place, also through the class's methods it calls. */
-function assignedFields(handler: ts.MethodDeclaration, member: (name: string) => ts.Declaration | undefined): ReadonlySet<string> {
-  const out = new Set<string>();
-  const seen = new Set<ts.Node>();
-  const field = (e: ts.Expression): string | undefined => {
-    if (ts.isPropertyAccessExpression(e) && e.expression.kind === ts.SyntaxKind.ThisKeyword) return e.name.text;
-    if (ts.isPropertyAccessExpression(e) || ts.isElementAccessExpression(e)) return field(e.expression);
-    return undefined;
-  };
-  const visit = (n: ts.Node): void => {
-    if (
-      ts.isBinaryExpression(n) &&
-      n.operatorToken.kind >= ts.SyntaxKind.FirstAssignment &&
-      n.operatorToken.kind <= ts.SyntaxKind.LastAssignment
-    ) {
-      const f = field(n.left);
-      if (f !== undefined) out.add(f);
-    } else if ((ts.isPrefixUnaryExpression(n) || ts.isPostfixUnaryExpression(n)) && ts.isExpression(n.operand)) {
-      const f = field(n.operand);
-      if (f !== undefined) out.add(f);
-    } else if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression)) {
-      const target = n.expression.expression;
-      const f = field(target);
-      if (f !== undefined) out.add(f);
-      if (target.kind === ts.SyntaxKind.ThisKeyword) {
-        const body = bodyOf(member(n.expression.name.text) ?? n);
-        if (body !== undefined && !seen.has(body)) {
-          seen.add(body);
-          visit(body);
-        }
-      }
-    }
-    ts.forEachChild(n, visit);
-  };
-  if (handler.body !== undefined) visit(handler.body);
-  return out;
-}
-
-/**
- * The values of every enum the workflow names, in its code (`Tier.Gold`) or in a signature type, by
- * enum and member: what a recorded value means.
- */
-function collectEnums(
-  checker: ts.TypeChecker,
-  classes: readonly ts.ClassLikeDeclaration[],
-  types: readonly ts.Type[],
-): Record<string, Record<string, number | string>> {
-  const enums = new Set<ts.EnumDeclaration>();
-  const addSymbol = (symbol: ts.Symbol | undefined): void => {
-    for (const d of symbol?.declarations ?? []) {
-      if (ts.isEnumDeclaration(d) && !d.getSourceFile().isDeclarationFile) enums.add(d);
-      if (ts.isEnumMember(d) && !d.getSourceFile().isDeclarationFile) enums.add(d.parent);
-    }
-  };
-  const addType = (type: ts.Type, depth: number): void => {
-    if (depth > 3) return;
-    addSymbol(type.getSymbol());
-    if (type.isUnionOrIntersection()) type.types.forEach((t) => addType(t, depth + 1));
-    if (checker.isArrayType(type) || checker.isTupleType(type))
-      checker.getTypeArguments(type as ts.TypeReference).forEach((t) => addType(t, depth + 1));
-  };
-  types.forEach((t) => addType(t, 0));
-  const visit = (n: ts.Node): void => {
-    if (ts.isPropertyAccessExpression(n) || ts.isTypeReferenceNode(n))
-      addSymbol(checker.getSymbolAtLocation(ts.isPropertyAccessExpression(n) ? n : n.typeName));
-    ts.forEachChild(n, visit);
-  };
-  classes.forEach(visit);
-  const out: Record<string, Record<string, number | string>> = {};
-  for (const e of [...enums].sort((a, b) => compareText(a.name.text, b.name.text))) {
-    const members: Record<string, number | string> = {};
-    for (const m of e.members) {
-      const value = checker.getConstantValue(m);
-      if (value !== undefined) members[m.name.getText()] = value;
-    }
-    out[e.name.text] = members;
-  }
-  return out;
 }
 
 /** The expression naming a decorator: `Workflow` in `@Workflow()`, `fusee.Workflow` in `@fusee.Workflow`. */

@@ -1,10 +1,27 @@
 import { ts } from "ts-morph";
 import { ExpressionText } from "./argument-text.js";
-import { durableCall, dynamicName, handsOverContext, MESSAGE_STEPS } from "./durable-calls.js";
+import { CallReader, type ExpressionReader } from "./flow-calls.js";
+import { LoopReader, type StatementReader } from "./flow-loops.js";
+import {
+  canonical,
+  endsClause,
+  type Exit,
+  flat,
+  type Fork,
+  type ForkArm,
+  forkEnv,
+  GIVE_UP,
+  isFork,
+  isShortCircuit,
+  prune,
+  type Seq,
+  text,
+  unwrapNegation,
+  type Where,
+} from "./flow-shapes.js";
 import type { FlowNode, SourceLocation } from "./ir.js";
-import { Env, Evaluator, type LocalFunction, symbolic, writtenSymbols } from "./known-values.js";
+import { Env, Evaluator, symbolic, writtenSymbols } from "./known-values.js";
 import type { RuntimeSymbols } from "./runtime-symbols.js";
-import { resultUse } from "./result-use.js";
 
 /** What the flow reader needs to know about the workflow class it walks. */
 export interface FlowContext {
@@ -32,28 +49,6 @@ export interface FlowContext {
   resultUsed(stepKey: string, use: { readonly converted: boolean; readonly asserted: readonly string[] }): void;
 }
 
-/** How a statement list ended: it ran through, or it returned (or threw), or it left or restarted its loop. */
-type Exit = false | "return" | "break" | "continue";
-
-/** Where statements are being read: in a loop gen reads as such, in one iteration of a loop it counts, or elsewhere. */
-interface Where {
-  readonly loop?: "generic" | "unrolled";
-  /** A `break` here ends a `switch` clause, not the loop. */
-  readonly inSwitch?: boolean;
-}
-
-/** Nodes read from statements, and how they end. */
-interface Seq {
-  readonly nodes: FlowNode[];
-  readonly exits: Exit;
-}
-
-/** Iterations of a loop gen reads out one by one, at most. */
-const MAX_UNROLLED = 16;
-
-/** Thrown to give up reading a loop iteration by iteration (a `break` under a condition gen cannot decide). */
-const GIVE_UP = Symbol("give up unrolling");
-
 /**
  * Reads the order in which a method body calls steps, following the static code paths: statements
  * in order, arguments before the call they feed, arms of branches side by side. Values gen can
@@ -62,20 +57,23 @@ const GIVE_UP = Symbol("give up unrolling");
  * callbacks handed to other calls (`map`, `forEach`), are read as loops that run any number of times.
  * The function given to `ctx.step` is the step itself and is not read.
  */
-export class FlowReader {
-  private readonly following = new Set<ts.Node>();
-  private readonly evaluator: Evaluator;
-  private readonly texts: ExpressionText;
+export class FlowReader implements StatementReader, ExpressionReader {
+  readonly evaluator: Evaluator;
+  readonly texts: ExpressionText;
+  private readonly loops: LoopReader;
+  private readonly calls: CallReader;
 
   constructor(private readonly context: FlowContext) {
     this.evaluator = new Evaluator(context.checker);
+    this.calls = new CallReader(context, this);
     this.texts = new ExpressionText(
       context.checker,
       this.evaluator,
-      (call) => this.helperBodyOf(call),
-      (call) => this.patchedId(call),
-      (call) => this.stepNameOf(call),
+      (call) => this.calls.helperBodyOf(call),
+      (call) => this.calls.patchedId(call),
+      (call) => this.calls.stepNameOf(call),
     );
+    this.loops = new LoopReader(this);
   }
 
   /** The pruned step tree of a method or function body. */
@@ -84,7 +82,7 @@ export class FlowReader {
     return prune(this.body(body, env).nodes);
   }
 
-  private body(body: ts.ConciseBody, env: Env): Seq {
+  body(body: ts.ConciseBody, env: Env): Seq {
     if (!ts.isBlock(body)) return { nodes: this.node(body, env), exits: false };
     this.hoist(body.statements, env);
     const seq = this.statements(body.statements, 0, env, {});
@@ -186,7 +184,7 @@ export class FlowReader {
     return flat(nodes);
   }
 
-  private statementSeq(s: ts.Statement, env: Env, where: Where): Seq {
+  statementSeq(s: ts.Statement, env: Env, where: Where): Seq {
     return this.settle(this.statement(s, env, where), env, where);
   }
 
@@ -202,7 +200,7 @@ export class FlowReader {
   }
 
   /** `let`/`const` declarations: their initializers' calls, and what gen now knows of the names. */
-  private declarations(list: ts.VariableDeclarationList, env: Env): FlowNode[] {
+  declarations(list: ts.VariableDeclarationList, env: Env): FlowNode[] {
     const out: FlowNode[] = [];
     for (const d of list.declarations) {
       const init = d.initializer;
@@ -225,7 +223,7 @@ export class FlowReader {
   }
 
   /** A `for` loop's initializer or incrementor, as an expression statement would be. */
-  private applyIncrement(e: ts.Expression, env: Env): void {
+  applyIncrement(e: ts.Expression, env: Env): void {
     this.applyWrites(e, env, e);
   }
 
@@ -294,125 +292,12 @@ export class FlowReader {
 
   /** A loop: its iterations one by one when gen can count them, else a loop node run any number of times. */
   private loop(s: ts.IterationStatement, env: Env, where: Where, at: SourceLocation): Seq {
-    const attempt = env.clone();
-    try {
-      const unrolled = this.unroll(s, attempt);
-      if (unrolled !== undefined) {
-        env.assign(attempt);
-        return unrolled;
-      }
-    } catch (e) {
-      if (e !== GIVE_UP) throw e;
-    }
-    return this.genericLoop(s, env, at);
-  }
-
-  private unroll(s: ts.IterationStatement, env: Env): Seq | undefined {
-    const out: FlowNode[] = [];
-    const iteration: Where = { loop: "unrolled" };
-    const run = (): "again" | "stop" | Seq => {
-      const body = this.statementSeq(s.statement, env, iteration);
-      out.push(...body.nodes);
-      if (body.exits === "break") return "stop";
-      if (body.exits === "return") return { nodes: out, exits: "return" };
-      return "again";
-    };
-    const holds = (condition: ts.Expression | undefined): boolean | undefined => {
-      if (condition === undefined) return true;
-      const v = this.evaluator.value(condition, env);
-      return v.known ? Boolean(v.value) : undefined;
-    };
-    if (ts.isForOfStatement(s)) {
-      const items = this.evaluator.value(s.expression, env);
-      if (!items.known || !Array.isArray(items.value) || items.value.length > MAX_UNROLLED) return undefined;
-      const declaration = ts.isVariableDeclarationList(s.initializer) ? s.initializer.declarations[0] : undefined;
-      if (declaration === undefined || !ts.isIdentifier(declaration.name)) return undefined;
-      const symbol = this.evaluator.symbolOf(declaration.name);
-      out.push(...this.node(s.expression, env));
-      for (const item of items.value as readonly unknown[]) {
-        env.set(symbol, { kind: "value", value: item as never });
-        const r = run();
-        if (r === "stop") break;
-        if (r !== "again") return r;
-      }
-      return { nodes: out, exits: false };
-    }
-    if (ts.isForInStatement(s)) return undefined;
-    if (ts.isForStatement(s) && s.initializer !== undefined) {
-      if (ts.isVariableDeclarationList(s.initializer)) out.push(...this.declarations(s.initializer, env));
-      else {
-        out.push(...this.node(s.initializer, env));
-        this.applyIncrement(s.initializer, env);
-      }
-    }
-    const condition = ts.isForStatement(s) ? s.condition : (s as ts.WhileStatement | ts.DoStatement).expression;
-    // Only a loop whose condition reads nothing its body leaves unknown can be counted.
-    for (let i = 0; i <= MAX_UNROLLED; i++) {
-      if (!ts.isDoStatement(s) || i > 0) {
-        const h = holds(condition);
-        if (h === undefined) return undefined;
-        if (!h) return { nodes: out, exits: false };
-      }
-      if (i === MAX_UNROLLED) return undefined;
-      const r = run();
-      if (r === "stop") return { nodes: out, exits: false };
-      if (r !== "again") return r;
-      if (ts.isForStatement(s) && s.incrementor !== undefined) this.applyIncrement(s.incrementor, env);
-    }
-    return undefined;
-  }
-
-  private genericLoop(s: ts.IterationStatement, env: Env, at: SourceLocation): Seq {
-    const generic: Where = { loop: "generic" };
-    const forget = () => env.forget(writtenSymbols(s, (n) => this.evaluator.symbolOf(n)));
-    // Whether the condition holds before the first iteration, on every path: such a loop runs at least once.
-    const enters = (condition: ts.Expression | undefined) => {
-      const v = condition === undefined ? { known: true, value: true } : this.evaluator.value(condition, env);
-      return v.known && Boolean(v.value) ? { entered: true } : {};
-    };
-    if (ts.isForStatement(s)) {
-      const init =
-        s.initializer === undefined
-          ? []
-          : ts.isVariableDeclarationList(s.initializer)
-            ? this.declarations(s.initializer, env)
-            : this.node(s.initializer, env);
-      const entered = enters(s.condition);
-      forget();
-      const condition = s.condition === undefined ? [] : this.node(s.condition, env);
-      const step = s.incrementor === undefined ? [] : this.node(s.incrementor, env);
-      const over = [s.initializer, s.condition, s.incrementor].map((e) => (e === undefined ? "" : text(e))).join("; ");
-      const body = this.statementSeq(s.statement, env.clone(), generic);
-      return flat([...init, ...condition, { kind: "loop", at, body: [...body.nodes, ...step, ...condition], over, ...entered }]);
-    }
-    const entered = ts.isWhileStatement(s) ? enters(s.expression) : {};
-    forget();
-    if (ts.isForOfStatement(s) || ts.isForInStatement(s)) {
-      const over = `${text(s.initializer)} ${ts.isForOfStatement(s) ? "of" : "in"} ${text(s.expression)}`;
-      const items = this.node(s.expression, env);
-      return flat([...items, { kind: "loop", at, body: this.statementSeq(s.statement, env.clone(), generic).nodes, over }]);
-    }
-    const expression = (s as ts.WhileStatement | ts.DoStatement).expression;
-    const condition = this.node(expression, env);
-    if (ts.isWhileStatement(s)) {
-      return flat([
-        ...condition,
-        {
-          kind: "loop",
-          at,
-          body: [...this.statementSeq(s.statement, env.clone(), generic).nodes, ...condition],
-          over: text(expression),
-          ...entered,
-        },
-      ]);
-    }
-    const once = [...this.statementSeq(s.statement, env.clone(), generic).nodes, ...condition];
-    return flat([...once, { kind: "loop", at, body: once, over: text(expression) }]);
+    return this.loops.read(s, env, where, at);
   }
 
   /** Any node that is not a statement handled above: expressions in evaluation order. */
-  private node(n: ts.Node, env: Env): FlowNode[] {
-    if (ts.isCallExpression(n)) return this.call(n, env);
+  node(n: ts.Node, env: Env): FlowNode[] {
+    if (ts.isCallExpression(n)) return this.calls.call(n, env);
     if (ts.isArrowFunction(n) || ts.isFunctionExpression(n)) return this.callback(n, env);
     if (ts.isClassExpression(n) || ts.isFunctionDeclaration(n)) return [];
     if (ts.isConditionalExpression(n)) {
@@ -465,7 +350,7 @@ export class FlowReader {
   }
 
   /** A function handed to another call: its body, run any number of times. */
-  private callback(fn: ts.ArrowFunction | ts.FunctionExpression | ts.FunctionDeclaration, env: Env): FlowNode[] {
+  callback(fn: ts.ArrowFunction | ts.FunctionExpression | ts.FunctionDeclaration, env: Env): FlowNode[] {
     const inner = env.clone();
     inner.forget(writtenSymbols(fn, (n) => this.evaluator.symbolOf(n)));
     return [{ kind: "loop", at: this.context.locate(fn), body: this.read(fn.body, inner) }];
@@ -523,374 +408,7 @@ export class FlowReader {
   private patchGuard(condition: ts.Expression): { id: string; negated: boolean } | undefined {
     const { expression: e, negated } = unwrapNegation(condition);
     if (!ts.isCallExpression(e)) return undefined;
-    const id = this.patchedId(e);
+    const id = this.calls.patchedId(e);
     return id === undefined ? undefined : { id, negated };
-  }
-
-  private patchedId(call: ts.CallExpression): string | undefined {
-    const callee = call.expression;
-    if (
-      !(ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee)) ||
-      this.context.runtime.memberAt(callee) !== "Ctx.patched"
-    )
-      return undefined;
-    return this.context.literal(call.arguments[0]);
-  }
-
-  private call(call: ts.CallExpression, env: Env): FlowNode[] {
-    const at = this.context.locate(call);
-    const callee = call.expression;
-    const member =
-      ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee) ? this.context.runtime.memberAt(callee) : undefined;
-    if (member === "Ctx.step") {
-      const name = this.context.literal(call.arguments[0]) ?? dynamicName(call.arguments[0]);
-      const key = this.context.inlineStep(call, name);
-      this.context.resultUsed(key, resultUse(call, this.context.checker));
-      return [{ kind: "step", key, at }];
-    }
-    // A message to another workflow is journaled as a step of the sender, under the method's name.
-    const message = member === undefined ? undefined : MESSAGE_STEPS.get(member);
-    if (message !== undefined)
-      return [...call.arguments.flatMap((a) => this.node(a, env)), { kind: "step", key: this.context.inlineStep(call, message), at }];
-    if (member === "Ctx.patched") {
-      const id = this.context.literal(call.arguments[0]);
-      return id === undefined ? [] : [{ kind: "patch", id, at, then: [], else: [] }];
-    }
-    if (member === "Ctx.deprecatePatch") {
-      const id = this.context.literal(call.arguments[0]);
-      return id === undefined ? [] : [{ kind: "deprecatedPatch", id, at }];
-    }
-    const iterated = this.iteration(call, env);
-    if (iterated !== undefined) return iterated;
-    const before = [...this.node(callee, env), ...call.arguments.flatMap((a) => this.argument(a, env))];
-    const durable = member === undefined ? undefined : durableCall(member, call, at, this.context, (p) => this.waitSignals(p));
-    if (durable !== undefined) return [...before, ...durable];
-    const local = this.localFunction(callee, env);
-    if (local !== undefined) return [...before, ...this.inline(local.node, call, env)];
-    const declaration = this.declarationOf(callee);
-    if (declaration === undefined) return before;
-    const stepKey = this.context.stepKeyOf(declaration);
-    if (stepKey !== undefined) {
-      this.context.resultUsed(stepKey, resultUse(call, this.context.checker));
-      return [
-        ...before,
-        { kind: "step", key: stepKey, at, args: this.texts.arguments(call.arguments, env), argsText: call.arguments.map(text).join(", ") },
-      ];
-    }
-    const followed =
-      this.context.helperOf(declaration) ??
-      (handsOverContext(call, this.context) && isProjectFunction(declaration) ? declaration : undefined);
-    if (
-      followed === undefined &&
-      handsOverContext(call, this.context) &&
-      !this.context.runtime.isRuntimeFile(declaration.getSourceFile())
-    ) {
-      this.context.unresolved(
-        call,
-        `${text(callee)}() is handed the workflow's ctx, but fusee gen cannot read its body (it is declared in ${declaration.getSourceFile().isDeclarationFile ? "a declaration file" : "a form gen does not follow"}), so the durable calls it makes are unknown. Fix: make the calls in the workflow class or in a function declared in this project's source, or pass what it needs instead of ctx.`,
-      );
-      return before;
-    }
-    if (followed === undefined || this.following.has(followed)) return before;
-    const body = helperBody(followed);
-    if (body === undefined) {
-      if (handsOverContext(call, this.context))
-        this.context.unresolved(
-          call,
-          `${text(callee)}() is handed the workflow's ctx but has no body gen can read, so the durable calls it makes are unknown. Fix: call a function with a body, declared in this project's source.`,
-        );
-      return before;
-    }
-    this.following.add(followed);
-    try {
-      return [...before, ...this.body(body, this.bind(followed, call, env)).nodes];
-    } finally {
-      this.following.delete(followed);
-    }
-  }
-
-  /** An argument: a function handed over runs any number of times, unless it is `.then()`'s, which runs once. */
-  private argument(a: ts.Expression, env: Env): FlowNode[] {
-    const parent = a.parent;
-    const once =
-      ts.isCallExpression(parent) &&
-      ts.isPropertyAccessExpression(parent.expression) &&
-      ["then", "finally"].includes(parent.expression.name.text);
-    const fn = ts.isArrowFunction(a) || ts.isFunctionExpression(a) ? a : this.localFunction(a, env)?.node;
-    if (fn !== undefined && once && fn.body !== undefined) {
-      // `.then((v) => ...)` runs once with `v` the awaited value of what it is called on.
-      const inner = env.clone();
-      const first = fn.parameters[0];
-      if (first !== undefined && ts.isIdentifier(first.name) && ts.isPropertyAccessExpression(parent.expression))
-        inner.set(this.evaluator.symbolOf(first.name), { kind: "awaited", node: parent.expression.expression });
-      return this.body(fn.body, inner).nodes;
-    }
-    if (fn !== undefined) return this.callback(fn, env);
-    return this.node(a, env);
-  }
-
-  /** `list.map(fn)`, `list.forEach(fn)` over a list gen knows: `fn` once per element, in order. */
-  private iteration(call: ts.CallExpression, env: Env): FlowNode[] | undefined {
-    const callee = call.expression;
-    if (!ts.isPropertyAccessExpression(callee) || !["map", "forEach", "flatMap"].includes(callee.name.text)) return undefined;
-    const fnArg = call.arguments[0];
-    const fn =
-      fnArg === undefined
-        ? undefined
-        : ts.isArrowFunction(fnArg) || ts.isFunctionExpression(fnArg)
-          ? fnArg
-          : this.localFunction(fnArg, env)?.node;
-    const items = this.evaluator.value(callee.expression, env);
-    if (fn === undefined || fn.body === undefined || !items.known || !Array.isArray(items.value) || items.value.length > MAX_UNROLLED)
-      return undefined;
-    const out = this.node(callee.expression, env);
-    (items.value as readonly unknown[]).forEach((item, index) => {
-      const inner = env.clone();
-      const [first, second] = fn.parameters;
-      if (first !== undefined && ts.isIdentifier(first.name))
-        inner.set(this.evaluator.symbolOf(first.name), { kind: "value", value: item as never });
-      if (second !== undefined && ts.isIdentifier(second.name))
-        inner.set(this.evaluator.symbolOf(second.name), { kind: "value", value: index });
-      out.push(...this.body(fn.body as ts.ConciseBody, inner).nodes);
-    });
-    return out;
-  }
-
-  private localFunction(callee: ts.Expression, env: Env): LocalFunction | undefined {
-    if (!ts.isIdentifier(callee)) return undefined;
-    const known = env.get(this.evaluator.symbolOf(callee));
-    return known?.kind === "function" ? known : undefined;
-  }
-
-  /** A local function called in place: its body, with its parameters bound to the values gen knows. */
-  private inline(fn: LocalFunction["node"], call: ts.CallExpression, env: Env): FlowNode[] {
-    if (this.following.has(fn) || fn.body === undefined) return [];
-    this.following.add(fn);
-    try {
-      const inner = env.clone();
-      inner.forget(writtenSymbols(fn, (n) => this.evaluator.symbolOf(n)));
-      fn.parameters.forEach((p, i) => {
-        const arg = call.arguments[i];
-        if (!ts.isIdentifier(p.name)) return;
-        const v = arg === undefined ? undefined : this.evaluator.value(arg, env);
-        inner.set(this.evaluator.symbolOf(p.name), v?.known === true ? { kind: "value", value: v.value } : undefined);
-      });
-      return this.body(fn.body, inner).nodes;
-    } finally {
-      this.following.delete(fn);
-    }
-  }
-
-  /** What a followed method or function knows at its start: its parameters bound to the arguments gen can compute. */
-  private bind(declaration: ts.Declaration, call: ts.CallExpression, env: Env): Env {
-    const inner = Env.empty();
-    const fn = ts.isVariableDeclaration(declaration) || ts.isPropertyDeclaration(declaration) ? declaration.initializer : declaration;
-    if (fn === undefined || !ts.isFunctionLike(fn)) return inner;
-    fn.parameters.forEach((p, i) => {
-      const arg = call.arguments[i];
-      if (!ts.isIdentifier(p.name) || arg === undefined) return;
-      const v = this.evaluator.value(arg, env);
-      if (v.known) inner.set(this.evaluator.symbolOf(p.name), { kind: "value", value: v.value });
-    });
-    return inner;
-  }
-
-  private declarationOf(callee: ts.Expression): ts.Declaration | undefined {
-    const symbol = this.evaluator.symbolOf(callee);
-    return symbol?.valueDeclaration ?? symbol?.declarations?.[0];
-  }
-
-  /** The step a call calls, if it is a step call: a `@Step` method or `ctx.step(name, ...)`. */
-  private stepNameOf(call: ts.CallExpression): string | undefined {
-    const callee = call.expression;
-    if (
-      (ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee)) &&
-      this.context.runtime.memberAt(callee) === "Ctx.step"
-    )
-      return this.context.literal(call.arguments[0]) ?? dynamicName(call.arguments[0]);
-    const declaration = this.declarationOf(callee);
-    const key = declaration === undefined ? undefined : this.context.stepKeyOf(declaration);
-    return key?.replace(/#\d+$/, "");
-  }
-
-  /** The body of a project function or workflow method a call runs, other than a step; for argument digests. */
-  private helperBodyOf(call: ts.CallExpression): ts.Node | undefined {
-    const declaration = this.declarationOf(call.expression);
-    if (declaration === undefined || this.context.stepKeyOf(declaration) !== undefined) return undefined;
-    const followed = this.context.helperOf(declaration) ?? (isProjectFunction(declaration) ? declaration : undefined);
-    return followed === undefined ? undefined : helperBody(followed);
-  }
-
-  /** The signals a `ctx.condition(predicate)` waits on: those whose handlers set the fields its predicate reads. */
-  private waitSignals(predicate: ts.Expression | undefined): string[] {
-    if (predicate === undefined) return [];
-    const fields = new Set<string>();
-    const seen = new Set<ts.Node>();
-    const visit = (n: ts.Node, depth: number): void => {
-      if (ts.isPropertyAccessExpression(n) && n.expression.kind === ts.SyntaxKind.ThisKeyword) {
-        fields.add(n.name.text);
-        const body = this.context.memberBody(n.name.text);
-        if (body !== undefined && depth < 3 && !seen.has(body)) {
-          seen.add(body);
-          visit(body, depth + 1);
-        }
-      }
-      ts.forEachChild(n, (c) => visit(c, depth));
-    };
-    visit(predicate, 0);
-    return this.context.signalsSetting(fields);
-  }
-}
-
-/** A function or method declared in the project's own source, whose body gen can read. */
-function isProjectFunction(declaration: ts.Declaration): boolean {
-  const file = declaration.getSourceFile();
-  if (file.isDeclarationFile || /[\\/]node_modules[\\/]/.test(file.fileName)) return false;
-  if (ts.isFunctionDeclaration(declaration) || ts.isMethodDeclaration(declaration)) return true;
-  return (
-    ts.isVariableDeclaration(declaration) &&
-    declaration.initializer !== undefined &&
-    (ts.isArrowFunction(declaration.initializer) || ts.isFunctionExpression(declaration.initializer))
-  );
-}
-
-/** Source text with runs of white space made one space. */
-export function text(node: ts.Node): string {
-  return node.getText().replace(/\s+/g, " ").trim();
-}
-
-/**
- * A branch condition as compared across versions: parentheses and negations peeled, and comparisons
- * written one way (`a > b` as `b < a`, `a !== b` as the negation of `a === b`), so that negating a
- * condition and swapping the arms reads as the same branch.
- */
-export function canonical(condition: ts.Expression, textOf: (node: ts.Node) => string = text): { text: string; negated: boolean } {
-  const { expression: e, negated } = unwrapNegation(condition);
-  if (ts.isBinaryExpression(e)) {
-    const l = textOf(e.left);
-    const r = textOf(e.right);
-    switch (e.operatorToken.kind) {
-      case ts.SyntaxKind.ExclamationEqualsEqualsToken:
-        return { text: `${l} === ${r}`, negated: !negated };
-      case ts.SyntaxKind.ExclamationEqualsToken:
-        return { text: `${l} == ${r}`, negated: !negated };
-      case ts.SyntaxKind.GreaterThanToken:
-        return { text: `${r} < ${l}`, negated };
-      case ts.SyntaxKind.GreaterThanEqualsToken:
-        return { text: `${l} < ${r}`, negated: !negated };
-      case ts.SyntaxKind.LessThanEqualsToken:
-        return { text: `${r} < ${l}`, negated: !negated };
-      default:
-        break;
-    }
-  }
-  return { text: textOf(e), negated };
-}
-
-/** One arm of a fork, with what is known at its end. */
-interface ForkArm extends Seq {
-  readonly env: Env;
-}
-
-/** A branching statement whose arms are not yet assembled, so the statements after it can move into arms that go on. */
-interface Fork {
-  /** Nodes evaluated before the branch: its condition. */
-  readonly before: FlowNode[];
-  readonly arms: readonly ForkArm[];
-  readonly at: SourceLocation;
-  /** For a two-armed fork, the condition under which the first arm runs. */
-  readonly condition?: string;
-  build(arms: FlowNode[][]): FlowNode;
-}
-
-/** What is known after a fork whose arms all go on: for two arms on a condition, variables they set apart become its conditional. */
-function forkEnv(read: Fork): Env {
-  const [yes, no] = read.arms;
-  if (read.condition !== undefined && yes !== undefined && no !== undefined && read.arms.length === 2)
-    return Env.mergeFork(yes.env, no.env, read.condition);
-  return Env.merge(read.arms.map((arm) => arm.env));
-}
-
-function isFork(read: Seq | Fork): read is Fork {
-  return "arms" in read;
-}
-
-function flat(nodes: FlowNode[]): Seq {
-  return { nodes, exits: false };
-}
-
-/** Drops the branches, loops and try blocks that hold no step, no patch marker and no exit. */
-export function prune(nodes: readonly FlowNode[]): FlowNode[] {
-  const out: FlowNode[] = [];
-  for (const node of nodes) {
-    switch (node.kind) {
-      case "step":
-      case "call":
-      case "wait":
-      case "deprecatedPatch":
-      case "exit":
-        out.push(node);
-        break;
-      case "patch":
-        out.push({ ...node, then: prune(node.then), else: prune(node.else) });
-        break;
-      case "branch": {
-        const arms = node.arms.map(prune);
-        if (arms.some((a) => a.length > 0)) out.push({ ...node, arms });
-        break;
-      }
-      case "loop": {
-        const body = prune(node.body);
-        if (body.some((n) => n.kind !== "exit")) out.push({ ...node, body });
-        break;
-      }
-      case "try": {
-        const body = prune(node.body);
-        const caught = prune(node.catch);
-        const final = prune(node.finally);
-        if (caught.length === 0 && final.length === 0) out.push(...body);
-        else out.push({ ...node, body, catch: caught, finally: final });
-        break;
-      }
-    }
-  }
-  return out;
-}
-
-function helperBody(declaration: ts.Declaration): ts.ConciseBody | undefined {
-  if (ts.isMethodDeclaration(declaration) || ts.isFunctionDeclaration(declaration) || ts.isGetAccessorDeclaration(declaration))
-    return declaration.body;
-  if ((ts.isVariableDeclaration(declaration) || ts.isPropertyDeclaration(declaration)) && declaration.initializer !== undefined) {
-    const init = declaration.initializer;
-    if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init.body;
-  }
-  return undefined;
-}
-
-function endsClause(s: ts.Statement): boolean {
-  return ts.isBreakStatement(s) || ts.isReturnStatement(s) || ts.isThrowStatement(s) || ts.isContinueStatement(s);
-}
-
-function isShortCircuit(kind: ts.SyntaxKind): boolean {
-  return (
-    kind === ts.SyntaxKind.AmpersandAmpersandToken ||
-    kind === ts.SyntaxKind.BarBarToken ||
-    kind === ts.SyntaxKind.QuestionQuestionToken ||
-    kind === ts.SyntaxKind.AmpersandAmpersandEqualsToken ||
-    kind === ts.SyntaxKind.BarBarEqualsToken ||
-    kind === ts.SyntaxKind.QuestionQuestionEqualsToken
-  );
-}
-
-/** A condition without its parentheses and `!`s, and whether an odd number of `!`s negated it. */
-function unwrapNegation(condition: ts.Expression): { expression: ts.Expression; negated: boolean } {
-  let expression = condition;
-  let negated = false;
-  for (;;) {
-    if (ts.isParenthesizedExpression(expression)) expression = expression.expression;
-    else if (ts.isPrefixUnaryExpression(expression) && expression.operator === ts.SyntaxKind.ExclamationToken) {
-      negated = !negated;
-      expression = expression.operand;
-    } else return { expression, negated };
   }
 }
