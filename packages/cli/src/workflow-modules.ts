@@ -7,7 +7,7 @@ import { UsageError } from "./data-dir.js";
 import type { Io } from "./io.js";
 
 /** The parts of @fusee/runtime the commands that load workflow code use, from the copy that code imports. */
-export type Runtime = Pick<typeof bundledRuntime, "Replayer" | "EXPORT_FILE_SUFFIX" | "Engine" | "Config">;
+export type Runtime = Pick<typeof bundledRuntime, "Replayer" | "EXPORT_FILE_SUFFIX" | "Engine" | "Config" | "DataDirReader" | "readExport">;
 
 /**
  * Imports the workflow modules and collects their exported workflow classes. The `Replayer` comes

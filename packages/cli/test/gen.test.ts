@@ -142,12 +142,24 @@ describe("fusee gen", () => {
     expect(top.out).to.contain("gen [options]").and.to.contain("Exit codes:");
     const gen = new RecordingIo(project.dir);
     expect(await runCli(["gen", "--help"], gen)).to.equal(0);
-    for (const option of ["--project <dir>", "--out <file>", "--check", "--watch", "--accept-breaking", "--json"])
+    for (const option of [
+      "--project <dir>",
+      "--out <file>",
+      "--check",
+      "--watch",
+      "--accept-breaking",
+      "--against <path>",
+      "--workflows <module>",
+      "--finished <n>",
+      "--keys <file>",
+      "--json",
+    ])
       expect(gen.out).to.contain(option);
     expect(gen.out)
-      .to.contain("4 generated files are stale")
-      .and.to.contain("5 a replay-breaking change")
-      .and.to.contain("6 a problem in workflow source");
+      .to.contain("4  gen --check: generated files are stale")
+      .and.to.contain("5  gen: a replay-breaking change")
+      .and.to.contain("6  gen: a problem in workflow source")
+      .and.to.contain("7  gen --check: only possibly breaking changes");
   });
 
   it("colours its output only when told the output is a terminal", async () => {

@@ -6,6 +6,9 @@ import type { RuntimeSymbols } from "./runtime-symbols.js";
 import { locate } from "./source-location.js";
 import { DeterminismLint } from "./determinism-lint.js";
 import { FlowReader } from "./step-flow.js";
+import { assignedFields, bodyOf, classChain, hasBody } from "./class-chain.js";
+import { collectEnums } from "./workflow-enums.js";
+import { defaultedFields, resultMethods } from "./step-results.js";
 import type { TypeRenderer } from "./type-render.js";
 
 /** A class decorated with the runtime's `@Workflow`, and the decorator call. */
@@ -49,6 +52,10 @@ class WorkflowAnalysis {
   private readonly members = new Map<string, Member>();
   private readonly stepKeys = new Map<ts.Declaration, string>();
   private readonly steps: StepIR[] = [];
+  /** Methods, getters and function-valued fields of the class chain with a body, nearest declaration first. */
+  private readonly bodies = new Map<string, ts.Declaration>();
+  private readonly resultUses = new Map<string, { converted: boolean; asserted: string[] }>();
+  private readonly fieldsSet = new Map<string, ReadonlySet<string>>();
 
   constructor(
     private readonly context: AnalysisContext,
@@ -145,7 +152,8 @@ class WorkflowAnalysis {
       if (!signals.some((s) => s.name === waited.name)) signals.push(waited);
     }
     const declared = new Set(options.patches.map((p) => p.id));
-    for (const use of scan.patchUses) {
+    // As the runtime does, only a workflow that declares its patch IDs has the others refused.
+    for (const use of options.declaresPatches ? scan.patchUses : []) {
       if (!declared.has(use.id)) {
         const known =
           options.patches.length === 0 ? "none are declared" : `declared: ${options.patches.map((p) => `"${p.id}"`).join(", ")}`;
@@ -175,28 +183,40 @@ class WorkflowAnalysis {
       constructorParams: constructorParams.map(({ value, type }) => ({ value, type })),
       services,
       ...(scan.dynamicWait ? {} : { mailboxes: [...new Set(scan.waits.map((w) => w.name))].sort(compareText) }),
-      steps: [...this.steps].sort((a, b) => compareText(a.key, b.key)),
+      steps: [...this.steps]
+        .map((step) => {
+          const use = this.resultUses.get(step.key);
+          return use === undefined
+            ? step
+            : { ...step, resultUse: { converted: use.converted, asserted: [...use.asserted].sort(compareText) } };
+        })
+        .sort((a, b) => compareText(a.key, b.key)),
       signals: sortByName(signals),
       queries: sortByName(queries),
       updates: sortByName(updates),
       flows,
+      enums: collectEnums(this.checker, this.classes, this.signatureTypes()),
     };
   }
 
-  private workflowOptions(className: string): { typeName: string; patches: { id: string; at: SourceLocation }[] } {
+  private workflowOptions(className: string): {
+    typeName: string;
+    patches: { id: string; at: SourceLocation }[];
+    declaresPatches: boolean;
+  } {
     const argument = decoratorArgument(this.workflow.decorator);
     let typeName = className;
     const patches: { id: string; at: SourceLocation }[] = [];
-    if (argument === undefined) return { typeName, patches };
+    if (argument === undefined) return { typeName, patches, declaresPatches: false };
     const direct = this.literal(argument);
-    if (direct !== undefined) return { typeName: direct, patches };
+    if (direct !== undefined) return { typeName: direct, patches, declaresPatches: false };
     if (!ts.isObjectLiteralExpression(argument)) {
       this.problem(
         "FUSEE_GEN_INVALID_WORKFLOW",
         argument,
         `@Workflow on ${className} takes a string literal or an object literal, so fusee gen can read it. Fix: write the name or options inline.`,
       );
-      return { typeName, patches };
+      return { typeName, patches, declaresPatches: false };
     }
     const name = property(argument, "name");
     if (name !== undefined) {
@@ -238,13 +258,15 @@ class WorkflowAnalysis {
         for (const id of ids) if (id !== undefined && !patches.some((p) => p.id === id)) patches.push({ id, at: this.locate(list) });
       }
     }
-    return { typeName, patches };
+    return { typeName, patches, declaresPatches: list !== undefined };
   }
 
   /** Methods of the class and its base classes, the nearest declaration of each name winning. */
   private collectMembers(): void {
     for (const cls of this.classes) {
       for (const element of cls.members) {
+        const named = element.name === undefined ? undefined : memberName(element.name);
+        if (named !== undefined && !this.bodies.has(named) && hasBody(element)) this.bodies.set(named, element);
         if (!ts.isMethodDeclaration(element) || element.name === undefined) continue;
         const member = memberName(element.name);
         if (member === undefined || this.members.has(member)) continue;
@@ -284,7 +306,8 @@ class WorkflowAnalysis {
       byName.set(name, m);
       const signature = this.signature(m.declaration);
       const typeOption = this.stepTypeOption(m);
-      const methods = this.resultMethods(m.declaration);
+      const defaulted = defaultedFields(this.checker, m.decorator === undefined ? undefined : decoratorArgument(m.decorator));
+      const methods = resultMethods(this.checker, m.declaration);
       this.steps.push({
         name,
         key: name,
@@ -294,6 +317,7 @@ class WorkflowAnalysis {
         result: signature.result,
         ...(methods.length > 0 && typeOption === undefined ? { resultMethods: methods } : {}),
         ...(typeOption === undefined ? {} : { typeOption }),
+        ...(defaulted.length === 0 ? {} : { defaulted }),
         at: this.locate(m.declaration),
       });
       this.stepKeys.set(m.declaration, name);
@@ -322,17 +346,68 @@ class WorkflowAnalysis {
 
   private flowReader(): FlowReader {
     const classes = new Set<ts.Node>(this.classes);
+    // A member of the class chain is looked up by name, so a base class's call reaches the override nearest the class.
+    const nearest = (declaration: ts.Declaration): string | undefined =>
+      classes.has(declaration.parent) && "name" in declaration && declaration.name !== undefined
+        ? memberName(declaration.name as ts.PropertyName)
+        : undefined;
     return new FlowReader({
       checker: this.checker,
       runtime: this.context.runtime,
       locate: (node) => this.locate(node),
-      stepKeyOf: (declaration) => this.stepKeys.get(declaration),
-      isHelper: (declaration) =>
-        (ts.isMethodDeclaration(declaration) || ts.isPropertyDeclaration(declaration)) && classes.has(declaration.parent),
+      stepKeyOf: (declaration) => {
+        const direct = this.stepKeys.get(declaration);
+        if (direct !== undefined) return direct;
+        const name = nearest(declaration);
+        const member = name === undefined ? undefined : this.members.get(name);
+        return member === undefined ? undefined : this.stepKeys.get(member.declaration);
+      },
+      helperOf: (declaration) => {
+        const name = nearest(declaration);
+        return name === undefined ? undefined : (this.bodies.get(name) ?? undefined);
+      },
       inlineStep: (call, name) => this.inlineStep(call, name),
       literal: (expression) => (expression === undefined ? undefined : this.literal(expression)),
       unresolved: (node, message) => this.problem("FUSEE_GEN_UNRESOLVED_CALL", node, message),
+      signalsSetting: (fields) => this.signalsSetting(fields),
+      memberBody: (name) => {
+        const d = this.bodies.get(name);
+        return d === undefined ? undefined : bodyOf(d);
+      },
+      resultUsed: (key, use) => {
+        const known = this.resultUses.get(key);
+        this.resultUses.set(key, {
+          converted: (known?.converted ?? true) && use.converted,
+          asserted: [...new Set([...(known?.asserted ?? []), ...use.asserted])],
+        });
+      },
     });
+  }
+
+  /** The signals and updates whose handlers assign one of the fields (`this.approved = ok`, `this.items.push(x)`). */
+  private signalsSetting(fields: ReadonlySet<string>): string[] {
+    const out: string[] = [];
+    for (const m of this.members.values()) {
+      if (m.role !== "Signal" && m.role !== "Update") continue;
+      let set = this.fieldsSet.get(m.member);
+      if (set === undefined) {
+        set = assignedFields(m.declaration, (name) => this.bodies.get(name));
+        this.fieldsSet.set(m.member, set);
+      }
+      if ([...fields].some((f) => set.has(f))) out.push(this.optionName(m) ?? m.member);
+    }
+    return out.sort(compareText);
+  }
+
+  /** The types of every signature the workflow has: where its enums show. */
+  private signatureTypes(): ts.Type[] {
+    const out: ts.Type[] = [];
+    for (const m of this.members.values()) {
+      const signature = this.checker.getSignatureFromDeclaration(m.declaration);
+      if (signature === undefined) continue;
+      out.push(awaited(this.checker, signature.getReturnType()), ...signature.getParameters().map((p) => this.checker.getTypeOfSymbol(p)));
+    }
+    return out;
   }
 
   /** Inline steps of one name share a key while their types agree; another type gets `name#2`, `name#3`, ... */
@@ -414,18 +489,6 @@ class WorkflowAnalysis {
     });
     const returned = signature === undefined ? this.unknownType() : signature.getReturnType();
     return { params, result: this.render(awaited(this.checker, returned)) };
-  }
-
-  /** The methods of a step's result class declared in the project: what a plain decoded value would lack. */
-  private resultMethods(method: ts.MethodDeclaration): string[] {
-    const signature = this.checker.getSignatureFromDeclaration(method);
-    if (signature === undefined) return [];
-    const symbol = awaited(this.checker, signature.getReturnType()).getSymbol();
-    const declaration = symbol?.declarations?.find(ts.isClassDeclaration);
-    if (symbol === undefined || declaration === undefined || declaration.getSourceFile().isDeclarationFile) return [];
-    return declaration.members
-      .filter((m) => ts.isMethodDeclaration(m) && m.name !== undefined)
-      .map((m) => (m.name as ts.PropertyName).getText());
   }
 
   private stepTypeOption(m: Member): ValueRef | undefined {
@@ -513,22 +576,6 @@ class WorkflowAnalysis {
   private problemAt(code: SourceProblemCode, at: SourceLocation, message: string): void {
     this.context.problems.push({ code, at, message });
   }
-}
-
-/** The class and its base classes declared in source, nearest first. */
-function classChain(checker: ts.TypeChecker, declaration: ts.ClassDeclaration): ts.ClassLikeDeclaration[] {
-  const chain: ts.ClassLikeDeclaration[] = [];
-  let current: ts.ClassLikeDeclaration | undefined = declaration;
-  while (current !== undefined && !chain.includes(current)) {
-    chain.push(current);
-    const heritage = current.heritageClauses?.find((h) => h.token === ts.SyntaxKind.ExtendsKeyword)?.types[0];
-    if (heritage === undefined) break;
-    let symbol = checker.getSymbolAtLocation(heritage.expression);
-    if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
-    const base = symbol?.declarations?.find(ts.isClassLike);
-    current = base === undefined || base.getSourceFile().isDeclarationFile ? undefined : base;
-  }
-  return chain;
 }
 
 /** The expression naming a decorator: `Workflow` in `@Workflow()`, `fusee.Workflow` in `@fusee.Workflow`. */

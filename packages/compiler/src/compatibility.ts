@@ -1,28 +1,30 @@
 import type { BreakingChange } from "./errors.js";
 import { formatLocation } from "./errors.js";
 import type { ProjectIR } from "./ir.js";
-import { entryText, type Lock, type LockWorkflow } from "./lock.js";
+import { entryText, type Lock, type LockWorkflow, typeShape, typeText } from "./lock.js";
 import type { TypeCompatibility } from "./type-compat.js";
-import { describeEntry, type TypePair, WorkflowDiff } from "./workflow-diff.js";
+import { describeEntry, type Severity, type TypePair, WorkflowDiff } from "./workflow-diff.js";
 
 /** What changed between the lock and the code. */
 export interface CompatibilityReport {
-  /** Changes runs recorded under the lock could not replay. */
+  /** Changes runs recorded under the lock could not replay, whatever path they took (and those reaching finished runs only, of kind `after-last-wait`). */
   readonly breaking: readonly BreakingChange[];
+  /** Changes that break runs in flight on some paths only, each naming the condition. */
+  readonly possiblyBreaking: readonly BreakingChange[];
   /** Every other change the new lock records, one line each (`workflow Ship added`, ...). */
   readonly changes: readonly string[];
 }
 
 /**
- * Compares the code with the lock, path by path. Steps are matched in order (a longest common
- * subsequence per sequence, branches arm by arm, loops body to body); what is left over was
- * inserted, removed, renamed or reordered. A `ctx.patched(id)` branch new to a sequence stands for
- * its `else` arm, the code that runs recorded before it take, so steps added in its patched arm
- * are compatible. Matched steps must keep types that recorded values still fit.
+ * Compares the code with the lock by replaying every recorded path of each entry point with the new
+ * code (see `WorkflowDiff`), and checks that results runs in flight hold still fit the new result
+ * types, that enums keep their values, and that no recorded workflow is gone.
  */
 export function checkCompatibility(lock: Lock | undefined, ir: ProjectIR, next: Lock, types: TypeCompatibility): CompatibilityReport {
-  if (lock === undefined) return { breaking: [], changes: ir.workflows.map((w) => `workflow ${w.typeName} recorded`) };
+  if (lock === undefined)
+    return { breaking: [], possiblyBreaking: [], changes: ir.workflows.map((w) => `workflow ${w.typeName} recorded`) };
   const breaking: BreakingChange[] = [];
+  const possiblyBreaking: BreakingChange[] = [];
   const changes: string[] = [];
   const pending: { diff: WorkflowDiff; pair: TypePair }[] = [];
   for (const [name, old] of Object.entries(lock.workflows)) {
@@ -47,28 +49,59 @@ export function checkCompatibility(lock: Lock | undefined, ir: ProjectIR, next: 
     const diff = new WorkflowDiff(old, current, lock.version);
     diff.run();
     breaking.push(...diff.breaking);
+    possiblyBreaking.push(...diff.possiblyBreaking);
     changes.push(...diff.notes);
-    for (const pair of diff.typePairs()) pending.push({ diff, pair });
-  }
-  const questions = pending.flatMap(({ pair }) => pair.questions);
-  const answers = types.check(questions);
-  let offset = 0;
-  const reported = new Set<string>();
-  for (const { diff, pair } of pending) {
-    const fits = answers.slice(offset, offset + pair.questions.length).every(Boolean);
-    offset += pair.questions.length;
-    const key = `${diff.current.typeName}\u0000${pair.step.key}`;
-    if (!fits && !reported.has(key)) {
-      reported.add(key);
-      breaking.push(diff.typeChanged(pair));
+    for (const pair of diff.typePairs()) {
+      const readsMore = (pair.step.resultMethods ?? []).length > 0 || (pair.step.resultUse?.asserted ?? []).length > 0;
+      if (pair.question.source !== pair.question.target || readsMore) pending.push({ diff, pair });
     }
   }
+  const fits = types.check(pending.map(({ pair }) => pair.question));
+  const misfits = pending.filter((_, i) => fits[i] !== true);
+  const overlaps = types.overlap(misfits.map(({ pair }) => pair.question));
+  pending.forEach(({ diff, pair }, i) => {
+    const judged = judgeType(pair, fits[i] === true, overlaps[misfits.findIndex((m) => m.pair === pair)] === true);
+    if (judged === undefined) return;
+    const severity: Severity = pair.inFlight ? judged.severity : "finished-only";
+    const change = diff.typeChanged(pair, severity, judged.why);
+    (severity === "possibly-breaking" ? possiblyBreaking : breaking).push(change);
+  });
   for (const [name, entry] of Object.entries(next.workflows)) {
     const old = lock.workflows[name];
     if (old === undefined) changes.push(`workflow ${name} added`);
     else if (entryText(old) !== entryText(entry)) changes.push(...describeChanges(name, old, entry));
   }
-  return { breaking, changes };
+  return { breaking, possiblyBreaking, changes };
+}
+
+/**
+ * Whether recorded results of a step still serve the code, and how surely not. Values that fit the
+ * new type serve, unless the result became a class with methods that plain recorded values lack, or
+ * the code asserts a field they lack; values that do not fit serve when the code only converts them
+ * (`String(r)`, `BigInt(r)`), break some runs when the types overlap (a narrower type), all otherwise.
+ */
+function judgeType(pair: TypePair, fits: boolean, overlaps: boolean): { severity: Severity; why: string } | undefined {
+  const { step, old } = pair;
+  const methods = step.resultMethods ?? [];
+  if (methods.length > 0 && typeText(old.result) !== step.result.display)
+    return {
+      severity: "breaking",
+      why: `; it is now class ${step.result.display}, whose members (${methods.join(", ")}) recorded plain values do not have`,
+    };
+  const lacking = (step.resultUse?.asserted ?? []).filter(
+    (field) => !new RegExp(`(^|[{;] )${escape(field)}: `).test(typeShape(old.result)),
+  );
+  if (lacking.length > 0)
+    return {
+      severity: "breaking",
+      why: `; the code reads ${lacking.map((f) => `${f}!`).join(", ")}, which values recorded under the old type lack`,
+    };
+  if (fits || step.resultUse?.converted === true) return undefined;
+  return overlaps ? { severity: "possibly-breaking", why: "" } : { severity: "breaking", why: "" };
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** One line per compatible difference between two lock entries of a workflow. */

@@ -56,7 +56,10 @@ export class SourceError extends GenError {
   }
 }
 
-/** A change that runs recorded under fusee.lock.json could not replay, without a `ctx.patched()` guard. */
+/**
+ * A change that runs recorded under fusee.lock.json could not replay, without a `ctx.patched()`
+ * guard: in `breaking`, whatever path they took; in `possiblyBreaking`, on the paths `condition` names.
+ */
 export interface BreakingChange {
   readonly workflow: string;
   /** The step (or patch marker, or workflow) the change concerns. */
@@ -66,6 +69,7 @@ export interface BreakingChange {
     | "removed"
     | "renamed"
     | "reordered"
+    | "arguments-changed"
     | "type-changed"
     | "workflow-removed"
     | "condition-changed"
@@ -74,6 +78,8 @@ export interface BreakingChange {
   readonly at: SourceLocation;
   /** The full explanation, with `file:line` and the fix. */
   readonly message: string;
+  /** For a possibly breaking change: the path runs must have taken to break (`\`0 < input\` holds`). */
+  readonly condition?: string;
 }
 
 /** `fusee gen` refused to record replay-breaking changes; nothing was written. */

@@ -31,7 +31,7 @@ export interface WorkflowSummary {
 }
 
 export interface GenerateResult {
-  /** False only with `check`, when a file is stale or a breaking change is present. */
+  /** False only with `check`, when a file is stale or a breaking or possibly breaking change is present. */
   readonly ok: boolean;
   readonly check: boolean;
   readonly workflows: readonly WorkflowSummary[];
@@ -41,6 +41,12 @@ export interface GenerateResult {
    * kind `after-last-wait` reach finished runs only; they are reported always and block nothing.
    */
   readonly breaking: readonly BreakingChange[];
+  /**
+   * Changes that break the runs in flight that took some path only (a branch, a loop that ran): each
+   * names in `condition` what decides it. They fail a check less surely than `breaking`, with an
+   * exit code of their own, and never stop `fusee gen` from writing.
+   */
+  readonly possiblyBreaking: readonly BreakingChange[];
   /** Compatible changes against the lock, one line each. */
   readonly changes: readonly string[];
   readonly durationMs: number;
@@ -88,7 +94,7 @@ export function runGeneration(session: Session, options: Pick<GenerateOptions, "
     return { path, kind, status: writeIfChanged(path, content) ? "written" : "unchanged" };
   });
   return {
-    ok: !check || (blocking.length === 0 && files.every((f) => f.status === "current")),
+    ok: !check || (blocking.length === 0 && report.possiblyBreaking.length === 0 && files.every((f) => f.status === "current")),
     check,
     workflows: ir.workflows.map((w) => ({
       type: w.typeName,
@@ -103,6 +109,7 @@ export function runGeneration(session: Session, options: Pick<GenerateOptions, "
     })),
     files,
     breaking: report.breaking,
+    possiblyBreaking: report.possiblyBreaking,
     changes: report.changes,
     durationMs: performance.now() - started,
     ir,

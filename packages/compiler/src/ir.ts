@@ -109,8 +109,16 @@ export interface StepIR {
   readonly result: TypeRef;
   /** Methods of the result's class, when it is a class with methods (recorded plain values lack them). */
   readonly resultMethods?: readonly string[];
+  /**
+   * How the code reads the step's result, over all its calls: `converted` when every call's result
+   * goes straight into a conversion (`String()`, `Number()`, `BigInt()`, a template), so a recorded
+   * value of another type still reads; `asserted`, the fields read with a non-null assertion (`r.x!`).
+   */
+  readonly resultUse?: { readonly converted: boolean; readonly asserted: readonly string[] };
   /** `@Step({ type: Cls })`: the class the result is rebuilt with, overriding the declared type. */
   readonly typeOption?: ValueRef;
+  /** Fields of that class with an initializer, which a rebuilt value has even when recorded without them. */
+  readonly defaulted?: readonly string[];
   readonly at: SourceLocation;
 }
 
@@ -137,8 +145,14 @@ export type FlowNode =
       /** The key in {@link WorkflowIR.steps}. */
       readonly key: string;
       readonly at: SourceLocation;
-      /** The source text of the call's arguments, to tell two calls of one step apart. */
+      /**
+       * The call's arguments as replay compares them (the journal keeps a fingerprint of their
+       * values): each argument's value when gen can compute it (as JSON), else its source text with
+       * local constants read through and string building written one way.
+       */
       readonly args?: string;
+      /** The arguments' source text as written, which locks written by earlier versions of gen recorded. */
+      readonly argsText?: string;
     }
   | {
       readonly kind: "call";
@@ -155,6 +169,8 @@ export type FlowNode =
       readonly kind: "wait";
       /** Where a run stops without a journaled call: `ctx.waitFor(name)`, `ctx.condition`, a child's or a completion's result. */
       readonly on: string;
+      /** The signals that can end the wait: its own for `waitFor`, those whose handlers set what a `condition` reads. */
+      readonly signals?: readonly string[];
       readonly at: SourceLocation;
     }
   | {
@@ -183,6 +199,8 @@ export type FlowNode =
       readonly body: readonly FlowNode[];
       /** The loop's header (`let i = 0; i < 3; i++`, `const x of items`), normalized; absent for callbacks. */
       readonly over?: string;
+      /** True when its condition holds on entry on every path, so it runs at least once. */
+      readonly entered?: boolean;
     }
   | {
       readonly kind: "try";
@@ -190,6 +208,12 @@ export type FlowNode =
       readonly body: readonly FlowNode[];
       readonly catch: readonly FlowNode[];
       readonly finally: readonly FlowNode[];
+    }
+  | {
+      /** `break`, `continue` or `return` (and `throw`) inside a loop whose iterations gen could not count. */
+      readonly kind: "exit";
+      readonly how: "break" | "continue" | "return";
+      readonly at: SourceLocation;
     };
 
 /** An entry point of a workflow: `run`, `update:<name>` or `signal:<name>`. */
@@ -227,6 +251,8 @@ export interface WorkflowIR {
   readonly queries: readonly HandlerIR[];
   readonly updates: readonly HandlerIR[];
   readonly flows: readonly FlowEntry[];
+  /** The numeric and string values of every enum the workflow's code or signatures name, by enum and member. */
+  readonly enums: Readonly<Record<string, Readonly<Record<string, number | string>>>>;
 }
 
 /** A class injected into a workflow (or into such a class) and what `design:paramtypes` would hold for it. */

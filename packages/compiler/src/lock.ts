@@ -30,6 +30,8 @@ export interface LockWorkflow {
   readonly updates: Readonly<Record<string, LockSignature>>;
   /** The step order of each entry point: `run`, `update:<name>`, `signal:<name>`. */
   readonly paths: Readonly<Record<string, readonly LockNode[]>>;
+  /** The values of the enums the workflow names (absent when it names none), so a shift of recorded values shows. */
+  readonly enums?: Readonly<Record<string, Readonly<Record<string, number | string>>>>;
 }
 
 /** A type as written, or as written plus its expanded structure when the two differ. */
@@ -44,14 +46,15 @@ export interface LockSignature {
  * One element of a recorded path: a step key (with the source text of its arguments when it has
  * any), another journaled call (a timer, a child, search attributes), a wait without a journaled
  * call, a `ctx.patched(id)` branch, a `ctx.deprecatePatch(id)` marker, the arms of a branch with
- * its condition, a loop body with its header, or a try statement.
+ * its condition, a loop body with its header, a try statement, or the `break`, `continue` or `return`
+ * that leaves a loop gen could not count.
  */
 export type LockNode =
   | string
   | { readonly step: string; readonly args: string }
   | { readonly call: "timer" | "wait-timer" | "attributes" }
   | { readonly call: "child"; readonly id: string }
-  | { readonly wait: string }
+  | { readonly wait: string; readonly signals?: readonly string[] }
   | { readonly patch: string; readonly then: readonly LockNode[]; readonly else: readonly LockNode[] }
   | { readonly deprecatedPatch: string }
   | {
@@ -60,8 +63,9 @@ export type LockNode =
       readonly switch?: string;
       readonly cases?: readonly string[];
     }
-  | { readonly loop: readonly LockNode[]; readonly over?: string }
-  | { readonly try: readonly LockNode[]; readonly catch: readonly LockNode[]; readonly finally: readonly LockNode[] };
+  | { readonly loop: readonly LockNode[]; readonly over?: string; readonly entered?: true }
+  | { readonly try: readonly LockNode[]; readonly catch: readonly LockNode[]; readonly finally: readonly LockNode[] }
+  | { readonly exit: "break" | "continue" | "return" };
 
 /** The lock entry of every workflow in the project. */
 export function buildLock(ir: ProjectIR): Lock {
@@ -107,6 +111,7 @@ function buildEntry(w: WorkflowIR): LockWorkflow {
     queries: record(w.queries, (h) => h.name, handlerSignature),
     updates: record(w.updates, (h) => h.name, handlerSignature),
     paths,
+    ...(Object.keys(w.enums).length === 0 ? {} : { enums: w.enums }),
   };
 }
 
@@ -172,7 +177,7 @@ function lockNode(node: FlowNode): LockNode {
     case "call":
       return node.call === "child" ? { call: "child", id: node.name ?? "" } : { call: node.call };
     case "wait":
-      return { wait: node.on };
+      return node.signals === undefined || node.signals.length === 0 ? { wait: node.on } : { wait: node.on, signals: node.signals };
     case "patch":
       return { patch: node.id, then: node.then.map(lockNode), else: node.else.map(lockNode) };
     case "deprecatedPatch":
@@ -184,9 +189,15 @@ function lockNode(node: FlowNode): LockNode {
         ...(node.switch === undefined || node.cases === undefined ? {} : { switch: node.switch, cases: node.cases }),
       };
     case "loop":
-      return { loop: node.body.map(lockNode), ...(node.over === undefined ? {} : { over: node.over }) };
+      return {
+        loop: node.body.map(lockNode),
+        ...(node.over === undefined ? {} : { over: node.over }),
+        ...(node.entered === true ? { entered: true as const } : {}),
+      };
     case "try":
       return { try: node.body.map(lockNode), catch: node.catch.map(lockNode), finally: node.finally.map(lockNode) };
+    case "exit":
+      return { exit: node.how };
   }
 }
 

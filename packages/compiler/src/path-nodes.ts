@@ -3,14 +3,23 @@ import type { LockNode } from "./lock.js";
 
 /** A path element read from either side (the lock or the code), with the location when it comes from code. */
 export type Node =
-  | { readonly kind: "step"; readonly key: string; readonly name: string; readonly args?: string; readonly at?: SourceLocation }
+  | {
+      readonly kind: "step";
+      readonly key: string;
+      readonly name: string;
+      /** The arguments as replay compares them (see `FlowNode`). */
+      readonly args?: string;
+      /** The arguments' source text, which earlier locks recorded. */
+      readonly argsText?: string;
+      readonly at?: SourceLocation;
+    }
   | {
       readonly kind: "call";
       readonly call: "timer" | "wait-timer" | "child" | "attributes";
       readonly name: string;
       readonly at?: SourceLocation;
     }
-  | { readonly kind: "wait"; readonly on: string; readonly at?: SourceLocation }
+  | { readonly kind: "wait"; readonly on: string; readonly signals?: readonly string[]; readonly at?: SourceLocation }
   | {
       readonly kind: "patch";
       readonly id: string;
@@ -18,7 +27,7 @@ export type Node =
       readonly else: readonly Node[];
       readonly at?: SourceLocation;
     }
-  | { readonly kind: "deprecated"; readonly id: string }
+  | { readonly kind: "deprecated"; readonly id: string; readonly at?: SourceLocation }
   | {
       readonly kind: "branch";
       readonly arms: readonly (readonly Node[])[];
@@ -27,14 +36,24 @@ export type Node =
       readonly cases?: readonly string[];
       readonly at?: SourceLocation;
     }
-  | { readonly kind: "loop"; readonly body: readonly Node[]; readonly over?: string; readonly at?: SourceLocation }
+  | {
+      readonly kind: "loop";
+      readonly body: readonly Node[];
+      readonly over?: string;
+      /** How many times the body runs, when known: read from a counted `for` header of an earlier lock. */
+      readonly count?: number;
+      /** It runs at least once on every path. */
+      readonly entered?: boolean;
+      readonly at?: SourceLocation;
+    }
   | {
       readonly kind: "try";
       readonly body: readonly Node[];
       readonly catch: readonly Node[];
       readonly finally: readonly Node[];
       readonly at?: SourceLocation;
-    };
+    }
+  | { readonly kind: "exit"; readonly how: "break" | "continue" | "return"; readonly at?: SourceLocation };
 
 /** A leaf of a path: a journaled call (a step or another) or a wait. */
 export type Leaf = Extract<Node, { kind: "step" | "call" | "wait" }>;
@@ -58,25 +77,6 @@ export function describeLeaf(leaf: Leaf): string {
   return "ctx.setAttributes()";
 }
 
-export function signature(node: Node): string {
-  switch (node.kind) {
-    case "step":
-    case "call":
-    case "wait":
-      return `${node.kind}:${leafName(node)}`;
-    case "patch":
-      return `p:${node.id}`;
-    case "deprecated":
-      return `d:${node.id}`;
-    case "branch":
-      return "b";
-    case "loop":
-      return "l";
-    case "try":
-      return "t";
-  }
-}
-
 /** Every leaf of a node, arms and bodies included. */
 export function leaves(node: Node | undefined): Leaf[] {
   if (node === undefined) return [];
@@ -87,31 +87,39 @@ export function leaves(node: Node | undefined): Leaf[] {
       return [node];
     case "patch":
       return [...node.then.flatMap(leaves), ...node.else.flatMap(leaves)];
-    case "deprecated":
-      return [];
     case "branch":
       return node.arms.flatMap((arm) => arm.flatMap(leaves));
     case "loop":
       return node.body.flatMap(leaves);
     case "try":
       return [...node.body, ...node.catch, ...node.finally].flatMap(leaves);
+    default:
+      return [];
   }
 }
 
-/** Whether the node journals anything: a step, a timer, a child, attributes or a patch marker. */
-export function records(node: Node): boolean {
-  return node.kind === "patch" || leaves(node).some((l) => l.kind !== "wait");
+/** Every node of a tree, depth first. */
+export function allNodes(nodes: readonly Node[]): Node[] {
+  const out: Node[] = [];
+  const visit = (n: Node): void => {
+    out.push(n);
+    if (n.kind === "patch") [...n.then, ...n.else].forEach(visit);
+    else if (n.kind === "branch") n.arms.flat().forEach(visit);
+    else if (n.kind === "loop") n.body.forEach(visit);
+    else if (n.kind === "try") [...n.body, ...n.catch, ...n.finally].forEach(visit);
+  };
+  nodes.forEach(visit);
+  return out;
 }
 
-/** Whether a run can stop in this node and stay in flight: a wait, a timer, or anything holding one. */
-export function canWait(node: Node): boolean {
-  if (node.kind === "patch") return [...node.then, ...node.else].some(canWait);
-  return leaves(node).some((l) => l.kind === "wait" || (l.kind === "call" && (l.call === "timer" || l.call === "wait-timer")));
+/** What a loop whose iterations are not known is told apart by: its header, or for a callback what it calls. */
+export function loopKey(node: Extract<Node, { kind: "loop" }>): string {
+  return node.over ?? `callback calling ${leaves(node).map(leafName).join(", ")}`;
 }
 
-export function locationOf(node: Node | undefined): SourceLocation | undefined {
-  if (node === undefined || node.kind === "deprecated") return undefined;
-  return node.at ?? leaves(node).find((s) => s.at !== undefined)?.at;
+/** What a try statement is told apart by: the calls of its body. */
+export function tryKey(node: Extract<Node, { kind: "try" }>): string {
+  return `try calling ${node.body.flatMap(leaves).map(leafName).join(", ")}`;
 }
 
 function stepName(key: string): string {
@@ -122,7 +130,7 @@ export function fromLock(node: LockNode): Node {
   if (typeof node === "string") return { kind: "step", key: node, name: stepName(node) };
   if ("step" in node) return { kind: "step", key: node.step, name: stepName(node.step), args: node.args };
   if ("call" in node) return { kind: "call", call: node.call, name: "id" in node ? node.id : "" };
-  if ("wait" in node) return { kind: "wait", on: node.wait };
+  if ("wait" in node) return { kind: "wait", on: node.wait, ...(node.signals === undefined ? {} : { signals: node.signals }) };
   if ("patch" in node) return { kind: "patch", id: node.patch, then: node.then.map(fromLock), else: node.else.map(fromLock) };
   if ("deprecatedPatch" in node) return { kind: "deprecated", id: node.deprecatedPatch };
   if ("branch" in node) {
@@ -133,8 +141,35 @@ export function fromLock(node: LockNode): Node {
       ...(node.switch === undefined || node.cases === undefined ? {} : { switch: node.switch, cases: node.cases }),
     };
   }
-  if ("loop" in node) return { kind: "loop", body: node.loop.map(fromLock), ...(node.over === undefined ? {} : { over: node.over }) };
+  if ("loop" in node) {
+    const count = node.over === undefined ? undefined : countedHeader(node.over);
+    return {
+      kind: "loop",
+      body: node.loop.map(fromLock),
+      ...(node.over === undefined ? {} : { over: node.over }),
+      ...(count === undefined ? {} : { count }),
+      ...(node.entered === true ? { entered: true } : {}),
+    };
+  }
+  if ("exit" in node) return { kind: "exit", how: node.exit };
   return { kind: "try", body: node.try.map(fromLock), catch: node.catch.map(fromLock), finally: node.finally.map(fromLock) };
+}
+
+/**
+ * The iterations of a `for` header an earlier lock recorded (`let i = 0; i < 3; i++`), when it
+ * counts from one integer to another by one; the code now reads such loops as their iterations.
+ */
+function countedHeader(over: string): number | undefined {
+  const m = /^(?:let|var) (\w+) = (-?\d+); (?:(\w+) (<|<=) (-?\d+)|(-?\d+) (>|>=) (\w+)); (?:(\w+)\+\+|\+\+(\w+)|(\w+) \+= 1)$/.exec(over);
+  if (m === null) return undefined;
+  const name = m[1];
+  const from = Number(m[2]);
+  const variable = m[3] ?? m[8];
+  const inclusive = (m[4] ?? m[7]) === "<=" || (m[4] ?? m[7]) === ">=";
+  const to = Number(m[5] ?? m[6]);
+  const stepped = m[9] ?? m[10] ?? m[11];
+  if (variable !== name || stepped !== name) return undefined;
+  return Math.max(0, to - from + (inclusive ? 1 : 0));
 }
 
 /**
@@ -152,16 +187,19 @@ export function fromFlow(node: FlowNode, stepsOnly = false): Node[] {
           name: stepName(node.key),
           at: node.at,
           ...(stepsOnly || node.args === undefined || node.args === "" ? {} : { args: node.args }),
+          ...(stepsOnly || node.argsText === undefined || node.argsText === "" ? {} : { argsText: node.argsText }),
         },
       ];
     case "call":
       return stepsOnly ? [] : [{ kind: "call", call: node.call, name: node.name ?? "", at: node.at }];
     case "wait":
-      return stepsOnly ? [] : [{ kind: "wait", on: node.on, at: node.at }];
+      return stepsOnly
+        ? []
+        : [{ kind: "wait", on: node.on, at: node.at, ...(node.signals === undefined ? {} : { signals: node.signals }) }];
     case "patch":
       return [{ kind: "patch", id: node.id, then: map(node.then), else: map(node.else), at: node.at }];
     case "deprecatedPatch":
-      return [{ kind: "deprecated", id: node.id }];
+      return [{ kind: "deprecated", id: node.id, at: node.at }];
     case "branch":
       return [
         {
@@ -174,112 +212,23 @@ export function fromFlow(node: FlowNode, stepsOnly = false): Node[] {
         },
       ];
     case "loop":
-      return [{ kind: "loop", body: map(node.body), at: node.at, ...(stepsOnly || node.over === undefined ? {} : { over: node.over }) }];
+      return [
+        {
+          kind: "loop",
+          body: map(node.body),
+          at: node.at,
+          ...(stepsOnly || node.over === undefined ? {} : { over: node.over }),
+          ...(stepsOnly || node.entered !== true ? {} : { entered: true }),
+        },
+      ];
     case "try":
       return [{ kind: "try", body: map(node.body), catch: map(node.catch), finally: map(node.finally), at: node.at }];
+    case "exit":
+      return [{ kind: "exit", how: node.how, at: node.at }];
   }
 }
 
-/** Index pairs of a longest common subsequence, in order. */
-export function align(a: readonly string[], b: readonly string[]): [number, number][] {
-  const n = a.length;
-  const m = b.length;
-  const table: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
-  for (let i = n - 1; i >= 0; i--) {
-    const row = table[i] as number[];
-    const below = table[i + 1] as number[];
-    for (let j = m - 1; j >= 0; j--) {
-      row[j] = a[i] === b[j] ? (below[j + 1] as number) + 1 : Math.max(below[j] as number, row[j + 1] as number);
-    }
-  }
-  const pairs: [number, number][] = [];
-  let i = 0;
-  let j = 0;
-  while (i < n && j < m) {
-    if (a[i] === b[j]) {
-      pairs.push([i, j]);
-      i++;
-      j++;
-    } else if ((table[i + 1]?.[j] ?? 0) >= (table[i]?.[j + 1] ?? 0)) i++;
-    else j++;
-  }
-  return pairs;
-}
-
-const MAX_CONDITIONS = 8;
-
-/**
- * Whether two sequences make the same journaled calls, in the same order, on every path: each
- * assignment of truth values to the branch conditions of both sides (by their normalized text)
- * leads to the same calls. This is what replay needs, whatever shape the branches have, so hoisting
- * a common call out of the arms or swapping the arms of a negated condition is no change.
- */
-export function samePaths(a: readonly Node[], b: readonly Node[]): boolean {
-  const all = [...a, ...b];
-  const conditions = [...new Set(all.flatMap(conditionsOf))];
-  // A switch takes one of the cases either side names, or none of them.
-  const subjects = new Map<string, string[]>();
-  for (const s of all.flatMap(switchesOf))
-    subjects.set(s.subject, [...new Set([...(subjects.get(s.subject) ?? []), ...s.cases.filter((c) => c !== "default")])]);
-  const domains = [...subjects].map(([subject, cases]) => ({ subject, values: [...cases, "\u0000other"] }));
-  let combinations = 2 ** conditions.length;
-  for (const d of domains) combinations *= d.values.length;
-  if (conditions.length > MAX_CONDITIONS || combinations > MAX_PATHS) return false;
-  for (let n = 0; n < combinations; n++) {
-    let rest = n;
-    const mask = rest % 2 ** conditions.length;
-    rest = Math.floor(rest / 2 ** conditions.length);
-    const values = new Map<string, string>();
-    for (const d of domains) {
-      values.set(d.subject, d.values[rest % d.values.length] as string);
-      rest = Math.floor(rest / d.values.length);
-    }
-    const choice: Choice = { holds: (c) => (mask & (1 << conditions.indexOf(c))) !== 0, value: (s) => values.get(s) ?? "\u0000other" };
-    if (walk(a, choice).join("\n") !== walk(b, choice).join("\n")) return false;
-  }
-  return true;
-}
-
-const MAX_PATHS = 4096;
-
-interface Choice {
-  holds(condition: string): boolean;
-  value(subject: string): string;
-}
-
-function children(node: Node): readonly Node[] {
-  return node.kind === "branch" ? node.arms.flat() : [];
-}
-
-function conditionsOf(node: Node): string[] {
-  const inner = children(node).flatMap(conditionsOf);
-  if (node.kind !== "branch" || node.when === undefined || node.arms.length !== 2) return inner;
-  return [node.when, ...inner];
-}
-
-function switchesOf(node: Node): { subject: string; cases: readonly string[] }[] {
-  const inner = children(node).flatMap(switchesOf);
-  if (node.kind !== "branch" || node.switch === undefined || node.cases === undefined) return inner;
-  return [{ subject: node.switch, cases: node.cases }, ...inner];
-}
-
-/** The calls one choice of the conditions makes; what is not a branch with a known condition stands for itself. */
-function walk(nodes: readonly Node[], choice: Choice): string[] {
-  const out: string[] = [];
-  for (const node of nodes) {
-    if (node.kind === "branch" && node.when !== undefined && node.arms.length === 2) {
-      out.push(...walk((choice.holds(node.when) ? node.arms[0] : node.arms[1]) ?? [], choice));
-    } else if (node.kind === "branch" && node.switch !== undefined && node.cases !== undefined) {
-      const value = choice.value(node.switch);
-      const arm = node.cases.indexOf(value) >= 0 ? node.cases.indexOf(value) : node.cases.indexOf("default");
-      out.push(...walk(node.arms[arm] ?? [], choice));
-    } else if (node.kind === "step") out.push(`${signature(node)}(${node.args ?? ""})`);
-    else out.push(JSON.stringify(strip(node)));
-  }
-  return out;
-}
-
-/** A node without locations, for comparing whole subtrees. */
-function strip(node: Node): unknown {
-  return JSON.parse(JSON.stringify(node, (key, value: unknown) => (key === "at" || key === "key" ? undefined : value)));
+export function locationOf(node: Node | undefined): SourceLocation | undefined {
+  if (node === undefined) return undefined;
+  return node.at ?? leaves(node).find((s) => s.at !== undefined)?.at;
 }

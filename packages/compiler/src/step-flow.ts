@@ -1,5 +1,26 @@
 import { ts } from "ts-morph";
+import { ExpressionText } from "./argument-text.js";
+import { CallReader, type ExpressionReader } from "./flow-calls.js";
+import { LoopReader, type StatementReader } from "./flow-loops.js";
+import {
+  canonical,
+  endsClause,
+  type Exit,
+  flat,
+  type Fork,
+  type ForkArm,
+  forkEnv,
+  GIVE_UP,
+  isFork,
+  isShortCircuit,
+  prune,
+  type Seq,
+  text,
+  unwrapNegation,
+  type Where,
+} from "./flow-shapes.js";
 import type { FlowNode, SourceLocation } from "./ir.js";
+import { Env, Evaluator, symbolic, writtenSymbols } from "./known-values.js";
 import type { RuntimeSymbols } from "./runtime-symbols.js";
 
 /** What the flow reader needs to know about the workflow class it walks. */
@@ -7,155 +28,306 @@ export interface FlowContext {
   readonly checker: ts.TypeChecker;
   readonly runtime: RuntimeSymbols;
   locate(node: ts.Node): SourceLocation;
-  /** The step key of a `@Step` method, or undefined for any other declaration. */
+  /** The step key of a `@Step` method (in the class or a base class), or undefined for any other declaration. */
   stepKeyOf(declaration: ts.Declaration): string | undefined;
-  /** Whether a declaration is a method of the workflow class (or a base class) whose body should be followed. */
-  isHelper(declaration: ts.Declaration): boolean;
+  /**
+   * The declaration whose body a call of `declaration` runs, when gen should follow it: a method of
+   * the workflow class or of a base class or mixin (the override nearest the class), or undefined.
+   */
+  helperOf(declaration: ts.Declaration): ts.Declaration | undefined;
   /** Registers an inline `ctx.step(name, fn)` call and returns its step key. */
   inlineStep(call: ts.CallExpression, name: string): string;
   /** The literal text of a name argument (`"early"`, a constant, a template), or undefined. */
   literal(expression: ts.Expression | undefined): string | undefined;
   /** Reports a call whose journaled calls cannot be read statically; gen refuses until the code changes. */
   unresolved(node: ts.Node, message: string): void;
+  /** The names of the signals whose handlers assign one of these fields of the class. */
+  signalsSetting(fields: ReadonlySet<string>): string[];
+  /** The getter or method of the class of that name, whose body a condition may read. */
+  memberBody(name: string): ts.Node | undefined;
+  /** How one call of a step uses its result. */
+  resultUsed(stepKey: string, use: { readonly converted: boolean; readonly asserted: readonly string[] }): void;
 }
 
 /**
  * Reads the order in which a method body calls steps, following the static code paths: statements
- * in order, arguments before the call they feed, arms of branches side by side, loop bodies once.
- * Function expressions passed along (callbacks of `map`, `forEach`, `Promise.all`) count as loops,
- * since they may run any number of times; the function given to `ctx.step` is the step itself.
+ * in order, arguments before the call they feed, arms of branches side by side. Values gen can
+ * compute from literals are followed as the code runs (a loop counter, a constant list), so a loop
+ * over them is read as its iterations and a branch on them as the arm taken; other loops, and
+ * callbacks handed to other calls (`map`, `forEach`), are read as loops that run any number of times.
+ * The function given to `ctx.step` is the step itself and is not read.
  */
-export class FlowReader {
-  private readonly following = new Set<ts.Node>();
-  private readonly conditionText = (node: ts.Node): string => expandedText(node, this.context.checker);
+export class FlowReader implements StatementReader, ExpressionReader {
+  readonly evaluator: Evaluator;
+  readonly texts: ExpressionText;
+  private readonly loops: LoopReader;
+  private readonly calls: CallReader;
 
-  constructor(private readonly context: FlowContext) {}
+  constructor(private readonly context: FlowContext) {
+    this.evaluator = new Evaluator(context.checker);
+    this.calls = new CallReader(context, this);
+    this.texts = new ExpressionText(
+      context.checker,
+      this.evaluator,
+      (call) => this.calls.helperBodyOf(call),
+      (call) => this.calls.patchedId(call),
+      (call) => this.calls.stepNameOf(call),
+    );
+    this.loops = new LoopReader(this);
+  }
 
   /** The pruned step tree of a method or function body. */
-  read(body: ts.ConciseBody | undefined): FlowNode[] {
+  read(body: ts.ConciseBody | undefined, env: Env = Env.empty()): FlowNode[] {
     if (body === undefined) return [];
-    return prune(ts.isBlock(body) ? this.statements(body.statements).nodes : this.node(body));
+    return prune(this.body(body, env).nodes);
+  }
+
+  body(body: ts.ConciseBody, env: Env): Seq {
+    if (!ts.isBlock(body)) return { nodes: this.node(body, env), exits: false };
+    this.hoist(body.statements, env);
+    const seq = this.statements(body.statements, 0, env, {});
+    return { nodes: seq.nodes, exits: false };
+  }
+
+  /** Function declarations of a block are known from its start. */
+  private hoist(statements: readonly ts.Statement[], env: Env): void {
+    for (const s of statements)
+      if (ts.isFunctionDeclaration(s) && s.name !== undefined && s.body !== undefined)
+        env.set(this.evaluator.symbolOf(s.name), { kind: "function", node: s });
   }
 
   /**
-   * A statement list. When an arm of a branch ends in `return` or `throw`, the statements after the
-   * branch run only on the other arms, so they are moved into those arms: `if (!ctx.patched(id)) {
-   * old; return; } new` reads as a patch whose patched arm is `new`.
+   * A statement list. When an arm of a branch ends in `return`, `throw`, `break` or `continue`, the
+   * statements after the branch run only on the other arms, so they are moved into those arms:
+   * `if (!ctx.patched(id)) { old; return; } new` reads as a patch whose patched arm is `new`.
    */
-  private statements(statements: readonly ts.Statement[], from = 0): Seq {
+  private statements(statements: readonly ts.Statement[], from: number, env: Env, where: Where): Seq {
     const out: FlowNode[] = [];
     for (let i = from; i < statements.length; i++) {
-      const read = this.statement(statements[i] as ts.Statement);
+      const read = this.statement(statements[i] as ts.Statement, env, where);
       if (isFork(read)) {
-        if (read.arms.some((arm) => arm.exits)) {
-          const rest = this.statements(statements, i + 1);
-          const arms = read.arms.map((arm) => (arm.exits ? arm.nodes : [...arm.nodes, ...rest.nodes]));
-          return { nodes: [...out, ...read.before, read.build(arms)], exits: read.arms.every((arm) => arm.exits || rest.exits) };
+        const going = read.arms.filter((arm) => arm.exits === false);
+        if (going.length < read.arms.length) {
+          // Read one iteration at a time, a loop cannot leave on a condition gen cannot decide.
+          if (where.loop === "unrolled") throw GIVE_UP;
+          if (going.length > 0) env.assign(Env.merge(going.map((arm) => arm.env)));
+          const rest = going.length === 0 ? { nodes: [], exits: false as Exit } : this.statements(statements, i + 1, env, where);
+          const arms = read.arms.map((arm) =>
+            arm.exits === false ? [...arm.nodes, ...rest.nodes] : [...arm.nodes, ...this.exitNode(arm.exits, where, read.at)],
+          );
+          const exits = going.length === 0 ? (read.arms[0]?.exits ?? false) : rest.exits;
+          return { nodes: [...out, ...read.before, read.build(arms)], exits };
         }
+        env.assign(forkEnv(read));
         out.push(...read.before, read.build(read.arms.map((arm) => arm.nodes)));
       } else {
         out.push(...read.nodes);
-        if (read.exits) return { nodes: out, exits: true };
+        if (read.exits !== false) return { nodes: out, exits: read.exits };
       }
     }
     return { nodes: out, exits: false };
   }
 
-  private statement(s: ts.Statement): Seq | Fork {
-    const at = () => this.context.locate(s);
-    if (ts.isBlock(s)) return this.statements(s.statements);
-    if (ts.isReturnStatement(s)) return { nodes: s.expression === undefined ? [] : this.node(s.expression), exits: true };
-    if (ts.isThrowStatement(s)) return { nodes: this.node(s.expression), exits: true };
-    if (ts.isIfStatement(s)) {
-      const whenTrue = seq(this.statement(s.thenStatement));
-      const whenFalse = s.elseStatement === undefined ? { nodes: [], exits: false } : seq(this.statement(s.elseStatement));
-      return this.choice(s.expression, whenTrue, whenFalse, at());
-    }
-    if (ts.isSwitchStatement(s)) {
-      const arms: Seq[] = [];
-      const clauses = s.caseBlock.clauses;
-      clauses.forEach((_, i) => {
-        // A clause falls through into the next until one ends in break, return, throw or continue.
-        const arm: ts.Statement[] = [];
-        for (const clause of clauses.slice(i)) {
-          arm.push(...clause.statements);
-          const last = clause.statements[clause.statements.length - 1];
-          if (last !== undefined && endsClause(last)) break;
-        }
-        arms.push(this.statements(arm));
-      });
-      const cases = clauses.map((c) => (ts.isDefaultClause(c) ? "default" : text(c.expression)));
-      if (!clauses.some(ts.isDefaultClause)) {
-        arms.push({ nodes: [], exits: false });
-        cases.push("default");
-      }
-      const location = at();
-      const subject = text(s.expression);
-      return {
-        before: this.node(s.expression),
-        arms,
-        build: (folded) => ({ kind: "branch", at: location, arms: folded, switch: subject, cases }),
-      };
-    }
-    if (ts.isForStatement(s)) {
-      const init = s.initializer === undefined ? [] : this.node(s.initializer);
-      const condition = s.condition === undefined ? [] : this.node(s.condition);
-      const step = s.incrementor === undefined ? [] : this.node(s.incrementor);
-      const over = [s.initializer, s.condition, s.incrementor].map((e) => (e === undefined ? "" : text(e))).join("; ");
-      return flat([...init, ...condition, { kind: "loop", at: at(), body: [...this.body(s.statement), ...step, ...condition], over }]);
-    }
-    if (ts.isForOfStatement(s) || ts.isForInStatement(s)) {
-      const over = `${text(s.initializer)} ${ts.isForOfStatement(s) ? "of" : "in"} ${text(s.expression)}`;
-      return flat([...this.node(s.expression), { kind: "loop", at: at(), body: this.body(s.statement), over }]);
-    }
-    if (ts.isWhileStatement(s)) {
-      const condition = this.node(s.expression);
-      return flat([...condition, { kind: "loop", at: at(), body: [...this.body(s.statement), ...condition], over: text(s.expression) }]);
-    }
-    if (ts.isDoStatement(s)) {
-      const once = [...this.body(s.statement), ...this.node(s.expression)];
-      return flat([...once, { kind: "loop", at: at(), body: once, over: text(s.expression) }]);
-    }
-    if (ts.isTryStatement(s)) {
-      return flat([
-        {
-          kind: "try",
-          at: at(),
-          body: this.statements(s.tryBlock.statements).nodes,
-          catch: s.catchClause === undefined ? [] : this.statements(s.catchClause.block.statements).nodes,
-          finally: s.finallyBlock === undefined ? [] : this.statements(s.finallyBlock.statements).nodes,
-        },
-      ]);
-    }
-    if (ts.isLabeledStatement(s)) return this.statement(s.statement);
-    if (ts.isFunctionDeclaration(s) || ts.isClassDeclaration(s)) return flat([]);
-    return flat(this.children(s));
+  /** The node that records an exit from a loop gen reads as a loop, where the tree must keep it. */
+  private exitNode(exit: Exit, where: Where, at: SourceLocation): FlowNode[] {
+    if (exit === false || where.loop !== "generic") return [];
+    return [{ kind: "exit", how: exit, at }];
   }
 
-  /** A loop body: a `return` inside leaves the loop too, which the tree does not model; the body is read as is. */
-  private body(s: ts.Statement): FlowNode[] {
-    return seq(this.statement(s)).nodes;
+  private statement(s: ts.Statement, env: Env, where: Where): Seq | Fork {
+    const at = () => this.context.locate(s);
+    if (ts.isBlock(s)) {
+      this.hoist(s.statements, env);
+      return this.statements(s.statements, 0, env, where);
+    }
+    if (ts.isReturnStatement(s)) return { nodes: s.expression === undefined ? [] : this.node(s.expression, env), exits: "return" };
+    if (ts.isThrowStatement(s)) return { nodes: this.node(s.expression, env), exits: "return" };
+    if (ts.isBreakStatement(s)) return { nodes: [], exits: where.inSwitch === true && s.label === undefined ? false : "break" };
+    if (ts.isContinueStatement(s)) return { nodes: [], exits: "continue" };
+    if (ts.isIfStatement(s)) {
+      return this.choice(
+        s.expression,
+        (e) => this.statementSeq(s.thenStatement, e, where),
+        (e) => (s.elseStatement === undefined ? { nodes: [], exits: false } : this.statementSeq(s.elseStatement, e, where)),
+        at(),
+        env,
+      );
+    }
+    if (ts.isSwitchStatement(s)) return this.switchStatement(s, env, where, at());
+    if (ts.isForStatement(s) || ts.isForOfStatement(s) || ts.isForInStatement(s) || ts.isWhileStatement(s) || ts.isDoStatement(s))
+      return this.loop(s, env, where, at());
+    if (ts.isTryStatement(s)) {
+      const caughtEnv = env.clone();
+      caughtEnv.forget(writtenSymbols(s.tryBlock, (n) => this.evaluator.symbolOf(n)));
+      const body = this.statements(s.tryBlock.statements, 0, env, where);
+      // Without a catch clause, a throw leaves the try the way its body's throw does.
+      const caught = s.catchClause === undefined ? body : this.statements(s.catchClause.block.statements, 0, caughtEnv, where);
+      // The two ways out of the block differ: one iteration of a counted loop cannot tell which is taken.
+      const split = body.exits !== caught.exits;
+      if (split && where.loop === "unrolled") throw GIVE_UP;
+      env.assign(Env.merge([env, caughtEnv]));
+      const final =
+        s.finallyBlock === undefined ? { nodes: [], exits: false as Exit } : this.statements(s.finallyBlock.statements, 0, env, where);
+      const marked = (seq: Seq) => (split ? [...seq.nodes, ...this.exitNode(seq.exits, where, at())] : seq.nodes);
+      return {
+        nodes: [
+          { kind: "try", at: at(), body: marked(body), catch: s.catchClause === undefined ? [] : marked(caught), finally: final.nodes },
+        ],
+        exits: final.exits !== false ? final.exits : split ? false : body.exits,
+      };
+    }
+    if (ts.isLabeledStatement(s)) return this.statement(s.statement, env, where);
+    if (ts.isFunctionDeclaration(s) || ts.isClassDeclaration(s)) return flat([]);
+    if (ts.isVariableStatement(s)) return flat(this.declarations(s.declarationList, env));
+    const nodes = this.children(s, env);
+    this.applyWrites(s, env);
+    return flat(nodes);
+  }
+
+  statementSeq(s: ts.Statement, env: Env, where: Where): Seq {
+    return this.settle(this.statement(s, env, where), env, where);
+  }
+
+  /** A fork read on its own (an arm of an `if`, an expression): arms side by side, nothing after it to move in. */
+  private settle(read: Seq | Fork, env: Env, where: Where): Seq {
+    if (!isFork(read)) return read;
+    const going = read.arms.filter((arm) => arm.exits === false);
+    if (going.length > 0 && going.length < read.arms.length && where.loop === "unrolled") throw GIVE_UP;
+    env.assign(going.length === read.arms.length ? forkEnv(read) : Env.merge((going.length > 0 ? going : read.arms).map((arm) => arm.env)));
+    const exits = going.length === 0 ? (read.arms[0]?.exits ?? false) : false;
+    const arms = read.arms.map((arm) => [...arm.nodes, ...(going.length === 0 ? [] : this.exitNode(arm.exits, where, read.at))]);
+    return { nodes: [...read.before, read.build(arms)], exits };
+  }
+
+  /** `let`/`const` declarations: their initializers' calls, and what gen now knows of the names. */
+  declarations(list: ts.VariableDeclarationList, env: Env): FlowNode[] {
+    const out: FlowNode[] = [];
+    for (const d of list.declarations) {
+      const init = d.initializer;
+      if (init !== undefined && ts.isIdentifier(d.name) && (ts.isArrowFunction(init) || ts.isFunctionExpression(init))) {
+        env.set(this.evaluator.symbolOf(d.name), { kind: "function", node: init });
+        continue;
+      }
+      if (init !== undefined) out.push(...this.node(init, env));
+      if (ts.isIdentifier(d.name)) env.set(this.evaluator.symbolOf(d.name), this.known(init, env));
+      else env.forget(writtenSymbols(d.name, (n) => this.evaluator.symbolOf(n)));
+    }
+    return out;
+  }
+
+  /** What gen knows of a variable set to `e`: its value, or how it is computed. */
+  private known(e: ts.Expression | undefined, env: Env) {
+    if (e === undefined) return { kind: "value" as const, value: undefined };
+    const v = this.evaluator.value(e, env);
+    return v.known ? { kind: "value" as const, value: v.value } : symbolic(this.texts.value(e, env));
+  }
+
+  /** A `for` loop's initializer or incrementor, as an expression statement would be. */
+  applyIncrement(e: ts.Expression, env: Env): void {
+    this.applyWrites(e, env, e);
+  }
+
+  /** What an expression statement writes: `i++`, `i += 1`, `x = 3` keep a known value; other writes forget it. */
+  private applyWrites(s: ts.Node, env: Env, expression?: ts.Expression): void {
+    const symbolOf = (n: ts.Node) => this.evaluator.symbolOf(n);
+    const updates: [ts.Symbol | undefined, ReturnType<FlowReader["known"]>][] = [];
+    const e = expression ?? (ts.isExpressionStatement(s) ? s.expression : undefined);
+    if (e !== undefined) {
+      const number = (target: ts.Expression, delta: number) => {
+        const v = this.evaluator.value(target, env);
+        return v.known && typeof v.value === "number" ? { kind: "value" as const, value: v.value + delta } : undefined;
+      };
+      if (ts.isBinaryExpression(e) && ts.isIdentifier(e.left)) {
+        const op = e.operatorToken.kind;
+        if (op === ts.SyntaxKind.EqualsToken) updates.push([symbolOf(e.left), this.known(e.right, env)]);
+        else if (op === ts.SyntaxKind.PlusEqualsToken || op === ts.SyntaxKind.MinusEqualsToken) {
+          const by = this.evaluator.value(e.right, env);
+          const sign = op === ts.SyntaxKind.PlusEqualsToken ? 1 : -1;
+          updates.push([symbolOf(e.left), by.known && typeof by.value === "number" ? number(e.left, sign * by.value) : undefined]);
+        }
+      } else if ((ts.isPostfixUnaryExpression(e) || ts.isPrefixUnaryExpression(e)) && ts.isIdentifier(e.operand)) {
+        if (e.operator === ts.SyntaxKind.PlusPlusToken) updates.push([symbolOf(e.operand), number(e.operand, 1)]);
+        if (e.operator === ts.SyntaxKind.MinusMinusToken) updates.push([symbolOf(e.operand), number(e.operand, -1)]);
+      }
+    }
+    env.forget(writtenSymbols(s, symbolOf));
+    for (const [symbol, v] of updates) env.set(symbol, v);
+  }
+
+  private switchStatement(s: ts.SwitchStatement, env: Env, where: Where, location: SourceLocation): Seq | Fork {
+    const clauses = s.caseBlock.clauses;
+    // A clause falls through into the next until one ends in break, return, throw or continue.
+    const armOf = (i: number): ts.Statement[] => {
+      const arm: ts.Statement[] = [];
+      for (const clause of clauses.slice(i)) {
+        arm.push(...clause.statements);
+        const last = clause.statements[clause.statements.length - 1];
+        if (last !== undefined && endsClause(last)) break;
+      }
+      return arm;
+    };
+    const inner: Where = { ...where, inSwitch: true };
+    const before = this.node(s.expression, env);
+    const subject = this.evaluator.value(s.expression, env);
+    const labels = clauses.map((c) => (ts.isDefaultClause(c) ? undefined : this.evaluator.value(c.expression, env)));
+    if (subject.known && labels.every((l) => l === undefined || l.known)) {
+      let taken = labels.findIndex((l) => l?.known === true && l.value === subject.value);
+      if (taken < 0) taken = clauses.findIndex(ts.isDefaultClause);
+      if (taken < 0) return flat(before);
+      const read = this.statements(armOf(taken), 0, env, inner);
+      return { nodes: [...before, ...read.nodes], exits: read.exits };
+    }
+    const arms: ForkArm[] = clauses.map((_, i) => {
+      const armEnv = env.clone();
+      return { ...this.statements(armOf(i), 0, armEnv, inner), env: armEnv };
+    });
+    const cases = clauses.map((c) => (ts.isDefaultClause(c) ? "default" : text(c.expression)));
+    if (!clauses.some(ts.isDefaultClause)) {
+      arms.push({ nodes: [], exits: false, env: env.clone() });
+      cases.push("default");
+    }
+    const subjectText = text(s.expression);
+    return { before, arms, at: location, build: (folded) => ({ kind: "branch", at: location, arms: folded, switch: subjectText, cases }) };
+  }
+
+  /** A loop: its iterations one by one when gen can count them, else a loop node run any number of times. */
+  private loop(s: ts.IterationStatement, env: Env, where: Where, at: SourceLocation): Seq {
+    return this.loops.read(s, env, where, at);
   }
 
   /** Any node that is not a statement handled above: expressions in evaluation order. */
-  private node(n: ts.Node): FlowNode[] {
-    if (ts.isCallExpression(n)) return this.call(n);
-    if (ts.isArrowFunction(n) || ts.isFunctionExpression(n)) {
-      return [{ kind: "loop", at: this.context.locate(n), body: this.read(n.body) }];
-    }
+  node(n: ts.Node, env: Env): FlowNode[] {
+    if (ts.isCallExpression(n)) return this.calls.call(n, env);
+    if (ts.isArrowFunction(n) || ts.isFunctionExpression(n)) return this.callback(n, env);
     if (ts.isClassExpression(n) || ts.isFunctionDeclaration(n)) return [];
     if (ts.isConditionalExpression(n)) {
-      return seq(this.choice(n.condition, flat(this.node(n.whenTrue)), flat(this.node(n.whenFalse)), this.context.locate(n))).nodes;
+      const read = this.choice(
+        n.condition,
+        (e) => flat(this.node(n.whenTrue, e)),
+        (e) => flat(this.node(n.whenFalse, e)),
+        this.context.locate(n),
+        env,
+      );
+      return this.settle(read, env, {}).nodes;
     }
     if (ts.isBinaryExpression(n) && isShortCircuit(n.operatorToken.kind)) {
       // `a && f()` runs f when a holds, `a || f()` when it does not, `a ?? f()` when a is nullish.
-      const when = canonical(n.left, this.conditionText);
       const kind = n.operatorToken.kind;
+      const left = this.node(n.left, env);
+      const value = this.evaluator.value(n.left, env);
       const nullish = kind === ts.SyntaxKind.QuestionQuestionToken || kind === ts.SyntaxKind.QuestionQuestionEqualsToken;
-      const runsWhenFalse = !nullish && (kind === ts.SyntaxKind.BarBarToken || kind === ts.SyntaxKind.BarBarEqualsToken) !== when.negated;
-      const right = this.node(n.right);
+      const and = kind === ts.SyntaxKind.AmpersandAmpersandToken || kind === ts.SyntaxKind.AmpersandAmpersandEqualsToken;
+      if (value.known) {
+        const runsRight = nullish ? value.value === null || value.value === undefined : and ? Boolean(value.value) : !value.value;
+        return [...left, ...(runsRight ? this.node(n.right, env) : [])];
+      }
+      const when = canonical(n.left, (x) => this.texts.condition(x, env));
+      const runsWhenFalse = !nullish && !and !== when.negated;
+      const rightEnv = env.clone();
+      const right = this.node(n.right, rightEnv);
+      env.assign(Env.merge([env, rightEnv]));
       return [
-        ...this.node(n.left),
+        ...left,
         {
           kind: "branch",
           at: this.context.locate(n),
@@ -165,36 +337,67 @@ export class FlowReader {
         },
       ];
     }
-    return this.children(n);
+    return this.children(n, env);
   }
 
-  private children(n: ts.Node): FlowNode[] {
+  private children(n: ts.Node, env: Env): FlowNode[] {
     const out: FlowNode[] = [];
     ts.forEachChild(n, (child) => {
       if (ts.isTypeNode(child)) return;
-      out.push(...(ts.isStatement(child) ? seq(this.statement(child)).nodes : this.node(child)));
+      out.push(...(ts.isStatement(child) ? this.statementSeq(child, env, {}).nodes : this.node(child, env)));
     });
     return out;
   }
 
-  private choice(condition: ts.Expression, whenTrue: Seq, whenFalse: Seq, at: SourceLocation): Fork {
+  /** A function handed to another call: its body, run any number of times. */
+  callback(fn: ts.ArrowFunction | ts.FunctionExpression | ts.FunctionDeclaration, env: Env): FlowNode[] {
+    const inner = env.clone();
+    inner.forget(writtenSymbols(fn, (n) => this.evaluator.symbolOf(n)));
+    return [{ kind: "loop", at: this.context.locate(fn), body: this.read(fn.body, inner) }];
+  }
+
+  /**
+   * A branch on `condition`: only the arm taken when gen can compute the condition, else both arms,
+   * each read with what is known on it. A `ctx.patched(id)` condition makes a patch branch.
+   */
+  private choice(
+    condition: ts.Expression,
+    whenTrue: (env: Env) => Seq,
+    whenFalse: (env: Env) => Seq,
+    at: SourceLocation,
+    env: Env,
+  ): Seq | Fork {
     const guard = this.patchGuard(condition);
+    const before = guard === undefined ? this.node(condition, env) : [];
+    const value = guard === undefined ? this.evaluator.value(condition, env) : { known: false as const };
+    if (value.known) {
+      const taken = (value.value ? whenTrue : whenFalse)(env);
+      return { nodes: [...before, ...taken.nodes], exits: taken.exits };
+    }
+    const trueEnv = env.clone();
+    const falseEnv = env.clone();
+    const yes = { ...whenTrue(trueEnv), env: trueEnv };
+    const no = { ...whenFalse(falseEnv), env: falseEnv };
     if (guard !== undefined) {
-      const [patched, unpatched] = guard.negated ? [whenFalse, whenTrue] : [whenTrue, whenFalse];
+      const [patched, unpatched] = guard.negated ? [no, yes] : [yes, no];
       return {
         before: [],
         arms: [patched, unpatched],
+        at,
+        condition: `ctx.patched(${JSON.stringify(guard.id)})`,
         build: ([then = [], otherwise = []]) => ({ kind: "patch", id: guard.id, at, then, else: otherwise }),
       };
     }
-    const when = canonical(condition, this.conditionText);
+    const when = canonical(condition, (x) => this.texts.condition(x, env));
     return {
-      before: this.node(condition),
-      arms: [whenTrue, whenFalse],
-      build: ([yes = [], no = []]) => ({
+      before,
+      arms: [yes, no],
+      at,
+      condition: when.negated ? `!(${when.text})` : when.text,
+      build: ([t = [], f = []]) => ({
         kind: "branch",
         at,
-        arms: when.negated ? [no, yes] : [yes, no],
+        arms: when.negated ? [f, t] : [t, f],
         when: when.text,
         ...(when.negated ? { swapped: true } : {}),
       }),
@@ -204,331 +407,8 @@ export class FlowReader {
   /** `ctx.patched("id")`, possibly negated or parenthesized, as a branch condition. */
   private patchGuard(condition: ts.Expression): { id: string; negated: boolean } | undefined {
     const { expression: e, negated } = unwrapNegation(condition);
-    if (!ts.isCallExpression(e) || this.context.runtime.memberAt(e.expression) !== "Ctx.patched") return undefined;
-    const id = this.context.literal(e.arguments[0]);
+    if (!ts.isCallExpression(e)) return undefined;
+    const id = this.calls.patchedId(e);
     return id === undefined ? undefined : { id, negated };
-  }
-
-  private call(call: ts.CallExpression): FlowNode[] {
-    const { runtime, checker } = this.context;
-    const at = this.context.locate(call);
-    const member =
-      ts.isPropertyAccessExpression(call.expression) || ts.isElementAccessExpression(call.expression)
-        ? runtime.memberAt(call.expression)
-        : undefined;
-    if (member === "Ctx.step") {
-      const name = this.context.literal(call.arguments[0]) ?? dynamicName(call.arguments[0]);
-      return [{ kind: "step", key: this.context.inlineStep(call, name), at }];
-    }
-    // A message to another workflow is journaled as a step of the sender, under the method's name.
-    const message = member === undefined ? undefined : MESSAGE_STEPS.get(member);
-    if (message !== undefined) {
-      return [...call.arguments.flatMap((a) => this.node(a)), { kind: "step", key: this.context.inlineStep(call, message), at }];
-    }
-    if (member === "Ctx.patched") {
-      const id = this.context.literal(call.arguments[0]);
-      return id === undefined ? [] : [{ kind: "patch", id, at, then: [], else: [] }];
-    }
-    if (member === "Ctx.deprecatePatch") {
-      const id = this.context.literal(call.arguments[0]);
-      return id === undefined ? [] : [{ kind: "deprecatedPatch", id, at }];
-    }
-    const before = [...this.node(call.expression), ...call.arguments.flatMap((a) => this.node(a))];
-    const durable = member === undefined ? undefined : this.durable(member, call, at);
-    if (durable !== undefined) return [...before, ...durable];
-    let symbol = checker.getSymbolAtLocation(call.expression);
-    if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
-    const declaration = symbol?.valueDeclaration ?? symbol?.declarations?.[0];
-    if (declaration === undefined) return before;
-    const stepKey = this.context.stepKeyOf(declaration);
-    if (stepKey !== undefined) return [...before, { kind: "step", key: stepKey, at, args: call.arguments.map(text).join(", ") }];
-    const helper = this.context.isHelper(declaration) || (this.handsOverContext(call) && isProjectFunction(declaration));
-    if (!helper && this.handsOverContext(call) && !this.context.runtime.isRuntimeFile(declaration.getSourceFile())) {
-      this.context.unresolved(
-        call,
-        `${text(call.expression)}() is handed the workflow's ctx, but fusee gen cannot read its body (it is declared in ${declaration.getSourceFile().isDeclarationFile ? "a declaration file" : "a form gen does not follow"}), so the durable calls it makes are unknown. Fix: make the calls in the workflow class or in a function declared in this project's source, or pass what it needs instead of ctx.`,
-      );
-      return before;
-    }
-    if (helper && !this.following.has(declaration)) {
-      const body = helperBody(declaration);
-      if (body === undefined) {
-        if (this.handsOverContext(call))
-          this.context.unresolved(
-            call,
-            `${text(call.expression)}() is handed the workflow's ctx but has no body gen can read, so the durable calls it makes are unknown. Fix: call a function with a body, declared in this project's source.`,
-          );
-        return before;
-      }
-      this.following.add(declaration);
-      try {
-        const inner = ts.isBlock(body) ? this.statements(body.statements).nodes : this.node(body);
-        return [...before, ...inner];
-      } finally {
-        this.following.delete(declaration);
-      }
-    }
-    return before;
-  }
-
-  /** The journaled calls and waits of a `Ctx` method other than steps and patch markers. */
-  private durable(member: string, call: ts.CallExpression, at: SourceLocation): FlowNode[] | undefined {
-    const [first, second, , fourth] = call.arguments;
-    const timer: FlowNode = { kind: "call", call: "timer", at };
-    // A wait's timeout journals a timer only when the wait waits (no buffered signal, a false predicate).
-    const timeout: FlowNode = { kind: "call", call: "wait-timer", at };
-    switch (member) {
-      case "Ctx.sleep":
-      case "Ctx.sleepUntil":
-        return [timer];
-      case "Ctx.waitFor":
-        return hasTimeout(second)
-          ? [timeout]
-          : [{ kind: "wait", on: `signal "${this.context.literal(first) ?? (first === undefined ? "" : text(first))}"`, at }];
-      case "Ctx.condition":
-        return hasTimeout(second) ? [timeout] : [{ kind: "wait", on: "condition", at }];
-      case "Ctx.startChild":
-      case "Ctx.executeChild": {
-        const id = this.context.literal(call.arguments[1]) ?? dynamicName(call.arguments[1]);
-        const nodes: FlowNode[] = [{ kind: "call", call: "child", name: id, at }];
-        if (hasTimeout(fourth)) nodes.push(timeout);
-        if (member === "Ctx.executeChild") nodes.push({ kind: "wait", on: `child "${id}"`, at });
-        return nodes;
-      }
-      case "Ctx.setAttributes":
-        return [{ kind: "call", call: "attributes", at }];
-      case "Ctx.awaitCompletion": {
-        const name = this.context.literal(first) ?? dynamicName(first);
-        return [
-          { kind: "step", key: this.context.inlineStep(call, name), at },
-          { kind: "wait", on: `completion "${name}"`, at },
-        ];
-      }
-      default:
-        return undefined;
-    }
-  }
-
-  /** Whether a call hands the workflow's `ctx` (or the workflow itself) to the function it calls. */
-  private handsOverContext(call: ts.CallExpression): boolean {
-    return call.arguments.some((a) => a.kind === ts.SyntaxKind.ThisKeyword || this.isCtx(a));
-  }
-
-  private isCtx(expression: ts.Expression): boolean {
-    const symbol = this.context.checker.getTypeAtLocation(expression).getSymbol();
-    const declaration = symbol?.declarations?.[0];
-    return symbol?.name === "Ctx" && declaration !== undefined && this.context.runtime.isRuntimeFile(declaration.getSourceFile());
-  }
-}
-
-/** Whether an options argument may set a timeout (a literal without `timeout` does not). */
-function hasTimeout(options: ts.Expression | undefined): boolean {
-  if (options === undefined) return false;
-  if (ts.isObjectLiteralExpression(options)) {
-    return options.properties.some(
-      (p) => p.name === undefined || !ts.isIdentifier(p.name) || p.name.text === "timeout" || ts.isSpreadAssignment(p),
-    );
-  }
-  return true;
-}
-
-/** A function or method declared in the project's own source, whose body gen can read. */
-function isProjectFunction(declaration: ts.Declaration): boolean {
-  const file = declaration.getSourceFile();
-  if (file.isDeclarationFile || /[\\/]node_modules[\\/]/.test(file.fileName)) return false;
-  if (ts.isFunctionDeclaration(declaration) || ts.isMethodDeclaration(declaration)) return true;
-  return (
-    ts.isVariableDeclaration(declaration) &&
-    declaration.initializer !== undefined &&
-    (ts.isArrowFunction(declaration.initializer) || ts.isFunctionExpression(declaration.initializer))
-  );
-}
-
-/** Source text with runs of white space made one space. */
-function text(node: ts.Node): string {
-  return node.getText().replace(/\s+/g, " ").trim();
-}
-
-/**
- * A branch condition as compared across versions: parentheses and negations peeled, and comparisons
- * written one way (`a > b` as `b < a`, `a !== b` as the negation of `a === b`), so that negating a
- * condition and swapping the arms reads as the same branch.
- */
-export function canonical(condition: ts.Expression, textOf: (node: ts.Node) => string = text): { text: string; negated: boolean } {
-  const { expression: e, negated } = unwrapNegation(condition);
-  if (ts.isBinaryExpression(e)) {
-    const l = textOf(e.left);
-    const r = textOf(e.right);
-    switch (e.operatorToken.kind) {
-      case ts.SyntaxKind.ExclamationEqualsEqualsToken:
-        return { text: `${l} === ${r}`, negated: !negated };
-      case ts.SyntaxKind.ExclamationEqualsToken:
-        return { text: `${l} == ${r}`, negated: !negated };
-      case ts.SyntaxKind.GreaterThanToken:
-        return { text: `${r} < ${l}`, negated };
-      case ts.SyntaxKind.GreaterThanEqualsToken:
-        return { text: `${l} < ${r}`, negated: !negated };
-      case ts.SyntaxKind.LessThanEqualsToken:
-        return { text: `${r} < ${l}`, negated: !negated };
-      default:
-        break;
-    }
-  }
-  return { text: textOf(e), negated };
-}
-
-/**
- * The text of a condition with each `const` alias of a plain value (`const amount = input;`)
- * written as what it names, so introducing or removing such an alias is no change of condition.
- */
-function expandedText(node: ts.Node, checker: ts.TypeChecker, depth = 0): string {
-  if (ts.isIdentifier(node) && depth < 4) {
-    const declaration = checker.getSymbolAtLocation(node)?.valueDeclaration;
-    if (
-      declaration !== undefined &&
-      ts.isVariableDeclaration(declaration) &&
-      declaration.initializer !== undefined &&
-      (ts.getCombinedNodeFlags(declaration) & ts.NodeFlags.Const) !== 0 &&
-      declaration.getSourceFile() === node.getSourceFile() &&
-      isPlainValue(declaration.initializer)
-    ) {
-      return expandedText(declaration.initializer, checker, depth + 1);
-    }
-  }
-  const source = node.getSourceFile().text;
-  let out = "";
-  let at = node.getStart();
-  node.forEachChild((child) => {
-    out += source.slice(at, child.getStart());
-    out += expandedText(child, checker, depth);
-    at = child.getEnd();
-  });
-  out += source.slice(at, node.getEnd());
-  return out.replace(/\s+/g, " ").trim();
-}
-
-/** A name, a property of one, or a literal: reading it twice gives the same value. */
-function isPlainValue(e: ts.Expression): boolean {
-  if (ts.isParenthesizedExpression(e)) return isPlainValue(e.expression);
-  if (ts.isIdentifier(e) || ts.isStringLiteral(e) || ts.isNumericLiteral(e) || e.kind === ts.SyntaxKind.ThisKeyword) return true;
-  return ts.isPropertyAccessExpression(e) && isPlainValue(e.expression);
-}
-
-/** The `Ctx` methods that send a message to another workflow, and the name of the step that journals it. */
-const MESSAGE_STEPS: ReadonlyMap<string, string> = new Map(
-  ["startWorkflow", "signalWorkflow", "cancelWorkflow", "updateWorkflow", "signalWithStart"].map((m) => [`Ctx.${m}`, `ctx.${m}`]),
-);
-
-/** Nodes read from statements, and whether they always end in `return` or `throw`. */
-interface Seq {
-  readonly nodes: FlowNode[];
-  readonly exits: boolean;
-}
-
-/** A branching statement whose arms are not yet assembled, so the statements after it can move into arms that go on. */
-interface Fork {
-  /** Nodes evaluated before the branch: its condition. */
-  readonly before: FlowNode[];
-  readonly arms: readonly Seq[];
-  build(arms: FlowNode[][]): FlowNode;
-}
-
-function isFork(read: Seq | Fork): read is Fork {
-  return "arms" in read;
-}
-
-function seq(read: Seq | Fork): Seq {
-  if (!isFork(read)) return read;
-  return { nodes: [...read.before, read.build(read.arms.map((arm) => arm.nodes))], exits: read.arms.every((arm) => arm.exits) };
-}
-
-function flat(nodes: FlowNode[]): Seq {
-  return { nodes, exits: false };
-}
-
-/** Drops the branches, loops and try blocks that hold no step and no patch marker. */
-export function prune(nodes: readonly FlowNode[]): FlowNode[] {
-  const out: FlowNode[] = [];
-  for (const node of nodes) {
-    switch (node.kind) {
-      case "step":
-      case "call":
-      case "wait":
-      case "deprecatedPatch":
-        out.push(node);
-        break;
-      case "patch":
-        out.push({ ...node, then: prune(node.then), else: prune(node.else) });
-        break;
-      case "branch": {
-        const arms = node.arms.map(prune);
-        if (arms.some((a) => a.length > 0)) out.push({ ...node, arms });
-        break;
-      }
-      case "loop": {
-        const body = prune(node.body);
-        if (body.length > 0) out.push({ ...node, body });
-        break;
-      }
-      case "try": {
-        const body = prune(node.body);
-        const caught = prune(node.catch);
-        const final = prune(node.finally);
-        if (caught.length === 0 && final.length === 0) out.push(...body);
-        else out.push({ ...node, body, catch: caught, finally: final });
-        break;
-      }
-    }
-  }
-  return out;
-}
-
-function helperBody(declaration: ts.Declaration): ts.ConciseBody | undefined {
-  if (ts.isMethodDeclaration(declaration) || ts.isFunctionDeclaration(declaration)) return declaration.body;
-  if (ts.isVariableDeclaration(declaration) && declaration.initializer !== undefined) {
-    const init = declaration.initializer;
-    if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init.body;
-  }
-  if (ts.isPropertyDeclaration(declaration) && declaration.initializer !== undefined) {
-    const init = declaration.initializer;
-    if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init.body;
-  }
-  return undefined;
-}
-
-function endsClause(s: ts.Statement): boolean {
-  return ts.isBreakStatement(s) || ts.isReturnStatement(s) || ts.isThrowStatement(s) || ts.isContinueStatement(s);
-}
-
-function isShortCircuit(kind: ts.SyntaxKind): boolean {
-  return (
-    kind === ts.SyntaxKind.AmpersandAmpersandToken ||
-    kind === ts.SyntaxKind.BarBarToken ||
-    kind === ts.SyntaxKind.QuestionQuestionToken ||
-    kind === ts.SyntaxKind.AmpersandAmpersandEqualsToken ||
-    kind === ts.SyntaxKind.BarBarEqualsToken ||
-    kind === ts.SyntaxKind.QuestionQuestionEqualsToken
-  );
-}
-
-/** A step name computed at run time, recorded by its source text (`fetch-${…}` for templates). */
-function dynamicName(expression: ts.Expression | undefined): string {
-  if (expression === undefined) return "<unnamed>";
-  if (ts.isTemplateExpression(expression)) {
-    return expression.head.text + expression.templateSpans.map((span) => "${…}" + span.literal.text).join("");
-  }
-  return `<${expression.getText()}>`;
-}
-
-/** A condition without its parentheses and `!`s, and whether an odd number of `!`s negated it. */
-function unwrapNegation(condition: ts.Expression): { expression: ts.Expression; negated: boolean } {
-  let expression = condition;
-  let negated = false;
-  for (;;) {
-    if (ts.isParenthesizedExpression(expression)) expression = expression.expression;
-    else if (ts.isPrefixUnaryExpression(expression) && expression.operator === ts.SyntaxKind.ExclamationToken) {
-      negated = !negated;
-      expression = expression.operand;
-    } else return { expression, negated };
   }
 }

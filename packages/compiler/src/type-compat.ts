@@ -16,6 +16,18 @@ export class TypeCompatibility {
   private counter = 0;
 
   check(questions: readonly AssignabilityQuestion[]): boolean[] {
+    return this.ask(questions, (i, q) => `declare const s${i}: ${q.source}; const t${i}: ${q.target} = s${i}; void t${i};`);
+  }
+
+  /**
+   * Whether some value of `source` is also one of `target`, by the compiler's comparability check
+   * (`s === t` between types without overlap is an error): a narrower type overlaps, an unrelated one does not.
+   */
+  overlap(questions: readonly AssignabilityQuestion[]): boolean[] {
+    return this.ask(questions, (i, q) => `declare const s${i}: ${q.source}; declare const t${i}: ${q.target}; void (s${i} === t${i});`);
+  }
+
+  private ask(questions: readonly AssignabilityQuestion[], line: (i: number, q: AssignabilityQuestion) => string): boolean[] {
     const answers = questions.map((q) => q.source === q.target);
     const open = questions.map((q, i) => ({ q, i })).filter(({ i }) => answers[i] === false);
     if (open.length === 0) return answers;
@@ -28,7 +40,7 @@ export class TypeCompatibility {
     const lineOf = new Map<number, number>();
     for (const { q, i } of open) {
       lineOf.set(lines.length, i);
-      lines.push(`declare const s${i}: ${q.source}; const t${i}: ${q.target} = s${i}; void t${i};`);
+      lines.push(line(i, q));
     }
     const file = project.createSourceFile(`/compat-${this.counter++}.ts`, lines.join("\n"), { overwrite: true });
     try {

@@ -2,44 +2,40 @@ import type { BreakingChange } from "./errors.js";
 import { formatLocation } from "./errors.js";
 import type { SourceLocation, StepIR, WorkflowIR } from "./ir.js";
 import { type LockSignature, type LockWorkflow, typeShape, typeText } from "./lock.js";
-import {
-  align,
-  canWait,
-  describeLeaf,
-  fromFlow,
-  fromLock,
-  type Leaf,
-  leafName,
-  leaves,
-  locationOf,
-  type Node,
-  records,
-  samePaths,
-  signature,
-} from "./path-nodes.js";
+import { describeValue, NEVER_RECORDED, type Variable } from "./path-choices.js";
+import { allNodes, describeLeaf, fromFlow, fromLock, type Leaf, leafName, type Node } from "./path-nodes.js";
+import { type Difference, type PathOutcome, replayPaths } from "./path-replay.js";
+import type { PathEvent } from "./path-walk.js";
 
 /** A matched step whose recorded result must still fit the type the code now gives it. */
 export interface TypePair {
   readonly step: StepIR;
   readonly old: LockSignature;
-  readonly questions: readonly { readonly source: string; readonly target: string }[];
+  /** Whether runs in flight hold a result of the step (it is recorded before a wait on some recorded path). */
+  readonly inFlight: boolean;
+  readonly question: { readonly source: string; readonly target: string };
 }
 
 type Kind = BreakingChange["kind"];
 
+/** How surely a change breaks the runs in flight. */
+export type Severity = "breaking" | "possibly-breaking" | "finished-only";
+
 /**
- * Compares one workflow's recorded paths with the code's. Sequences that make the same calls on
- * every path are equal whatever their shape; otherwise calls are matched in order (a longest common
- * subsequence), branches arm by arm with their conditions, loops with their headers, and what is
- * left over was inserted, removed, renamed or reordered. In `run()`, a change after the last point
- * where a recorded run could have stopped reaches finished runs only, and is reported as such.
+ * Compares one workflow's recorded paths with the code's by replaying them: every way through the
+ * recorded code of each entry point (each combination of its branch conditions, loop counts and
+ * patch answers) is a journal, each point where it waits a run in flight, and the new code must ask
+ * for that journal's records in order (see `replayPaths`). A change that breaks runs in flight on
+ * every path is breaking; one that breaks them on some paths only is possibly breaking and names
+ * the path; one that breaks only the replay of finished runs is reported as such.
  */
 export class WorkflowDiff {
   readonly breaking: BreakingChange[] = [];
+  readonly possiblyBreaking: BreakingChange[] = [];
   readonly notes: string[] = [];
   private readonly seen = new Set<string>();
-  /** True while comparing what follows the last wait of `run()`. */
-  private tail = false;
+  /** Step keys whose recorded results runs in flight may hold. */
+  private readonly inFlightSteps = new Set<string>();
 
   constructor(
     private readonly old: LockWorkflow,
@@ -51,13 +47,64 @@ export class WorkflowDiff {
     const flows = new Map(this.current.flows.map((f) => [f.entry, f]));
     for (const [entry, oldNodes] of Object.entries(this.old.paths)) {
       const flow = flows.get(entry);
-      const at = flow?.at ?? this.current.at;
-      const old = oldNodes.map(fromLock);
-      const next = (flow?.nodes ?? []).flatMap((n) => fromFlow(n, this.lockVersion < 2));
-      if (entry === "run" && this.lockVersion >= 2) this.runPath(old, next, at);
-      else this.sequence(old, next, at, entry);
+      const enums = enumReading(this.old.enums, this.current.enums);
+      const old = enums.old(oldNodes.map(fromLock));
+      const next = enums.next((flow?.nodes ?? []).flatMap((n) => fromFlow(n, this.lockVersion < 2)));
+      this.entry(entry, old, next, flow?.at ?? this.current.at);
     }
     this.reusedPatches();
+    this.enumShifts();
+  }
+
+  /** An enum member whose value changed: recorded values of it now read as another member, or as none. */
+  private enumShifts(): void {
+    for (const [name, members] of Object.entries(this.old.enums ?? {})) {
+      const now = this.current.enums[name];
+      if (now === undefined) continue;
+      const moved = Object.entries(members).filter(([member, value]) => member in now && now[member] !== value);
+      if (moved.length === 0) continue;
+      const list = moved
+        .map(([member, value]) => `${name}.${member} was ${JSON.stringify(value)} and is now ${JSON.stringify(now[member])}`)
+        .join(", ");
+      const w = this.current.typeName;
+      const at = this.current.at;
+      this.breaking.push({
+        workflow: w,
+        step: name,
+        kind: "type-changed",
+        at,
+        message:
+          `Workflow ${w}: members of enum ${name} changed values (${list}), so values runs recorded (step results, signals, arguments) now read as other members. ` +
+          `Fix: give the members their old values explicitly (${moved.map(([member, value]) => `${member} = ${JSON.stringify(value)}`).join(", ")}) and new members values of their own; or pass --accept-breaking when no runs of ${w} are in flight.`,
+      });
+    }
+  }
+
+  private entry(entry: string, old: readonly Node[], next: readonly Node[], at: SourceLocation): void {
+    const { variables, outcomes } = replayPaths(old, next, entry !== "run");
+    for (const o of outcomes) for (const key of o.recordedInFlight) this.inFlightSteps.add(key);
+    const inFlight = outcomes.filter((o) => o.waits);
+    const failing = inFlight.filter((o) => o.inFlight !== undefined);
+    // Runs started under the recorded code took each of its patches; only older runs did not.
+    const started = inFlight.filter((o) => variables.every((v, i) => v.kind !== "patch" || o.values[i] === true));
+    const context = { entry, at, old, next };
+    if (started.length > 0 && started.every((o) => o.inFlight !== undefined)) {
+      for (const o of started) this.report("breaking", o.inFlight as Difference, context);
+    } else if (failing.length > 0) {
+      const first = failing[0] as PathOutcome;
+      const condition = nameCondition(variables, first, inFlight);
+      for (const o of failing) this.report("possibly-breaking", o.inFlight as Difference, context, condition);
+    } else if (inFlight.some((o) => o.maybeInFlight !== undefined)) {
+      // Arguments written another way break the runs only if their values differ.
+      for (const o of inFlight) {
+        const d = o.maybeInFlight;
+        if (d === undefined || d.holds?.kind !== "record" || d.asked?.kind !== "record") continue;
+        const condition = `the arguments (${d.asked.leaf.kind === "step" ? (d.asked.leaf.args ?? "") : ""}) of step "${leafName(d.asked.leaf)}" differ in value from those recorded (${d.holds.leaf.kind === "step" ? (d.holds.leaf.args ?? "") : ""})`;
+        this.report("possibly-breaking", d, context, condition);
+      }
+    } else {
+      for (const o of outcomes) if (o.finished !== undefined) this.report("finished-only", o.finished, context);
+    }
   }
 
   /** Steps of the lock still defined by the code: their recorded results must fit the new result types. */
@@ -65,274 +112,179 @@ export class WorkflowDiff {
     const out: TypePair[] = [];
     for (const step of this.current.steps) {
       const recorded = this.old.steps[step.key];
-      if (recorded !== undefined) out.push(typePair(step, recorded));
+      if (recorded === undefined) continue;
+      const source = typeShape(recorded.result);
+      // A type a dependency declares is recorded by name; a lock written before that holds its structure.
+      const shape = source === step.result.shape ? source : (step.result.structure ?? step.result.shape);
+      const target = optionalFields(shape, step.defaulted ?? []);
+      out.push({
+        step,
+        old: recorded,
+        inFlight: this.inFlightSteps.has(step.key),
+        question: { source, target },
+      });
     }
     return out;
   }
 
-  /** `run()`: what follows the last wait of the recorded path can only have been replayed by finished runs. */
-  private runPath(old: readonly Node[], next: readonly Node[], at: SourceLocation): void {
-    const last = old.map(canWait).lastIndexOf(true);
-    const head = old
-      .slice(0, last + 1)
-      .map(signature)
-      .join("\n");
-    if (
-      next
-        .slice(0, last + 1)
-        .map(signature)
-        .join("\n") !== head
-    ) {
-      this.sequence(old, next, at, "run");
-      return;
+  private report(severity: Severity, d: Difference, context: DiffContext, condition?: string): void {
+    const change = this.describe(d, context);
+    const w = this.current.typeName;
+    const where = describeEntry(context.entry);
+    const id = slug(change.patchId);
+    const guard =
+      change.fix ??
+      (change.kind === "inserted"
+        ? `guard it with if (this.ctx.patched("${id}")) { ... }, declaring "${id}" in @Workflow({ patches })`
+        : `put the new code in if (this.ctx.patched("${id}")) { ... } and keep the old calls in its else branch, declaring "${id}" in @Workflow({ patches })`);
+    let message: string;
+    if (severity === "finished-only") {
+      message =
+        `Workflow ${w}, ${where}: ${change.what}, after the last point where a run can wait, so no run in flight is affected, but finished runs no longer replay (queries and describe of runs kept by keepHistory). ` +
+        `Fix: ${guard} if finished runs must stay readable; else nothing to do (fusee patches --data DIR shows which runs still need old code).`;
+    } else if (severity === "possibly-breaking") {
+      message =
+        `Workflow ${w}, ${where}: ${change.what}. Runs in flight on a path where ${condition ?? "some condition holds"} could not replay; runs on the other paths do. ` +
+        `Fix: ${guard}; or check the runs actually in flight with fusee gen --check --against DIR.`;
+    } else {
+      message =
+        `Workflow ${w}, ${where}: ${change.what}. Runs recorded in fusee.lock.json before this change could not replay. ` +
+        `Fix: ${guard}; or pass --accept-breaking when no runs of ${w} are in flight.`;
     }
-    this.sequence(old.slice(0, last + 1), next.slice(0, last + 1), at, "run");
-    this.tail = true;
-    try {
-      this.sequence(old.slice(last + 1), next.slice(last + 1), locationOf(next[last]) ?? at, "run");
-    } finally {
-      this.tail = false;
-    }
-  }
-
-  private sequence(oldRaw: readonly Node[], codeRaw: readonly Node[], fallback: SourceLocation, entry: string): void {
-    if (samePaths(oldRaw, codeRaw)) return;
-    const oldPatches = new Set(oldRaw.flatMap((n) => (n.kind === "patch" ? [n.id] : [])));
-    // A renamed patch is reported once, then compared under its recorded ID like any other patch.
-    const renamed = this.renamedPatches(oldRaw, codeRaw, oldPatches, fallback, entry);
-    const nextRaw = codeRaw.map((n) => (n.kind === "patch" && renamed.has(n.id) ? { ...n, id: renamed.get(n.id) as string } : n));
-    const nextPatches = new Set(nextRaw.flatMap((n) => (n.kind === "patch" ? [n.id] : [])));
-    const nextDeprecated = new Set(nextRaw.flatMap((n) => (n.kind === "deprecated" ? [n.id] : [])));
-    const old = this.spliceOld(oldRaw, nextPatches, nextDeprecated, fallback, entry);
-    const next = spliceNew(nextRaw, oldPatches);
-    if (samePaths(old, next)) return;
-    const pairs = align(old.map(signature), next.map(signature));
-    const anchorAt = (gap: number): SourceLocation => {
-      const after = pairs[gap];
-      const before = gap > 0 ? pairs[gap - 1] : undefined;
-      return (
-        locationOf(after === undefined ? undefined : next[after[1]]) ??
-        locationOf(before === undefined ? undefined : next[before[1]]) ??
-        fallback
-      );
+    const kind: Kind = severity === "finished-only" ? "after-last-wait" : change.kind;
+    const result: BreakingChange = {
+      workflow: w,
+      step: change.subject,
+      kind,
+      at: change.at,
+      message,
+      ...(condition === undefined ? {} : { condition }),
     };
-    /** Whether the recorded sequence journals anything from old index `i` on. */
-    const recordedFrom = (i: number) => old.slice(i).some(records);
-    const oldLeft: { leaf: Leaf; gap: number }[] = [];
-    const nextLeft: { leaf: Leaf; gap: number; recordedAfter: boolean }[] = [];
-    const matched: [Node, Node][] = [];
-    let i = 0;
-    let j = 0;
-    pairs.forEach(([oi, nj], gap) => {
-      for (; i < oi; i++) for (const leaf of leaves(old[i])) oldLeft.push({ leaf, gap });
-      for (; j < nj; j++) for (const leaf of leaves(next[j])) nextLeft.push({ leaf, gap, recordedAfter: recordedFrom(oi) });
-      const o = old[oi];
-      const n = next[nj];
-      if (o !== undefined && n !== undefined) matched.push([o, n]);
-      this.node(o, n, anchorAt(gap), entry);
-      i = oi + 1;
-      j = nj + 1;
-    });
-    for (; i < old.length; i++) for (const leaf of leaves(old[i])) oldLeft.push({ leaf, gap: pairs.length });
-    for (; j < next.length; j++) for (const leaf of leaves(next[j])) nextLeft.push({ leaf, gap: pairs.length, recordedAfter: false });
-    this.swaps(matched, entry);
-    this.classify(oldLeft, nextLeft, anchorAt, entry);
+    const key = `${severity}\u0000${kind}\u0000${change.subject}\u0000${formatLocation(change.at)}`;
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
+    (severity === "possibly-breaking" ? this.possiblyBreaking : this.breaking).push(result);
   }
 
-  private node(old: Node | undefined, next: Node | undefined, fallback: SourceLocation, entry: string): void {
-    if (old === undefined || next === undefined) return;
-    const at = locationOf(next) ?? fallback;
-    if (old.kind === "patch" && next.kind === "patch") {
-      this.sequence(old.then, next.then, at, entry);
-      this.sequence(old.else, next.else, at, entry);
-    } else if (old.kind === "branch" && next.kind === "branch") {
-      if (old.when !== undefined && next.when !== undefined && old.when !== next.when && !samePaths([old], [next])) {
-        this.condition("branch", old.when, next.when, leaves(old)[0], at, entry);
-        return;
+  /** What changed, from the first difference the replay met. */
+  private describe(d: Difference, { at: entryAt, old, next }: DiffContext): Described {
+    const asked = d.asked;
+    const holds = d.holds;
+    const at = locationOfEvent(asked) ?? d.next.map(locationOfEvent).find((l) => l !== undefined) ?? entryAt;
+    const later = d.journal.slice(d.position + 1).map(eventName);
+    const coming = d.next.slice(1).map(eventName);
+    if (holds?.kind === "marker") {
+      const nextIds = new Set(allNodes(next).flatMap((n) => (n.kind === "patch" || n.kind === "deprecated" ? [n.id] : [])));
+      const oldIds = new Set(allNodes(old).flatMap((n) => (n.kind === "patch" ? [n.id] : [])));
+      if (!nextIds.has(holds.id)) {
+        const renamed = [...nextIds].find((id) => !oldIds.has(id));
+        if (renamed !== undefined)
+          return {
+            kind: "patch-renamed",
+            subject: holds.id,
+            at,
+            what: `patch ID "${holds.id}" was renamed to "${renamed}" (${formatLocation(at)}): runs that recorded the marker "${holds.id}" find no ctx.patched("${holds.id}") to answer it`,
+            patchId: holds.id,
+            fix: `keep the ID "${holds.id}" in ctx.patched() and in @Workflow({ patches }) while such runs are in flight`,
+          };
+        return {
+          kind: "removed",
+          subject: holds.id,
+          at,
+          what: `the guard ctx.patched("${holds.id}") was removed (near ${formatLocation(at)}). Every run that passed it recorded the marker "${holds.id}" and expects the guard there`,
+          patchId: holds.id,
+          fix: `keep the if/else on ctx.patched("${holds.id}") while such runs are in flight, then replace it with ctx.deprecatePatch("${holds.id}") followed by the patched code`,
+        };
       }
-      const arms = Math.max(old.arms.length, next.arms.length);
-      for (let k = 0; k < arms; k++) this.sequence(old.arms[k] ?? [], next.arms[k] ?? [], at, entry);
-    } else if (old.kind === "loop" && next.kind === "loop") {
-      if (old.over !== undefined && next.over !== undefined && old.over !== next.over) {
-        this.condition("loop", old.over, next.over, leaves(old)[0], at, entry);
-        return;
-      }
-      this.sequence(old.body, next.body, at, entry);
-    } else if (old.kind === "try" && next.kind === "try") {
-      this.sequence(old.body, next.body, at, entry);
-      this.sequence(old.catch, next.catch, at, entry);
-      this.sequence(old.finally, next.finally, at, entry);
-    }
-  }
-
-  /** Calls of one step matched in order whose arguments changed places: replay hands each the other's result. */
-  private swaps(matched: readonly [Node, Node][], entry: string): void {
-    const byName = new Map<string, { old: string[]; next: string[]; at?: SourceLocation }>();
-    for (const [o, n] of matched) {
-      if (o.kind !== "step" || n.kind !== "step" || o.args === undefined || n.args === undefined) continue;
-      const group = byName.get(o.name) ?? { old: [], next: [] };
-      group.old.push(o.args);
-      group.next.push(n.args);
-      group.at ??= n.at;
-      byName.set(o.name, group);
-    }
-    for (const [name, group] of byName) {
-      if (group.old.join("\u0000") === group.next.join("\u0000")) continue;
-      if ([...group.old].sort().join("\u0000") !== [...group.next].sort().join("\u0000")) continue;
-      const at = group.at ?? this.current.at;
-      this.push(
-        "reordered",
-        name,
+      return {
+        kind: "reordered",
+        subject: holds.id,
         at,
-        `calls of step "${name}" were swapped: they now pass (${group.next.join("), (")}) where runs recorded (${group.old.join("), (")}) (${formatLocation(at)}): replay would hand each call the other's recorded result`,
-        entry,
-        `reorder-${name}`,
-      );
+        what: `ctx.patched("${holds.id}") is now called at another point (${formatLocation(at)}) than where runs recorded its marker`,
+        patchId: `move-${holds.id}`,
+        fix: `call ctx.patched("${holds.id}") where it was, keeping its answer in a variable if later code needs it`,
+      };
     }
-  }
-
-  /** Leaves left on both sides moved; left on one side only, a call was removed, inserted, or renamed in place. */
-  private classify(
-    oldLeft: readonly { leaf: Leaf; gap: number }[],
-    nextLeft: readonly { leaf: Leaf; gap: number; recordedAfter: boolean }[],
-    anchorAt: (gap: number) => SourceLocation,
-    entry: string,
-  ): void {
-    // A wait that is gone never stops a replay; a new one stops it only before calls runs recorded.
-    const oldCalls = oldLeft.filter((o) => o.leaf.kind !== "wait");
-    const oldNames = new Set(oldCalls.map((o) => leafName(o.leaf)));
-    const nextNames = new Set(nextLeft.filter((n) => n.leaf.kind !== "wait").map((n) => leafName(n.leaf)));
-    const paired = new Set<number>();
-    for (const o of oldCalls) {
-      const name = leafName(o.leaf);
-      if (nextNames.has(name)) {
-        const moved = nextLeft.find((n) => leafName(n.leaf) === name);
-        const at = moved?.leaf.at ?? anchorAt(o.gap);
-        this.push(
-          "reordered",
-          name,
-          at,
-          `${describeLeaf(o.leaf)} was moved to another position (${formatLocation(at)})`,
-          entry,
-          `reorder-${name}`,
-        );
-        continue;
-      }
-      const index = nextLeft.findIndex(
-        (n, k) => n.gap === o.gap && n.leaf.kind !== "wait" && !paired.has(k) && !oldNames.has(leafName(n.leaf)),
-      );
-      const renamed = nextLeft[index];
-      if (renamed !== undefined) {
-        paired.add(index);
-        const at = renamed.leaf.at ?? anchorAt(o.gap);
-        this.push(
-          "renamed",
-          name,
-          at,
-          `${renaming(o.leaf, renamed.leaf)} (${formatLocation(at)})`,
-          entry,
-          `rename-${slug(leafName(renamed.leaf))}`,
-        );
-      } else {
-        const at = anchorAt(o.gap);
-        this.push("removed", name, at, `${describeLeaf(o.leaf)} was removed (near ${formatLocation(at)})`, entry, `remove-${slug(name)}`);
-      }
+    if (asked?.kind === "wait") {
+      return {
+        kind: "inserted",
+        subject: leafName(asked.leaf),
+        at,
+        what: `${describeLeaf(asked.leaf)} was inserted before calls runs recorded (${formatLocation(at)}), where their replay would stop`,
+        patchId: `wait-${asked.leaf.on}`,
+      };
     }
-    nextLeft.forEach((n, k) => {
-      if (paired.has(k)) return;
-      const name = leafName(n.leaf);
-      const at = n.leaf.at ?? anchorAt(n.gap);
-      if (n.leaf.kind === "wait") {
-        if (n.recordedAfter || this.tail)
-          this.push(
-            "inserted",
-            name,
-            at,
-            `${describeLeaf(n.leaf)} was inserted before calls runs recorded (${formatLocation(at)}), where their replay would stop`,
-            entry,
-            `wait-${slug(n.leaf.on)}`,
-          );
-      } else if (!oldNames.has(name)) {
-        this.push("inserted", name, at, `${describeLeaf(n.leaf)} was inserted (${formatLocation(at)})`, entry, `add-${slug(name)}`);
-      }
-    });
-  }
-
-  private condition(what: "branch" | "loop", old: string, next: string, first: Leaf | undefined, at: SourceLocation, entry: string): void {
-    const subject =
-      what === "branch"
-        ? `the condition of a branch changed from \`${old}\` to \`${next}\``
-        : `the header of a loop changed from \`${old}\` to \`${next}\``;
-    this.push(
-      "condition-changed",
-      first === undefined ? what : leafName(first),
+    if (asked === undefined || asked.kind !== "record") {
+      const gone = holds?.kind === "record" ? holds.leaf : undefined;
+      const name = gone === undefined ? "the journal" : leafName(gone);
+      return {
+        kind: "removed",
+        subject: name,
+        at,
+        what: `${gone === undefined ? "a call" : describeLeaf(gone)} was removed (near ${formatLocation(at)})`,
+        patchId: `remove-${name}`,
+      };
+    }
+    const a = asked.leaf;
+    if (holds === undefined || holds.kind !== "record") {
+      return {
+        kind: "inserted",
+        subject: leafName(a),
+        at,
+        what: `${describeLeaf(a)} was inserted (${formatLocation(at)})`,
+        patchId: `add-${leafName(a)}`,
+      };
+    }
+    const h = holds.leaf;
+    if (leafName(h) === leafName(a) && h.kind === "step" && a.kind === "step") {
+      const swapped = later.includes(leafName(a));
+      return {
+        kind: swapped ? "reordered" : "arguments-changed",
+        subject: a.name,
+        at,
+        what: swapped
+          ? `calls of step "${a.name}" changed places: the call at ${formatLocation(at)} passes (${a.args ?? ""}) where runs recorded (${h.args ?? ""}), so replay would hand it another call's result`
+          : `step "${a.name}" is now called with other arguments (${a.args ?? ""}) than runs recorded (${h.args ?? ""}) (${formatLocation(at)}); the journal keeps a fingerprint of a step's arguments, and replay stops where they differ`,
+        patchId: swapped ? `reorder-${a.name}` : `args-${a.name}`,
+      };
+    }
+    const heldLater = coming.includes(leafName(h));
+    const askedLater = later.includes(leafName(a));
+    if (heldLater && askedLater) {
+      // The call the journal holds here is made later now: name it where it went.
+      const moved = d.next.slice(1).find((e) => eventName(e) === leafName(h));
+      const where = locationOfEvent(moved) ?? at;
+      return {
+        kind: "reordered",
+        subject: leafName(h),
+        at: where,
+        what: `${describeLeaf(h)} was moved to another position (${formatLocation(where)})`,
+        patchId: `reorder-${leafName(h)}`,
+      };
+    }
+    if (askedLater)
+      return {
+        kind: "removed",
+        subject: leafName(h),
+        at,
+        what: `${describeLeaf(h)} was removed (near ${formatLocation(at)})`,
+        patchId: `remove-${leafName(h)}`,
+      };
+    if (heldLater)
+      return {
+        kind: "inserted",
+        subject: leafName(a),
+        at,
+        what: `${describeLeaf(a)} was inserted (${formatLocation(at)})`,
+        patchId: `add-${leafName(a)}`,
+      };
+    return {
+      kind: "renamed",
+      subject: leafName(h),
       at,
-      `${subject} (${formatLocation(at)}): a run may now take another path than the one it recorded`,
-      entry,
-      `${what}-${first === undefined ? "change" : slug(leafName(first))}`,
-    );
-  }
-
-  /** Old patches gone at this level and new ones at the same place with the same arms: renamed IDs, new to old. */
-  private renamedPatches(
-    old: readonly Node[],
-    next: readonly Node[],
-    oldPatches: ReadonlySet<string>,
-    at: SourceLocation,
-    entry: string,
-  ): Map<string, string> {
-    const renamed = new Map<string, string>();
-    const nextPatches = new Set(next.flatMap((n) => (n.kind === "patch" ? [n.id] : [])));
-    const added = next.filter((n): n is Extract<Node, { kind: "patch" }> => n.kind === "patch" && !oldPatches.has(n.id));
-    for (const o of old) {
-      if (o.kind !== "patch" || nextPatches.has(o.id)) continue;
-      const shape = (p: Extract<Node, { kind: "patch" }>) => JSON.stringify([p.then.map(signature), p.else.map(signature)]);
-      const match = added.find((n) => shape(n) === shape(o) && !renamed.has(n.id));
-      if (match === undefined) continue;
-      renamed.set(match.id, o.id);
-      const where = match.at ?? at;
-      this.push(
-        "patch-renamed",
-        o.id,
-        where,
-        `patch ID "${o.id}" was renamed to "${match.id}" (${formatLocation(where)}): runs that recorded the marker "${o.id}" find no ctx.patched("${o.id}") to answer it`,
-        entry,
-        undefined,
-        `keep the ID "${o.id}" in ctx.patched() and in @Workflow({ patches }) while such runs are in flight`,
-      );
-    }
-    return renamed;
-  }
-
-  /** Old patch branches the code no longer has at this level stand for their patched arm. */
-  private spliceOld(
-    nodes: readonly Node[],
-    nextPatches: ReadonlySet<string>,
-    nextDeprecated: ReadonlySet<string>,
-    at: SourceLocation,
-    entry: string,
-  ): Node[] {
-    const out: Node[] = [];
-    for (const n of nodes) {
-      if (n.kind === "deprecated") continue;
-      if (n.kind === "patch" && !nextPatches.has(n.id)) {
-        if (!nextDeprecated.has(n.id)) {
-          const unpatched = n.else.flatMap(leaves).filter((l) => l.kind !== "wait");
-          this.push(
-            "removed",
-            n.id,
-            at,
-            `the guard ctx.patched("${n.id}") was removed (near ${formatLocation(at)}). Every run that passed it recorded the marker "${n.id}" and expects the guard there` +
-              (unpatched.length > 0 ? `; runs that did not take it also recorded ${unpatched.map(describeLeaf).join(", ")}` : ""),
-            entry,
-            undefined,
-            `keep the if/else on ctx.patched("${n.id}") while such runs are in flight, then replace it with ctx.deprecatePatch("${n.id}") followed by the patched code`,
-          );
-        }
-        out.push(...this.spliceOld(n.then, nextPatches, nextDeprecated, at, entry));
-      } else out.push(n);
-    }
-    return out;
+      what: `${renaming(h, a)} (${formatLocation(at)})`,
+      patchId: `rename-${leafName(a)}`,
+    };
   }
 
   /** A patch ID the lock records once that now guards a second change: it says nothing about the second. */
@@ -341,18 +293,11 @@ export class WorkflowDiff {
     const uses = new Map<string, SourceLocation[]>();
     for (const use of this.current.patchUses) uses.set(use.id, [...(uses.get(use.id) ?? []), use.at]);
     const before = new Map<string, number>();
-    const count = (nodes: readonly Node[]): void => {
-      for (const n of nodes) {
-        if (n.kind === "patch") before.set(n.id, (before.get(n.id) ?? 0) + 1);
-        if (n.kind === "patch") [n.then, n.else].forEach(count);
-        if (n.kind === "branch") n.arms.forEach(count);
-        if (n.kind === "loop") count(n.body);
-        if (n.kind === "try") [n.body, n.catch, n.finally].forEach(count);
-      }
-    };
-    for (const nodes of Object.values(this.old.paths)) count(nodes.map(fromLock));
+    for (const nodes of Object.values(this.old.paths))
+      for (const n of allNodes(nodes.map(fromLock))) if (n.kind === "patch") before.set(n.id, (before.get(n.id) ?? 0) + 1);
     for (const [id, at] of uses) {
-      if (!recorded.has(id) || at.length <= (before.get(id) ?? 0) || at.length < 2) continue;
+      // An ID no recorded path calls was recorded by no run, so it can guard as many changes as it likes.
+      if (!recorded.has(id) || (before.get(id) ?? 0) === 0 || at.length <= (before.get(id) ?? 0) || at.length < 2) continue;
       const second = at[at.length - 1] as SourceLocation;
       this.notes.push(
         `${this.current.typeName}: patch ID "${id}", recorded for one change, now also guards another (${formatLocation(second)}); runs that passed the first guard take the second as patched too. Declare a new ID for the new change.`,
@@ -360,46 +305,143 @@ export class WorkflowDiff {
     }
   }
 
-  typeChanged(pair: TypePair): BreakingChange {
+  /** A step whose recorded results no longer fit its new result type. */
+  typeChanged(pair: TypePair, severity: Severity, why: string): BreakingChange {
     const { step, old } = pair;
     const w = this.current.typeName;
-    const methods = step.resultMethods ?? [];
-    const why =
-      methods.length > 0 && typeText(old.result) !== step.result.display
-        ? `; it is now class ${step.result.display}, whose methods (${methods.join(", ")}) recorded plain values do not have`
-        : "";
+    const shapes = `recorded shape ${typeShape(old.result)}, new shape ${step.result.shape}`;
+    const fix = `keep the old step and call a new one (another name) in if (this.ctx.patched("${slug(step.name)}-v2")) { ... } else { ... } with "${slug(step.name)}-v2" declared in @Workflow({ patches }); or widen the type so old values still fit`;
+    const head = `Workflow ${w}: the result type of step "${step.name}" changed from ${typeText(old.result)} to ${step.result.display} (${formatLocation(step.at)})${why}; ${shapes}.`;
+    const message =
+      severity === "finished-only"
+        ? `${head} Only finished runs hold its results (it is called after the last point where a run can wait), so no run in flight is affected; finished runs may no longer replay. Fix: ${fix}, if finished runs must stay readable.`
+        : severity === "possibly-breaking"
+          ? `${head} Some values of the old type still fit the new one: runs in flight that recorded others could not go on. Fix: ${fix}; or check the runs actually in flight with fusee gen --check --against DIR.`
+          : `${head} Values recorded under the old type do not fit the new one, so runs in flight could not replay. Fix: ${fix}; or pass --accept-breaking when no runs of ${w} are in flight.`;
     return {
       workflow: w,
       step: step.name,
-      kind: "type-changed",
+      kind: severity === "finished-only" ? "after-last-wait" : "type-changed",
       at: step.at,
-      message:
-        `Workflow ${w}: the result type of step "${step.name}" changed from ${typeText(old.result)} to ${step.result.display} (${formatLocation(step.at)})${why}; ` +
-        `recorded shape ${typeShape(old.result)}, new shape ${step.result.shape}. Values recorded under the old type do not fit the new one, so runs in flight could not replay. ` +
-        `Fix: keep the old step and call a new one (another name) in if (this.ctx.patched("${slug(step.name)}-v2")) { ... } else { ... } with "${slug(step.name)}-v2" declared in @Workflow({ patches }); or widen the type so old values still fit; or pass --accept-breaking when no runs of ${w} are in flight.`,
+      message,
+      ...(severity === "possibly-breaking"
+        ? { condition: `the run recorded a result of step "${step.name}" that the new type does not admit` }
+        : {}),
     };
   }
+}
 
-  private push(kind: Kind, subject: string, at: SourceLocation, what: string, entry: string, patchId?: string, fix?: string): void {
-    const w = this.current.typeName;
-    const finishedOnly = this.tail;
-    const id = patchId === undefined ? undefined : slug(patchId);
-    const guard =
-      fix ??
-      (kind === "inserted"
-        ? `guard it with if (this.ctx.patched("${id}")) { ... }, declaring "${id}" in @Workflow({ patches })`
-        : `put the new code in if (this.ctx.patched("${id}")) { ... } and keep the old calls in its else branch, declaring "${id}" in @Workflow({ patches })`);
-    const message = finishedOnly
-      ? `Workflow ${w}, ${describeEntry(entry)}: ${what}, after the last point where a run can wait, so no run in flight is affected, but finished runs no longer replay (queries and describe of runs kept by keepHistory). ` +
-        `Fix: ${guard} if finished runs must stay readable; else nothing to do (fusee patches --data DIR shows which runs still need old code).`
-      : `Workflow ${w}, ${describeEntry(entry)}: ${what}. Runs recorded in fusee.lock.json before this change could not replay. ` +
-        `Fix: ${guard}; or pass --accept-breaking when no runs of ${w} are in flight.`;
-    const change: BreakingChange = { workflow: w, step: subject, kind: finishedOnly ? "after-last-wait" : kind, at, message };
-    const key = `${change.kind}\u0000${change.step}\u0000${formatLocation(change.at)}`;
-    if (this.seen.has(key)) return;
-    this.seen.add(key);
-    this.breaking.push(change);
+/**
+ * Conditions and `switch` cases naming enum members, read as the members' values, so renaming a
+ * member is no change; a member the recorded enum did not have (nor its value) is one no recorded
+ * run can hold, so a case or test of it is never taken by them. Only when the lock recorded the
+ * enums (locks written before it did are read as written).
+ */
+function enumReading(
+  old: Readonly<Record<string, Readonly<Record<string, number | string>>>> | undefined,
+  next: Readonly<Record<string, Readonly<Record<string, number | string>>>>,
+): { old(nodes: readonly Node[]): Node[]; next(nodes: readonly Node[]): Node[] } {
+  if (old === undefined) return { old: (n) => [...n], next: (n) => [...n] };
+  const rewrite = (table: typeof next, isNew: boolean) => (text: string) =>
+    text.replace(/\b([A-Za-z_$][\w$]*)\.([A-Za-z_$][\w$]*)\b/g, (whole, e: string, m: string) => {
+      const members = table[e];
+      if (members === undefined || !(m in members)) return whole;
+      const value = members[m] as number | string;
+      const before = old[e];
+      if (isNew && before !== undefined && !(m in before) && !Object.values(before).includes(value)) return `${NEVER_RECORDED}.${e}.${m}`;
+      return JSON.stringify(value);
+    });
+  const map =
+    (f: (text: string) => string) =>
+    (nodes: readonly Node[]): Node[] =>
+      nodes.map((n) => mapNode(n, f));
+  return { old: map(rewrite(old, false)), next: map(rewrite(next, true)) };
+}
+
+function mapNode(n: Node, f: (text: string) => string): Node {
+  const map = (nodes: readonly Node[]) => nodes.map((x) => mapNode(x, f));
+  switch (n.kind) {
+    case "branch":
+      return {
+        ...n,
+        arms: n.arms.map(map),
+        ...(n.when === undefined ? {} : { when: f(n.when) }),
+        ...(n.cases === undefined ? {} : { cases: n.cases.map((c) => (c === "default" ? c : f(c))) }),
+      };
+    case "patch":
+      return { ...n, then: map(n.then), else: map(n.else) };
+    case "loop":
+      return { ...n, body: map(n.body) };
+    case "try":
+      return { ...n, body: map(n.body), catch: map(n.catch), finally: map(n.finally) };
+    default:
+      return n;
   }
+}
+
+interface DiffContext {
+  readonly entry: string;
+  readonly at: SourceLocation;
+  readonly old: readonly Node[];
+  readonly next: readonly Node[];
+}
+
+interface Described {
+  readonly kind: Kind;
+  readonly subject: string;
+  readonly at: SourceLocation;
+  readonly what: string;
+  readonly patchId: string;
+  readonly fix?: string;
+}
+
+/**
+ * The path a possibly breaking change needs, in words: the values of the first failing path that,
+ * changed alone, make a path that replays; or every value of that path when no one value does.
+ */
+function nameCondition(variables: readonly Variable[], failing: PathOutcome, inFlight: readonly PathOutcome[]): string {
+  const passing = inFlight.filter((o) => o.inFlight === undefined);
+  const deciding = variables.flatMap((v, i) => {
+    const flipped = passing.some(
+      (o) => o.values[i] !== failing.values[i] && o.values.every((value, j) => j === i || value === failing.values[j]),
+    );
+    return flipped ? [describeValue(v, failing.values[i] as boolean | string | number)] : [];
+  });
+  if (deciding.length > 0) return deciding.join(" and ");
+  const all = variables.map((v, i) => describeValue(v, failing.values[i] as boolean | string | number));
+  return all.length > 0 ? all.join(" and ") : "it took some path";
+}
+
+/** A structural shape with its top-level fields `fields` made optional (`{ a: T }` to `{ a?: T }`). */
+function optionalFields(shape: string, fields: readonly string[]): string {
+  if (fields.length === 0 || !shape.startsWith("{ ")) return shape;
+  let depth = 0;
+  let out = "";
+  for (let i = 0; i < shape.length; i++) {
+    const c = shape[i] as string;
+    if ("{[(<".includes(c)) depth++;
+    if ("}])>".includes(c)) depth--;
+    out += c;
+    const start = depth === 1 && (shape.startsWith("{ ", i) || shape.startsWith("; ", i));
+    if (!start) continue;
+    out += " ";
+    i++;
+    const name = /^[A-Za-z_$][\w$]*/.exec(shape.slice(i + 1))?.[0];
+    if (name !== undefined && fields.includes(name) && shape.startsWith(": ", i + 1 + name.length)) {
+      out += `${name}?`;
+      i += name.length;
+    }
+  }
+  return out;
+}
+
+function eventName(e: PathEvent): string {
+  return e.kind === "marker" ? `marker:${e.id}` : leafName(e.leaf);
+}
+
+function locationOfEvent(e: PathEvent | undefined): SourceLocation | undefined {
+  if (e === undefined) return undefined;
+  return e.kind === "marker" ? e.at : e.leaf.at;
 }
 
 function renaming(old: Leaf, next: Leaf): string {
@@ -407,32 +449,6 @@ function renaming(old: Leaf, next: Leaf): string {
   if (old.kind === "call" && next.kind === "call" && old.call === "child" && next.call === "child")
     return `the ID of child workflow "${old.name}" changed to "${next.name}"`;
   return `${describeLeaf(old)} was replaced by ${describeLeaf(next)}`;
-}
-
-/** New patch branches stand for their `else` arm: the code runs recorded before the patch replay. */
-function spliceNew(nodes: readonly Node[], oldPatches: ReadonlySet<string>): Node[] {
-  const out: Node[] = [];
-  for (const n of nodes) {
-    if (n.kind === "deprecated") continue;
-    if (n.kind === "patch" && !oldPatches.has(n.id)) out.push(...spliceNew(n.else, oldPatches));
-    else out.push(n);
-  }
-  return out;
-}
-
-/**
- * The question whether a step's recorded result still fits its new result type. Arguments are not
- * asked about: the journal records no argument, so their types cannot break a replay.
- */
-function typePair(step: StepIR, old: LockSignature): TypePair {
-  const recorded = typeShape(old.result);
-  // A type a dependency declares is recorded by name; a lock written before that holds its structure.
-  const target = recorded === step.result.shape ? recorded : (step.result.structure ?? step.result.shape);
-  const questions = [{ source: recorded, target }];
-  // A class with methods is rebuilt from plain recorded data only when it was the recorded type already.
-  if ((step.resultMethods ?? []).length > 0 && typeText(old.result) !== step.result.display)
-    questions.push({ source: "string", target: "never" });
-  return { step, old, questions: questions.filter((q) => q.source !== q.target) };
 }
 
 /** A name as it may appear in a patch ID: no `${…}`, no spaces or quotes. */

@@ -131,8 +131,31 @@ describe("what gen reports of a change", () => {
     expect(error.changes.map((c) => [c.kind, c.step])).to.deep.equal([["type-changed", "quote"]]);
     expect(error.message)
       .to.contain("changed from { cents: number } to Price")
-      .and.to.contain("methods (withTax)")
+      .and.to.contain("members (withTax)")
       .and.to.contain("recorded shape { cents: number }");
+  });
+
+  it("calls arguments written another way possibly breaking, naming them, and other values breaking", () => {
+    scenario.write(FILE, invoice({ body: BODY.replace("await this.charge(price.cents)", "await this.charge(Math.round(price.cents))") }));
+    const maybe = scenario.generate({ check: true });
+    expect(maybe.breaking).to.deep.equal([]);
+    expect(maybe.possiblyBreaking.map((c) => [c.kind, c.step, c.condition])).to.deep.equal([
+      [
+        "arguments-changed",
+        "charge",
+        'the arguments (Math.round(result("quote").cents)) of step "charge" differ in value from those recorded (result("quote").cents)',
+      ],
+    ]);
+    const other = refusal(
+      invoice({
+        body: BODY.replace("await this.charge(price.cents)", "await this.charge(price.cents, 2)"),
+        chargeParam: "number, extra?: number",
+      }),
+    );
+    expect(other.changes.map((c) => [c.kind, c.step])).to.deep.equal([["arguments-changed", "charge"]]);
+    expect(other.message).to.contain(
+      'step "charge" is now called with other arguments (result("quote").cents, 2) than runs recorded (result("quote").cents)',
+    );
   });
 
   it("accepts a step's parameter type changed, since the journal records no argument types", () => {

@@ -108,9 +108,9 @@ describe("generate", () => {
         run: [
           { step: "quote", args: "cents" },
           { patch: "early-notice", then: [{ step: "notify", args: "Channel.Email" }], else: [] },
-          { step: "charge-card", args: "quote" },
+          { step: "charge-card", args: 'result("quote")' },
           { call: "wait-timer" },
-          { wait: "condition" },
+          { wait: "condition", signals: ["approve"] },
         ],
         "signal:approve": [],
         "update:add": ["price"],
@@ -435,6 +435,27 @@ registerConstructorTypes(Cashier, [Tills, Ledger]);
   });
 
   describe("workflow source it cannot use", () => {
+    it("takes any patch ID in a workflow that declares none, as the runtime does", async () => {
+      const fixture = Fixture.create({
+        "src/open.ts": `import { Workflow, Ctx } from "@fusee/runtime";
+
+@Workflow("open")
+export class Open {
+  constructor(private readonly ctx: Ctx) {}
+  async run(): Promise<void> {
+    if (this.ctx.patched("later")) return;
+  }
+}
+`,
+      });
+      try {
+        const result = await generate({ project: fixture.dir });
+        expect(result.workflows.map((w) => w.type)).to.deep.equal(["open"]);
+      } finally {
+        fixture.remove();
+      }
+    });
+
     it("lists every problem with its code, file:line and fix, and writes nothing", async () => {
       const fixture = Fixture.create({
         "src/broken.ts": `import { Workflow, Signal, Ctx } from "@fusee/runtime";
@@ -444,7 +465,7 @@ export class NoRun {
   async start(): Promise<void> {}
 }
 
-@Workflow("twice")
+@Workflow({ name: "twice", patches: ["v2"] })
 export class First {
   constructor(private readonly ctx: Ctx) {}
   async run(): Promise<void> {

@@ -76,19 +76,6 @@ export interface RunStoppedEvent {
 }
 
 /**
- * A run replaying its journal called a recorded step with other arguments than it recorded (the
- * step record keeps a fingerprint of them): two calls of one step swapped, say, so each gets the
- * other's result. The run goes on; `fusee replay` of its journal fails with a `NonDeterminismError`.
- */
-export interface ArgumentsDifferEvent {
-  readonly kind: "arguments-differ";
-  readonly workflowId: string;
-  readonly workflowType: string;
-  readonly runId: number;
-  readonly message: string;
-}
-
-/**
  * Something the engine found or did that an operator should know of, told to `engine.on("event")`
  * listeners, `EngineOptions.onEvent` and the `Config.logger`. What opening the storage did (each cut
  * recovery made, a move of the directory to the current format) is also kept by
@@ -104,8 +91,7 @@ export interface ArgumentsDifferEvent {
  * });
  * engine.on("event", (e) => { if (e.kind === "run-stopped") alert(e.workflowId, e.error.message); });
  */
-export type EngineEvent =
-  RecoveryCutEvent | FormatMigratedEvent | ShardFatalEvent | LeaseLateEvent | LeaseLostEvent | RunStoppedEvent | ArgumentsDifferEvent;
+export type EngineEvent = RecoveryCutEvent | FormatMigratedEvent | ShardFatalEvent | LeaseLateEvent | LeaseLostEvent | RunStoppedEvent;
 
 /** What opening a local log for writing did: its cuts, then a move to the current format. */
 export function openEvents(log: LocalLog): EngineEvent[] {

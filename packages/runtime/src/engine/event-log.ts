@@ -41,12 +41,6 @@ export function eventLine(e: EngineEvent): EventLine {
         fields: { event: e.kind, owner: e.owner, shard: e.shard, reason: e.reason, ...(e.error ? { err: e.error } : {}) },
         message: `owner "${e.owner}" no longer holds shard ${e.shard} (${e.reason})`,
       };
-    case "arguments-differ":
-      return {
-        level: "warn",
-        fields: { event: e.kind, workflowId: e.workflowId, workflowType: e.workflowType, runId: e.runId },
-        message: e.message,
-      };
     case "run-stopped":
       return {
         level: "error",

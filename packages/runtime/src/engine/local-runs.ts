@@ -178,8 +178,6 @@ export class LocalRuns implements RunService {
         this.replacement.continueAsNew(entry, runId, def, input, attributes, executor),
       closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
       deliver: (target, message, request) => this.router.deliver(target, message, request),
-      argumentsDiffer: (entry, runId, message) =>
-        this.deps.emit({ kind: "arguments-differ", workflowId: entry.id, workflowType: entry.type, runId, message }),
     };
     this.cache = new RunCache({
       catalog: deps.catalog,

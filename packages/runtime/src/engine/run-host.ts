@@ -30,8 +30,6 @@ export interface RunHostEngine {
   ): void;
   closeChild(entry: RunEntry, childId: string, reason: string): void;
   deliver(target: string, message: Message, request: string): Promise<unknown>;
-  /** A replayed step call of this run was handed other arguments than it recorded. */
-  argumentsDiffer(entry: RunEntry, runId: number, message: string): void;
   /** Present when steps are traced or measured. */
   observeAttempt?(entry: RunEntry, name: string, attempt: number): AttemptObserver;
 }
@@ -90,10 +88,6 @@ export class EngineRunHost implements RunHost {
 
   continueAsNew(input: unknown, attributes: Readonly<Record<string, unknown>> | undefined): void {
     if (this.current()) this.engine.continueAsNew(this.entry, this.runId, this.def, input, attributes, this.executor as RunExecutor);
-  }
-
-  argumentsDiffer(message: string): void {
-    if (this.current()) this.engine.argumentsDiffer(this.entry, this.runId, message);
   }
 
   closeChild(childId: string, reason: string): void {

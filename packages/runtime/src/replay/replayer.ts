@@ -246,6 +246,5 @@ function replayHost(journal: ExportedJournal, records: readonly JournalRecord[],
     // Steps never run under a replay check (skipStep), and messages are sent by steps only.
     deliver: () => Promise.reject(new Error("a replay check sends no messages")),
     skipStep: (seq, name) => next.push(`step '${name}' (call #${seq})`),
-    strictArguments: true,
   };
 }

@@ -369,27 +369,25 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
         this.breakWith(error);
         throw error;
       }
-      if (r.kind === "step" && r.args !== undefined && args !== undefined && r.args !== args)
-        this.argumentsDiffer(recorded.position, r.name, seq);
+      if (r.kind === "step" && r.args !== undefined && args !== undefined && r.args !== args) {
+        const error = this.argumentsDiffer(recorded.position, r.name, seq);
+        this.breakWith(error);
+        throw error;
+      }
     }
     return seq;
   }
 
   /**
-   * A recorded step call answered for a call with other arguments: two calls swapped, or an
-   * argument computed another way. A replay check refuses it; a live run is told of it and goes on,
-   * since the arguments of older code may differ harmlessly (a reformatted value, a new field).
+   * A recorded step call answered for a call with other arguments (two calls swapped, an argument
+   * computed another way) would get the result of a call it is not. A run and a replay check alike
+   * stop there, as for a call of another step: the journal's fingerprint is the rule.
    */
-  private argumentsDiffer(position: number, name: string, seq: number): void {
-    const message =
+  private argumentsDiffer(position: number, name: string, seq: number): NonDeterminismError {
+    return new NonDeterminismError(
       `workflow ${this.definition.name} (ID ${this.workflowId}, run ${this.host.runId}) called step '${name}' (call #${seq}) with other arguments than the journal recorded at position ${position}, ` +
-      `so it is answered with the result of a call it may not be (two calls swapped?). Guard changed code paths with ctx.patched().`;
-    if (this.host.strictArguments === true) {
-      const error = new NonDeterminismError(message);
-      this.breakWith(error);
-      throw error;
-    }
-    this.host.argumentsDiffer?.(message);
+        `so the recorded result is that of another call. Fix: guard the changed arguments with ctx.patched(), keeping the old ones in its else branch.`,
+    );
   }
 
   whenLive(action: () => void): void {

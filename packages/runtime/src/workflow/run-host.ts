@@ -49,10 +49,6 @@ export interface RunHost {
    * pending. A replay check sets it, because checking code against a journal must have no effects.
    */
   skipStep?(seq: number, name: string): void;
-  /** When true, a recorded step call answered for a call with other arguments is a `NonDeterminismError` (replay checks). */
-  readonly strictArguments?: boolean;
-  /** Told when a recorded step call is answered for a call with other arguments, in a live run. */
-  argumentsDiffer?(message: string): void;
   /** Watches one attempt of a step that really runs (never a replayed one), for traces and metrics. */
   observeAttempt?(name: string, attempt: number): AttemptObserver | undefined;
 }

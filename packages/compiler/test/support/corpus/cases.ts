@@ -39,8 +39,21 @@ ${inner}  return ctx.step("price", async () => "p" + String(n));
 `;
 }
 
+/** Pairs whose paths depend on the input are judged with inputs that take each path. */
+const INPUTS: Readonly<Record<string, readonly number[]>> = {
+  "branch condition changed": [1, 7, -1],
+  "condition negated and arms swapped": [1, -1],
+  "common step hoisted out of both arms": [1, -1],
+  "early return turned into else": [1, -1],
+  "step inserted in one arm of a branch": [1, -1],
+  "condition changed in a branch without durable calls": [1, 7],
+  "condition rewritten through a local alias": [1, -1],
+  "switch cases reordered with the same calls": [1, 2, 3],
+};
+
 function pair(name: string, kind: string, v1: WorkflowSource, v2: WorkflowSource): ChangePair {
-  return { name, kind, v1, v2 };
+  const inputs = INPUTS[name];
+  return { name, kind, v1, v2, ...(inputs === undefined ? {} : { inputs }) };
 }
 
 export const CASES: readonly ChangePair[] = [

@@ -9,6 +9,8 @@ export interface ChangePair {
   readonly kind: string;
   readonly v1: WorkflowSource;
   readonly v2: WorkflowSource;
+  /** The inputs runs are started with, one run per input and per wait; `[1]` by default. */
+  readonly inputs?: readonly number[];
 }
 
 /** The parts of the corpus workflow that a pair changes; the rest is the same for every pair. */
@@ -33,6 +35,18 @@ export interface WorkflowSource {
   readonly bBody?: string;
   /** Replaces the default parameter list of step `a` (`n: number`). */
   readonly aParams?: string;
+  /** Declarations put before the workflow class (enums, base classes, mixins). */
+  readonly prelude?: string;
+  /** What the class extends (`extends Base`), when anything. */
+  readonly heritage?: string;
+  /** Replaces the constructor (`constructor(private readonly ctx: Ctx) {}`). */
+  readonly ctor?: string;
+  /** Default steps the class leaves out (declared elsewhere, in a base class say). */
+  readonly omit?: readonly ("a" | "b" | "c" | "d")[];
+  /** False to leave `patches` out of `@Workflow`, so the runtime takes any patch ID. */
+  readonly declarePatches?: boolean;
+  /** Replaces the default signal handler (`@Signal() approve(ok: boolean)`). */
+  readonly signals?: string;
 }
 
 /** Modules every version has, so a pair that drops one leaves no stale file behind. */
@@ -56,6 +70,14 @@ export function workflowFile(source: WorkflowSource): string {
   const typeName = source.typeName ?? "Flow";
   const className = source.className ?? "Flow";
   const patches = (source.patches ?? []).map((p) => JSON.stringify(p)).join(", ");
+  const options = source.declarePatches === false ? "" : `, patches: [${patches}]`;
+  const omit = new Set(source.omit ?? []);
+  const steps = {
+    a: `  @Step() async a(${source.aParams ?? "n: number"}): Promise<string> { return "a" + String(n); }`,
+    b: `  @Step() async b(n: number): Promise<${source.bResult ?? "string"}> { ${source.bBody ?? 'return "b" + String(n);'} }`,
+    c: '  @Step() async c(n: number): Promise<string> { return "c" + String(n); }',
+    d: '  @Step() async d(n: number): Promise<string> { return "d" + String(n); }',
+  };
   return `import { Workflow, Step, Signal, Query, Ctx } from "@fusee/runtime";
 ${source.imports ?? ""}
 
@@ -63,22 +85,22 @@ export class Money {
   constructor(public cents = 0) {}
   plus(other: number): number { return this.cents + other; }
 }
-
-@Workflow({ name: ${JSON.stringify(typeName)}, patches: [${patches}] })
-export class ${className} {
+${source.prelude ?? ""}
+@Workflow({ name: ${JSON.stringify(typeName)}${options} })
+export class ${className}${source.heritage === undefined ? "" : ` ${source.heritage}`} {
   private approved = false;
   private seen: string[] = [];
-  constructor(private readonly ctx: Ctx) {}
+  ${source.ctor ?? "constructor(private readonly ctx: Ctx) {}"}
 
   async run(input: number): Promise<string> {
 ${source.body}
   }
 
-  @Step() async a(${source.aParams ?? "n: number"}): Promise<string> { return "a" + String(n); }
-  @Step() async b(n: number): Promise<${source.bResult ?? "string"}> { ${source.bBody ?? 'return "b" + String(n);'} }
-  @Step() async c(n: number): Promise<string> { return "c" + String(n); }
-  @Step() async d(n: number): Promise<string> { return "d" + String(n); }
-  @Signal() approve(ok: boolean): void { this.approved = ok; }
+${Object.entries(steps)
+  .filter(([name]) => !omit.has(name as keyof typeof steps))
+  .map(([, text]) => text)
+  .join("\n")}
+${source.signals ?? "  @Signal() approve(ok: boolean): void { this.approved = ok; }"}
   @Query() status(): string { return this.seen.join(","); }
 ${source.members ?? ""}
 }
