@@ -466,7 +466,10 @@ export class LocalRuns implements RunService {
       this.runs.delete(entry.id);
       entry.clearTimers();
       this.results.reject(entry.id, moved);
-      this.requests.outcomes.rejectWhere((key) => key.startsWith(`${entry.id}\0`), moved);
+      this.requests.outcomes.rejectWhere(
+        (key) => key.startsWith(`${entry.id}\0`),
+        () => moved,
+      );
     }
     this.flow.forget(shard);
   }
@@ -630,12 +633,14 @@ export class LocalRuns implements RunService {
   }
 
   private finishRun(entry: RunEntry, record: FinishRecord): void {
+    const unanswered = entry.executor?.unansweredUpdates() ?? [];
     this.cache.evict(entry, () =>
       record.error instanceof TerminatedError
         ? record.error
         : new CancelledError(`run ${entry.runId} of '${entry.id}' ended (${record.status}); its steps stop`),
     );
     this.results.resolve(entry.id, record);
+    this.requests.finished(entry, unanswered);
     this.children.parentEnded(entry, record);
   }
 

@@ -127,6 +127,11 @@ export class RunRequests {
     this.outcomes.resolve(key(id, record.id), record);
   }
 
+  /** The run of the entry finished: callers of the updates it accepted (`ids`) and never answered hear so. */
+  finished(entry: RunEntry, ids: readonly string[]): void {
+    for (const updateId of ids) this.outcomes.reject(key(entry.id, updateId), endedFirst(entry, undefined, updateId));
+  }
+
   private async updateRun(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage): Promise<unknown> {
     this.deps.assertOpen();
     checkName(name, "update name");
@@ -144,7 +149,10 @@ export class RunRequests {
     const done = executor.updateOutcome(updateId);
     if (done !== undefined) return stage === "accepted" ? undefined : unwrap(done);
     if (executor.broken !== undefined) throw executor.broken;
-    if (executor.knowsUpdate(updateId)) return stage === "accepted" ? undefined : unwrap(await this.outcomeOf(id, updateId));
+    if (executor.knowsUpdate(updateId)) {
+      if (entry.finished !== undefined) throw endedFirst(entry, name, updateId);
+      return stage === "accepted" ? undefined : unwrap(await this.outcomeOf(id, updateId));
+    }
     if (entry.finished !== undefined)
       throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); update '${name}' was not applied`, {
         reason: "already-finished",
@@ -173,6 +181,15 @@ export class RunRequests {
     }
     return unwrap(await outcome);
   }
+}
+
+/** The refusal of an update whose run ended before its handler returned. */
+function endedFirst(entry: RunEntry, name: string | undefined, updateId: string): RejectedError {
+  const update = name === undefined ? `update ${updateId}` : `update '${name}' (ID ${updateId})`;
+  return new RejectedError(
+    `run ${entry.runId} of ${entry.id} finished (${entry.finished ?? "ending"}) before the handler of ${update} returned; no outcome was journaled`,
+    { reason: "already-finished" },
+  );
 }
 
 function key(id: string, updateId: string): string {

@@ -3,6 +3,7 @@ import type { Clock } from "../core/clock.js";
 import { AlreadyExistsError, CancelledError, RejectedError } from "../core/errors.js";
 import { shardOf } from "../core/ids.js";
 import type { StartRecord } from "../journal/records.js";
+import { CURRENT_FLAGS } from "../journal/run-flags.js";
 import type { StartOptions } from "../client/types.js";
 import type { WorkflowDefinition } from "../workflow/registry.js";
 import type { RunCache } from "./run-cache.js";
@@ -52,7 +53,10 @@ export class RunStarts {
   ): Promise<"started" | "existing"> {
     const { runs, records, cache, clock } = this.deps;
     let existing = runs.get(id);
-    if (existing !== undefined && lineage.parent !== undefined && sameLink(existing.parent, lineage.parent)) return "existing";
+    // The same call of the same parent run started this child before (a crash lost the parent's
+    // record of it); a child continuing as new carries its parent's link on, and is a new run.
+    if (existing !== undefined && lineage.from === undefined && lineage.parent !== undefined && sameLink(existing.parent, lineage.parent))
+      return "existing";
     if (existing !== undefined && lineage.from === undefined) {
       const policy = options.idPolicy ?? {};
       const running = policy.running ?? "fail";
@@ -84,6 +88,7 @@ export class RunStarts {
       ...lineage,
       ...(options.attributes !== undefined ? { attributes: { ...options.attributes } } : {}),
       ...(trace === undefined ? {} : { trace }),
+      flags: CURRENT_FLAGS,
     };
     const body = records.encode(id, runId, 0, record);
     // Everything below runs without yielding until the append is queued, so two starts of one ID

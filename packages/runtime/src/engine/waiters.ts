@@ -22,9 +22,9 @@ export class Waiters<K, V> {
     for (const w of list ?? []) w.reject(error);
   }
 
-  /** Rejects the waiters of every key that `which` selects. */
-  rejectWhere(which: (key: K) => boolean, error: unknown): void {
-    for (const key of [...this.map.keys()]) if (which(key)) this.reject(key, error);
+  /** Rejects the waiters of every key that `which` selects, each with the error `error` makes for its key. */
+  rejectWhere(which: (key: K) => boolean, error: (key: K) => unknown): void {
+    for (const key of [...this.map.keys()]) if (which(key)) this.reject(key, error(key));
   }
 
   rejectAll(error: unknown): void {

@@ -90,7 +90,7 @@ function outcome(ok: boolean, r: { readonly value?: unknown; readonly error?: Er
   return ok ? p.value(r.value) : p.error(r.error);
 }
 
-type StartHeader = Pick<StartRecord, "at" | "type" | "runId" | "seed" | "from" | "parent" | "request" | "trace"> & {
+type StartHeader = Pick<StartRecord, "at" | "type" | "runId" | "seed" | "from" | "parent" | "request" | "trace" | "flags"> & {
   update?: { id: string; name: string };
   signal?: { name: string };
   /** Set when the payload holds start attributes, which the index then reads. */
@@ -137,6 +137,7 @@ const start: RecordKindDescriptor<"start", StartHeader> = {
         ...(r.signal ? { signal: { name: r.signal.name } } : {}),
         ...(r.attributes ? { attributes: true as const } : {}),
         ...(carried ? { carried: carried.header } : {}),
+        ...(r.flags !== undefined && r.flags.length > 0 ? { flags: r.flags } : {}),
       },
       // The payload grows only for starts that carry attributes, a signal or a replaced run's messages, so older starts read as they were.
       payload: p.value(
@@ -171,6 +172,7 @@ const start: RecordKindDescriptor<"start", StartHeader> = {
       ...request(h),
       ...trace(h),
       ...(h.carried ? { carried: joinCarried(h.carried, carriedValues) } : {}),
+      ...(Array.isArray(h.flags) ? { flags: h.flags } : {}),
     };
   },
 };

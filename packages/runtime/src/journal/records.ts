@@ -65,6 +65,8 @@ export interface StartRecord extends RecordBase {
   readonly trace?: string;
   /** What the run this one replaces (see `from`) hands on to it. */
   readonly carried?: Carried;
+  /** The engine behaviours the run was started under (see `run-flags.ts`); none for runs of older engines. */
+  readonly flags?: readonly number[];
 }
 
 /**

@@ -200,6 +200,11 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return this.updates_?.knows(id) === true;
   }
 
+  /** IDs of the updates this run accepted and has not answered. */
+  unansweredUpdates(): string[] {
+    return this.updates_?.unanswered() ?? [];
+  }
+
   /** Reserves update `id` before its record is appended, so a concurrent retry waits for it instead. */
   claimUpdate(id: string): void {
     this.updates.claim(id);

@@ -34,6 +34,15 @@ class Tally {
   }
 }
 
+/** Returns its step's idempotency key. */
+@Workflow()
+class Keyed {
+  constructor(private readonly ctx: Ctx) {}
+  async run(): Promise<string> {
+    return this.ctx.step("effect", async () => this.ctx.key());
+  }
+}
+
 onEachEngine("retention", (kind) => {
   it("forgets finished runs once their retention has passed, keeping unfinished and recent ones", async () => {
     const clock = new VirtualClock();
@@ -44,9 +53,14 @@ onEachEngine("retention", (kind) => {
     await (await engine.start(Report, "recent", 10)).result();
     await clock.advance("31m");
     expect(await engine.status("old-0")).to.equal(undefined);
-    const forgotten = await engine.run("old-0").result().catch((e: unknown) => e);
+    const forgotten = await engine
+      .run("old-0")
+      .result()
+      .catch((e: unknown) => e);
     expect(forgotten, "the result of a forgotten run").to.be.instanceOf(NotFoundError);
-    expect((forgotten as Error).message).to.contain("'old-0'").and.contain("retention");
+    expect((forgotten as Error).message)
+      .to.contain("'old-0'")
+      .and.contain("retention");
     expect((await engine.list(10)).map((s) => s.id)).to.deep.equal(["recent"]);
     expect((await engine.status("recent"))?.status).to.equal("ok");
     // A sweep on a networked store may still be running when the clock moves on, so the next
@@ -57,6 +71,22 @@ onEachEngine("retention", (kind) => {
     }
     expect(await engine.list(10)).to.deep.equal([]);
     expect(clock.now() - start, "not before its retention passed").to.be.at.least(90 * 60_000);
+    await engine.shutdown();
+  });
+
+  it("gives the steps of an ID's next run other idempotency keys than those of the run retention forgot", async () => {
+    const clock = new VirtualClock();
+    const engine = await kind().open({ workflows: [Keyed] }, (c) => c.clock(clock).retention("1h"));
+    const first = await (await engine.start(Keyed, "keyed-1")).result();
+    for (let i = 0; i < 50 && (await engine.status("keyed-1")) !== undefined; i++) {
+      await clock.advance("30m");
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(await engine.status("keyed-1"), "the run was forgotten").to.equal(undefined);
+    const again = await engine.start(Keyed, "keyed-1");
+    expect((await again.status()).runId, "the ID starts over at run 1").to.equal(1);
+    const second = await again.result();
+    expect(second, "the new run's step key").to.not.equal(first);
     await engine.shutdown();
   });
 

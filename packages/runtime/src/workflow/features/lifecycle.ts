@@ -3,10 +3,12 @@ import { DeterministicRandom } from "../../core/deterministic-random.js";
 import { CancelledError, ConfigError, FuseeError, TerminatedError } from "../../core/errors.js";
 import type { FinishedStatus } from "../../core/status.js";
 import { performedBy, remembered } from "../../journal/carried.js";
-import type { Carried, CarriedMessage, JournalRecord } from "../../journal/records.js";
+import type { Carried, CarriedMessage, JournalRecord, StartRecord } from "../../journal/records.js";
+import { hasFlag, RUN_FLAGS } from "../../journal/run-flags.js";
 import { Ctx, type CtxBackend } from "../ctx.js";
 import { explainMissingTypeInfo } from "../injection-diagnosis.js";
 import { bindInstance, type StepHost } from "../run-binding.js";
+import { afterTurn } from "../settle-turn.js";
 import { asError, type RecordAppliers, type RunParts } from "./run-parts.js";
 
 type BodyOutcome = { status: "ok"; value: unknown } | { status: "failed" | "cancelled"; error: Error };
@@ -26,6 +28,8 @@ export class Lifecycle {
   /** How the body ended, once it did (not set by continue-as-new). */
   private outcome: BodyOutcome | undefined = undefined;
   private continued = false;
+  /** The body ended and its end waits for the code to settle once more (see `bodyFinished`). */
+  private closing = false;
   /** Requests the applied records performed or the start remembers, with when: a next run of the ID remembers them. */
   private performed: Map<string, number> | undefined = undefined;
   /** Messages that arrived after the code continued as new: the next run applies them. */
@@ -42,9 +46,17 @@ export class Lifecycle {
     return this.random;
   }
 
-  begin(seed: number, input: unknown): void {
+  /** What names this run in its steps' idempotency keys (see `stepKey`). */
+  keyPrefix = "";
+
+  begin(start: Pick<StartRecord, "seed" | "input" | "at" | "flags">): void {
     const run = this.run;
+    const { seed, input } = start;
     this.random = new DeterministicRandom(seed);
+    // A run number alone repeats once retention forgot an ID; its start time does not.
+    this.keyPrefix = hasFlag(start.flags, RUN_FLAGS.keysWithStartTime)
+      ? `${run.workflowId}:${run.host.runId}.${start.at.toString(36)}`
+      : `${run.workflowId}:${run.host.runId}`;
     let instance: Record<string, unknown>;
     try {
       const child = this.container.createChildContainer();
@@ -84,13 +96,33 @@ export class Lifecycle {
     if (this.finishReplayed) return;
     run.whenLive(() => {
       if (this.finished) return;
-      const at = run.host.clock.now();
-      try {
-        run.record({ kind: "finish", at, ...outcome });
-      } catch (encodeError) {
-        run.recordOrBreak({ kind: "finish", at, status: "failed", error: asError(encodeError) });
-      }
+      if (run.updates.unfinished().length === 0) return this.recordFinish(outcome);
+      // Update handlers that return without waiting (one started with the run, say) journal their
+      // results before the run ends: the end waits for the code to settle once more.
+      this.closing = true;
+      afterTurn({
+        settled: () => {
+          this.closing = false;
+          this.recordFinish(outcome);
+        },
+      });
     });
+  }
+
+  /** True while the body's end waits for the code to settle before it is journaled. */
+  get finishing(): boolean {
+    return this.closing;
+  }
+
+  private recordFinish(outcome: BodyOutcome): void {
+    const run = this.run;
+    if (this.finished) return;
+    const at = run.host.clock.now();
+    try {
+      run.record({ kind: "finish", at, ...outcome });
+    } catch (encodeError) {
+      run.recordOrBreak({ kind: "finish", at, status: "failed", error: asError(encodeError) });
+    }
   }
 
   continueAsNew(input: unknown, attributes: Readonly<Record<string, unknown>> | undefined): Promise<never> {
@@ -178,7 +210,7 @@ export const lifecycleRecords: RecordAppliers<"start" | "finish" | "stopped" | "
   start: (run, record, replayed) => {
     if (record.attributes !== undefined) run.searchAttributes.begin(record.attributes);
     if (record.carried?.updates !== undefined) run.updates.remember(record.carried.updates);
-    run.lifecycle.begin(record.seed, record.input);
+    run.lifecycle.begin(record);
     if (record.signal) run.signals.apply(record.signal.name, record.signal.value, record.at);
     if (record.update) run.updates.apply({ kind: "update", ...record.update, at: record.at });
     // What the replaced run's code never saw reaches this run's code, as if it had just arrived.

@@ -163,7 +163,7 @@ export class Steps implements StepEnvironment {
   }
 
   stepKey(seq: number): string {
-    return `${this.run.workflowId}:${this.run.host.runId}:${seq}`;
+    return `${this.run.lifecycle.keyPrefix}:${seq}`;
   }
 
   stepProgress(seq: number): unknown {

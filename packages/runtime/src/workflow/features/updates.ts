@@ -113,6 +113,11 @@ export class Updates {
     }
   }
 
+  /** IDs of the updates this run accepted whose outcome it has not journaled. */
+  unanswered(): string[] {
+    return [...this.accepted].filter((id) => !this.results.has(id) && !this.journaled.has(id));
+  }
+
   /** Updates whose handler has not journaled an outcome: a run continuing as new hands them to the next, which applies them. */
   unfinished(): UpdateRecord[] {
     return [...this.running.values()];
