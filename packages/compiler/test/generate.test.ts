@@ -140,7 +140,7 @@ export interface Pause { readonly for: Duration; readonly reason: string }
 @Workflow()
 export class Snooze {
   constructor(private readonly ctx: Ctx) {}
-  async run(first: Duration): Promise<Duration[]> { await this.ctx.sleep(first); return [await this.pause({ for: first, reason: "x" })]; }
+  async run(first: Duration): Promise<Duration[]> { await this.level(); await this.ctx.sleep(first); return [await this.pause({ for: first, reason: "x" })]; }
   @Step() async pause(p: Pause): Promise<Duration> { return p.for; }
   @Step() async level(): Promise<FinishedStatus> { return "ok"; }
   @Signal() extend(by: Duration | null): void { void by; }

@@ -157,9 +157,15 @@ export class RunCache {
     this.pumpResume();
   }
 
-  /** Parks the least recently used run that is only waiting; false when no live run is. */
+  /**
+   * Parks the least recently used run that is only waiting; false when no live run is. The most
+   * recently used is kept: it was loaded for a caller that is about to use it, and parking it under
+   * runs whose steps keep them in memory would load it again and again.
+   */
   private parkOneIdle(): boolean {
+    let left = this.live.size - 1;
     for (const entry of this.live.values()) {
+      if (left-- === 0) return false;
       const ex = entry.executor;
       if (ex !== undefined && !this.loading(entry) && entry.durable === entry.appended && ex.status() === "suspended") {
         entry.park(entry.durable);
