@@ -27,7 +27,7 @@ type Outcome = Pick<ChildResultRecord, "status" | "value" | "error">;
  * Journals each child's result in its parent as a `child-result` record.
  *
  * A child in the parent's process reports its result when it finishes. A child that another process
- * of a cluster holds is watched: the parent's owner asks for its result (a forwarded request that
+ * of a cluster holds is watched: the parent's owner asks for its result (a context request that
  * waits on the child's owner, and on the next owner if the child's shard moves). After a restart or
  * a takeover the index tells which children a parent still waits for, so a result lost to a crash
  * between the child's finish and the parent's record is delivered then.

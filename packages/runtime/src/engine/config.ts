@@ -28,7 +28,7 @@ export interface PostgresOptions {
    */
   readonly cluster?: boolean;
   /**
-   * With `cluster`: how long an operation forwarded to the process holding a run's shard waits for
+   * With `cluster`: how long an operation context to the process holding a run's shard waits for
    * its answer before it fails with `ForwardTimeoutError` (30 s by default). Waiting for a run's
    * result or start is not bounded by it.
    */

@@ -97,7 +97,7 @@ export class Engine {
       recovery,
     });
     this.service = this.local;
-    for (const [name, spec] of Object.entries(options.limits ?? {})) this.local.flow.limits.declare(name, spec);
+    for (const [name, spec] of Object.entries(options.limits ?? {})) this.local.flows.declareLimit(name, spec);
   }
 
   /** Opens (or creates) the engine's storage, rebuilds its index and resumes every unfinished run. */
@@ -112,8 +112,7 @@ export class Engine {
       telemetry = RunTelemetry.create(otel, s.telemetry, {
         liveRuns: (): number => engine.local.cache.size,
         parkedRuns: (): number => engine.parkedRuns(),
-        waitingPermits: (): Map<string, number> =>
-          new Map(engine.local.flow.limits.names().map((n: string) => [n, engine.local.flow.limits.waiting(n)])),
+        waitingPermits: (): Map<string, number> => engine.local.flows.waitingByLimit(),
       });
       if (telemetry !== undefined) log.observeCommits?.(telemetry);
     }
@@ -143,7 +142,7 @@ export class Engine {
       throw e;
     }
     runs.resumeAll();
-    runs.flow.open();
+    runs.flows.open();
     engine.detachClock = engine.time.attach?.({ settle: (graceMs) => engine.settle(graceMs) });
     const retentionMs = s.retentionMs;
     if (retentionMs !== undefined) {
@@ -155,7 +154,7 @@ export class Engine {
         owns: (shard) => engine.cluster === undefined || engine.cluster.owns(shard),
         loading: (entry) => runs.cache.loading(entry),
         failed: (e) => runs.storageFailed(e),
-        sweepEngineState: (cutoff) => runs.flow.sweep(cutoff),
+        sweepEngineState: (cutoff) => runs.flows.sweep(cutoff),
       });
       engine.retention.start();
     }
@@ -212,7 +211,7 @@ export class Engine {
   /**
    * Whether this process performs the calls on workflow ID `id` itself: always, unless the engine
    * shares its schema with a cluster and another process holds the ID's shard (calls are then
-   * forwarded to it, which costs a round trip through the database). Lets a router send calls to
+   * context to it, which costs a round trip through the database). Lets a router send calls to
    * the process that holds the run.
    */
   holdsRun(id: string): boolean {
@@ -382,17 +381,17 @@ export class Engine {
    * engine.limit("stripe", { concurrent: 2, perSecond: 10 });
    */
   limit(name: string, spec: LimitSpec): void {
-    this.local.flow.limits.declare(name, spec);
+    this.local.flows.declareLimit(name, spec);
   }
 
   /** Permits of the limit held right now (in a cluster, by this process's steps); `RejectedError` when no limit has that name. */
   limitInUse(name: string): number {
-    return this.local.flow.limits.inUse(name);
+    return this.local.flows.limitInUse(name);
   }
 
   /** Steps waiting for a permit of the limit (in a cluster, this process's); `RejectedError` when no limit has that name. */
   limitWaiting(name: string): number {
-    return this.local.flow.limits.waiting(name);
+    return this.local.flows.limitWaiting(name);
   }
 
   /**
@@ -580,7 +579,7 @@ export class Engine {
   }
 }
 
-/** How long a call forwarded to another process of a cluster waits for its answer, by default. */
+/** How long a call context to another process of a cluster waits for its answer, by default. */
 const DEFAULT_FORWARD_TIMEOUT_MS = 30_000;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -21,14 +21,14 @@ export async function joinCluster(
     runs,
     recoverShards: async (shards: readonly number[]) => {
       const failed = await runs.recover(shards);
-      runs.flow.open();
+      runs.flows.open();
       runs.resumeAll();
       return failed;
     },
     forgetShard: (shard: number) => runs.forgetShard(shard),
     ...(telemetry === undefined ? {} : { trace: telemetry }),
   };
-  const cluster = await ClusterNode.join(host, log, { forwardTimeoutMs }, (permits) => runs.flow.limits.share(permits));
+  const cluster = await ClusterNode.join(host, log, { forwardTimeoutMs }, (permits) => runs.flows.shareLimits(permits));
   const routed = routedRuns(runs, cluster, log.shardCount);
   runs.routeThrough(routed);
   return { cluster, routed };

@@ -7,7 +7,7 @@ import type { RunEntry } from "./run-entry.js";
 
 /**
  * Whether the entry's current run holds a record that request `request` appended (a message from
- * another workflow, a cluster's forwarded call), or remembers one from a run it replaced. The journal is read once per run: the set is in
+ * another workflow, a cluster's context call), or remembers one from a run it replaced. The journal is read once per run: the set is in
  * place before the read, so records that become durable meanwhile are added by {@link noteRequest},
  * and every later question is answered from memory.
  */

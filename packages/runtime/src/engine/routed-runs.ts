@@ -38,7 +38,7 @@ export function routedRuns(local: LocalRuns, transport: ClusterTransport, shardC
       case "shard":
         return arg as number;
       case "flow":
-        return local.flow.shardOf(route.family, arg as string);
+        return local.flowShardOf(route.family, arg as string);
     }
   };
   const service: Record<string, unknown> = {};

@@ -164,7 +164,7 @@ export class RunEntry {
   }
 
   /**
-   * The requests (of messages from other workflows, of a cluster's forwarded calls) whose records
+   * The requests (of messages from other workflows, of a cluster's context calls) whose records
    * this run's journal holds, once something asked (see `LocalRuns.performedRequest`); `undefined`
    * until then, so runs no message reaches pay nothing for it.
    */

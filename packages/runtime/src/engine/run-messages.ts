@@ -1,13 +1,14 @@
 import { createHash } from "node:crypto";
 import type { StartOptions } from "../client/types.js";
 import type { Message } from "../workflow/messages.js";
+import type { RequestContext } from "./run-service.js";
 
 /** The calls a message turns into, on the runs of the process that holds its target. */
 export interface MessageTargets {
   performedRequest(id: string, request: string): Promise<boolean>;
-  start(type: string, id: string, input: unknown, options: StartOptions, request?: string): Promise<void>;
-  signal(id: string, name: string, value: unknown, request?: string): Promise<void>;
-  cancel(id: string, reason: string, request?: string): Promise<void>;
+  start(type: string, id: string, input: unknown, options: StartOptions, context?: RequestContext): Promise<void>;
+  signal(id: string, name: string, value: unknown, context?: RequestContext): Promise<void>;
+  cancel(id: string, reason: string, context?: RequestContext): Promise<void>;
   update(id: string, name: string, arg: unknown, updateId: string): Promise<unknown>;
   signalWithStart(
     type: string,
@@ -16,7 +17,7 @@ export interface MessageTargets {
     signal: string,
     value: unknown,
     options: StartOptions,
-    request?: string,
+    context?: RequestContext,
   ): Promise<void>;
 }
 
@@ -29,15 +30,16 @@ export interface MessageTargets {
 export async function deliverMessage(runs: MessageTargets, target: string, message: Message, request: string): Promise<unknown> {
   if (message.op === "update") return runs.update(target, message.name, message.arg, updateIdOf(request));
   if (await runs.performedRequest(target, request)) return undefined;
+  const context = { request };
   switch (message.op) {
     case "start":
-      return runs.start(message.type, target, message.input, message.options, request);
+      return runs.start(message.type, target, message.input, message.options, context);
     case "signal":
-      return runs.signal(target, message.name, message.value, request);
+      return runs.signal(target, message.name, message.value, context);
     case "cancel":
-      return runs.cancel(target, message.reason, request);
+      return runs.cancel(target, message.reason, context);
     case "signal-with-start":
-      return runs.signalWithStart(message.type, target, message.input, message.name, message.value, message.options, request);
+      return runs.signalWithStart(message.type, target, message.input, message.name, message.value, message.options, context);
   }
 }
 

@@ -6,6 +6,8 @@ import type { UpdateStage } from "../client/types.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 import { unwantedSignal, type WorkflowDefinition } from "../workflow/registry.js";
 import { appendPerforming } from "./performed-requests.js";
+import type { RunAccess } from "./run-access.js";
+import type { RunsState } from "./runs-state.js";
 import type { WorkflowCatalog } from "./workflow-catalog.js";
 import type { RunEntry } from "./run-entry.js";
 import type { RunRecords } from "./run-records.js";
@@ -17,20 +19,9 @@ export interface RunRequestsDeps {
   readonly clock: Clock;
   readonly records: RunRecords;
   readonly telemetry: RunTelemetry | undefined;
-  assertOpen(): void;
-  /**
-   * Calls `call` on the run of `id` (held by this process, or a typed refusal) once no replacement
-   * of it is under way, in the same turn; `undefined` without calling it when `request` was
-   * performed already.
-   */
-  onRun<T>(id: string, request: string | undefined, call: (entry: RunEntry) => Promise<T>): Promise<T | undefined>;
-  /** Throws why the run cannot go on (see `stoppedReason`), when it cannot. */
-  assertCanGoOn(entry: RunEntry): void;
-  /** Whether a replacement of the run of `id` began (see `RunReplacement`). */
-  replacing(id: string): boolean;
-  /** The run's executor once it has caught up with its journal. */
-  idleExecutor(entry: RunEntry): Promise<RunExecutor>;
   readonly catalog: WorkflowCatalog;
+  readonly state: Pick<RunsState, "assertOpen">;
+  readonly access: Pick<RunAccess, "onRun" | "assertCanGoOn" | "idleExecutor" | "replacing">;
 }
 
 /**
@@ -53,16 +44,16 @@ export class RunRequests {
   }
 
   private async signalRun(id: string, name: string, value: unknown, request: string | undefined): Promise<void> {
-    this.deps.assertOpen();
+    this.deps.state.assertOpen();
     checkName(name, "signal name");
-    await this.deps.onRun(id, request, (entry) => {
+    await this.deps.access.onRun(id, request, (entry) => {
       if (entry.finished !== undefined) {
         throw new RejectedError(`run ${entry.runId} of ${id} has finished (${entry.finished}); signal '${name}' was not delivered`, {
           reason: "already-finished",
         });
       }
       // A run that cannot go on would never apply the signal: refused with why.
-      this.deps.assertCanGoOn(entry);
+      this.deps.access.assertCanGoOn(entry);
       const def = this.deps.catalog.get(entry.type);
       const unwanted = def === undefined ? undefined : unwantedSignal(def, name, id);
       if (unwanted !== undefined) throw unwanted;
@@ -81,9 +72,9 @@ export class RunRequests {
   }
 
   private async queryRun(id: string, name: string, args: readonly unknown[]): Promise<unknown> {
-    this.deps.assertOpen();
+    this.deps.state.assertOpen();
     checkName(name, "query name");
-    const executor = (await this.deps.onRun(id, undefined, (entry) => this.deps.idleExecutor(entry))) as RunExecutor;
+    const executor = (await this.deps.access.onRun(id, undefined, (entry) => this.deps.access.idleExecutor(entry))) as RunExecutor;
     return executor.query(name, args);
   }
 
@@ -133,7 +124,7 @@ export class RunRequests {
   }
 
   private async updateRun(id: string, name: string, arg: unknown, updateId: string, stage: UpdateStage): Promise<unknown> {
-    this.deps.assertOpen();
+    this.deps.state.assertOpen();
     checkName(name, "update name");
     checkId(updateId, "update ID");
     let entry: RunEntry;
@@ -141,11 +132,12 @@ export class RunRequests {
     // The update goes to the run that is current once its executor caught up; a replacement that
     // began meanwhile is waited out, and the update goes to the next run.
     do {
-      [entry, executor] = (await this.deps.onRun(id, undefined, async (e) => [e, await this.deps.idleExecutor(e)] as const)) as [
-        RunEntry,
-        RunExecutor,
-      ];
-    } while (this.deps.replacing(id) || entry.executor !== executor);
+      [entry, executor] = (await this.deps.access.onRun(
+        id,
+        undefined,
+        async (e) => [e, await this.deps.access.idleExecutor(e)] as const,
+      )) as [RunEntry, RunExecutor];
+    } while (this.deps.access.replacing(id) || entry.executor !== executor);
     const done = executor.updateOutcome(updateId);
     if (done !== undefined) return stage === "accepted" ? undefined : unwrap(done);
     if (executor.broken !== undefined) throw executor.broken;

@@ -4,7 +4,7 @@
  * so a new call is routed by adding its line (the compiler insists on one per call).
  */
 import { parseCompletionToken } from "../workflow/completion-token.js";
-import type { RunCall, RunService } from "./run-service.js";
+import type { RequestContext, RunCall, RunService } from "./run-service.js";
 
 /** How a call's arguments name its shard. */
 export type Route =
@@ -29,34 +29,43 @@ export interface CallRoute {
   readonly retriesOnMove?: true;
 }
 
+/** The calls that change a run (`CallRoute.changes`): the owner performs them with the request they answer. */
+export type ChangingCall = "start" | "signalWithStart" | "signal" | "terminate" | "cancel" | "reset" | "complete" | "fail" | "startChild";
+
+/** The calls that change a run, as the owner performs them for another process: with the request they perform. */
+export type PerformsRequests = {
+  readonly [C in ChangingCall]: (...args: [...Parameters<RunService[C]>, context?: RequestContext]) => ReturnType<RunService[C]>;
+};
+
 const run = (at: number): Route => ({ by: "run", at });
 
-export const ROUTES: { readonly [C in RunCall]: CallRoute } = {
-  start: { route: run(1), changes: true },
-  updateWithStart: { route: run(1), retriesOnMove: true },
-  signalWithStart: { route: run(1), changes: true },
-  // Deduplicated by its own request ID, so a copy asked again of a shard's next owner is harmless.
-  deliver: { route: run(0), retriesOnMove: true },
-  awaitResult: { route: run(0), retriesOnMove: true },
-  awaitStarted: { route: run(0), retriesOnMove: true },
-  status: { route: run(0) },
-  describe: { route: run(0) },
-  signal: { route: run(0), changes: true },
-  query: { route: run(0) },
-  update: { route: run(0), retriesOnMove: true },
-  terminate: { route: run(0), changes: true },
-  cancel: { route: run(0), changes: true },
-  reset: { route: run(0), changes: true },
-  complete: { route: { by: "token", at: 0 }, changes: true },
-  fail: { route: { by: "token", at: 0 }, changes: true },
-  startChild: { route: run(1), changes: true },
-  listShard: { route: { by: "shard", at: 0 } },
-  schedule: { route: { by: "flow", family: "schedule", at: 0 } },
-  scheduleOp: { route: { by: "flow", family: "schedule", at: 0 } },
-  listSchedules: { route: { by: "shard", at: 0 } },
-  debounce: { route: { by: "flow", family: "debounce", at: 1 } },
-  batch: { route: { by: "flow", family: "batch", at: 1 } },
-};
+export const ROUTES: { readonly [C in RunCall]: C extends ChangingCall ? CallRoute & { changes: true } : CallRoute & { changes?: never } } =
+  {
+    start: { route: run(1), changes: true },
+    updateWithStart: { route: run(1), retriesOnMove: true },
+    signalWithStart: { route: run(1), changes: true },
+    // Deduplicated by its own request ID, so a copy asked again of a shard's next owner is harmless.
+    deliver: { route: run(0), retriesOnMove: true },
+    awaitResult: { route: run(0), retriesOnMove: true },
+    awaitStarted: { route: run(0), retriesOnMove: true },
+    status: { route: run(0) },
+    describe: { route: run(0) },
+    signal: { route: run(0), changes: true },
+    query: { route: run(0) },
+    update: { route: run(0), retriesOnMove: true },
+    terminate: { route: run(0), changes: true },
+    cancel: { route: run(0), changes: true },
+    reset: { route: run(0), changes: true },
+    complete: { route: { by: "token", at: 0 }, changes: true },
+    fail: { route: { by: "token", at: 0 }, changes: true },
+    startChild: { route: run(1), changes: true },
+    listShard: { route: { by: "shard", at: 0 } },
+    schedule: { route: { by: "flow", family: "schedule", at: 0 } },
+    scheduleOp: { route: { by: "flow", family: "schedule", at: 0 } },
+    listSchedules: { route: { by: "shard", at: 0 } },
+    debounce: { route: { by: "flow", family: "debounce", at: 1 } },
+    batch: { route: { by: "flow", family: "batch", at: 1 } },
+  };
 
 /** The workflow ID a run-changing call is about (where the owner looks for its request). */
 export function targetRun(call: RunCall, args: readonly unknown[]): string | undefined {
@@ -67,6 +76,11 @@ export function targetRun(call: RunCall, args: readonly unknown[]): string | und
 }
 
 /** Performs `call` on `service` with its arguments as sent. */
-export function invoke(service: RunService, call: RunCall, args: readonly unknown[], ...extra: unknown[]): Promise<unknown> {
-  return (service[call] as (...a: unknown[]) => Promise<unknown>).call(service, ...args, ...extra);
+export function invoke(service: RunService, call: RunCall, args: readonly unknown[]): Promise<unknown> {
+  return (service[call] as (...a: unknown[]) => Promise<unknown>).call(service, ...args);
+}
+
+/** Performs a call that changes a run on the runs of its shard, for another process whose request it answers. */
+export function perform(runs: PerformsRequests, call: ChangingCall, args: readonly unknown[], context: RequestContext): Promise<unknown> {
+  return (runs[call] as (...a: unknown[]) => Promise<unknown>).call(runs, ...args, context);
 }

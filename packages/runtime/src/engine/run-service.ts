@@ -12,6 +12,16 @@ import type { Message } from "../workflow/messages.js";
 import type { ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 
+/**
+ * The request a call that changes a run performs: a cluster request another process forwarded to
+ * the shard's owner, or a message another workflow sent. The records the call appends name it, so
+ * a copy of the request (asked again of a shard's next owner, sent again after a crash) is found
+ * performed instead of being performed twice.
+ */
+export interface RequestContext {
+  readonly request: string;
+}
+
 /** A parent run's call that started a child. */
 export interface ParentLink {
   readonly id: string;

@@ -96,7 +96,7 @@ export class RunTelemetry implements CommitObserver {
   }
 
   /**
-   * Runs `fn` with `traceparent` (a caller's context that came with a forwarded call) as the active
+   * Runs `fn` with `traceparent` (a caller's context that came with a context call) as the active
    * context, so what `fn` journals carries the caller's trace as if it had been called here.
    */
   within<T>(traceparent: string | undefined, fn: () => Promise<T>): Promise<T> {

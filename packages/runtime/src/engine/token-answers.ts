@@ -1,22 +1,12 @@
 import { NotFoundError, RejectedError } from "../core/errors.js";
 import type { CompletionRecord } from "../journal/records.js";
 import { parseCompletionToken } from "../workflow/completion-token.js";
-import type { RunExecutor } from "../workflow/run-executor.js";
+import type { RunAccess } from "./run-access.js";
 import type { RunEntry } from "./run-entry.js";
 
 /** What answering a completion token needs of the runs. */
 export interface TokenAnswerDeps {
-  /** Refuses a workflow ID whose shard this process does not hold. */
-  held(id: string): void;
-  /**
-   * Calls `call` on the run of `id` once no replacement of it is under way, in the same turn;
-   * `undefined` without calling it when `request` was performed already.
-   */
-  onRun<T>(id: string, request: string | undefined, call: (entry: RunEntry) => Promise<T>): Promise<T | undefined>;
-  /** Whether a replacement of the run of `id` began. */
-  replacing(id: string): boolean;
-  /** The run's executor once every record delivered so far has been applied. */
-  idleExecutor(entry: RunEntry): Promise<RunExecutor>;
+  readonly access: Pick<RunAccess, "held" | "onRun" | "idleExecutor" | "replacing">;
   append(entry: RunEntry, record: CompletionRecord, request: string | undefined): Promise<void>;
   now(): number;
 }
@@ -33,9 +23,9 @@ export async function answerToken(
   request: string | undefined,
 ): Promise<void> {
   const address = parseCompletionToken(token);
-  deps.held(address.workflowId);
+  deps.access.held(address.workflowId);
   for (;;) {
-    const answered = await deps
+    const answered = await deps.access
       .onRun(address.workflowId, request, async (entry) => {
         if (entry.runId !== address.runId) {
           throw new RejectedError(`the token belongs to run ${address.runId} of '${entry.id}', which was replaced by run ${entry.runId}`, {
@@ -46,9 +36,9 @@ export async function answerToken(
           throw new RejectedError(`run ${entry.runId} of '${entry.id}' has finished (${entry.finished}); the token is no longer valid`, {
             reason: "already-finished",
           });
-        const executor = await deps.idleExecutor(entry);
+        const executor = await deps.access.idleExecutor(entry);
         // The run may have begun to be replaced meanwhile: ask again, of the run that replaces it.
-        if (deps.replacing(entry.id) || entry.executor !== executor) return false;
+        if (deps.access.replacing(entry.id) || entry.executor !== executor) return false;
         const state = executor.completionState(token);
         if (state === "used") throw new RejectedError(`the token of '${entry.id}' was already answered`, { reason: "token-used" });
         if (state === "unknown")

@@ -47,7 +47,7 @@ export interface TestEngineOptions {
   runningStepGrace?: Duration;
   /** The engine's logger (`Config.logger`): engine events and `ctx.log` lines go to it. */
   logger?: Logger;
-  /** Seeds which shards' pending batches each {@link TestEngine.crash} keeps (0 by default). */
+  /** Seeds which shards' pending batches each `crash()` keeps (0 by default). */
   seed?: number;
   /** Shards of the engine's log (4 by default, as a local data directory's). */
   shards?: number;

@@ -21,7 +21,7 @@ import { sendMessage } from "./features/messages.js";
 import type { Message } from "./messages.js";
 import type { LogLevel } from "../core/logger.js";
 import { writeRunLog, type LogFields } from "./workflow-log.js";
-import { asError, type Pending, type RecordAppliers, type RunParts } from "./features/run-parts.js";
+import { asError, type Pending, type RecordAppliers, type RunCursor } from "./features/run-cursor.js";
 import { Signals, signalRecords } from "./features/signals.js";
 import { Steps, stepRecords } from "./features/steps.js";
 import { Timers, timerRecords } from "./features/timers.js";
@@ -47,7 +47,7 @@ interface Recorded {
  * The executor is the replay cursor alone: what each record means belongs to a feature module under
  * `features/`, which owns its state and applies its records (see {@link APPLIERS}).
  */
-export class RunExecutor implements CtxBackend, StepHost, RunParts {
+export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   private lastAt = 0;
   private seq = 0;
   private applied = 0;
@@ -339,7 +339,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunParts {
     return this.attributes_?.get() ?? {};
   }
 
-  // ---- RunParts: the cursor's services to the features ----
+  // ---- RunCursor: the cursor's services to the features ----
 
   get replaying(): boolean {
     return this.held !== null;

@@ -27,7 +27,7 @@ export interface ClusterHost {
   /** Drops the shard's runs from the index: their executors, timers and waiters. */
   forgetShard(shard: number): void;
   /**
-   * The caller's trace context to send with a forwarded call, and the way to perform a received
+   * The caller's trace context to send with a context call, and the way to perform a received
    * call under it; absent when the engine records no traces.
    */
   readonly trace?: {
@@ -39,7 +39,7 @@ export interface ClusterHost {
 /** How a cluster process treats the calls it forwards. */
 export interface ClusterOptions {
   /**
-   * How long a forwarded call waits for the owner's answer before it fails with
+   * How long a context call waits for the owner's answer before it fails with
    * `ForwardTimeoutError` (calls that wait for a run's result or start wait as long as they need).
    */
   readonly forwardTimeoutMs: number;
@@ -52,7 +52,7 @@ interface ForwardedCall {
   readonly trace?: string;
 }
 
-/** Forwarded calls that only wait for a run's progress: they take as long as the run does. */
+/** RequestContext calls that only wait for a run's progress: they take as long as the run does. */
 const WAITS = new Set<string>(["awaitResult", "awaitStarted"]);
 
 // How often replies no process took (its asker died) are deleted.
@@ -274,7 +274,7 @@ export class ClusterNode {
     }
   }
 
-  /** @internal Called after a forwarded request was performed and before its reply is stored; crash tests stop the process there. */
+  /** @internal Called after a context request was performed and before its reply is stored; crash tests stop the process there. */
   static afterPerform: ((kind: string) => void) | undefined;
 
   private assertOpen(): void {
@@ -282,7 +282,7 @@ export class ClusterNode {
   }
 }
 
-/** Reads a forwarded call; a process of an earlier version sends its arguments alone. */
+/** Reads a context call; a process of an earlier version sends its arguments alone. */
 function forwardedCall(decoded: unknown): ForwardedCall {
   return Array.isArray(decoded) ? { args: decoded } : (decoded as ForwardedCall);
 }

@@ -1,13 +1,13 @@
 /*
- * How the owner of a shard performs a call another process of the cluster forwarded to it: on its
+ * How the owner of a shard performs a call another process of the cluster context to it: on its
  * own runs, as the call's route in the routing table says.
  */
 import { RejectedError } from "../../core/errors.js";
 import type { LocalRuns } from "../local-runs.js";
-import { invoke, ROUTES, targetRun } from "../run-routes.js";
+import { type ChangingCall, invoke, perform as performChange, ROUTES, targetRun } from "../run-routes.js";
 import type { RunCall } from "../run-service.js";
 
-/** A forwarded request as its performer sees it. */
+/** A context request as its performer sees it. */
 export interface RequestInfo {
   readonly id: string;
   /**
@@ -18,16 +18,17 @@ export interface RequestInfo {
   readonly suspect: boolean;
 }
 
-/** Performs a forwarded call on this process's runs; the answer is what the caller returns. */
+/** Performs a context call on this process's runs; the answer is what the caller returns. */
 export async function perform(runs: LocalRuns, call: string, args: readonly unknown[], request: RequestInfo): Promise<unknown> {
   if (!Object.hasOwn(ROUTES, call))
-    throw new RejectedError(`a forwarded request has the unknown call '${call}'`, { reason: "unknown-request" });
+    throw new RejectedError(`a context request has the unknown call '${call}'`, { reason: "unknown-request" });
   const known = call as RunCall;
-  if (!ROUTES[known].changes) return invoke(runs, known, args);
-  const target = targetRun(known, args);
+  if (ROUTES[known].changes !== true) return invoke(runs, known, args);
+  const changing = known as ChangingCall;
+  const target = targetRun(changing, args);
   if (request.suspect && target !== undefined && (await runs.performedRequest(target, request.id))) {
-    return known === "startChild" ? (await runs.status(target))?.runId : undefined;
+    return changing === "startChild" ? (await runs.status(target))?.runId : undefined;
   }
   // The records the call appends name the request, so a next owner finds it performed.
-  return invoke(runs, known, args, request.id);
+  return performChange(runs, changing, args, { request: request.id });
 }

@@ -1,5 +1,5 @@
 /*
- * How forwarded operations and their answers travel through the database: values with the
+ * How context operations and their answers travel through the database: values with the
  * structured-clone encoding of `node:v8`, errors as their class name, code and message, so the
  * asking process throws an error of the same class as the owner did.
  */
@@ -15,7 +15,7 @@ export function decodeValue(bytes: Uint8Array): unknown {
   return deserialize(bytes);
 }
 
-/** The bytes of an error a forwarded operation threw. */
+/** The bytes of an error a context operation threw. */
 export function encodeError(e: unknown): Buffer {
   const error = e instanceof Error ? e : new errors.FuseeError(String(e));
   const code = (error as { code?: unknown }).code;

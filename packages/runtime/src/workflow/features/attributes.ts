@@ -1,5 +1,5 @@
 import { applyAttributes } from "../../journal/records.js";
-import type { RecordAppliers, RunParts } from "./run-parts.js";
+import type { RecordAppliers, RunCursor } from "./run-cursor.js";
 
 /**
  * Search attributes as the workflow code sees them (`ctx.attributes()`): those of the start record,
@@ -9,7 +9,7 @@ import type { RecordAppliers, RunParts } from "./run-parts.js";
 export class SearchAttributes {
   private current: Readonly<Record<string, unknown>> = {};
 
-  constructor(private readonly run: RunParts) {}
+  constructor(private readonly run: RunCursor) {}
 
   get(): Readonly<Record<string, unknown>> {
     return this.current;

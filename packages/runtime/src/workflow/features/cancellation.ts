@@ -1,5 +1,5 @@
 import { CancelledError } from "../../core/errors.js";
-import type { RecordAppliers, RecordOf, RunParts } from "./run-parts.js";
+import type { RecordAppliers, RecordOf, RunCursor, StepAborts } from "./run-cursor.js";
 
 /** A wait of the workflow code that a cancellation interrupts. */
 type Interruptible = (error: CancelledError) => void;
@@ -19,7 +19,7 @@ export class Cancellation {
   /** The cancellation that aborts steps the run executes after it (held during a replay). */
   private aborting: CancelledError | undefined = undefined;
 
-  constructor(private readonly run: RunParts) {}
+  constructor(private readonly run: RunCursor & { readonly steps: StepAborts }) {}
 
   /** The cancellation not yet told to the code, taken so that it is told once. */
   take(): CancelledError | undefined {
@@ -90,6 +90,6 @@ export class Cancellation {
   }
 }
 
-export const cancellationRecords: RecordAppliers<"cancel"> = {
+export const cancellationRecords: RecordAppliers<"cancel", { readonly cancellation: Cancellation }> = {
   cancel: (run, record, replayed) => run.cancellation.apply(record, replayed),
 };

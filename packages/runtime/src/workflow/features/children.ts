@@ -1,7 +1,7 @@
 import { TimeoutError } from "../../core/errors.js";
 import type { ChildResultRecord } from "../../journal/records.js";
 import type { ChildHandle, ChildOptions } from "../ctx.js";
-import type { RecordAppliers, RunParts } from "./run-parts.js";
+import type { Interrupts, RecordAppliers, RunCursor, TimerCalls } from "./run-cursor.js";
 
 type Answer = ChildResultRecord | Error;
 
@@ -15,7 +15,7 @@ export class Children {
   /** The timer call guarding the wait for each child started with a timeout. */
   private readonly timeouts = new Map<number, number>();
 
-  constructor(private readonly run: RunParts) {}
+  constructor(private readonly run: RunCursor & { readonly cancellation: Interrupts; readonly timers: TimerCalls }) {}
 
   start(type: string, id: string, input: unknown, options: ChildOptions): Promise<ChildHandle<unknown>> {
     const run = this.run;
@@ -90,7 +90,7 @@ export class Children {
   }
 }
 
-export const childRecords: RecordAppliers<"child" | "child-result"> = {
+export const childRecords: RecordAppliers<"child" | "child-result", RunCursor & { readonly children: Children }> = {
   child: (run, record) => {
     const p = run.pending.take(record.seq);
     if (record.ok) p?.resolve(undefined);

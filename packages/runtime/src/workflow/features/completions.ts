@@ -3,7 +3,7 @@ import type { CompletionRecord } from "../../journal/records.js";
 import { makeCompletionToken } from "../completion-token.js";
 import { scopeOf } from "../run-binding.js";
 import type { StepOptions } from "../step-options.js";
-import type { RecordAppliers, RunParts } from "./run-parts.js";
+import type { Interrupts, RecordAppliers, RunCursor, TimerCalls } from "./run-cursor.js";
 
 /**
  * `ctx.awaitCompletion`: a step sends a token, and the run waits for the `completion` record that
@@ -14,7 +14,7 @@ export class Completions {
   private readonly answered = new Map<string, CompletionRecord>();
   private readonly waiters = new Map<string, (r: CompletionRecord) => void>();
 
-  constructor(private readonly run: RunParts) {}
+  constructor(private readonly run: RunCursor & { readonly cancellation: Interrupts; readonly timers: TimerCalls }) {}
 
   await(name: string, send: (c: { token: string }) => unknown, options: StepOptions, waitTimeoutMs: number | undefined): Promise<unknown> {
     const run = this.run;
@@ -83,6 +83,6 @@ export class Completions {
   }
 }
 
-export const completionRecords: RecordAppliers<"completion"> = {
+export const completionRecords: RecordAppliers<"completion", { readonly completions: Completions }> = {
   completion: (run, record) => run.completions.apply(record),
 };

@@ -1,4 +1,4 @@
-import { asError, type RunParts } from "./run-parts.js";
+import { asError, type Interrupts, type RunCursor, type TimerCalls } from "./run-cursor.js";
 
 interface Condition {
   readonly pred: () => boolean;
@@ -10,7 +10,7 @@ interface Condition {
 export class Conditions {
   private readonly waiting = new Set<Condition>();
 
-  constructor(private readonly run: RunParts) {}
+  constructor(private readonly run: RunCursor & { readonly cancellation: Interrupts; readonly timers: TimerCalls }) {}
 
   wait(pred: () => boolean, timeoutMs: number | undefined): Promise<boolean> {
     if (pred()) return Promise.resolve(true);

@@ -9,7 +9,23 @@ import { Ctx, type CtxBackend } from "../ctx.js";
 import { explainMissingTypeInfo } from "../injection-diagnosis.js";
 import { bindInstance, type StepHost } from "../run-binding.js";
 import { afterTurn } from "../settle-turn.js";
-import { asError, type RecordAppliers, type RunParts } from "./run-parts.js";
+import type { Cancellation } from "./cancellation.js";
+import { asError, type RecordAppliers, type RunCursor, type StepAborts } from "./run-cursor.js";
+import type { SearchAttributes } from "./attributes.js";
+import type { Signals } from "./signals.js";
+import type { Updates } from "./updates.js";
+
+/** What a run's life sees of its executor: the cursor, and the features a start applies and an end aborts. */
+export type LifecycleRun = RunCursor &
+  CtxBackend &
+  StepHost & {
+    readonly lifecycle: Lifecycle;
+    readonly cancellation: Cancellation;
+    readonly signals: Signals;
+    readonly updates: Updates;
+    readonly searchAttributes: SearchAttributes;
+    readonly steps: StepAborts;
+  };
 
 type BodyOutcome = { status: "ok"; value: unknown } | { status: "failed" | "cancelled"; error: Error };
 
@@ -36,7 +52,7 @@ export class Lifecycle {
   private unseen: CarriedMessage[] | undefined = undefined;
 
   constructor(
-    private readonly run: RunParts & CtxBackend & StepHost,
+    private readonly run: LifecycleRun,
     private readonly container: DependencyContainer,
   ) {}
 
@@ -203,7 +219,7 @@ export class Lifecycle {
   }
 }
 
-export const lifecycleRecords: RecordAppliers<"start" | "finish" | "stopped" | "resumed"> = {
+export const lifecycleRecords: RecordAppliers<"start" | "finish" | "stopped" | "resumed", LifecycleRun> = {
   // What the engine noted of the run's state: nothing the code sees.
   stopped: () => undefined,
   resumed: () => undefined,

@@ -1,11 +1,11 @@
 import { RejectedError } from "../../core/errors.js";
-import type { RecordAppliers, RunParts } from "./run-parts.js";
+import type { RecordAppliers, RunCursor } from "./run-cursor.js";
 
 /**
  * `ctx.patched(id)`: true where the journal took the new code path (it holds a `patch` record at the
  * code's next call) or where nothing is being replayed; false for code that ran before the patch.
  */
-export function patched(run: RunParts, id: string, deprecated: boolean): boolean {
+export function patched(run: RunCursor, id: string, deprecated: boolean): boolean {
   const declared = run.definition.patches;
   if (declared !== undefined && !declared.includes(id)) {
     throw new RejectedError(

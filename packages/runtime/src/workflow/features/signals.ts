@@ -1,5 +1,5 @@
 import type { SignalRecord } from "../../journal/records.js";
-import { asError, type RecordAppliers, type RunParts } from "./run-parts.js";
+import { asError, type Interrupts, type RecordAppliers, type RunCursor, type TimerCalls } from "./run-cursor.js";
 
 interface Waiter {
   readonly resolve: (value: unknown) => void;
@@ -14,7 +14,7 @@ export class Signals {
   private readonly mailbox = new Map<string, { readonly value: unknown; readonly at: number }[]>();
   private readonly waiters = new Map<string, Waiter[]>();
 
-  constructor(private readonly run: RunParts) {}
+  constructor(private readonly run: RunCursor & { readonly cancellation: Interrupts; readonly timers: TimerCalls }) {}
 
   waitFor(name: string, timeoutMs: number | undefined): Promise<unknown> {
     const buffered = this.mailbox.get(name);
@@ -74,6 +74,6 @@ export class Signals {
   }
 }
 
-export const signalRecords: RecordAppliers<"signal"> = {
+export const signalRecords: RecordAppliers<"signal", { readonly signals: Signals }> = {
   signal: (run, record) => run.signals.apply(record.name, record.value, record.at),
 };

@@ -12,7 +12,15 @@ import {
   type StepEnvironment,
 } from "../step-runner.js";
 import type { StepOptions } from "../step-options.js";
-import { asError, type Pending, type RecordAppliers, type RecordOf, type RunParts } from "./run-parts.js";
+import {
+  asError,
+  type CancelledSteps,
+  type KeyNaming,
+  type Pending,
+  type RecordAppliers,
+  type RecordOf,
+  type RunCursor,
+} from "./run-cursor.js";
 
 function noop(): void {}
 
@@ -42,7 +50,7 @@ export class Steps implements StepEnvironment {
     this.kept.reject = reject;
   };
 
-  constructor(private readonly run: RunParts) {}
+  constructor(private readonly run: RunCursor & { readonly cancellation: CancelledSteps; readonly lifecycle: KeyNaming }) {}
 
   step(name: string, fn: () => unknown, options: StepOptions, args?: string): Promise<unknown> {
     const run = this.run;
@@ -231,7 +239,7 @@ function resultTypesOf(steps: Iterable<StepDefinition>): Map<string, new (...arg
   return types;
 }
 
-export const stepRecords: RecordAppliers<"step" | "attempt" | "heartbeat"> = {
+export const stepRecords: RecordAppliers<"step" | "attempt" | "heartbeat", { readonly steps: Steps }> = {
   step: (run, record, replayed) => run.steps.applyStep(record, replayed),
   attempt: (run, record, replayed) => run.steps.applyAttempt(record, replayed),
   heartbeat: (run, record) => run.steps.applyHeartbeat(record),

@@ -1,8 +1,8 @@
-import type { RecordAppliers, RunParts } from "./run-parts.js";
+import type { Interrupts, RecordAppliers, RunCursor } from "./run-cursor.js";
 
 /** Durable timers: `sleep`, and the timeouts of waits and children. */
 export class Timers {
-  constructor(private readonly run: RunParts) {}
+  constructor(private readonly run: RunCursor & { readonly cancellation: Interrupts }) {}
 
   /** Sets a timer due at `until` as a call of the code; `onFire` runs when its `fired` record applies. */
   set(until: number, onFire: () => void): number {

@@ -1,7 +1,7 @@
 import { RejectedError } from "../../core/errors.js";
 import type { CarriedUpdate, UpdateRecord } from "../../journal/records.js";
 import { unknownHandler } from "../registry.js";
-import { asError, type RecordAppliers, type RunParts } from "./run-parts.js";
+import { asError, type RecordAppliers, type RunCursor } from "./run-cursor.js";
 
 export type UpdateOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
@@ -22,7 +22,7 @@ export class Updates {
   /** Updates whose result the journal being replayed holds already: it is not journaled again. */
   private readonly replayedResults = new Set<string>();
 
-  constructor(private readonly run: RunParts) {}
+  constructor(private readonly run: RunCursor) {}
 
   /** The journal loaded for replay holds the result of update `id`. */
   resultReplayed(id: string): void {
@@ -132,7 +132,7 @@ export class Updates {
   }
 }
 
-export const updateRecords: RecordAppliers<"update" | "update-result"> = {
+export const updateRecords: RecordAppliers<"update" | "update-result", { readonly updates: Updates }> = {
   update: (run, record) => run.updates.apply(record),
   "update-result": (run, record) =>
     run.updates.applyResult(

@@ -1,19 +1,9 @@
-import type { NonDeterminismError } from "../../core/errors.js";
+import type { NonDeterminismError, CancelledError } from "../../core/errors.js";
 import type { CallRecord, JournalRecord, RecordKind, RecordOf } from "../../journal/records.js";
 import type { FinishedStatus } from "../../core/status.js";
 import type { WorkflowDefinition } from "../registry.js";
 import type { RunHost } from "../run-host.js";
 import type { StepOptions } from "../step-options.js";
-import type { SearchAttributes } from "./attributes.js";
-import type { Cancellation } from "./cancellation.js";
-import type { Children } from "./children.js";
-import type { Completions } from "./completions.js";
-import type { Conditions } from "./conditions.js";
-import type { Lifecycle } from "./lifecycle.js";
-import type { Signals } from "./signals.js";
-import type { Steps } from "./steps.js";
-import type { Timers } from "./timers.js";
-import type { Updates } from "./updates.js";
 
 /** A numbered call of the workflow code waiting for the record that answers it. */
 export interface Pending {
@@ -24,11 +14,12 @@ export interface Pending {
 }
 
 /**
- * What the feature modules of a run see of its executor: the replay cursor's services (call
- * numbering, the journal being replayed, recording) and the other features. Features are created by
- * the executor on first use, so a run pays only for what its code uses.
+ * What every feature module of a run sees of its executor: the replay cursor's services (call
+ * numbering, the journal being replayed, recording). A feature that needs another asks for it by
+ * one of the narrow views below, so no feature module imports another's and each gets only what it
+ * uses.
  */
-export interface RunParts {
+export interface RunCursor {
   readonly definition: WorkflowDefinition;
   readonly workflowId: string;
   readonly host: RunHost;
@@ -46,7 +37,6 @@ export interface RunParts {
   readonly replaying: boolean;
   /** Workflow time: the time of the record applied last. */
   now(): number;
-  /** Numbers a call of the workflow code and, while replaying, checks it against the journal. */
   /** Numbers a call of the code and checks it against the journal; `args` is a step call's argument fingerprint. */
   call(kind: CallRecord["kind"], name: string | undefined, args?: string): number;
   /** True when the journal being replayed answers call `seq`. */
@@ -70,25 +60,49 @@ export interface RunParts {
   /** The error for a journal whose `record` at `position` the code did not ask for; `asking` follows the code's last call. */
   mismatch(position: number, record: JournalRecord, asking: string): NonDeterminismError;
   step(name: string, fn: () => unknown, options: StepOptions): Promise<unknown>;
-  readonly lifecycle: Lifecycle;
-  readonly steps: Steps;
-  readonly timers: Timers;
-  readonly cancellation: Cancellation;
-  readonly signals: Signals;
-  readonly conditions: Conditions;
-  readonly updates: Updates;
-  readonly completions: Completions;
-  readonly children: Children;
-  readonly searchAttributes: SearchAttributes;
 }
 
 export type { RecordOf } from "../../journal/records.js";
+
+/** Waits of the workflow code that a cancellation interrupts (the run's `Cancellation`). */
+export interface Interrupts {
+  /** A wait that a cancellation rejects with `CancelledError` (at once, when one is pending). */
+  interruptible<T>(body: (resolve: (v: T) => void, onCancel: (undo: () => void) => void) => void): Promise<T>;
+}
+
+/** Durable timers set as calls of the code (the run's `Timers`). */
+export interface TimerCalls {
+  /** Sets a timer due at `until`; `onFire` runs when it fires. Returns the timer's call number. */
+  set(until: number, onFire: () => void): number;
+  /** The timer of call `seq` is no longer needed. */
+  cancel(seq: number | undefined): void;
+}
+
+/** What a run's cancellation means to its step calls (the run's `Cancellation`). */
+export interface CancelledSteps {
+  /** The cancellation not yet told to the code, taken so that it is told once. */
+  take(): CancelledError | undefined;
+  /** The cancellation that stops step call `seq` before an attempt starts. */
+  stopsStep(seq: number): CancelledError | undefined;
+  /** True when the failure of step call `seq` is the run's cancellation. */
+  claimsFailure(seq: number): boolean;
+}
+
+/** The step calls a run executes (the run's `Steps`), which its end or cancellation aborts. */
+export interface StepAborts {
+  abort(reason: Error): void;
+}
+
+/** What names a run in its steps' idempotency keys (the run's `Lifecycle`). */
+export interface KeyNaming {
+  readonly keyPrefix: string;
+}
 
 /**
  * How a feature applies the records it owns, one function per kind: `replayed` is true for records
  * of the journal loaded for replay, false for records that just became durable.
  */
-export type RecordAppliers<K extends RecordKind, R = RunParts> = {
+export type RecordAppliers<K extends RecordKind, R = RunCursor> = {
   readonly [P in K]: (run: R, record: RecordOf<P>, replayed: boolean, position: number) => void;
 };
 
