@@ -410,6 +410,8 @@ export class Model {
       if (child !== undefined && child.status === "running") this.lose(child, `its parent ${run.id} continued as new while it ran`);
     }
     const fresh = this.fresh(run.id, next, run.runId === undefined ? undefined : run.runId + 1, run.parent);
+    // The updates a run answered are answered again, not applied again, by the run that continues it.
+    for (const [uid, value] of run.updates) fresh.updates.set(uid, value);
     this.runs.set(run.id, fresh);
     this.proceed(fresh);
   }

@@ -117,9 +117,13 @@ describe("fusee list, describe, export and replay", function () {
       // A deploy that renamed a step: the engine finds the run's journal no longer replays.
       const second = await Engine.open(Config.local(dir).shards(2), { workflows: [ChangedPay] });
       while ((await second.run("pay-stuck").status()).status !== "stopped") await new Promise((r) => setTimeout(r, 5));
-      const r = await fusee("list", "--data", dir, "--status", "stopped", "--json");
-      expect(r.code, r.stderr).to.equal(0);
-      const runs = JSON.parse(r.stdout) as Array<{ id: string; status: string; error?: string }>;
+      // The engine journals the stop after it answers callers; the reader sees it once it is written.
+      let runs: Array<{ id: string; status: string; error?: string }> = [];
+      for (let tries = 0; tries < 20 && runs.length === 0; tries++) {
+        const r = await fusee("list", "--data", dir, "--status", "stopped", "--json");
+        expect(r.code, r.stderr).to.equal(0);
+        runs = JSON.parse(r.stdout) as typeof runs;
+      }
       expect(runs.map((x) => [x.id, x.status])).to.deep.equal([["pay-stuck", "stopped"]]);
       expect(runs[0]?.error).to.contain("'charge'").and.contain("'refund'");
       const table = await fusee("describe", "pay-stuck", "--data", dir);

@@ -76,8 +76,16 @@ describe("fusee gen", () => {
     expect(await runCli(["gen", "--check", "--json"], json)).to.equal(5);
     expect((JSON.parse(json.out) as { failure: string }).failure).to.equal("breaking");
 
-    expect(await runCli(["gen", "--accept-breaking"], new RecordingIo(project.dir))).to.equal(0);
+    expect(check.out).to.contain("npx fusee gen --check --against <data dir>");
+
+    const accepting = new RecordingIo(project.dir);
+    expect(await runCli(["gen", "--accept-breaking"], accepting)).to.equal(0);
     expect(project.read("fusee.lock.json")).not.to.equal(lock);
+    // Whoever accepts a break hears what becomes of runs in flight and how to undo it.
+    expect(accepting.out)
+      .to.contain("Runs of Order already in flight stop")
+      .and.to.contain("--status stopped")
+      .and.to.contain("deploy the previous code with its fusee.lock.json");
   });
 
   it("prints one JSON object with --json, for success and for errors alike", async () => {

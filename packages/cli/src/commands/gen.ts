@@ -1,5 +1,5 @@
 import { relative, resolve } from "node:path";
-import type { GenerateOptions, GenerateResult, Watcher } from "@fusee/compiler";
+import type { BreakingChange, GenerateOptions, GenerateResult, Watcher } from "@fusee/compiler";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { cipherFrom, UsageError } from "../data-dir.js";
 import { EXIT_CODES, ExitCode } from "../exit-codes.js";
@@ -241,6 +241,7 @@ class Reporter {
       out.push(`  ${label}: ${b.message}`);
     }
     for (const b of result.possiblyBreaking) out.push(`  ${c.yellow("possibly breaking")}: ${b.message}`);
+    if (!result.check && blocking.length > 0) out.push(c.yellow(`  ${backingOut(blocking)}`));
     if (journals !== undefined) out.push(...this.journalLines(journals));
     const failure = failureOf(result, journals);
     if (result.check && failure !== undefined) {
@@ -248,7 +249,7 @@ class Reporter {
       const reasons: string[] = [];
       if (blocking.length > 0)
         reasons.push(
-          `${blocking.length} replay-breaking change${blocking.length === 1 ? "" : "s"} (guard ${blocking.length === 1 ? "it" : "them"} as each message says, or run \`npx fusee gen --accept-breaking\` when no runs are in flight)`,
+          `${blocking.length} replay-breaking change${blocking.length === 1 ? "" : "s"} (guard ${blocking.length === 1 ? "it" : "them"} as each message says; or, once \`npx fusee gen --check --against <data dir>\` finds no run in flight that would fail, run \`npx fusee gen --accept-breaking\`)`,
         );
       const failingInFlight = inFlightFailures(journals);
       if (failingInFlight > 0) reasons.push(`${failingInFlight} run${failingInFlight === 1 ? "" : "s"} in flight would fail`);
@@ -385,4 +386,17 @@ function inFlightFailures(journals: JournalCheck | undefined): number {
 
 function resolvePath(io: Io, path: string): string {
   return resolve(io.cwd, path);
+}
+
+/**
+ * What happens to runs already in flight when a breaking change is recorded, and how to undo it:
+ * they stop rather than fail, so putting back the code they were written under lets them go on.
+ */
+function backingOut(accepted: readonly BreakingChange[]): string {
+  const workflows = [...new Set(accepted.map((b) => b.workflow))].join(", ");
+  return (
+    `Runs of ${workflows} already in flight stop (FUSEE_NON_DETERMINISM; \`npx fusee list --data <dir> --status stopped\` finds them). ` +
+    "To back out, deploy the previous code with its fusee.lock.json: stopped runs go on where they stopped. " +
+    "To keep the change, terminate or reset them."
+  );
 }

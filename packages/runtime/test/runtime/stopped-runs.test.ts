@@ -124,6 +124,23 @@ describe("runs that cannot go on (local)", () => {
     await engine.shutdown();
   });
 
+  it("lets a stopped run be reset to a step before the change, after which it runs the new code", async () => {
+    const first = await local.open({ workflows: [Flow] });
+    await first.start(Flow, "flow-3");
+    await eventually("the wait", async () => waiting.includes((await first.status("flow-3"))?.status ?? ""));
+    await first.shutdown();
+    changed = true;
+    const engine = await local.reopen({ workflows: [Flow] });
+    await eventually("the stop", async () => (await engine.status("flow-3"))?.status === "stopped");
+    await engine.run("flow-3").reset("quote");
+    await eventually("the new run waiting", async () => waiting.includes((await engine.status("flow-3"))?.status ?? ""));
+    await engine.run("flow-3").signal("proceed");
+    expect(await engine.run("flow-3").result()).to.equal("done");
+    const steps = (await engine.describe("flow-3"))!.journal.filter((r) => r.kind === "step").map((r) => (r as { name?: string }).name);
+    expect(steps).to.include("quote-v2").and.not.to.include("quote");
+    await engine.shutdown();
+  });
+
   it("are stopped, naming the key, when a key their journal was sealed with is no longer given", async () => {
     const first = await local.open({ workflows: [Flow] }, (c) => c.codec(aesGcm({ k1 })));
     await first.start(Flow, "sealed-1");
