@@ -50,6 +50,7 @@ export function durableCall(
       return nodes;
     }
     case "Ctx.setAttributes":
+    case "Ctx.removeAttributes":
       return [{ kind: "call", call: "attributes", at }];
     case "Ctx.awaitCompletion": {
       const name = context.literal(first) ?? dynamicName(first);
