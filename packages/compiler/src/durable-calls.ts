@@ -46,8 +46,19 @@ export function durableCall(
         { kind: "wait", on: `completion "${name}"`, at },
       ];
     }
-    default:
+    // Read by the caller (steps, messages, patches), or nothing gen follows (the end of the run).
+    case "nothing":
+    case "step":
+    case "message":
+    case "patch":
+    case "deprecated-patch":
+    case "continue-as-new":
       return undefined;
+    default: {
+      // A kind of call the runtime's table gained: gen must learn what it journals before it compiles.
+      const unknown: never = ctx.journals;
+      return unknown;
+    }
   }
 }
 
