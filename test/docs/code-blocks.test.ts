@@ -9,7 +9,7 @@ import { blockFiles, type CodeBlock, codeBlocks, fuseeCommands, npmRuns } from "
 
 const FUSEE = join(WORKSPACE, "packages/cli/bin/fusee.js");
 
-/** Every markdown document a user reads: the README, the guides, and each package's and example's README. */
+/** Every markdown document a user reads: the README, the contributors' guide, the guides, and each package's and example's README. */
 function documents(): string[] {
   const inDir = (dir: string): string[] =>
     readdirSync(join(WORKSPACE, dir))
@@ -20,7 +20,7 @@ function documents(): string[] {
       .map((name) => join(group, name, "README.md"))
       .filter((f) => existsSync(join(WORKSPACE, f))),
   );
-  return ["README.md", ...inDir("docs"), ...inDir("packages/runtime/docs"), ...readmes];
+  return ["README.md", "CONTRIBUTING.md", ...inDir("docs"), ...inDir("packages/runtime/docs"), ...readmes];
 }
 
 /** What a user's tsconfig.json holds (docs/getting-started.md), with every file a module of its own. */

@@ -25,7 +25,7 @@ function documents(): string[] {
       .map((name) => join(group, name, "README.md"))
       .filter((f) => existsSync(join(WORKSPACE, f))),
   );
-  return ["README.md", ...inDir("docs"), ...inDir("packages/runtime/docs"), ...readmes];
+  return ["README.md", "CONTRIBUTING.md", ...inDir("docs"), ...inDir("packages/runtime/docs"), ...readmes];
 }
 
 describe("shipped documentation", () => {

@@ -1,10 +1,14 @@
 import "reflect-metadata";
+import { relative } from "node:path";
 import { expect } from "chai";
+import { build } from "esbuild";
 import * as root from "@fusee/runtime";
+import * as calls from "@fusee/runtime/calls";
 import * as client from "@fusee/runtime/client";
 import * as replay from "@fusee/runtime/replay";
 import * as testing from "@fusee/runtime/testing";
 import * as workflow from "@fusee/runtime/workflow";
+import { WORKSPACE } from "../support/workspace.js";
 
 describe("@fusee/runtime's entry points", () => {
   it("give workflow code its authoring surface from /workflow, without the engine", () => {
@@ -57,5 +61,24 @@ describe("@fusee/runtime's entry points", () => {
     expect(root.Ctx).to.equal(workflow.Ctx);
     expect(root.RunHandle).to.equal(client.RunHandle);
     expect(root.CancelledError).to.equal(workflow.CancelledError);
+  });
+
+  it("give tools the table of workflow API calls from /calls, which loads no other module of the runtime", async () => {
+    expect(calls.WORKFLOW_CALLS.step.journals).to.equal("step");
+    expect(calls.messageStepName("signal")).to.equal("ctx.signalWorkflow");
+    const bundle = await build({
+      stdin: { contents: 'import "@fusee/runtime/calls";', resolveDir: WORKSPACE },
+      bundle: true,
+      write: false,
+      metafile: true,
+      platform: "node",
+      format: "esm",
+      logLevel: "silent",
+    });
+    const inputs = Object.keys(bundle.metafile.inputs)
+      .filter((f) => f !== "<stdin>")
+      .map((f) => relative(WORKSPACE, f));
+    expect(inputs).to.have.length(1);
+    expect(inputs[0]).to.match(/call-table\.js$/);
   });
 });

@@ -1,5 +1,6 @@
 import { ts } from "ts-morph";
 import { analyzeServices } from "./analyze-services.js";
+import { ctxCall } from "./ctx-calls.js";
 import type { SourceProblem, SourceProblemCode } from "./errors.js";
 import type { FlowEntry, HandlerIR, ParamIR, SourceLocation, StepIR, TypeRef, ValueRef, WorkflowIR } from "./ir.js";
 import type { RuntimeSymbols } from "./runtime-symbols.js";
@@ -428,9 +429,9 @@ class WorkflowAnalysis {
     const patchUses: { id: string; at: SourceLocation }[] = [];
     const visit = (node: ts.Node): void => {
       if (ts.isCallExpression(node) && (ts.isPropertyAccessExpression(node.expression) || ts.isElementAccessExpression(node.expression))) {
-        const member = this.context.runtime.memberAt(node.expression);
+        const ctx = ctxCall(this.context.runtime.memberAt(node.expression));
         const first = node.arguments[0];
-        if (member === "Ctx.waitFor" && first !== undefined) {
+        if (ctx?.waits === "signal" && first !== undefined) {
           const name = this.literal(first);
           if (name === undefined) dynamicWait = true;
           const typeArgument = node.typeArguments?.[0];
@@ -444,13 +445,13 @@ class WorkflowAnalysis {
               at: this.locate(node),
             });
           }
-        } else if (member === "Ctx.patched" || member === "Ctx.deprecatePatch") {
+        } else if (ctx?.journals === "patch" || ctx?.journals === "deprecated-patch") {
           const id = first === undefined ? undefined : this.literal(first);
           if (id === undefined) {
             this.problem(
               "FUSEE_GEN_INVALID_WORKFLOW",
               node,
-              `The patch ID given to ctx.${member.slice(4)}() must be a string literal, so the lock can record it. Fix: write it inline.`,
+              `The patch ID given to ctx.${ctx.name}() must be a string literal, so the lock can record it. Fix: write it inline.`,
             );
           } else patchUses.push({ id, at: this.locate(node) });
         }

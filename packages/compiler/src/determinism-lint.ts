@@ -1,4 +1,5 @@
 import { ts } from "ts-morph";
+import { ctxCall } from "./ctx-calls.js";
 import type { RuntimeSymbols } from "./runtime-symbols.js";
 
 /** A call in workflow code that would make a replay diverge, and what to use instead. */
@@ -40,7 +41,7 @@ export class DeterminismLint {
     if (ts.isCallExpression(node)) {
       const member = ts.isPropertyAccessExpression(node.expression) ? this.runtime.memberAt(node.expression) : undefined;
       // The function given to ctx.step (or awaitCompletion's send) is a step: anything goes there.
-      if (member === "Ctx.step" || member === "Ctx.awaitCompletion") {
+      if (ctxCall(member)?.runsStep === true) {
         this.visit(node.expression, out);
         const [first] = node.arguments;
         if (first !== undefined) this.visit(first, out);

@@ -1,65 +1,64 @@
 import { ts } from "ts-morph";
 import type { FlowNode, SourceLocation } from "./ir.js";
 import type { FlowContext } from "./step-flow.js";
-
-/** The `Ctx` methods that send a message to another workflow, and the name of the step that journals it. */
-export const MESSAGE_STEPS: ReadonlyMap<string, string> = new Map(
-  ["startWorkflow", "signalWorkflow", "cancelWorkflow", "updateWorkflow", "signalWithStart"].map((m) => [`Ctx.${m}`, `ctx.${m}`]),
-);
+import type { CtxCall } from "./ctx-calls.js";
 
 /**
- * The journaled calls and waits of a `Ctx` method other than steps and patch markers, or undefined
- * for a method that journals nothing. `signalsOf` names the signals a `ctx.condition` predicate waits on.
+ * The journaled calls and waits of a `Ctx` call other than steps, messages and patch markers, or
+ * undefined for a call that journals nothing. `signalsOf` names the signals a `ctx.condition`
+ * predicate waits on.
  */
 export function durableCall(
-  member: string,
+  ctx: CtxCall,
   call: ts.CallExpression,
   at: SourceLocation,
   context: Pick<FlowContext, "literal" | "inlineStep">,
   signalsOf: (predicate: ts.Expression | undefined) => string[],
 ): FlowNode[] | undefined {
-  const [first, second, , fourth] = call.arguments;
-  const timer: FlowNode = { kind: "call", call: "timer", at };
+  const first = call.arguments[0];
   // A wait's timeout journals a timer only when the wait waits (no buffered signal, a false predicate).
   const timeout: FlowNode = { kind: "call", call: "wait-timer", at };
-  switch (member) {
-    case "Ctx.sleep":
-    case "Ctx.sleepUntil":
-      return [timer];
-    case "Ctx.waitFor":
-      return hasTimeout(second)
-        ? [timeout]
-        : [
-            {
-              kind: "wait",
-              on: `signal "${context.literal(first) ?? (first === undefined ? "" : first.getText().replace(/\s+/g, " "))}"`,
-              at,
-            },
-          ];
-    case "Ctx.condition": {
-      if (hasTimeout(second)) return [timeout];
-      const signals = signalsOf(first);
-      return [{ kind: "wait", on: "condition", at, ...(signals.length === 0 ? {} : { signals }) }];
+  const timed = ctx.timeoutArgument !== undefined && hasTimeout(call.arguments[ctx.timeoutArgument]);
+  switch (ctx.journals) {
+    case "timer":
+    case "attributes":
+      return [{ kind: "call", call: ctx.journals, at }];
+    case "wait": {
+      if (timed) return [timeout];
+      if (ctx.waits === "condition") {
+        const signals = signalsOf(first);
+        return [{ kind: "wait", on: "condition", at, ...(signals.length === 0 ? {} : { signals }) }];
+      }
+      const name = context.literal(first) ?? (first === undefined ? "" : first.getText().replace(/\s+/g, " "));
+      return [{ kind: "wait", on: `signal "${name}"`, at }];
     }
-    case "Ctx.startChild":
-    case "Ctx.executeChild": {
+    case "child": {
       const id = context.literal(call.arguments[1]) ?? dynamicName(call.arguments[1]);
       const nodes: FlowNode[] = [{ kind: "call", call: "child", name: id, at }];
-      if (hasTimeout(fourth)) nodes.push(timeout);
-      if (member === "Ctx.executeChild") nodes.push({ kind: "wait", on: `child "${id}"`, at });
+      if (timed) nodes.push(timeout);
+      if (ctx.waits === "child") nodes.push({ kind: "wait", on: `child "${id}"`, at });
       return nodes;
     }
-    case "Ctx.setAttributes":
-      return [{ kind: "call", call: "attributes", at }];
-    case "Ctx.awaitCompletion": {
+    case "completion": {
       const name = context.literal(first) ?? dynamicName(first);
       return [
         { kind: "step", key: context.inlineStep(call, name), at },
         { kind: "wait", on: `completion "${name}"`, at },
       ];
     }
-    default:
+    // Read by the caller (steps, messages, patches), or nothing gen follows (the end of the run).
+    case "nothing":
+    case "step":
+    case "message":
+    case "patch":
+    case "deprecated-patch":
+    case "continue-as-new":
       return undefined;
+    default: {
+      // A kind of call the runtime's table gained: gen must learn what it journals before it compiles.
+      const unknown: never = ctx.journals;
+      return unknown;
+    }
   }
 }
 

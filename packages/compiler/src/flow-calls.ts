@@ -1,5 +1,7 @@
+import { messageStepName } from "@fusee/runtime/calls";
 import { ts } from "ts-morph";
-import { durableCall, dynamicName, handsOverContext, MESSAGE_STEPS } from "./durable-calls.js";
+import { ctxCall } from "./ctx-calls.js";
+import { durableCall, dynamicName, handsOverContext } from "./durable-calls.js";
 import { helperBody, isProjectFunction, MAX_UNROLLED, type Seq, text } from "./flow-shapes.js";
 import type { ExpressionText } from "./argument-text.js";
 import type { FlowNode } from "./ir.js";
@@ -34,7 +36,7 @@ export class CallReader {
     const callee = call.expression;
     if (
       !(ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee)) ||
-      this.context.runtime.memberAt(callee) !== "Ctx.patched"
+      ctxCall(this.context.runtime.memberAt(callee))?.journals !== "patch"
     )
       return undefined;
     return this.context.literal(call.arguments[0]);
@@ -46,31 +48,31 @@ export class CallReader {
     const callee = call.expression;
     const member =
       ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee) ? this.context.runtime.memberAt(callee) : undefined;
-    if (member === "Ctx.step") {
+    const ctx = ctxCall(member);
+    if (ctx?.journals === "step") {
       const name = this.context.literal(call.arguments[0]) ?? dynamicName(call.arguments[0]);
       const key = this.context.inlineStep(call, name);
       this.context.resultUsed(key, resultUse(call, this.context.checker));
       return [{ kind: "step", key, at }];
     }
     // A message to another workflow is journaled as a step of the sender, under the method's name.
-    const message = member === undefined ? undefined : MESSAGE_STEPS.get(member);
-    if (message !== undefined)
+    if (ctx?.message !== undefined)
       return [
         ...call.arguments.flatMap((a) => this.reader.node(a, env)),
-        { kind: "step", key: this.context.inlineStep(call, message), at },
+        { kind: "step", key: this.context.inlineStep(call, messageStepName(ctx.message)), at },
       ];
-    if (member === "Ctx.patched") {
+    if (ctx?.journals === "patch") {
       const id = this.context.literal(call.arguments[0]);
       return id === undefined ? [] : [{ kind: "patch", id, at, then: [], else: [] }];
     }
-    if (member === "Ctx.deprecatePatch") {
+    if (ctx?.journals === "deprecated-patch") {
       const id = this.context.literal(call.arguments[0]);
       return id === undefined ? [] : [{ kind: "deprecatedPatch", id, at }];
     }
     const iterated = this.iteration(call, env);
     if (iterated !== undefined) return iterated;
     const before = [...this.reader.node(callee, env), ...call.arguments.flatMap((a) => this.argument(a, env))];
-    const durable = member === undefined ? undefined : durableCall(member, call, at, this.context, (p) => this.waitSignals(p));
+    const durable = ctx === undefined ? undefined : durableCall(ctx, call, at, this.context, (p) => this.waitSignals(p));
     if (durable !== undefined) return [...before, ...durable];
     const local = this.localFunction(callee, env);
     if (local !== undefined) return [...before, ...this.inline(local.node, call, env)];
@@ -218,7 +220,7 @@ export class CallReader {
     const callee = call.expression;
     if (
       (ts.isPropertyAccessExpression(callee) || ts.isElementAccessExpression(callee)) &&
-      this.context.runtime.memberAt(callee) === "Ctx.step"
+      ctxCall(this.context.runtime.memberAt(callee))?.journals === "step"
     )
       return this.context.literal(call.arguments[0]) ?? dynamicName(call.arguments[0]);
     const declaration = this.declarationOf(callee);

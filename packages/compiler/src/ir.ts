@@ -1,3 +1,5 @@
+import type { JournaledCallKind } from "@fusee/runtime/calls";
+
 /**
  * The intermediate form `fusee gen` builds from source with the type checker and emits the client,
  * the worker type table and the lock from. It holds no compiler objects, so emitters and the lock
@@ -134,6 +136,13 @@ export interface HandlerIR {
 }
 
 /**
+ * A journaled call other than a step or a patch marker: a record kind of the runtime's own
+ * (`timer`, `child`, `attributes`, from its call table), or `wait-timer`, the timer a wait's timeout
+ * journals only when the wait does wait.
+ */
+export type CallKind = JournaledCallKind | "wait-timer";
+
+/**
  * The order in which an entry point calls steps, as a tree: sequences are arrays, branches
  * (if/else, switch, `?:`, `&&`, `||`, `??`) keep their arms, loops keep their body (run zero or more
  * times), and `ctx.patched(id)` branches keep which arm is the patched one. Calls of helper methods
@@ -160,7 +169,7 @@ export type FlowNode =
        * A journaled call other than a step: a durable timer, the timer of a wait's timeout (set only
        * when the wait does wait), a child workflow, search attributes.
        */
-      readonly call: "timer" | "wait-timer" | "child" | "attributes";
+      readonly call: CallKind;
       /** The child's workflow ID, for `child`. */
       readonly name?: string;
       readonly at: SourceLocation;

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { LockFileError } from "./errors.js";
-import type { FlowNode, HandlerIR, ParamIR, ProjectIR, StepIR, TypeRef, WorkflowIR } from "./ir.js";
+import type { CallKind, FlowNode, HandlerIR, ParamIR, ProjectIR, StepIR, TypeRef, WorkflowIR } from "./ir.js";
 import { compare } from "./type-render.js";
 
 /**
@@ -52,7 +52,7 @@ export interface LockSignature {
 export type LockNode =
   | string
   | { readonly step: string; readonly args: string }
-  | { readonly call: "timer" | "wait-timer" | "attributes" }
+  | { readonly call: Exclude<CallKind, "child"> }
   | { readonly call: "child"; readonly id: string }
   | { readonly wait: string; readonly signals?: readonly string[] }
   | { readonly patch: string; readonly then: readonly LockNode[]; readonly else: readonly LockNode[] }

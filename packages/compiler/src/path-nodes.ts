@@ -1,4 +1,4 @@
-import type { FlowNode, SourceLocation } from "./ir.js";
+import type { CallKind, FlowNode, SourceLocation } from "./ir.js";
 import type { LockNode } from "./lock.js";
 
 /** A path element read from either side (the lock or the code), with the location when it comes from code. */
@@ -15,7 +15,7 @@ export type Node =
     }
   | {
       readonly kind: "call";
-      readonly call: "timer" | "wait-timer" | "child" | "attributes";
+      readonly call: CallKind;
       readonly name: string;
       readonly at?: SourceLocation;
     }

@@ -1,10 +1,4 @@
 /**
- * The metadata key under which `@Workflow()` of `@fusee/runtime` records a class's workflow name;
- * the module finds workflow classes among the application's providers by it.
- */
-export const WORKFLOW_METADATA = "fusee:workflow";
-
-/**
  * How long, by default, the engine waits at application shutdown for running step attempts and
  * workflow code to settle before it shuts down (which aborts the attempts still running).
  */

@@ -1,5 +1,4 @@
-import type { WorkflowClass } from "@fusee/runtime";
-import { WORKFLOW_METADATA } from "../fusee.constants.js";
+import { WORKFLOW_METADATA, type WorkflowClass } from "@fusee/runtime";
 
 /** The workflow type name `@Workflow()` gave `cls`, or `undefined` when `cls` is not a workflow class. */
 export function workflowTypeOf(cls: unknown): string | undefined {

@@ -3,6 +3,7 @@
 export * from "../core/errors.js";
 export { toMillis, DurationError, type Duration, type DurationText, type DurationUnit, type DurationWord } from "../core/duration.js";
 export { Workflow, Step, Signal, Query, Update } from "./decorators.js";
+export { WORKFLOW_METADATA } from "./metadata-keys.js";
 export {
   registerWorkflow,
   registerStep,

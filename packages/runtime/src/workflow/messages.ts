@@ -21,19 +21,3 @@ export type Message =
       readonly value: unknown;
       readonly options: StartOptions;
     };
-
-/** The name of the step that sends a message of `op`, as the sender's journal shows it. */
-export function messageStepName(op: Message["op"]): string {
-  switch (op) {
-    case "start":
-      return "ctx.startWorkflow";
-    case "signal":
-      return "ctx.signalWorkflow";
-    case "cancel":
-      return "ctx.cancelWorkflow";
-    case "update":
-      return "ctx.updateWorkflow";
-    case "signal-with-start":
-      return "ctx.signalWithStart";
-  }
-}

@@ -1,4 +1,5 @@
-import { messageStepName, type Message } from "../messages.js";
+import { messageStepName } from "../call-table.js";
+import type { Message } from "../messages.js";
 import { RetryPolicy } from "../retry-policy.js";
 import { scopeOf } from "../run-binding.js";
 import type { StepOptions } from "../step-options.js";
