@@ -15,6 +15,8 @@ export interface MadeCall {
   readonly uid?: string;
   /** The started program, stamped with its epoch, for `start`, `sws` and `uws`. */
   readonly prog?: Program;
+  /** For `reset`: the step chosen when the call is made (the `step`-th, cyclically, of the run's journal). */
+  stepName?: string;
 }
 
 /** Chooses what a call of action `step` (the `sub`-th of a burst) carries; `epochs` counts the starts of each ID. */
@@ -69,7 +71,11 @@ export function issue(engine: Engine, c: MadeCall): Promise<unknown> {
         .updateWithStart("Sim", x.id, c.prog, "add", { n: x.n, step: false } satisfies AddArg, { updateId: c.uid as string })
         .then((r) => r.result);
     case "reset":
-      return run.reset(`s${x.step}`);
+      return engine.describe(x.id).then((d) => {
+        const names = [...new Set((d?.journal ?? []).flatMap((r) => (r.kind === "step" ? [r.name] : [])))];
+        c.stepName = names.length === 0 ? `s${x.step}` : (names[x.step % names.length] as string);
+        return run.reset(c.stepName);
+      });
   }
 }
 
@@ -95,6 +101,6 @@ export function expect(model: Model, c: MadeCall): Expectation {
     case "uws":
       return model.updateWithStart(x.id, c.prog as Program, { n: x.n, step: false }, c.uid as string);
     case "reset":
-      return model.reset(x.id, x.step);
+      return model.reset(x.id, c.stepName ?? `s${x.step}`);
   }
 }

@@ -28,6 +28,8 @@ interface Delivered {
  */
 export class Deliveries {
   private pending: Acked[] = [];
+  /** What each ID's run held at the last check. */
+  private readonly seen = new Map<string, { runId: number; got: Delivered }>();
 
   constructor(private readonly violate: (property: Property, detail: string) => void) {}
 
@@ -46,6 +48,7 @@ export class Deliveries {
       for (const [key, n] of got.updates)
         if (n > 1) this.violate("exactlyOnce", `run ${d.runId} of ${id} holds the update ${key} ${n} times`);
     }
+    this.handedOn(details, delivered);
     const pending = this.pending;
     this.pending = [];
     for (const a of pending) {
@@ -65,6 +68,33 @@ export class Deliveries {
         this.violate(
           "exactlyOnce",
           `${a.what} was acknowledged, but run ${d.runId} of ${a.id}${same ? "" : ` (${from?.reason} of run ${from?.runId})`} does not hold it: ${summary(d.journal)}`,
+        );
+    }
+  }
+
+  /**
+   * A run that replaced the one the last check saw (and nothing between them) holds what that one
+   * held: a reset copies every signal and update, and continue-as-new hands on what its code did
+   * not take (and the outcomes of the updates it applied).
+   */
+  private handedOn(details: ReadonlyMap<string, RunDetail>, delivered: ReadonlyMap<string, Delivered>): void {
+    for (const [id, d] of details) {
+      const got = delivered.get(id) as Delivered;
+      const before = this.seen.get(id);
+      this.seen.set(id, { runId: d.runId, got });
+      const first = d.journal[0];
+      const from = first?.kind === "start" ? first.from : undefined;
+      if (before === undefined || from === undefined || from.runId !== before.runId || d.runId === before.runId) continue;
+      const lost = [
+        ...[...before.got.signals.keys()].filter(
+          (k) => unique(k) && !got.signals.has(k) && !(from.reason === "continue-as-new" && got.before.has(k)),
+        ),
+        ...[...before.got.updates.keys()].filter((k) => !got.updates.has(k)).map((k) => `update ${k}`),
+      ];
+      if (lost.length > 0)
+        this.violate(
+          "exactlyOnce",
+          `run ${d.runId} of ${id} (${from.reason} of run ${from.runId}) lost ${lost.join(", ")}: ${summary(d.journal)}`,
         );
     }
   }

@@ -67,12 +67,19 @@ export class Model extends ModelCore {
     return this.update(id, arg, uid);
   }
 
-  /** `reset` to step `s<step>`: the model follows the new run no further, but knows its run ID. */
-  reset(id: string, step: number): Expectation {
+  /** `reset` to step `name`: the model follows the new run no further, but knows its run ID. */
+  reset(id: string, name: string): Expectation {
     const cur = this.target(id);
     if (cur === "unknown") return ANY;
     if (cur === undefined) return error("NotFoundError");
     if (!cur.determined) return ANY;
+    const m = /^s(\d+)$/.exec(name);
+    if (m === null) {
+      // A step of an update, a message or a clean-up: whether it ran is not the model's to tell.
+      this.lose(cur, `it was reset to ${name}, or not`);
+      return ANY;
+    }
+    const step = Number(m[1]);
     if (cur.prog.body[step]?.k !== "step" || cur.pc < step) return error("RejectedError");
     if (cur.pc === step && cur.status !== "failed") {
       if (cur.status === "running" && cur.block.on === "step") return ANY;

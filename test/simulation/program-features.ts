@@ -52,7 +52,8 @@ export function featureCallArbs(prog: fc.Arbitrary<Program>): fc.Arbitrary<Clien
       { a: fc.constant("uws" as const), id: idArb, prog, n: fc.integer({ min: -1, max: 3 }), uid: fc.constantFrom("u1", "u3") },
       { requiredKeys: ["a", "id", "prog", "n"] },
     ),
-    fc.record({ a: fc.constant("reset" as const), id: fc.constantFrom<string>(...IDS, "w1-1-c0"), step: fc.integer({ min: 0, max: 3 }) }),
+    // The step is the `step`-th (cyclically) of the run's journal when the call is made.
+    fc.record({ a: fc.constant("reset" as const), id: fc.constantFrom<string>(...IDS, "w1-1-c0"), step: fc.integer({ min: 0, max: 5 }) }),
   ];
 }
 

@@ -93,7 +93,7 @@ export type Action =
   | { readonly a: "update"; readonly id: string; readonly n: number; readonly step: boolean; readonly uid?: string }
   | { readonly a: "sws"; readonly id: StartId; readonly prog: Program }
   | { readonly a: "uws"; readonly id: StartId; readonly prog: Program; readonly n: number; readonly uid?: string }
-  /** `run.reset("s<step>")`. */
+  /** `run.reset(name)`, `name` the `step`-th step (cyclically) of the run's journal when the call is made. */
   | { readonly a: "reset"; readonly id: string; readonly step: number }
   /** Client calls issued together, racing each other and the engine's work; only the journal-level properties judge them. */
   | { readonly a: "burst"; readonly calls: readonly ClientCall[]; readonly tick: boolean }
@@ -274,7 +274,7 @@ function callArbitrary(space: ProgramSpace): fc.Arbitrary<ClientCall> {
     { weight: 1, arbitrary: fc.record({ a: fc.constant("terminate" as const), id: targetIdArb }) },
     { weight: 1, arbitrary: sws },
     { weight: 1, arbitrary: uws },
-    { weight: 2, arbitrary: reset },
+    { weight: 3, arbitrary: reset },
   );
 }
 
@@ -329,7 +329,7 @@ export function actionText(x: Action): string {
     case "uws":
       return `updateWithStart ${x.id} add(${x.n})${x.uid ? ` id ${x.uid}` : ""} ${programText(x.prog)}`;
     case "reset":
-      return `reset ${x.id} to s${x.step}`;
+      return `reset ${x.id} to its step #${x.step}`;
     case "burst":
       return `at once${x.tick ? " with the next tick" : ""}: ${x.calls.map(actionText).join(" || ")}`;
     case "signal":
