@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import type { Engine, RunDetail } from "@fusee/runtime";
+import type { Engine, RunDetail, RunStatus } from "@fusee/runtime";
 import { DataDirReader } from "@fusee/runtime/replay";
 import type { Model } from "./model.js";
 import type { Program } from "./program.js";
@@ -76,6 +76,17 @@ export async function checkAttributes(
         "attributes",
         `run ${d.runId} of ${id} has the attributes ${JSON.stringify(d.attributes)}; the model expected ${JSON.stringify(m.attrs)}`,
       );
+  }
+}
+
+/** `list` (the engine's index) shows each run as `describe` (its journal) does: run, status and attributes. */
+export function checkListing(listed: readonly RunStatus[], details: ReadonlyMap<string, RunDetail>, violate: Violate): void {
+  for (const r of listed) {
+    const d = details.get(r.id);
+    if (d === undefined) continue;
+    const a = { runId: r.runId, status: r.status, attributes: { ...r.attributes } };
+    const b = { runId: d.runId, status: d.status, attributes: { ...d.attributes } };
+    if (!isDeepStrictEqual(a, b)) violate("readers", `list shows ${r.id} as ${JSON.stringify(a)}; describe as ${JSON.stringify(b)}`);
   }
 }
 

@@ -1,9 +1,9 @@
 import "reflect-metadata";
-import { isDeepStrictEqual } from "node:util";
 import { container as rootContainer } from "tsyringe";
 import { Config, Engine, FuseeError, StorageError } from "@fusee/runtime";
 import { VirtualClock } from "@fusee/runtime/testing";
-import { Checks, normalize } from "./checks.js";
+import { Checks } from "./checks.js";
+import { judge, settle, type Call } from "./call-outcomes.js";
 import { expect, issue, makeCall, type MadeCall } from "./client-calls.js";
 import { checkReader } from "./lineage-checks.js";
 import { Generation, Ledger, type Execution } from "./ledger.js";
@@ -33,17 +33,6 @@ const QUIET_ROUNDS = 3;
 const MAX_ROUNDS = 2000;
 const SETTLE_AFTER_TURNS = 100;
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-interface Call {
-  readonly action: ClientCall;
-  readonly gen: Generation;
-  settled: boolean;
-  /** Settled while its engine was still the live one. */
-  settledAlive: boolean;
-  ok: boolean;
-  value: unknown;
-  error: unknown;
-}
 
 /** Runs one schedule against a real engine on a simulated disk, checking every property after each action. */
 export async function runSchedule(schedule: Schedule, options: RunOptions = {}): Promise<RunReport> {
@@ -86,6 +75,8 @@ class Simulation {
   private readonly started = new Set<string>();
   /** Executions of hanging steps that a cancel or terminate must abort. */
   private mustAbort: Execution[] = [];
+  /** An engine opened on the data since the last check. */
+  private reopened = false;
   /** Starts of each ID so far: the epoch of the next. */
   private readonly epochs = new Map<string, number>();
 
@@ -175,7 +166,7 @@ class Simulation {
       ticked = this.clock.advance(TICK);
     }
     const runIds = made.map((c) => this.checks.lastRunId(c.action.id));
-    const pending = made.map((c) => this.settle(c.action, gen, () => issue(engine, c)));
+    const pending = made.map((c) => settle(c.action, gen, () => issue(engine, c)));
     await ticked;
     await this.drain();
     if (tick) await this.afterFaults(stepping);
@@ -187,31 +178,6 @@ class Simulation {
         this.violate("results", `${actionText(m.action)} threw ${String(c.error)}, which is not a FuseeError`);
       if (c.ok) this.acknowledged(m, runIds[i]);
     });
-  }
-
-  /** Makes a call and records how it settles. */
-  private settle(action: ClientCall, gen: Generation, make: () => Promise<unknown>): Call {
-    const c: Call = { action, gen, settled: false, settledAlive: false, ok: false, value: undefined, error: undefined };
-    let promise: Promise<unknown>;
-    try {
-      promise = make();
-    } catch (e) {
-      promise = Promise.reject(e);
-    }
-    promise.then(
-      (value) => {
-        c.settled = true;
-        c.settledAlive = gen.alive;
-        c.ok = true;
-        c.value = value;
-      },
-      (error: unknown) => {
-        c.settled = true;
-        c.settledAlive = gen.alive;
-        c.error = error;
-      },
-    );
-    return c;
   }
 
   /** An acknowledged call: what it delivered must be found where it went, and what it started exists. */
@@ -233,7 +199,7 @@ class Simulation {
     const before = action.a === "cancel" || action.a === "terminate" ? this.runningHangs(action.id) : [];
     const made = makeCall(action, this.step, 0, this.epochs);
     const runId = this.checks.lastRunId(action.id);
-    const c = this.settle(action, gen, () => issue(engine, made));
+    const c = settle(action, gen, () => issue(engine, made));
     await this.drain();
     if (!c.settled || !c.settledAlive || (c.error instanceof StorageError && this.syncFailed())) {
       if (!gen.alive || this.syncFailed()) {
@@ -261,30 +227,7 @@ class Simulation {
         this.model.startedAnyway(action.id, made.prog as Program, action.policy, action.tag, runId);
       }
     }
-    const what = actionText(action);
-    if (!c.ok && c.error instanceof StorageError)
-      return this.violate("recovery", `${what} failed with ${String(c.error)} though no fault was placed`);
-    if (!c.ok && !(c.error instanceof FuseeError))
-      return this.violate("results", `${what} threw ${String(c.error)}, which is not a FuseeError`);
-    if (expected.outcome === "any") return;
-    if (expected.outcome === "ok") {
-      if (!c.ok)
-        return this.violate(
-          "results",
-          `${what} was refused with ${errorClass(c.error)} (${(c.error as Error).message}); the model expected it to succeed`,
-        );
-      if ("value" in expected && !isDeepStrictEqual(normalize(c.value), expected.value)) {
-        return this.violate("results", `${what} returned ${JSON.stringify(c.value)}; the model expected ${JSON.stringify(expected.value)}`);
-      }
-      return;
-    }
-    if (c.ok) return this.violate("results", `${what} succeeded; the model expected ${expected.errorClass}`);
-    if (errorClass(c.error) !== expected.errorClass) {
-      return this.violate(
-        "results",
-        `${what} failed with ${errorClass(c.error)} (${(c.error as Error).message}); the model expected ${expected.errorClass}`,
-      );
-    }
+    judge(actionText(action), expected, c, (property, detail) => this.violate(property, detail));
   }
 
   private async advance(target: number): Promise<void> {
@@ -393,6 +336,7 @@ class Simulation {
       );
     }
     gen.engine = this.engine;
+    this.reopened = this.generations > 1;
     this.trace.push(`  engine ${gen.n} open`);
     // Timers that fell due while the engine was down fire at once.
     await this.clock.advance(0);
@@ -432,6 +376,10 @@ class Simulation {
     this.mustAbort = [];
     for (const note of this.model.notes.splice(0)) this.trace.push(`  the model stops following ${note}`);
     this.trace.push(`  ${await this.checks.after(this.engine as Engine, gen, mustAbort)}`);
+    // What the engine recovered, the data-directory reader reads the same way.
+    if (this.reopened && !this.disk.syncFailed)
+      await checkReader(this.engine as Engine, this.disk.layer, DIR, (p, d) => this.violate(p, d));
+    this.reopened = false;
   }
 
   /** The hanging executions of `id`'s current run that are running now. */
