@@ -77,6 +77,8 @@ export class Model extends ModelCore {
     if (cur === "unknown") return ANY;
     if (cur === undefined) return error("NotFoundError");
     if (!cur.determined) return ANY;
+    // The new run starts again the children its code starts after the step, under the same IDs, whatever their policy.
+    for (const child of cur.children.keys()) this.loseRun(child, `its parent ${id} was reset`);
     const m = /^s(\d+)$/.exec(name);
     if (m === null) {
       // A step of an update, a message or a clean-up: whether it ran is not the model's to tell.
