@@ -88,7 +88,22 @@ export class ChildRuns {
         );
       return;
     }
-    await this.deps.records.append(parent, outcome).catch((e: unknown) => this.appendFailed(e, parent.shard));
+    // A run that finished meanwhile refuses the record: its end found no child to close.
+    let refused = false;
+    await this.deps.records.append(parent, outcome).catch((e: unknown) => {
+      refused = e instanceof RejectedError;
+      this.appendFailed(e, parent.shard);
+    });
+    if (outcome.ok && (refused || parent.runId !== runId) && !this.deps.closed()) {
+      await this.closeLink(
+        request.id,
+        outcome.childRunId ?? 0,
+        { id: parent.id, runId },
+        request.close,
+        `its parent run ${runId} of '${parent.id}' ended while the child started`,
+      );
+      return;
+    }
     if (!outcome.ok || this.deps.runs.get(parent.id) !== parent) return;
     if (!local) this.results.watch(parent, request.id, request.seq);
     // A child that finished before the crash reports to no one now: its result is delivered here, once.
