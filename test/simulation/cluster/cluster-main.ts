@@ -37,6 +37,7 @@ function parse(argv: readonly string[]): ClusterArgs {
       return value;
     };
     if (flag === "--cluster") continue;
+    else if (flag === "--help" || flag === "-h") throw new Error(CLUSTER_USAGE);
     else if (flag === "--seeds") args.seeds = Number(need());
     else if (flag === "--seed") args.seed = Number(need());
     else if (flag === "--keep") args.keep = true;
@@ -75,7 +76,8 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
     const report = await runClusterSchedule(schedule, { keep: args.keep });
     acknowledged += report.acknowledged;
     inDoubt += report.inDoubt;
-    const bad = report.violations.length > 0;
+    const bad = report.violations.length > 0 || report.harnessError !== undefined;
+    if (report.harnessError !== undefined) console.log(`seed ${seed}: the harness failed: ${report.harnessError}`);
     if (bad) failing.push(seed);
     for (const v of report.violations) counts.set(v.property, (counts.get(v.property) ?? 0) + 1);
     const rate = (i + 1) / ((Date.now() - began) / 3_600_000);

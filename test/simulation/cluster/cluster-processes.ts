@@ -49,7 +49,13 @@ export class ClusterProcesses {
     void handle.exited.then(() => {
       if (!this.ended.has(handle)) this.crashed.push(`engine process ${owner} exited by itself: ${handle.errors}`);
     });
-    await handle.ready;
+    try {
+      await handle.ready;
+    } catch (e) {
+      // Killed by the schedule while it opened; one that died by itself is among `crashed`.
+      if (this.ended.has(handle)) return this.trace(`process ${owner} killed while it opened`);
+      throw e;
+    }
     this.trace(`process ${owner} open in slot ${slot}`);
   }
 

@@ -68,6 +68,15 @@ export type ClusterAction =
   | { readonly a: "pause"; readonly slot: number; readonly ms: number }
   /** Every database session of the process in `slot` terminated: an insert in flight may or may not have committed. */
   | { readonly a: "drop"; readonly slot: number }
+  /** Signals and one update sent to the run's owner, whose database sessions are terminated `atMs` after the first: before or after their commit. */
+  | {
+      readonly a: "dropMidCall";
+      readonly id: string;
+      readonly tags: readonly string[];
+      readonly uid: string;
+      readonly by: number;
+      readonly atMs: number;
+    }
   | { readonly a: "gap"; readonly ms: number };
 
 export interface ClusterSchedule {
@@ -153,7 +162,8 @@ function fault(
       // Half the pauses outlast the lease, the rest end within it.
       return { a: "pause", slot, ms: r.chance(0.5) ? r.int(Math.round(leaseMs * 1.3), leaseMs * 3) : r.int(50, Math.round(leaseMs / 2)) };
     case "drop":
-      return { a: "drop", slot };
+      if (r.chance(0.5)) return { a: "drop", slot };
+      return { a: "dropMidCall", id, tags: Array.from({ length: r.int(1, 6) }, tag), uid: uid(), by: r.int(1, 9), atMs: r.int(0, 25) };
     case "ownerLost":
       return { a: "ownerLost", id, tags: Array.from({ length: r.int(2, 8) }, tag), uid: uid(), by: r.int(1, 9), killAtMs: r.int(-30, 60) };
   }
@@ -184,6 +194,8 @@ export function actionText(a: ClusterAction): string {
       return `SIGSTOP slot ${a.slot} for ${a.ms} ms`;
     case "drop":
       return `terminate the database sessions of slot ${a.slot}`;
+    case "dropMidCall":
+      return `send add(${a.tags.join(",")}) and bump(${a.by}) id ${a.uid} to ${a.id}'s owner, its database sessions terminated at ${a.atMs} ms`;
     case "gap":
       return `wait ${a.ms} ms`;
   }

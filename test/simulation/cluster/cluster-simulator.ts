@@ -27,6 +27,8 @@ export interface ClusterReport {
   readonly schedule: ClusterSchedule;
   readonly trace: readonly string[];
   readonly violations: readonly Disagreement[];
+  /** The harness itself failed (not a property of the engine): the schedule was not checked to its end. */
+  readonly harnessError?: string;
   readonly acknowledged: number;
   readonly inDoubt: number;
   readonly ms: number;
@@ -41,12 +43,23 @@ export interface ClusterRunOptions {
 export async function runClusterSchedule(schedule: ClusterSchedule, options: ClusterRunOptions = {}): Promise<ClusterReport> {
   const run = new ClusterRun(schedule);
   const began = Date.now();
+  let harnessError: string | undefined;
   try {
     await run.run();
+  } catch (e) {
+    harnessError = (e as Error)?.stack ?? String(e);
   } finally {
     await run.close(options.keep === true);
   }
-  return { schedule, trace: run.trace, violations: run.violations, acknowledged: run.acked, inDoubt: run.doubts, ms: Date.now() - began };
+  return {
+    schedule,
+    trace: run.trace,
+    violations: run.violations,
+    ...(harnessError === undefined ? {} : { harnessError }),
+    acknowledged: run.acked,
+    inDoubt: run.doubts,
+    ms: Date.now() - began,
+  };
 }
 
 class ClusterRun {
@@ -118,6 +131,8 @@ class ClusterRun {
         return this.chain(action.id, () => this.cancel(action));
       case "ownerLost":
         return this.chain(action.id, () => this.ownerLost(action));
+      case "dropMidCall":
+        return this.chain(action.id, () => this.dropMidCall(action));
       case "kill": {
         await this.procs.kill(action.slot);
         this.background.push(sleep(action.restartAfterMs).then(() => this.procs.spawn(action.slot)));
@@ -237,22 +252,48 @@ class ClusterRun {
     } else killed = sleep(a.killAtMs).then(kill);
     const signals = a.tags.map((tag) => caller.send({ op: "signal", id: a.id, tag }));
     const bumped = caller.send<Bumped>({ op: "update", id: a.id, uid: a.uid, by: a.by });
+    await this.settleBurst(a.id, a.tags, signals, caller.owner);
+    await killed;
+    await this.settleUpdate(a.id, a.uid, a.by, bumped, caller.owner);
+  }
+
+  /** Signals and an update sent to the run's owner while its database sessions are cut off. */
+  private async dropMidCall(a: Extract<ClusterAction, { a: "dropMidCall" }>): Promise<void> {
+    const owner = await this.procs.route({ route: "owner", slot: 0 }, a.id);
+    const dropped = sleep(a.atMs).then(async () =>
+      this.note(`  ${await terminateSessionsOf(owner.owner)} sessions of ${owner.owner} terminated`),
+    );
+    const signals = a.tags.map((tag) => owner.send({ op: "signal", id: a.id, tag }));
+    const bumped = owner.send<Bumped>({ op: "update", id: a.id, uid: a.uid, by: a.by });
+    await this.settleBurst(a.id, a.tags, signals, owner.owner);
+    await dropped;
+    await this.settleUpdate(a.id, a.uid, a.by, bumped, owner.owner);
+  }
+
+  /** Notes the outcome of signals sent together. */
+  private async settleBurst(id: string, tags: readonly string[], signals: Promise<unknown>[], through: string): Promise<void> {
     const settled = await Promise.allSettled(signals);
     settled.forEach((s, i) => {
-      const tag = a.tags[i]!;
-      this.model.signal(a.id, tag, s.status === "fulfilled" ? "acked" : "doubt");
-      this.outcome(`signal ${tag}`, s.status === "fulfilled", `through ${caller.owner}`);
+      const tag = tags[i]!;
+      this.model.signal(id, tag, s.status === "fulfilled" ? "acked" : "doubt");
+      this.outcome(
+        `signal ${tag}`,
+        s.status === "fulfilled",
+        `through ${through}${s.status === "rejected" ? `: ${String(s.reason)}` : ""}`,
+      );
     });
+  }
+
+  /** Notes an update's answer, or asks for it again (same ID) until it is answered. */
+  private async settleUpdate(id: string, uid: string, by: number, bumped: Promise<Bumped>, through: string): Promise<void> {
     const answer = await bumped.then(
       (v) => v,
       () => undefined,
     );
-    await killed;
-    if (answer !== undefined) {
-      const wrong = this.model.updated(a.id, a.uid, a.by, answer);
-      this.outcome(`update ${a.uid}`, true, `= ${JSON.stringify(answer)} through ${caller.owner}`);
-      if (wrong !== undefined) this.violate(wrong.property, wrong.detail);
-    } else await this.update(a.id, a.uid, a.by, { route: "other", slot: 0 });
+    if (answer === undefined) return this.update(id, uid, by, { route: "other", slot: 0 });
+    const wrong = this.model.updated(id, uid, by, answer);
+    this.outcome(`update ${uid}`, true, `= ${JSON.stringify(answer)} through ${through}`);
+    if (wrong !== undefined) this.violate(wrong.property, wrong.detail);
   }
 
   /** Waits until every shard has a live owner among the processes running now. */
