@@ -13,6 +13,8 @@ const HOLDS_TIMEOUT_MS = 1_500;
 
 export class ClusterProcesses {
   private readonly slots: EngineHandle[] = [];
+  /** Every process started, so none outlives the schedule. */
+  private readonly all: EngineHandle[] = [];
   private readonly generations: number[];
   /** Processes the harness ended on purpose; any other exit is a crash of the engine. */
   private readonly ended = new Set<EngineHandle>();
@@ -35,6 +37,8 @@ export class ClusterProcesses {
 
   /** Starts a new process in `slot` (the old one must be gone) and waits until it is open. */
   async spawn(slot: number): Promise<void> {
+    // A slot holds one process: a restart due after a second kill of the same process starts none.
+    if (this.slots[slot]?.alive === true) return;
     const owner = `${this.tag}s${slot}g${this.generations[slot]!++}`;
     const handle = new EngineHandle({
       url: SIM_PG_URL,
@@ -46,6 +50,7 @@ export class ClusterProcesses {
       shards: this.schedule.shards,
     });
     this.slots[slot] = handle;
+    this.all.push(handle);
     void handle.exited.then(() => {
       if (!this.ended.has(handle)) this.crashed.push(`engine process ${owner} exited by itself: ${handle.errors}`);
     });
@@ -67,13 +72,14 @@ export class ClusterProcesses {
     return this.slots.filter((h) => h.alive).map((h) => h.owner);
   }
 
-  /** SIGKILLs the process of `slot`. */
-  async kill(slot: number): Promise<void> {
+  /** SIGKILLs the process of `slot`; false when it was gone already. */
+  async kill(slot: number): Promise<boolean> {
     const h = this.slots[slot];
-    if (h === undefined || !h.alive) return;
+    if (h === undefined || !h.alive) return false;
     this.ended.add(h);
     await h.kill();
     this.trace(`process ${h.owner} killed`);
+    return true;
   }
 
   /** Gives every slot a live, running process again. */
@@ -87,8 +93,8 @@ export class ClusterProcesses {
   }
 
   async killAll(): Promise<void> {
-    for (const h of this.slots) this.ended.add(h);
-    await Promise.all(this.slots.map((h) => h.kill()));
+    for (const h of this.all) this.ended.add(h);
+    await Promise.all(this.all.map((h) => h.kill()));
   }
 
   /** The slot of the process that holds `id`'s shard now, as the processes themselves say. */

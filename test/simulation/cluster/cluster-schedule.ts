@@ -107,7 +107,9 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
   const engines = r.int(2, 3);
   const shards = r.pick([4, 6, 8]);
   const leaseMs = r.pick(LEASE_CHOICES);
-  const skews = Array.from({ length: engines }, () => (space.faults.has("skew") && r.chance(0.5) ? r.int(-400, 400) : 0));
+  // Small skews, and ones of seconds: a run's timers then fall due late or early where its shard moves.
+  const skewMs = r.pick([400, 3_000]);
+  const skews = Array.from({ length: engines }, () => (space.faults.has("skew") && r.chance(0.5) ? r.int(-skewMs, skewMs) : 0));
   const ids = Array.from({ length: r.int(2, 5) }, (_, i) => `r${i}`);
   const actions: ClusterAction[] = [];
   const cancelled = new Set<string>();
@@ -115,13 +117,19 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
   let tags = 0;
   let uids = 0;
   const via = (): Via => ({ route: r.pick<Route>(["owner", "other", "other", "slot"]), slot: r.int(0, engines - 1) });
-  for (const id of ids) actions.push({ a: "start", id, via: via() });
+  // Some runs start at once, the others when first used: their starts meet the faults too.
+  const started = new Set(ids.filter(() => r.chance(0.5)));
+  for (const id of started) actions.push({ a: "start", id, via: via() });
   const count = r.int(Math.floor(space.maxActions / 2), space.maxActions);
   for (let i = 0; i < count; i++) {
     const open = ids.filter((id) => !cancelled.has(id));
     const roll = r.next();
     if (open.length === 0) break;
     const id = r.pick(open);
+    if (!started.has(id)) {
+      started.add(id);
+      actions.push({ a: "start", id, via: via() });
+    }
     if (roll < 0.36) actions.push({ a: "signal", id, tag: `t${tags++}`, via: via() });
     else if (roll < 0.62) actions.push({ a: "update", id, uid: `u${uids++}`, by: r.int(1, 9), via: via() });
     else if (roll < 0.67) {

@@ -134,8 +134,8 @@ class ClusterRun {
       case "dropMidCall":
         return this.chain(action.id, () => this.dropMidCall(action));
       case "kill": {
-        await this.procs.kill(action.slot);
-        this.background.push(sleep(action.restartAfterMs).then(() => this.procs.spawn(action.slot)));
+        if (await this.procs.kill(action.slot))
+          this.background.push(sleep(action.restartAfterMs).then(() => this.procs.spawn(action.slot)));
         return;
       }
       case "pause": {
@@ -242,8 +242,7 @@ class ClusterRun {
     }
     const kill = async (): Promise<void> => {
       if (owner === undefined || this.procs.at(owner) === caller) return;
-      await this.procs.kill(owner);
-      this.background.push(this.procs.spawn(owner));
+      if (await this.procs.kill(owner)) this.background.push(this.procs.spawn(owner));
     };
     let killed: Promise<void> | undefined;
     if (a.killAtMs < 0) {
