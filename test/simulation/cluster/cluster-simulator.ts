@@ -44,12 +44,16 @@ export async function runClusterSchedule(schedule: ClusterSchedule, options: Clu
   const run = new ClusterRun(schedule);
   const began = Date.now();
   let harnessError: string | undefined;
+  // The engines run in other processes: a rejection left unhandled here is the harness's own.
+  const onUnhandled = (reason: unknown): void => void (harnessError ??= `unhandled: ${(reason as Error)?.stack ?? String(reason)}`);
+  process.on("unhandledRejection", onUnhandled);
   try {
     await run.run();
   } catch (e) {
     harnessError = (e as Error)?.stack ?? String(e);
   } finally {
     await run.close(options.keep === true);
+    process.off("unhandledRejection", onUnhandled);
   }
   return {
     schedule,
@@ -119,6 +123,11 @@ class ClusterRun {
     this.chains.set(id, next);
   }
 
+  /** Work that goes on while the schedule does (a restart, the end of a pause), awaited before the checks. */
+  private later(work: Promise<void>): void {
+    this.background.push(work.catch((e: unknown) => this.violate("live", `a process could not be started: ${String(e)}`)));
+  }
+
   private async perform(action: ClusterAction): Promise<void> {
     switch (action.a) {
       case "start":
@@ -134,15 +143,14 @@ class ClusterRun {
       case "dropMidCall":
         return this.chain(action.id, () => this.dropMidCall(action));
       case "kill": {
-        if (await this.procs.kill(action.slot))
-          this.background.push(sleep(action.restartAfterMs).then(() => this.procs.spawn(action.slot)));
+        if (await this.procs.kill(action.slot)) this.later(sleep(action.restartAfterMs).then(() => this.procs.spawn(action.slot)));
         return;
       }
       case "pause": {
         const h = this.procs.at(action.slot);
         if (h === undefined || !h.alive || h.paused) return;
         h.pause();
-        this.background.push(sleep(action.ms).then(() => h.resume()));
+        this.later(sleep(action.ms).then(() => h.resume()));
         return;
       }
       case "drop":
@@ -242,7 +250,7 @@ class ClusterRun {
     }
     const kill = async (): Promise<void> => {
       if (owner === undefined || this.procs.at(owner) === caller) return;
-      if (await this.procs.kill(owner)) this.background.push(this.procs.spawn(owner));
+      if (await this.procs.kill(owner)) this.later(this.procs.spawn(owner));
     };
     let killed: Promise<void> | undefined;
     if (a.killAtMs < 0) {
@@ -250,7 +258,7 @@ class ClusterRun {
       await sleep(-a.killAtMs);
     } else killed = sleep(a.killAtMs).then(kill);
     const signals = a.tags.map((tag) => caller.send({ op: "signal", id: a.id, tag }));
-    const bumped = caller.send<Bumped>({ op: "update", id: a.id, uid: a.uid, by: a.by });
+    const bumped = answerOf(caller.send<Bumped>({ op: "update", id: a.id, uid: a.uid, by: a.by }));
     await this.settleBurst(a.id, a.tags, signals, caller.owner);
     await killed;
     await this.settleUpdate(a.id, a.uid, a.by, bumped, caller.owner);
@@ -263,7 +271,7 @@ class ClusterRun {
       this.note(`  ${await terminateSessionsOf(owner.owner)} sessions of ${owner.owner} terminated`),
     );
     const signals = a.tags.map((tag) => owner.send({ op: "signal", id: a.id, tag }));
-    const bumped = owner.send<Bumped>({ op: "update", id: a.id, uid: a.uid, by: a.by });
+    const bumped = answerOf(owner.send<Bumped>({ op: "update", id: a.id, uid: a.uid, by: a.by }));
     await this.settleBurst(a.id, a.tags, signals, owner.owner);
     await dropped;
     await this.settleUpdate(a.id, a.uid, a.by, bumped, owner.owner);
@@ -284,11 +292,8 @@ class ClusterRun {
   }
 
   /** Notes an update's answer, or asks for it again (same ID) until it is answered. */
-  private async settleUpdate(id: string, uid: string, by: number, bumped: Promise<Bumped>, through: string): Promise<void> {
-    const answer = await bumped.then(
-      (v) => v,
-      () => undefined,
-    );
+  private async settleUpdate(id: string, uid: string, by: number, bumped: Promise<Bumped | undefined>, through: string): Promise<void> {
+    const answer = await bumped;
     if (answer === undefined) return this.update(id, uid, by, { route: "other", slot: 0 });
     const wrong = this.model.updated(id, uid, by, answer);
     this.outcome(`update ${uid}`, true, `= ${JSON.stringify(answer)} through ${through}`);
@@ -337,4 +342,12 @@ class ClusterRun {
     this.violate("live", `no process could read ${id} within ${SETTLE_MS} ms: ${String(last)}`);
     return undefined;
   }
+}
+
+/** The answer of an update sent alongside other calls, or undefined when it failed (handled at once, as it may fail before it is awaited). */
+function answerOf(sent: Promise<Bumped>): Promise<Bumped | undefined> {
+  return sent.then(
+    (v) => v,
+    () => undefined,
+  );
 }
