@@ -137,11 +137,11 @@ export class ClusterModel {
       out.push({ property: "exactlyOnce", detail: `${id} was never cancelled but it ended ${seen.status}` });
     if (seen.state !== undefined) {
       const sorted = (xs: readonly string[]): string[] => [...xs].sort();
-      const answered = seen.updates.length;
-      if (!isDeepStrictEqual(sorted(seen.state.tags), sorted(seen.tags)) || seen.state.count !== answered)
+      const accepted = seen.updates.length;
+      if (!isDeepStrictEqual(sorted(seen.state.tags), sorted(seen.tags)) || seen.state.count !== accepted)
         out.push({
           property: "exactlyOnce",
-          detail: `${id}'s workflow holds ${JSON.stringify(seen.state)}; its journal has signals ${JSON.stringify(seen.tags)} and ${answered} updates`,
+          detail: `${id}'s workflow holds ${JSON.stringify(seen.state)}; its journal has signals ${JSON.stringify(seen.tags)} and ${accepted} updates`,
         });
     }
     if (seen.runs !== 1) out.push({ property: "exactlyOnce", detail: `${id} has ${seen.runs} runs; nothing replaced its first` });
