@@ -9,7 +9,7 @@ import { runClusterSchedule, type ClusterReport } from "./cluster-simulator.js";
 // sample of the schedules, not a replay of one execution; `npm run sim -- --cluster --seeds N`
 // runs more.
 const FIRST_SEED = 1;
-const SEEDS = 6;
+const SEEDS = 4;
 
 describe("a cluster of engine processes on one PostgreSQL under seeded schedules of calls and faults", function () {
   this.timeout(SEEDS * 40_000);
