@@ -37,7 +37,6 @@ function parse(argv: readonly string[]): ClusterArgs {
       return value;
     };
     if (flag === "--cluster") continue;
-    else if (flag === "--help" || flag === "-h") throw new Error(CLUSTER_USAGE);
     else if (flag === "--seeds") args.seeds = Number(need());
     else if (flag === "--seed") args.seed = Number(need());
     else if (flag === "--keep") args.keep = true;
@@ -55,6 +54,10 @@ function parse(argv: readonly string[]): ClusterArgs {
 
 /** Runs the cluster simulation as the command line asks; resolves with the exit code. */
 export async function clusterMain(argv: readonly string[]): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    console.log(CLUSTER_USAGE);
+    return 0;
+  }
   let args: ClusterArgs;
   try {
     args = parse(argv);
