@@ -1,6 +1,6 @@
 import { ts } from "ts-morph";
 import type { FlowNode, SourceLocation } from "./ir.js";
-import type { FlowContext } from "./step-flow.js";
+import type { FlowContext } from "./flow-context.js";
 
 /** The `Ctx` methods that send a message to another workflow, and the name of the step that journals it. */
 export const MESSAGE_STEPS: ReadonlyMap<string, string> = new Map(

@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import { reportError, UsageError } from "../data-dir.js";
 import { ExitCode } from "../exit-codes.js";
 import type { Io } from "../io.js";
-import type { CommandContext } from "./index.js";
+import type { CommandContext } from "./command-context.js";
 
 /**
  * The benchmarks of `@fusee/runtime`'s bench/main.ts, in its order. A test checks the two lists
