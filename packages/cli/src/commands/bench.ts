@@ -51,8 +51,9 @@ async function runBench(name: string | undefined, args: readonly string[], json:
     const main = benchMain();
     const forwarded = json && !args.includes("--json") ? [...args, "--json"] : args;
     return await new Promise<number>((resolve, reject) => {
-      // Ctrl-C reaches the benchmark too; waiting for it lets its exit code be ours.
-      void io.interrupted();
+      // Ctrl-C reaches the benchmark too; listening for it here keeps this process alive until the
+      // benchmark exits, so the benchmark's exit code is ours.
+      io.interrupted().catch(reject);
       const child = spawn(process.execPath, ["--expose-gc", main, name, ...forwarded], { stdio: "inherit" });
       child.on("error", reject);
       child.on("exit", (code) => resolve(code ?? ExitCode.Failed));

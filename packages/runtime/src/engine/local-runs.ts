@@ -510,10 +510,15 @@ export class LocalRuns implements RunService, PerformsRequests {
       append: (entry, record) => this.records.appendFromRun(entry, record),
       changed: (entry, executor) => this.outcomes.executorChanged(entry, executor),
       acquire: (options) => this.flow.limits.acquire(options),
-      startChild: (entry, request) => void this.children.start(entry, request),
+      // Both settle their own failures; what escapes them fails the run's shard as storage does.
+      startChild: (entry, request) => {
+        this.children.start(entry, request).catch((e: unknown) => this.storageFailed(e, entry.shard));
+      },
       continueAsNew: (entry, runId, def, input, attributes, executor) =>
         this.replacement.continueAsNew(entry, runId, def, input, attributes, executor),
-      closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
+      closeChild: (entry, childId, reason) => {
+        this.children.close(entry, childId, reason).catch((e: unknown) => this.storageFailed(e, entry.shard));
+      },
       deliver: (target, message, request) => this.router.deliver(target, message, request),
     };
   }

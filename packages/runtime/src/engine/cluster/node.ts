@@ -237,7 +237,9 @@ export class ClusterNode {
           if (takenOver) this.suspects.add(request.id);
           if (this.inFlight.has(request.id)) continue;
           this.inFlight.add(request.id);
-          void this.answer(shard, request).finally(() => this.inFlight.delete(request.id));
+          this.answer(shard, request)
+            .finally(() => this.inFlight.delete(request.id))
+            .catch((e: unknown) => this.warn(`failed to answer request ${request.id}`, e));
         }
       } catch {
         // The next wake-up or poll drains again.

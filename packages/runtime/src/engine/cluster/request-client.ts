@@ -99,7 +99,7 @@ export class RequestClient {
   private poll(): void {
     if (this.polling || this.closed) return;
     this.polling = true;
-    void (async () => {
+    (async () => {
       let wait = POLL_FIRST_MS;
       while (!this.closed && this.waiting.size > 0) {
         const wakesBefore = this.wakes;
@@ -107,8 +107,7 @@ export class RequestClient {
         try {
           replies = await this.table.take([...this.waiting.keys()]);
         } catch (e) {
-          for (const w of this.waiting.values()) w.reject(failure(w.describe, e));
-          this.waiting.clear();
+          this.failWaiting(e);
           break;
         }
         for (const [id, reply] of replies) {
@@ -128,7 +127,16 @@ export class RequestClient {
         wait = Math.min(POLL_LAST_MS, wait * 2);
       }
       this.polling = false;
-    })();
+    })().catch((e: unknown) => {
+      // The loop handles a failed take itself; anything else must still not leave a caller waiting for ever.
+      this.polling = false;
+      this.failWaiting(e);
+    });
+  }
+
+  private failWaiting(e: unknown): void {
+    for (const w of this.waiting.values()) w.reject(failure(w.describe, e));
+    this.waiting.clear();
   }
 }
 

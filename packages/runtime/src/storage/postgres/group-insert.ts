@@ -282,7 +282,7 @@ export class ShardWriter extends BatchFront<Batch> {
       this.o.pool.query({ ...this.insertOnly, values }).then(
         (result) => {
           if (result.rowCount === 1) this.committed(b, undefined, undefined);
-          else void this.leaseGone(b);
+          else this.leaseGone(b).catch((e: unknown) => this.failed(b, e));
         },
         (err: unknown) => this.failed(b, err),
       );
@@ -295,7 +295,7 @@ export class ShardWriter extends BatchFront<Batch> {
     this.o.pool.query<{ leased: number }>({ ...this.insertAndDrop, values }).then(
       (result) => {
         if (result.rows[0]?.leased === 1) this.committed(b, dead, dropped);
-        else void this.leaseGone(b);
+        else this.leaseGone(b).catch((e: unknown) => this.failed(b, e));
       },
       (err: unknown) => this.failed(b, err),
     );
