@@ -3,7 +3,7 @@
  * is recovered, a shard lost is forgotten), answers the requests other processes send to the
  * shards it holds, and forwards operations on runs of shards it does not hold to their owner.
  */
-import { FuseeError, StorageError } from "../../core/errors.js";
+import { ShutDownError, StorageError } from "../../core/errors.js";
 import type { Answer, PendingRequest, PostgresLog, Reply, RequestTable } from "../../storage/postgres/index.js";
 import type { LocalRuns } from "../local-runs.js";
 import type { RunCall } from "../run-service.js";
@@ -280,7 +280,7 @@ export class ClusterNode {
   static afterPerform: ((kind: string) => void) | undefined;
 
   private assertOpen(): void {
-    if (this.closed) throw new FuseeError("the engine is shut down");
+    if (this.closed) throw new ShutDownError();
   }
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ForwardTimeoutError, FuseeError, StorageError } from "../../core/errors.js";
+import { ForwardTimeoutError, ShutDownError, StorageError } from "../../core/errors.js";
 import type { NewRequest, Reply, RequestTable } from "../../storage/postgres/index.js";
 import { BatchQueue } from "./batch-queue.js";
 
@@ -78,7 +78,7 @@ export class RequestClient {
   /** Fails every waiting request: the engine is shutting down. */
   close(): void {
     this.closed = true;
-    const error = new FuseeError("the engine is shut down");
+    const error = new ShutDownError();
     for (const w of this.waiting.values()) w.reject(error);
     this.waiting.clear();
     this.wake?.();
