@@ -153,6 +153,7 @@ export class ShardCommitter extends BatchFront<Batch> {
     for (;;) {
       const b = this.flying ?? (this.open.count > 0 ? this.open : undefined);
       if (b === undefined) return;
+      // Its appenders hear a failure; idle only waits for it to be over.
       await this.promiseOf(b).catch(() => undefined);
     }
   }

@@ -113,6 +113,7 @@ export class ClusterNode {
       node.unsubscribe.push(await log.onNotify((shard) => node.drain(shard)));
       // Any reply for this process may be there: every waiting request looks for its own.
       node.unsubscribe.push(await log.onOwnerWake(() => node.client.woken()));
+      // A sweep that fails leaves old replies for the next sweep.
       node.sweep = setInterval(() => void node.requests.sweepReplies().catch(() => undefined), REPLY_SWEEP_MS);
       node.sweep.unref();
       for (const shard of log.ownedShards()) node.acquired(shard);

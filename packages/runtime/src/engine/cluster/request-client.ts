@@ -87,7 +87,8 @@ export class RequestClient {
   /** Gives a request up: it stops waiting, and it is deleted unless an owner answered it meanwhile. */
   private expired(id: string, describe: string, timeoutMs: number): ForwardTimeoutError {
     this.waiting.delete(id);
-    void this.table.withdraw(id).catch(() => undefined);
+    // A request not withdrawn is answered into a reply nobody takes, which the reply sweep deletes.
+    this.table.withdraw(id).catch(() => undefined);
     return new ForwardTimeoutError(
       `${describe} got no answer within ${timeoutMs} ms: no process held the shard, or its holder could not reach the database. ` +
         "The request was withdrawn, though an owner that had begun it may still complete it; ask again once the cluster has an owner for the shard " +
