@@ -101,8 +101,8 @@ export class RejectedError extends FuseeError {
 
 /**
  * The engine is shut down, or shutting down: whatever asked it for something (a call, a wait for a
- * result, a forwarded request, a running step's abort signal) hears this, with reason `shut-down`.
- * A step aborted so runs again when the engine reopens on the same data.
+ * result, a forwarded request) hears this, with reason `shut-down`. A step it was running hears a
+ * {@link CancelledError} on its abort signal, as for any abort, and runs again when the engine reopens.
  */
 export class ShutDownError extends RejectedError {
   override readonly code = "FUSEE_SHUT_DOWN";

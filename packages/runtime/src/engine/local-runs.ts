@@ -1,6 +1,6 @@
 import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
-import { FuseeError, NotFoundError, ShardMovedError, ShutDownError, TerminatedError } from "../core/errors.js";
+import { CancelledError, FuseeError, NotFoundError, ShardMovedError, TerminatedError } from "../core/errors.js";
 import { checkName, checkWorkflowId, shardOf } from "../core/ids.js";
 import type { Logger } from "../core/logger.js";
 import type { PayloadCodec } from "../journal/record-codec.js";
@@ -472,7 +472,8 @@ export class LocalRuns implements RunService, PerformsRequests {
     this.requests.outcomes.rejectAll(error);
     this.started.rejectAll(error);
     this.records.abandon(error);
-    this.cache.dropAll(new ShutDownError("the engine is shut down; the step runs again when the engine reopens"));
+    // A running step hears a cancellation, as from any other abort: it runs again when the engine reopens.
+    this.cache.dropAll(new CancelledError("the engine is shut down; the step runs again when the engine reopens"));
     this.deps.telemetry?.close();
   }
 

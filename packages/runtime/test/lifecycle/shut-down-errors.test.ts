@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { expect } from "chai";
-import { RejectedError, ShutDownError } from "../../src/core/errors.js";
+import { CancelledError, RejectedError, ShutDownError } from "../../src/core/errors.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { eventually, localKind, type EngineKind } from "../runtime/harness.js";
@@ -57,7 +57,7 @@ describe("A shut-down engine's errors", () => {
     await local.cleanup();
   });
 
-  it("are one ShutDownError for calls made after, waiters on results and running steps' abort signals", async () => {
+  it("are one ShutDownError for calls made after it and waiters it cuts off; running steps hear a cancellation", async () => {
     const engine = await local.open({ workflows: [Waiter, Holder] });
     const waiting = await engine.start(Waiter, "waiter-1", undefined);
     const holding = await engine.start(Holder, "holder-1", undefined);
@@ -67,7 +67,8 @@ describe("A shut-down engine's errors", () => {
 
     isShutDown(await result, "a result awaited across the shutdown");
     await eventually("the step aborted", () => aborted.length === 1);
-    isShutDown(aborted[0], "a running step's abort signal");
+    expect(aborted[0], "a running step's abort signal").to.be.instanceOf(CancelledError);
+    expect((aborted[0] as CancelledError).message).to.contain("the engine is shut down");
     isShutDown(await refusal(engine.start(Waiter, "waiter-2", undefined)), "a start after the shutdown");
     isShutDown(await refusal(holding.signal("go", "late")), "a signal after the shutdown");
     isShutDown(await refusal(engine.schedule("late", { workflow: Waiter, every: "1h" })), "a schedule set after the shutdown");
