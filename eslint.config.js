@@ -15,6 +15,16 @@ export default tseslint.config(
     },
   },
   {
+    // Typed rules: a promise nobody awaits or handles loses its rejection, and one handed to a
+    // callback that expects a plain value (an event listener, `setTimeout`) is never awaited.
+    files: ["**/*.ts"],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/no-floating-promises": ["error", { ignoreVoid: false }],
+      "@typescript-eslint/no-misused-promises": "error",
+    },
+  },
+  {
     files: ["**/test/**/*.ts", "test/**/*.ts"],
     rules: {
       // chai's property assertions (`expect(x).to.be.NaN`) are expressions by design.

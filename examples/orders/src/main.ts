@@ -70,11 +70,15 @@ async function main(): Promise<number> {
     stopping = true;
     process.once("SIGINT", () => process.exit(130));
     display.line("stopping: waiting for the journal to reach the disk (Ctrl-C again to quit at once)");
-    void engine.shutdown().finally(() => {
+    const exit = (message: string): never => {
       display.finish();
-      console.log("stopped; run again to carry on where this left off");
+      console.log(message);
       process.exit(130);
-    });
+    };
+    engine.shutdown().then(
+      () => exit("stopped; run again to carry on where this left off"),
+      (e: unknown) => exit(`stopping failed (${(e as Error)?.message ?? String(e)}); run again to carry on from what reached the disk`),
+    );
   });
 
   const outcomes = new Map<string, Outcome>();

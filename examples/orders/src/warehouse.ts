@@ -28,11 +28,12 @@ export class Warehouse {
   see(script: OrderScript, progress: Progress): void {
     if (progress.stage !== "packing" || progress.packed || this.handled.has(script.id)) return;
     this.handled.add(script.id);
-    const job = this.handle(script).catch((e: unknown) => {
-      if (!this.stopping()) this.display.event(script.id, `warehouse error: ${messageOf(e)}`);
-    });
+    const job: Promise<void> = this.handle(script)
+      .catch((e: unknown) => {
+        if (!this.stopping()) this.display.event(script.id, `warehouse error: ${messageOf(e)}`);
+      })
+      .finally(() => this.work.delete(job));
     this.work.add(job);
-    void job.finally(() => this.work.delete(job));
   }
 
   /** Resolves when every order seen so far has been handled. */

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, type Option } from "commander";
-import { commands, type CommandContext } from "./commands/index.js";
+import type { CommandContext } from "./commands/command-context.js";
+import { commands } from "./commands/index.js";
 import { EXIT_CODES_HELP, ExitCode } from "./exit-codes.js";
 import { type Io, paint } from "./io.js";
 

@@ -70,7 +70,7 @@ export async function openDataDir(io: Io, flags: DataDirFlags, command: string):
 }
 
 /** One line saying what a read-only open left out and why. */
-export function cutLine(cut: RecoveryCutEvent): string {
+function cutLine(cut: RecoveryCutEvent): string {
   return (
     `shard ${cut.shard}: left out ${cut.discardedBytes} bytes at offset ${cut.offset} of segment ${cut.segment}, ` +
     `a write torn by a crash (${cut.reason}); the directory was not changed, the next engine open cuts them`

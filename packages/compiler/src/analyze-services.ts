@@ -1,5 +1,5 @@
 import { ts } from "ts-morph";
-import type { AnalysisContext } from "./analyze-workflow.js";
+import type { AnalysisContext } from "./analysis-context.js";
 import type { ServiceIR } from "./ir.js";
 
 /**

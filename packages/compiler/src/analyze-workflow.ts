@@ -1,16 +1,15 @@
 import { ts } from "ts-morph";
+import type { AnalysisContext } from "./analysis-context.js";
 import { analyzeServices } from "./analyze-services.js";
 import { ctxCall } from "./ctx-calls.js";
-import type { SourceProblem, SourceProblemCode } from "./errors.js";
+import type { SourceProblemCode } from "./errors.js";
 import type { FlowEntry, HandlerIR, ParamIR, SourceLocation, StepIR, TypeRef, ValueRef, WorkflowIR } from "./ir.js";
-import type { RuntimeSymbols } from "./runtime-symbols.js";
 import { locate } from "./source-location.js";
 import { DeterminismLint } from "./determinism-lint.js";
 import { FlowReader } from "./step-flow.js";
 import { assignedFields, bodyOf, classChain, hasBody } from "./class-chain.js";
 import { collectEnums } from "./workflow-enums.js";
 import { defaultedFields, resultMethods } from "./step-results.js";
-import type { TypeRenderer } from "./type-render.js";
 
 /** A class decorated with the runtime's `@Workflow`, and the decorator call. */
 export interface WorkflowClass {
@@ -26,15 +25,6 @@ interface Member {
   /** The runtime decorator on it, if any. */
   readonly role?: "Step" | HandlerKind;
   readonly decorator?: ts.Decorator;
-}
-
-/** Shared state of one analysis pass over a project. */
-export interface AnalysisContext {
-  readonly projectDir: string;
-  readonly checker: ts.TypeChecker;
-  readonly runtime: RuntimeSymbols;
-  readonly types: TypeRenderer;
-  readonly problems: SourceProblem[];
 }
 
 /**

@@ -47,9 +47,9 @@ export const CONFIG_FILE = "fusee.config.json";
 export const DEFAULT_OUT = "src/fusee.generated.ts";
 export const DEFAULT_LOCK = "fusee.lock.json";
 /** Every file tsconfig.json includes... */
-export const DEFAULT_INCLUDE: readonly string[] = ["**/*"];
+const DEFAULT_INCLUDE: readonly string[] = ["**/*"];
 /** ...but test files: a workflow declared for a test is no part of the application's clients. */
-export const DEFAULT_EXCLUDE: readonly string[] = ["**/*.test.*", "**/*.spec.*", "**/test/**", "**/tests/**", "**/__tests__/**"];
+const DEFAULT_EXCLUDE: readonly string[] = ["**/*.test.*", "**/*.spec.*", "**/test/**", "**/tests/**", "**/__tests__/**"];
 
 /** Resolves the project, its tsconfig and output paths: options first, then fusee.config.json, then defaults. */
 export function resolveConfig(options: GenerateOptions): ResolvedConfig {

@@ -1,6 +1,6 @@
 import { ts } from "ts-morph";
 import type { FlowNode, SourceLocation } from "./ir.js";
-import type { FlowContext } from "./step-flow.js";
+import type { FlowContext } from "./flow-context.js";
 import type { CtxCall } from "./ctx-calls.js";
 
 /**

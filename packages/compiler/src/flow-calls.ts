@@ -7,7 +7,7 @@ import type { ExpressionText } from "./argument-text.js";
 import type { FlowNode } from "./ir.js";
 import { Env, type Evaluator, type LocalFunction, writtenSymbols } from "./known-values.js";
 import { resultUse } from "./result-use.js";
-import type { FlowContext } from "./step-flow.js";
+import type { FlowContext } from "./flow-context.js";
 
 /** What reading calls needs of the flow reader: expressions, bodies and callbacks. */
 export interface ExpressionReader {

@@ -78,7 +78,7 @@ const lockEntries = new WeakMap<WorkflowIR, LockWorkflow>();
 const entryTexts = new WeakMap<LockWorkflow, string>();
 
 /** The lock entry of one workflow; the same intermediate form always yields the same entry object. */
-export function lockWorkflow(w: WorkflowIR): LockWorkflow {
+function lockWorkflow(w: WorkflowIR): LockWorkflow {
   let entry = lockEntries.get(w);
   if (entry === undefined) {
     entry = buildEntry(w);
@@ -166,7 +166,7 @@ export function typeShape(type: LockType): string {
   return typeof type === "string" ? type : type.shape;
 }
 
-export function lockType(type: TypeRef): LockType {
+function lockType(type: TypeRef): LockType {
   return type.display === type.shape ? type.display : { type: type.display, shape: type.shape };
 }
 

@@ -95,7 +95,7 @@ export function* assignments(variables: readonly Variable[]): Generator<Assignme
   }
 }
 
-export function choiceOf(variables: readonly Variable[], values: readonly (boolean | string | number)[]): Choice {
+function choiceOf(variables: readonly Variable[], values: readonly (boolean | string | number)[]): Choice {
   const byKey = new Map<string, boolean | string | number>();
   variables.forEach((v, i) => byKey.set(`${v.kind}\u0000${v.key}`, values[i] as boolean | string | number));
   const get = (kind: Variable["kind"], key: string) => byKey.get(`${kind}\u0000${key}`);

@@ -227,8 +227,3 @@ export function fromFlow(node: FlowNode, stepsOnly = false): Node[] {
       return [{ kind: "exit", how: node.how, at: node.at }];
   }
 }
-
-export function locationOf(node: Node | undefined): SourceLocation | undefined {
-  if (node === undefined) return undefined;
-  return node.at ?? leaves(node).find((s) => s.at !== undefined)?.at;
-}

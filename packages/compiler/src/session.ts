@@ -1,6 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { FileSystemRefreshResult, Project, ts } from "ts-morph";
-import { analyzeWorkflow, type AnalysisContext } from "./analyze-workflow.js";
+import type { AnalysisContext } from "./analysis-context.js";
+import { analyzeWorkflow } from "./analyze-workflow.js";
 import type { ResolvedConfig } from "./config.js";
 import { discoverWorkflows, isCandidateFile } from "./discover.js";
 import { FileOrigins } from "./file-origins.js";

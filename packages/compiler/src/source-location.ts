@@ -10,6 +10,6 @@ export function locate(projectDir: string, node: ts.Node): SourceLocation {
 }
 
 /** A path relative to the project folder with `/` separators, as messages and the lock show it. */
-export function projectPath(projectDir: string, fileName: string): string {
+function projectPath(projectDir: string, fileName: string): string {
   return relative(projectDir, fileName).split(sep).join("/");
 }

@@ -499,7 +499,7 @@ export class TypeRenderer {
 }
 
 /** Whether a symbol is global: declared in a default library, a script file or `declare global`. */
-export function isGlobalSymbol(program: ts.Program, symbol: ts.Symbol): boolean {
+function isGlobalSymbol(program: ts.Program, symbol: ts.Symbol): boolean {
   const declaration = symbol.declarations?.[0];
   if (declaration === undefined) return false;
   const file = declaration.getSourceFile();

@@ -452,7 +452,7 @@ function renaming(old: Leaf, next: Leaf): string {
 }
 
 /** A name as it may appear in a patch ID: no `${…}`, no spaces or quotes. */
-export function slug(name: string): string {
+function slug(name: string): string {
   return (
     name
       .replace(/\$\{…\}/g, "x")

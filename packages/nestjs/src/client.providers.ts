@@ -13,7 +13,7 @@ export function clientProviders(clients: unknown): FactoryProvider[] {
 }
 
 /** The client classes, each checked to be one that `fusee gen` generated. */
-export function checkClients(clients: unknown): readonly ClientClass[] {
+function checkClients(clients: unknown): readonly ClientClass[] {
   if (!Array.isArray(clients))
     throw new ConfigError(`FuseeModule clients must be an array of generated client classes; got ${String(clients)}`);
   clients.forEach((cls: unknown, i) => {

@@ -24,10 +24,12 @@ export function registerMemorySdk(): { spans(): number; close(): Promise<void> }
   const meterProvider = new MeterProvider({ readers: [reader] });
   metrics.setGlobalMeterProvider(meterProvider);
   let exported = 0;
+  // A failed collection fails the benchmark when it closes the SDK, not the interval that started it.
+  let collectFailure: unknown;
   const drain = setInterval(() => {
     exported += exporter.getFinishedSpans().length;
     exporter.reset();
-    void reader.collect();
+    reader.collect().catch((e: unknown) => (collectFailure ??= e));
   }, 1_000);
   drain.unref();
   return {
@@ -36,6 +38,7 @@ export function registerMemorySdk(): { spans(): number; close(): Promise<void> }
       clearInterval(drain);
       await tracerProvider.shutdown();
       await meterProvider.shutdown();
+      if (collectFailure !== undefined) throw collectFailure;
     },
   };
 }

@@ -41,7 +41,7 @@ export class BenchWorker {
         if (m.ok) w?.resolve(m.value);
         else w?.reject(new Error(`${owner}: ${m.message}`));
       });
-      void this.exited.then(() => {
+      this.child.on("close", () => {
         const error = new Error(`benchmark engine process ${owner} exited: ${this.stderr.trim() || "(no output)"}`);
         reject(error);
         for (const w of this.waiting.values()) w.reject(error);

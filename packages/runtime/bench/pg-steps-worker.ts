@@ -87,5 +87,13 @@ createInterface({ input: process.stdin })
     );
   })
   // The parent going away, even by a crash, ends this process rather than leaving it holding leases.
-  .on("close", () => void engine.shutdown().finally(() => process.exit(0)));
+  .on("close", () => {
+    engine.shutdown().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        process.stderr.write(`shutdown failed: ${(e as Error)?.stack ?? String(e)}\n`);
+        process.exit(1);
+      },
+    );
+  });
 process.stdout.write("ready\n");

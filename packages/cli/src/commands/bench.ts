@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import { reportError, UsageError } from "../data-dir.js";
 import { ExitCode } from "../exit-codes.js";
 import type { Io } from "../io.js";
-import type { CommandContext } from "./index.js";
+import type { CommandContext } from "./command-context.js";
 
 /**
  * The benchmarks of `@fusee/runtime`'s bench/main.ts, in its order. A test checks the two lists
@@ -51,8 +51,9 @@ async function runBench(name: string | undefined, args: readonly string[], json:
     const main = benchMain();
     const forwarded = json && !args.includes("--json") ? [...args, "--json"] : args;
     return await new Promise<number>((resolve, reject) => {
-      // Ctrl-C reaches the benchmark too; waiting for it lets its exit code be ours.
-      void io.interrupted();
+      // Ctrl-C reaches the benchmark too; listening for it here keeps this process alive until the
+      // benchmark exits, so the benchmark's exit code is ours.
+      io.interrupted().catch(reject);
       const child = spawn(process.execPath, ["--expose-gc", main, name, ...forwarded], { stdio: "inherit" });
       child.on("error", reject);
       child.on("exit", (code) => resolve(code ?? ExitCode.Failed));

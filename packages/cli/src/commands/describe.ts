@@ -3,7 +3,7 @@ import { dataDirOptions, instant, openDataDir, reportError, table, toJson, type 
 import { ExitCode } from "../exit-codes.js";
 import { recordFields, recordPayload } from "../record-text.js";
 import { type Io, paint } from "../io.js";
-import type { CommandContext } from "./index.js";
+import type { CommandContext } from "./command-context.js";
 
 /** `fusee describe ID`: a run's status and its journal, record by record. */
 export function describeCommand(program: Command, context: CommandContext): void {

@@ -5,7 +5,7 @@ import { dataDirOptions, openDataDir, parseLimit, reportError, toJson, type Data
 import { ExitCode } from "../exit-codes.js";
 import { type Io, paint } from "../io.js";
 import { Progress } from "../progress.js";
-import type { CommandContext } from "./index.js";
+import type { CommandContext } from "./command-context.js";
 
 interface ExportFlags extends DataDirFlags {
   id?: string;

@@ -7,7 +7,7 @@ import { type Io, paint } from "../io.js";
 import { checkJournals, type JournalCheck } from "../journal-check.js";
 import { Progress } from "../progress.js";
 import { loadWorkflows } from "../workflow-modules.js";
-import type { CommandContext } from "./index.js";
+import type { CommandContext } from "./command-context.js";
 
 interface GenFlags {
   project: string;

@@ -1,5 +1,4 @@
-import type { Command } from "commander";
-import type { Io } from "../io.js";
+import type { CommandModule } from "./command-context.js";
 import { benchCommand } from "./bench.js";
 import { describeCommand } from "./describe.js";
 import { exportCommand } from "./export.js";
@@ -10,16 +9,6 @@ import { repairCommand } from "./repair.js";
 import { replayCommand } from "./replay.js";
 import { schedulesCommand } from "./schedules.js";
 import { uiCommand } from "./ui.js";
-
-/** What a command module gets: the program to add itself to, and the output. */
-export interface CommandContext {
-  readonly io: Io;
-  /** Set by the command's action; the process exits with it. */
-  exitCode: number;
-}
-
-/** One command of `fusee`: a file under src/commands that adds itself to the program. */
-export type CommandModule = (program: Command, context: CommandContext) => void;
 
 /** Every command, in the order `fusee --help` lists them. */
 export const commands: readonly CommandModule[] = [

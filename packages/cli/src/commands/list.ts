@@ -14,7 +14,7 @@ import {
 } from "../data-dir.js";
 import { ExitCode } from "../exit-codes.js";
 import { type Io, paint } from "../io.js";
-import type { CommandContext } from "./index.js";
+import type { CommandContext } from "./command-context.js";
 
 interface ListFlags extends DataDirFlags {
   where?: string;

@@ -3,7 +3,7 @@ import { dataDirOptions, instant, openDataDir, reportError, table, toJson, type 
 import { ExitCode } from "../exit-codes.js";
 import { type Io, paint } from "../io.js";
 import { patchReport, type PatchNeed, type TypePatches } from "../patch-report.js";
-import type { CommandContext } from "./index.js";
+import type { CommandContext } from "./command-context.js";
 
 const NEEDS: Record<PatchNeed, string> = {
   "patched-and-old-path": "ctx.patched() and the old path",

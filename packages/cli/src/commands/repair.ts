@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { reportError, toJson } from "../data-dir.js";
 import { ExitCode } from "../exit-codes.js";
 import { type Io, paint } from "../io.js";
-import type { CommandContext } from "./index.js";
+import type { CommandContext } from "./command-context.js";
 
 interface RepairFlags {
   data: string;

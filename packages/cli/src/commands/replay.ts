@@ -7,7 +7,7 @@ import { ExitCode } from "../exit-codes.js";
 import { type Io, paint } from "../io.js";
 import { Progress } from "../progress.js";
 import { loadWorkflows, type Runtime } from "../workflow-modules.js";
-import type { CommandContext } from "./index.js";
+import type { CommandContext } from "./command-context.js";
 
 interface ReplayFlags {
   workflows: string[];

@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { dataDirOptions, instant, openDataDir, reportError, table, toJson, type DataDirFlags } from "../data-dir.js";
 import { ExitCode } from "../exit-codes.js";
 import { type Io, paint } from "../io.js";
-import type { CommandContext } from "./index.js";
+import type { CommandContext } from "./command-context.js";
 
 /** `fusee schedules`: the schedules of a data directory, by name, with their specs and next instants. */
 export function schedulesCommand(program: Command, context: CommandContext): void {

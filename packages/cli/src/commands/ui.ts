@@ -5,13 +5,13 @@ import type { Command } from "commander";
 import { cipherFrom, dataDirOptions, openDataDir, reportError, UsageError, type DataDirFlags } from "../data-dir.js";
 import { ExitCode } from "../exit-codes.js";
 import { type Io, paint } from "../io.js";
-import type { UiActions } from "../ui/actions.js";
+import type { UiActions } from "../ui/ui-actions.js";
 import type { CodeReplay } from "../ui/run-view.js";
 import { startUiServer, type UiServer, type UiServerOptions } from "../ui/server.js";
 import { loadWorkflows, type Runtime } from "../workflow-modules.js";
 
 type LoadedWorkflows = Awaited<ReturnType<typeof loadWorkflows>>;
-import type { CommandContext } from "./index.js";
+import type { CommandContext } from "./command-context.js";
 
 interface UiFlags extends DataDirFlags {
   port: string;

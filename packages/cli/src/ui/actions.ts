@@ -4,14 +4,7 @@ import { BadRequestError } from "./bad-request-error.js";
 import { runBatch, type BatchAction, type BatchFailure } from "./batch-actions.js";
 import type { ActionsState } from "./html.js";
 import type { ReaderSource } from "./routes.js";
-
-/** What the page's buttons do to a run; given to the server only with `fusee ui --allow-actions`. */
-export interface UiActions {
-  signal(id: string, name: string, value: unknown): Promise<void>;
-  cancel(id: string, reason: string): Promise<void>;
-  terminate(id: string, reason: string): Promise<void>;
-  reset(id: string, step: string): Promise<void>;
-}
+import type { UiActions } from "./ui-actions.js";
 
 /** The answer to a POST: for a batch, how many runs it acted on and the ones it could not. */
 export interface ActionResponse {

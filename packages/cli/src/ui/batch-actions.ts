@@ -1,5 +1,5 @@
 import { FuseeError } from "@fusee/runtime";
-import type { UiActions } from "./actions.js";
+import type { UiActions } from "./ui-actions.js";
 import { filterOf, matchesQuery, parseRunQuery } from "./run-query.js";
 import { withReader, type ReaderSource } from "./routes.js";
 

@@ -56,9 +56,9 @@ export class LiveFeed {
 
   private start(): void {
     if (this.timer !== undefined) return;
-    this.timer = setInterval(() => void this.poll(), this.pollMs);
+    this.timer = setInterval(() => this.pollSoon(), this.pollMs);
     this.keepAlive = setInterval(() => this.broadcast(": keep-alive\n\n"), KEEP_ALIVE_MS);
-    void this.poll();
+    this.pollSoon();
   }
 
   private stop(): void {
@@ -66,6 +66,10 @@ export class LiveFeed {
     clearInterval(this.keepAlive);
     this.timer = this.keepAlive = undefined;
     this.seen = undefined;
+  }
+
+  private pollSoon(): void {
+    this.poll().catch((e: unknown) => this.failure(e));
   }
 
   private async poll(): Promise<void> {
@@ -98,10 +102,14 @@ export class LiveFeed {
         this.broadcast(`event: run\ndata: ${JSON.stringify(event)}\n\n`);
       }
     } catch (e) {
-      this.broadcast(`event: failure\ndata: ${JSON.stringify({ message: (e as Error)?.message ?? String(e) })}\n\n`);
+      this.failure(e);
     } finally {
       this.polling = false;
     }
+  }
+
+  private failure(e: unknown): void {
+    this.broadcast(`event: failure\ndata: ${JSON.stringify({ message: (e as Error)?.message ?? String(e) })}\n\n`);
   }
 
   private broadcast(text: string): void {

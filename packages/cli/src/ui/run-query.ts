@@ -140,7 +140,7 @@ export function pageUrl(query: RunQuery, cursor: string | undefined): string {
 }
 
 /** The cursor of the page that starts after `run`. */
-export function cursorOf(run: { readonly startedAt: number; readonly id: string }): string {
+function cursorOf(run: { readonly startedAt: number; readonly id: string }): string {
   return Buffer.from(JSON.stringify([run.startedAt, run.id]), "utf8").toString("base64url");
 }
 

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { actionPath, performAction, readBody, type UiActions } from "./actions.js";
+import { actionPath, performAction, readBody } from "./actions.js";
+import type { UiActions } from "./ui-actions.js";
 import { CLIENT_SCRIPT } from "./client-script.js";
 import type { ActionsState } from "./html.js";
 import { LiveFeed } from "./live-feed.js";

@@ -20,8 +20,11 @@ export async function startUi(...args: string[]): Promise<RunningUi> {
     interrupted: () => interrupted,
   };
   const exit = runCli(["ui", ...args], io);
-  let settled: number | undefined;
-  void exit.then((code) => (settled = code));
+  let settled: string | undefined;
+  exit.then(
+    (code) => (settled = `exited with ${code}`),
+    (e: unknown) => (settled = `failed: ${(e as Error)?.message ?? String(e)}`),
+  );
   for (;;) {
     const url = /http:\/\/127\.0\.0\.1:\d+\//.exec(stdout)?.[0];
     if (url !== undefined) {
@@ -34,7 +37,7 @@ export async function startUi(...args: string[]): Promise<RunningUi> {
         },
       };
     }
-    if (settled !== undefined) throw new Error(`fusee ui exited with ${settled}: ${stdout}`);
+    if (settled !== undefined) throw new Error(`fusee ui ${settled}: ${stdout}`);
     await new Promise((r) => setTimeout(r, 5));
   }
 }

@@ -18,11 +18,12 @@ export class FuseeError extends Error {
 
 /**
  * The stable codes of fusee's errors, one per error class (a {@link ShardMovedError} is also a
- * {@link StorageError}, a `DurationError` a {@link ConfigError}). `FUSEE_BAD_REQUEST` is the code of the CLI's web UI refusing a request.
+ * {@link StorageError}, a {@link ShutDownError} a {@link RejectedError}, a `DurationError` a {@link ConfigError}). `FUSEE_BAD_REQUEST` is the code of the CLI's web UI refusing a request.
  */
 export type FuseeErrorCode =
   | "FUSEE_ERROR"
   | "FUSEE_REJECTED"
+  | "FUSEE_SHUT_DOWN"
   | "FUSEE_ALREADY_EXISTS"
   | "FUSEE_NOT_FOUND"
   | "FUSEE_WORKFLOW_FAILED"
@@ -57,7 +58,7 @@ export type FuseeErrorCode =
  * - `token-used`: a completion token was already answered.
  * - `window-conflict`: a debounce or batch key has an open window of another workflow type.
  * - `outside-step`: a step-only `ctx` call was made outside a running step.
- * - `shut-down`: the engine is shut down.
+ * - `shut-down`: the engine is shut down (always a {@link ShutDownError}).
  * - `unknown-request`: a cluster peer forwarded a call this version does not know.
  */
 export type RejectionReason =
@@ -81,20 +82,33 @@ export type RejectionReason =
 
 /**
  * A request was refused before anything was recorded: a failed validator, an unknown name, a bad rule.
- * `code` is always `FUSEE_REJECTED`; `reason` says which refusal it is.
+ * `code` is `FUSEE_REJECTED` (`FUSEE_SHUT_DOWN` for its subclass {@link ShutDownError}); `reason` says which refusal it is.
  *
  * @example
  * try { await handle.signal("approve", true); }
  * catch (e) { if (e instanceof RejectedError && e.reason === "already-finished") return; throw e; }
  */
 export class RejectedError extends FuseeError {
-  override readonly code = "FUSEE_REJECTED";
+  override readonly code: "FUSEE_REJECTED" | "FUSEE_SHUT_DOWN" = "FUSEE_REJECTED";
   /** Which refusal this is (see {@link RejectionReason}); `invalid-argument` unless the thrower says otherwise. */
   readonly reason: RejectionReason;
 
   constructor(message: string, options?: { reason?: RejectionReason; cause?: unknown }) {
     super(message, options);
     this.reason = options?.reason ?? "invalid-argument";
+  }
+}
+
+/**
+ * The engine is shut down, or shutting down: whatever asked it for something (a call, a wait for a
+ * result, a forwarded request) hears this, with reason `shut-down`. A step it was running hears a
+ * {@link CancelledError} on its abort signal, as for any abort, and runs again when the engine reopens.
+ */
+export class ShutDownError extends RejectedError {
+  override readonly code = "FUSEE_SHUT_DOWN";
+
+  constructor(message = "the engine is shut down", options?: { cause?: unknown }) {
+    super(message, { ...options, reason: "shut-down" });
   }
 }
 

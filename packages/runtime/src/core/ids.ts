@@ -1,7 +1,7 @@
 import { RejectedError } from "./errors.js";
 
 /** Longest workflow ID accepted, in characters. */
-export const MAX_ID_LENGTH = 1000;
+const MAX_ID_LENGTH = 1000;
 
 /**
  * The first character of the log streams the engine keeps for itself (schedules, debounce windows,

@@ -44,7 +44,7 @@ export class ChildResults {
     // started it decides. A run reset to an earlier step lists the children it took over.
     const open = parent.children?.get(child.id);
     if (parent.runId !== link.runId && (open === undefined || open.runId !== child.runId || open.seq !== link.seq)) return;
-    void this.deliver(parent, child.id, link.seq, outcomeOf(record));
+    this.deliver(parent, child.id, link.seq, outcomeOf(record)).catch((e: unknown) => this.host.storageFailed(e, parent.shard));
   }
 
   /** Watches a child that another process holds, until its result is journaled in `parent`. */

@@ -158,7 +158,7 @@ export class ChildRuns {
   parentEnded(entry: RunEntry, record: FinishRecord): void {
     this.results.finished(entry, record);
     for (const childId of [...(entry.children?.keys() ?? [])]) {
-      void this.close(entry, childId, `parent '${entry.id}' ended (${record.status})`);
+      this.close(entry, childId, `parent '${entry.id}' ended (${record.status})`).catch((e: unknown) => this.appendFailed(e, entry.shard));
     }
   }
 
@@ -170,7 +170,10 @@ export class ChildRuns {
     await this.results.reconcile(shards);
     for (const entry of this.deps.runs.values()) {
       if (entry.finished === undefined || entry.children === undefined || (shards !== undefined && !shards.has(entry.shard))) continue;
-      for (const childId of [...entry.children.keys()]) void this.close(entry, childId, `parent '${entry.id}' ended (${entry.finished})`);
+      for (const childId of [...entry.children.keys()])
+        this.close(entry, childId, `parent '${entry.id}' ended (${entry.finished})`).catch((e: unknown) =>
+          this.appendFailed(e, entry.shard),
+        );
     }
   }
 

@@ -68,7 +68,8 @@ export class DurableRuns {
     // A parked run wakes once the last of its pending records is durable, so its replay sees them all;
     // one being replaced is loaded by the replacement once it is over.
     else if (entry.finished === undefined && wakesRun(record) && entry.durable === entry.appended && !this.deps.replacement.busy(entry.id))
-      void this.deps.cache.load(entry).catch(() => undefined);
+      // A run that cannot be loaded is reported by the cache itself (`unloadable`).
+      this.deps.cache.load(entry).catch(() => undefined);
     if (record.kind === "finish") this.finished(entry, record);
     else if (record.kind === "update-result") requests.resolve(entry.id, record);
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { container as rootContainer } from "tsyringe";
 import { systemClock, type Clock } from "../core/clock.js";
-import { FuseeError } from "../core/errors.js";
+import { FuseeError, ShutDownError } from "../core/errors.js";
 import { checkId, checkName, shardOf, checkWorkflowId } from "../core/ids.js";
 import { RunHandle } from "../client/run-handle.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
@@ -543,7 +543,7 @@ export class Engine {
     this.closed = true;
     this.detachClock?.();
     this.retention?.stop();
-    this.local.close(new FuseeError("the engine was shut down"));
+    this.local.close(new ShutDownError());
     await this.cluster?.close();
     await this.sealBudget?.settle();
     await this.log.close();

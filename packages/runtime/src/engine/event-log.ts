@@ -9,7 +9,7 @@ export interface EventLine {
 }
 
 /** How an event reads in a log: its fields flat (errors as `err`, as pino expects) and a sentence. */
-export function eventLine(e: EngineEvent): EventLine {
+function eventLine(e: EngineEvent): EventLine {
   switch (e.kind) {
     case "recovery-cut":
       return {

@@ -123,7 +123,7 @@ export class EventWindows<Rule> {
     const win = w as Window<Rule>;
     this.take(win, { type, eventId, at: now, rule: windowRule, value });
     win.lastAppend = appended;
-    if (this.policy.full(win)) void this.fire(win);
+    if (this.policy.full(win)) this.fireSoon(win);
     else this.arm(win);
     await appended;
     return win.runId;
@@ -173,7 +173,7 @@ export class EventWindows<Rule> {
         .catch((e: unknown) => this.failed(e));
       const unfired = state.windows.filter((w) => !w.fired);
       unfired.forEach((w, i) => {
-        if (i < unfired.length - 1 || this.policy.full(w)) void this.fire(w);
+        if (i < unfired.length - 1 || this.policy.full(w)) this.fireSoon(w);
         else this.arm(w);
       });
     }
@@ -253,7 +253,12 @@ export class EventWindows<Rule> {
   private arm(w: Window<Rule>): void {
     w.timer?.cancel();
     if (this.closed) return;
-    w.timer = this.clock.schedule(Math.max(0, this.policy.deadline(w) - this.clock.now()), () => void this.fire(w));
+    w.timer = this.clock.schedule(Math.max(0, this.policy.deadline(w) - this.clock.now()), () => this.fireSoon(w));
+  }
+
+  /** Fires `w` without waiting; what escapes `fire`'s own handling stops the windows as a storage failure does. */
+  private fireSoon(w: Window<Rule>): void {
+    this.fire(w).catch((e: unknown) => this.failed(e));
   }
 
   private async fire(w: Window<Rule>): Promise<void> {
@@ -270,7 +275,7 @@ export class EventWindows<Rule> {
       if (e instanceof StorageError) return this.failed(e);
       // The start could not be made (say, the workflow type is not registered yet): try again later.
       w.failures++;
-      w.timer = this.clock.schedule(retryDelay(w.failures), () => void this.fire(w));
+      w.timer = this.clock.schedule(retryDelay(w.failures), () => this.fireSoon(w));
       return;
     }
     const state = this.keys.get(w.key);

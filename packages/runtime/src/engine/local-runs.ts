@@ -472,7 +472,8 @@ export class LocalRuns implements RunService, PerformsRequests {
     this.requests.outcomes.rejectAll(error);
     this.started.rejectAll(error);
     this.records.abandon(error);
-    this.cache.dropAll(new CancelledError("the engine is shutting down; the step runs again when the engine reopens"));
+    // A running step hears a cancellation, as from any other abort: it runs again when the engine reopens.
+    this.cache.dropAll(new CancelledError("the engine is shut down; the step runs again when the engine reopens"));
     this.deps.telemetry?.close();
   }
 
@@ -510,10 +511,15 @@ export class LocalRuns implements RunService, PerformsRequests {
       append: (entry, record) => this.records.appendFromRun(entry, record),
       changed: (entry, executor) => this.outcomes.executorChanged(entry, executor),
       acquire: (options) => this.flow.limits.acquire(options),
-      startChild: (entry, request) => void this.children.start(entry, request),
+      // Both settle their own failures; what escapes them fails the run's shard as storage does.
+      startChild: (entry, request) => {
+        this.children.start(entry, request).catch((e: unknown) => this.storageFailed(e, entry.shard));
+      },
       continueAsNew: (entry, runId, def, input, attributes, executor) =>
         this.replacement.continueAsNew(entry, runId, def, input, attributes, executor),
-      closeChild: (entry, childId, reason) => void this.children.close(entry, childId, reason),
+      closeChild: (entry, childId, reason) => {
+        this.children.close(entry, childId, reason).catch((e: unknown) => this.storageFailed(e, entry.shard));
+      },
       deliver: (target, message, request) => this.router.deliver(target, message, request),
     };
   }

@@ -123,6 +123,6 @@ export class RunAccess {
 }
 
 /** Refuses a call on a shard this process no longer holds; the shard's next owner performs it. */
-export function shardMoved(shard: number): ShardMovedError {
+function shardMoved(shard: number): ShardMovedError {
   return new ShardMovedError(`shard ${shard} is no longer held by this process; its next owner performs the request`);
 }

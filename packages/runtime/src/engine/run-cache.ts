@@ -183,7 +183,8 @@ export class RunCache {
       const entry = this.resumeQueue.shift() as RunEntry;
       if (entry.finished !== undefined || entry.executor !== undefined) continue;
       this.resuming++;
-      void this.load(entry)
+      // A run that cannot be loaded is reported by `load` itself (`unloadable`); the others go on.
+      this.load(entry)
         .then((ex) => ex.whenIdle())
         .catch(() => undefined)
         .finally(() => {

@@ -1,4 +1,4 @@
-import { FuseeError, ShardMovedError, StorageError } from "../core/errors.js";
+import { ShardMovedError, ShutDownError, StorageError } from "../core/errors.js";
 import type { EngineEvent } from "./engine-events.js";
 
 /**
@@ -36,7 +36,7 @@ export class RunsState {
 
   assertOpen(): void {
     if (this.fatal) throw this.fatal;
-    if (this.shut) throw new FuseeError("the engine is shut down");
+    if (this.shut) throw new ShutDownError();
   }
 
   /**

@@ -77,12 +77,14 @@ export class ScheduleRuntime extends ScheduleState {
 
   /** Starts the schedule's work after it was created or recovered: its timer, backfills and catch-up. */
   open(): void {
-    void this.serial(async () => {
-      await this.pruneActive();
-      for (const id of this.active) this.watch(id);
-      if (this.buffered !== undefined && this.active.size === 0) await this.startBuffered();
-    });
-    for (const b of this.backfills.values()) void this.runBackfill(b.id);
+    this.detach(
+      this.serial(async () => {
+        await this.pruneActive();
+        for (const id of this.active) this.watch(id);
+        if (this.buffered !== undefined && this.active.size === 0) await this.startBuffered();
+      }),
+    );
+    for (const b of this.backfills.values()) this.detach(this.runBackfill(b.id));
     if (!this.paused) this.due(false);
     this.arm();
   }
@@ -164,16 +166,16 @@ export class ScheduleRuntime extends ScheduleState {
     this.cursor = latest;
     const policy = this.settings.catchUp;
     if (policy === "all" && first < latest) {
-      void this.startBackfill(first, latest, true).catch(() => undefined);
+      this.detach(this.startBackfill(first, latest, true));
       return;
     }
     if (first < latest) {
       const to = latest - 1;
-      void this.write({ kind: "schedule-skip", at: now, from: first, to, count: this.recurrence.count(first, to) }).catch(() => undefined);
+      this.detach(this.write({ kind: "schedule-skip", at: now, from: first, to, count: this.recurrence.count(first, to) }));
     }
     // After downtime "one" and "all" start the latest instant (for "all", the only one missed).
-    if (onTime || policy !== "none") void this.instant(latest, "live").catch(() => undefined);
-    else void this.write({ kind: "schedule-skip", at: now, from: latest, to: latest, count: 1 }).catch(() => undefined);
+    if (onTime || policy !== "none") this.detach(this.instant(latest, "live"));
+    else this.detach(this.write({ kind: "schedule-skip", at: now, from: latest, to: latest, count: 1 }));
   }
 
   /** One instant, live or triggered: the overlap policy decides whether its run starts. */
@@ -210,7 +212,7 @@ export class ScheduleRuntime extends ScheduleState {
     } catch (e) {
       this.uncount(t);
       this.claimed.delete(t);
-      this.startFailed(e, () => (source === "buffer" ? void this.serial(() => this.startBuffered()) : void this.instant(t, source)));
+      this.startFailed(e, () => this.detach(source === "buffer" ? this.serial(() => this.startBuffered()) : this.instant(t, source)));
       return;
     }
     if (this.deleted || this.closed) return;
@@ -237,11 +239,13 @@ export class ScheduleRuntime extends ScheduleState {
 
   /** Follows a run the schedule started until it ends, then starts the buffered instant if any. */
   private watch(id: string): void {
-    void whenFinished(this.deps.runs, id).then(() => {
-      if (this.closed || this.deleted) return;
-      this.active.delete(id);
-      if (this.buffered !== undefined && this.active.size === 0) void this.serial(() => this.startBuffered());
-    });
+    this.detach(
+      whenFinished(this.deps.runs, id).then(async () => {
+        if (this.closed || this.deleted) return;
+        this.active.delete(id);
+        if (this.buffered !== undefined && this.active.size === 0) await this.serial(() => this.startBuffered());
+      }),
+    );
   }
 
   private async startBuffered(): Promise<void> {
@@ -282,7 +286,7 @@ export class ScheduleRuntime extends ScheduleState {
   private async startBackfill(from: number, to: number, catchUp: boolean): Promise<void> {
     const id = `${this.deps.clock.now()}-${++this.backfillSeq}`;
     await this.write({ kind: "schedule-backfill", at: this.deps.clock.now(), id, from, to, catchUp });
-    void this.runBackfill(id);
+    this.detach(this.runBackfill(id));
   }
 
   /**
@@ -330,7 +334,7 @@ export class ScheduleRuntime extends ScheduleState {
             try {
               await startOnce(this.deps.runs, this.settings.workflow, runId, this.settings.input);
               started++;
-              void whenFinished(this.deps.runs, runId).then(() => this.freeSlot());
+              this.detach(whenFinished(this.deps.runs, runId).then(() => this.freeSlot()));
             } catch (e) {
               this.startedUnrecorded--;
               this.freeSlot();
@@ -392,7 +396,7 @@ export class ScheduleRuntime extends ScheduleState {
     const done = this.deps.sys.append("schedule", this.name, this.gen, record);
     done.catch((e: unknown) => this.deps.failed(e));
     this.records++;
-    if (this.records > SNAPSHOT_EVERY) void this.snapshot().catch(() => undefined);
+    if (this.records > SNAPSHOT_EVERY) this.detach(this.snapshot());
     return done;
   }
 
@@ -406,6 +410,16 @@ export class ScheduleRuntime extends ScheduleState {
   }
 
   // ---- plumbing ----
+
+  /**
+   * Lets `work` go on without waiting. Its writes report their own failures (`append`); anything
+   * else that escapes it while the schedule is open is a failure of the schedules too.
+   */
+  private detach(work: Promise<unknown>): void {
+    work.catch((e: unknown) => {
+      if (!this.closed && !this.deleted) this.deps.failed(e);
+    });
+  }
 
   /** Runs overlap decisions one at a time, so two instants never both see no running run. */
   private serial(work: () => Promise<void>): Promise<void> {

@@ -1,4 +1,4 @@
-import { NotFoundError, RejectedError } from "../core/errors.js";
+import { NotFoundError, ShutDownError } from "../core/errors.js";
 import type { ScheduleOp } from "./schedule-handle.js";
 import { ScheduleRuntime, type ScheduleDeps, type ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
@@ -104,7 +104,7 @@ export class Schedules {
   }
 
   private async upsert(name: string, settings: ScheduleSettings, paused: boolean): Promise<void> {
-    if (this.closed) throw new RejectedError(`schedule '${name}' cannot be set: the engine is shut down`, { reason: "shut-down" });
+    if (this.closed) throw new ShutDownError(`schedule '${name}' cannot be set: the engine is shut down`);
     const known = this.schedules.get(name);
     if (known !== undefined) return known.update(settings);
     const state = ScheduleRuntime.initial(settings, paused, this.deps.clock.now());

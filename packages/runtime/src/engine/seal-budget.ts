@@ -81,6 +81,7 @@ export class SealBudget implements PayloadCipher {
     await this.#pending?.catch(() => undefined);
     const count = this.count(this.encryptingKeyId);
     this.#durable = Math.min(this.#durable, count);
+    // Should this write fail, the manifest keeps the reserved figure, which is above the true count: safe.
     await this.write(count).catch(() => undefined);
   }
 
@@ -111,7 +112,9 @@ export class SealBudget implements PayloadCipher {
     }
     const sealed = this.inner.seal(plain, aad);
     this.#counts.set(id, next);
-    if (this.#store !== undefined && this.#pending === undefined && next >= this.#persisted - this.#reservation / 2) void this.reserve();
+    // A reservation that fails is kept in #failure; the seal that needs it reports it.
+    if (this.#store !== undefined && this.#pending === undefined && next >= this.#persisted - this.#reservation / 2)
+      this.reserve().catch(() => undefined);
     this.warnIfNear();
     return sealed;
   }
@@ -140,6 +143,7 @@ export class SealBudget implements PayloadCipher {
         this.#pending = undefined;
       });
     this.#pending = run;
+    // Kept in #failure above for the seal that needs it; `settle` may wait on it without caring how it ended.
     run.catch(() => undefined);
     return run;
   }

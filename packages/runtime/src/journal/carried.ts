@@ -61,7 +61,7 @@ export function requestsOfStart(header: { readonly request?: unknown; readonly c
 }
 
 /** The most request and update IDs a run hands on: what it carries stays a small part of one record. */
-export const MAX_REMEMBERED = 4096;
+const MAX_REMEMBERED = 4096;
 
 /**
  * Keeps what earlier runs performed at `now - window` or later, newest `MAX_REMEMBERED` of each, so

@@ -15,7 +15,7 @@ export { payloadAssociatedData, type PayloadCodec, type PayloadContext } from ".
  * values) lives in the payload, which the payload codec serializes and may encrypt. Keeping the two
  * apart lets recovery skip payloads entirely. What goes where is each kind's descriptor (`record-kinds.ts`).
  */
-export const RECORD_FORMAT = 1;
+const RECORD_FORMAT = 1;
 
 /** The index-relevant part of a record, read without touching its payload. */
 export type RecordHeader = { readonly kind: RecordKind } & Readonly<Record<string, unknown>>;

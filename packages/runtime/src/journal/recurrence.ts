@@ -12,7 +12,7 @@ export interface Recurrence {
 }
 
 /** Every multiple of `ms` since the epoch: `every: "1h"` starts runs on the hour, UTC. */
-export function everyRecurrence(ms: number): Recurrence {
+function everyRecurrence(ms: number): Recurrence {
   return {
     next: (t) => (Math.floor(t / ms) + 1) * ms,
     latest: (t) => Math.floor(t / ms) * ms,
@@ -26,7 +26,7 @@ export function everyRecurrence(ms: number): Recurrence {
  *
  * @throws RejectedError when the expression or the time zone is invalid.
  */
-export function cronRecurrence(expression: string, timezone: string | undefined): Recurrence {
+function cronRecurrence(expression: string, timezone: string | undefined): Recurrence {
   let cron: Cron;
   try {
     cron = new Cron(expression, { paused: true, timezone: timezone ?? "Etc/UTC" });

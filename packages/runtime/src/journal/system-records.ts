@@ -8,7 +8,7 @@ import type { PayloadCodec, PayloadContext } from "./payload-codec.js";
  * journal record. User data (a schedule's input, a debounced input, a batched event) is the
  * payload, serialized and encrypted by the engine's payload codec like any run input.
  */
-export const SYSTEM_RECORD_FORMAT = 0x81;
+const SYSTEM_RECORD_FORMAT = 0x81;
 
 /** A schedule's full state: the first record of each generation of its stream. */
 export interface ScheduleStateRecord {

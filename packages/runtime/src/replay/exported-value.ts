@@ -1,7 +1,5 @@
 import { Buffer } from "node:buffer";
 import { sealedKeyId } from "../codec/aes-gcm.js";
-import { decodeError, decodeValue, encodeError, encodeValue } from "../codec/index.js";
-import type { TypeRegistry } from "../codec/type-registry.js";
 import { BODY_PLAIN, BODY_TAGGED, VALUE_FORMAT } from "../codec/value-format.js";
 import { CodecError } from "../core/errors.js";
 
@@ -47,34 +45,4 @@ export function bytesOfExportedValue(value: ExportedValue): Uint8Array {
   out[1] = plain ? BODY_PLAIN : BODY_TAGGED;
   out.set(json, 2);
   return out;
-}
-
-/** Encodes a live value (from a run's journal) into its export form. */
-export function exportValue(value: unknown, registry: TypeRegistry, label: string): ExportedValue {
-  return exportedValueOfBytes(encodeValue(value, registry, { label }), label);
-}
-
-/** Encodes an error (from a run's journal) into its export form. */
-export function exportError(error: unknown, registry: TypeRegistry, label: string): ExportedValue {
-  return exportedValueOfBytes(encodeError(error, registry, { label }), label);
-}
-
-/** Reads a value back from its export form, rebuilding registered classes. */
-export function importValue(value: ExportedValue, registry: TypeRegistry, label: string): unknown {
-  return decodeValue(bytesOfExportedValue(value), registry, { label });
-}
-
-/** Reads an error back from its export form. */
-export function importError(value: ExportedValue, registry: TypeRegistry, label: string): Error {
-  return decodeError(bytesOfExportedValue(value), registry, { label });
-}
-
-/**
- * Splits the export form of an array into the export forms of its items: a subtree of a plain or
- * tagged body is itself a plain or tagged body.
- */
-export function exportedItems(value: ExportedValue, label: string): ExportedValue[] {
-  const tree = "plain" in value ? value.plain : value.tagged;
-  if (!Array.isArray(tree)) throw new CodecError(`${label} should hold an array`);
-  return tree.map((item) => ("plain" in value ? { plain: item } : { tagged: item }));
 }

@@ -5,23 +5,15 @@
  * straight into one reused buffer, CRC computed once, one promise shared by the whole batch). A
  * scheduler tick (see `CommitScheduler`) then writes each ready batch with one write and one sync.
  *
- * Where the sync runs was chosen by measurement on the target machine (2 vCPUs, ext4 on a virtual
- * disk; 128-byte write + sync into a zero-filled file, 3,000 rounds, each pair in the same run):
- *   - synchronous `fdatasyncSync` on the event loop:                p50 ~92-150 us (the floor)
- *   - `fs.fdatasync` through the libuv pool:                         +30-40 us over the floor
- *   - a worker thread per shard woken with Atomics, `waitAsync` back: +55 us over the floor
- * and for 4 shards syncing at once (one round = one sync of each):
- *   - one after the other on the loop: ~600 us; in parallel on the pool or on workers: ~370-400 us.
+ * Where the sync runs was chosen by measuring, on the target machine, a small write + sync three
+ * ways: a synchronous `fdatasyncSync` on the event loop was the fastest for one shard alone;
+ * `fs.fdatasync` through the libuv pool cost a little more per sync but let several shards sync in
+ * parallel; a worker thread per shard cost more in hand-off than the pool and bought nothing over it.
  * So the hybrid: when exactly one shard has a batch ready and no other shard has a sync in flight,
- * the batch is written and synced synchronously on the event loop, which costs the floor plus the
+ * the batch is written and synced synchronously on the event loop, which costs the sync plus the
  * JavaScript around it. Otherwise every ready shard writes synchronously (into the page cache) and
  * syncs on the libuv pool, so shards sync in parallel while the loop encodes the next batches.
- * Workers bought nothing over the pool and cost more in hand-off, so there are none.
- * With it, `npm run bench -- log` measured a sequential append at 1.16-1.27 x the floor's p50
- * (floor and append rounds alternated one by one). The code's own share is ~5 us (an append with
- * `flush: "none"`); the rest moves with where the files lie on disk: the same loop against a floor
- * file zero-filled in one 4 MiB write instead of 1 MiB pieces measured 1.04-1.08 x. One shard
- * with 4,096 appenders: 490,000-890,000 records/s, 4,096 records per sync.
+ * There are no workers. What an append costs against the sync alone is in docs/performance.md.
  *
  * Durability rules kept here: a batch's promise resolves only after its sync returned; the first
  * failed write or sync makes the shard fatal (the failing batch, the open batch and every later
@@ -161,6 +153,7 @@ export class ShardCommitter extends BatchFront<Batch> {
     for (;;) {
       const b = this.flying ?? (this.open.count > 0 ? this.open : undefined);
       if (b === undefined) return;
+      // Its appenders hear a failure; idle only waits for it to be over.
       await this.promiseOf(b).catch(() => undefined);
     }
   }

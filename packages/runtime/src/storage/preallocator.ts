@@ -74,7 +74,7 @@ const CHUNK = 1024 * 1024;
 export const FIRST_SEGMENT_PREALLOCATION = CHUNK;
 
 /** Creates `file` (replacing a leftover) zero-filled to `bytes` and synced, off the event loop. */
-export async function zeroFill(layer: FileLayer, file: string, bytes: number): Promise<void> {
+async function zeroFill(layer: FileLayer, file: string, bytes: number): Promise<void> {
   if (layer.exists(file)) layer.unlink(file);
   const fd = layer.open(file, "create", FILE_MODE);
   try {

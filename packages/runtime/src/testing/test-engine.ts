@@ -111,6 +111,7 @@ async function openOn(
       // Closing first (synchronously) makes the engine write nothing more; then the unsynced data goes.
       const stopped = engine.shutdown();
       const survivor = log.crash((shard) => coin(pattern[0] as number, pattern[1] as number, shard));
+      // A crash is what this simulates: whatever the interrupted shutdown says is moot.
       await stopped.catch(() => undefined);
       return openOn(config, clock, survivor, { ...options, workflows: [...workflows] }, crashes);
     },

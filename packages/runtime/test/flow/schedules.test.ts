@@ -332,7 +332,7 @@ describe("schedules", () => {
       expect((await (await engine.schedule("quiet", { workflow: Report, every: "1d" })).describe()).started).to.equal(0);
       await engine.shutdown();
     } finally {
-      local.cleanup();
+      await local.cleanup();
     }
   });
 });

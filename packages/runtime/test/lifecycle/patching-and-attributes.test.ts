@@ -70,7 +70,7 @@ describe("patching (local)", () => {
       expect(patches).to.deep.equal(["early", "rounding"]);
       await engine.shutdown();
     } finally {
-      local.cleanup();
+      await local.cleanup();
     }
   });
 });

@@ -61,7 +61,7 @@ describe("run index entries across a restart (local)", () => {
       ]);
       await engine.shutdown();
     } finally {
-      local.cleanup();
+      await local.cleanup();
     }
   });
 });

@@ -219,9 +219,9 @@ describe("a cancel that meets a running step, then a restart (local)", () => {
     seen.length = 0;
     letGo = [];
   });
-  afterEach(() => {
+  afterEach(async () => {
     releaseAll();
-    kind.cleanup();
+    await kind.cleanup();
   });
 
   it("does not run the step again after the restart, and ends the run cancelled", async () => {

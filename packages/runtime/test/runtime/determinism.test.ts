@@ -92,7 +92,7 @@ describe("determinism across a restart (local)", () => {
       await engine.shutdown();
     } finally {
       flip = false;
-      local.cleanup();
+      await local.cleanup();
     }
   });
 });

@@ -78,9 +78,9 @@ describe("restarts (local)", () => {
     blockSecond = true;
     local = localKind();
   });
-  afterEach(() => {
+  afterEach(async () => {
     release?.();
-    local.cleanup();
+    await local.cleanup();
   });
 
   it("re-runs a step that was in flight at shutdown, but not the steps already journaled", async () => {

@@ -110,7 +110,7 @@ describe("timers across a restart (local)", () => {
       expect(Date.now() - opened, "fired at once, not after another full delay").to.be.below(140);
       await engine.shutdown();
     } finally {
-      local.cleanup();
+      await local.cleanup();
     }
   });
 });
@@ -161,7 +161,7 @@ describe("several timers of one run", () => {
       expect(kinds.filter((k) => k === "fired")).to.have.length(3);
       await engine.shutdown();
     } finally {
-      local.cleanup();
+      await local.cleanup();
     }
   });
 });

@@ -67,9 +67,9 @@ describe("runs that cannot go on (local)", () => {
     local = localKind();
     changed = false;
   });
-  afterEach(() => {
+  afterEach(async () => {
     changed = false;
-    local.cleanup();
+    await local.cleanup();
   });
 
   it("are stopped, with why, when their code no longer matches their journal; every call fails at once, readers see it, and a fix resumes them", async () => {

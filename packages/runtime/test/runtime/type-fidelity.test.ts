@@ -137,7 +137,7 @@ describe("type fidelity across a restart (local)", () => {
       expect(seen.length, "input, step result, signal replayed; update applied").to.equal(4);
       await engine.shutdown();
     } finally {
-      local.cleanup();
+      await local.cleanup();
     }
   });
 });

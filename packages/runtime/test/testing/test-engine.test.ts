@@ -80,7 +80,7 @@ describe("TestEngine", () => {
         expect(await run.result()).to.equal("water the plants at 3600000ms");
       } finally {
         await engine.shutdown();
-        kind.cleanup();
+        await kind.cleanup();
       }
     });
 

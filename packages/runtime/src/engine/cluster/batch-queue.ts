@@ -12,7 +12,8 @@ export class BatchQueue<T> {
   push(item: T): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queued.push({ item, resolve, reject });
-      if (!this.writing) void this.drain();
+      // drain settles every item itself; should it throw anyway, the push that started it hears of it.
+      if (!this.writing) this.drain().catch(reject);
     });
   }
 

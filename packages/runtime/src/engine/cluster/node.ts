@@ -3,7 +3,7 @@
  * is recovered, a shard lost is forgotten), answers the requests other processes send to the
  * shards it holds, and forwards operations on runs of shards it does not hold to their owner.
  */
-import { FuseeError, StorageError } from "../../core/errors.js";
+import { ShutDownError, StorageError } from "../../core/errors.js";
 import type { Answer, PendingRequest, PostgresLog, Reply, RequestTable } from "../../storage/postgres/index.js";
 import type { LocalRuns } from "../local-runs.js";
 import type { RunCall } from "../run-service.js";
@@ -113,6 +113,7 @@ export class ClusterNode {
       node.unsubscribe.push(await log.onNotify((shard) => node.drain(shard)));
       // Any reply for this process may be there: every waiting request looks for its own.
       node.unsubscribe.push(await log.onOwnerWake(() => node.client.woken()));
+      // A sweep that fails leaves old replies for the next sweep.
       node.sweep = setInterval(() => void node.requests.sweepReplies().catch(() => undefined), REPLY_SWEEP_MS);
       node.sweep.unref();
       for (const shard of log.ownedShards()) node.acquired(shard);
@@ -237,7 +238,9 @@ export class ClusterNode {
           if (takenOver) this.suspects.add(request.id);
           if (this.inFlight.has(request.id)) continue;
           this.inFlight.add(request.id);
-          void this.answer(shard, request).finally(() => this.inFlight.delete(request.id));
+          this.answer(shard, request)
+            .finally(() => this.inFlight.delete(request.id))
+            .catch((e: unknown) => this.warn(`failed to answer request ${request.id}`, e));
         }
       } catch {
         // The next wake-up or poll drains again.
@@ -278,7 +281,7 @@ export class ClusterNode {
   static afterPerform: ((kind: string) => void) | undefined;
 
   private assertOpen(): void {
-    if (this.closed) throw new FuseeError("the engine is shut down");
+    if (this.closed) throw new ShutDownError();
   }
 }
 

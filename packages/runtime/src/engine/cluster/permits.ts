@@ -45,7 +45,8 @@ export class ClusterPermits implements SharedPermits {
     const wait = await this.table.take(name, token, Number.isFinite(concurrent) ? concurrent : 0, perSecond > 0 ? 1000 / perSecond : 0);
     if (wait !== 0) return { retryInMs: wait };
     if (this.closed) {
-      void this.table.release([token]).catch(() => undefined);
+      // A permit not given back expires after the lease time; giving it back only frees it sooner.
+      this.table.release([token]).catch(() => undefined);
       return { retryInMs: -1 };
     }
     const permit: Held = { name, deadline: this.deadlineFrom(sentAt), lost };
@@ -56,7 +57,8 @@ export class ClusterPermits implements SharedPermits {
         if (released) return;
         released = true;
         this.held.delete(token);
-        void this.table.release([token]).catch(() => undefined);
+        // Best effort: a permit not given back expires after the lease time.
+        this.table.release([token]).catch(() => undefined);
       },
       lapsed: () => {
         if (permit.gone === undefined && !released && performance.now() >= permit.deadline)
@@ -84,7 +86,8 @@ export class ClusterPermits implements SharedPermits {
     this.expireLapsed();
     if (this.renewing || this.closed || this.held.size === 0) return;
     this.renewing = true;
-    void this.renew()
+    // A renewal that fails is tried again next interval; permits it could not renew lapse (`expireLapsed`).
+    this.renew()
       .catch(() => undefined)
       .finally(() => (this.renewing = false));
   }
@@ -109,7 +112,8 @@ export class ClusterPermits implements SharedPermits {
 
   private lose(token: string, permit: Held, why: string): void {
     this.held.delete(token);
-    void this.table.release([token]).catch(() => undefined);
+    // Best effort, as above: the permit expires in the table anyway.
+    this.table.release([token]).catch(() => undefined);
     permit.lost(
       (permit.gone = new StorageError(
         `the permit of limit '${permit.name}' held by owner "${this.holder}" ran out (${why} within ${this.table.leaseMs} ms; ` +

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ForwardTimeoutError, FuseeError, StorageError } from "../../core/errors.js";
+import { ForwardTimeoutError, ShutDownError, StorageError } from "../../core/errors.js";
 import type { NewRequest, Reply, RequestTable } from "../../storage/postgres/index.js";
 import { BatchQueue } from "./batch-queue.js";
 
@@ -78,7 +78,7 @@ export class RequestClient {
   /** Fails every waiting request: the engine is shutting down. */
   close(): void {
     this.closed = true;
-    const error = new FuseeError("the engine is shut down");
+    const error = new ShutDownError();
     for (const w of this.waiting.values()) w.reject(error);
     this.waiting.clear();
     this.wake?.();
@@ -87,7 +87,8 @@ export class RequestClient {
   /** Gives a request up: it stops waiting, and it is deleted unless an owner answered it meanwhile. */
   private expired(id: string, describe: string, timeoutMs: number): ForwardTimeoutError {
     this.waiting.delete(id);
-    void this.table.withdraw(id).catch(() => undefined);
+    // A request not withdrawn is answered into a reply nobody takes, which the reply sweep deletes.
+    this.table.withdraw(id).catch(() => undefined);
     return new ForwardTimeoutError(
       `${describe} got no answer within ${timeoutMs} ms: no process held the shard, or its holder could not reach the database. ` +
         "The request was withdrawn, though an owner that had begun it may still complete it; ask again once the cluster has an owner for the shard " +
@@ -99,7 +100,7 @@ export class RequestClient {
   private poll(): void {
     if (this.polling || this.closed) return;
     this.polling = true;
-    void (async () => {
+    (async () => {
       let wait = POLL_FIRST_MS;
       while (!this.closed && this.waiting.size > 0) {
         const wakesBefore = this.wakes;
@@ -107,8 +108,7 @@ export class RequestClient {
         try {
           replies = await this.table.take([...this.waiting.keys()]);
         } catch (e) {
-          for (const w of this.waiting.values()) w.reject(failure(w.describe, e));
-          this.waiting.clear();
+          this.failWaiting(e);
           break;
         }
         for (const [id, reply] of replies) {
@@ -128,7 +128,16 @@ export class RequestClient {
         wait = Math.min(POLL_LAST_MS, wait * 2);
       }
       this.polling = false;
-    })();
+    })().catch((e: unknown) => {
+      // The loop handles a failed take itself; anything else must still not leave a caller waiting for ever.
+      this.polling = false;
+      this.failWaiting(e);
+    });
+  }
+
+  private failWaiting(e: unknown): void {
+    for (const w of this.waiting.values()) w.reject(failure(w.describe, e));
+    this.waiting.clear();
   }
 }
 

@@ -31,9 +31,9 @@ export type StopReason = "taken" | "expired" | "failed" | "released";
 const MAX_BATCH_ENTRIES = 8192;
 const MAX_BATCH_BYTES = 8 * 1024 * 1024;
 /** Longest stream key accepted, in UTF-8 bytes. */
-export const MAX_STREAM_BYTES = 8192;
+const MAX_STREAM_BYTES = 8192;
 /** Largest body accepted: a bytea value is at most 1 GiB, and a batch is sent as one. */
-export const MAX_BODY_BYTES = MAX_ENTRY_BYTES;
+const MAX_BODY_BYTES = MAX_ENTRY_BYTES;
 
 export interface ShardWriterOptions {
   readonly pool: pg.Pool;
@@ -282,7 +282,7 @@ export class ShardWriter extends BatchFront<Batch> {
       this.o.pool.query({ ...this.insertOnly, values }).then(
         (result) => {
           if (result.rowCount === 1) this.committed(b, undefined, undefined);
-          else void this.leaseGone(b);
+          else this.leaseGone(b).catch((e: unknown) => this.failed(b, e));
         },
         (err: unknown) => this.failed(b, err),
       );
@@ -295,7 +295,7 @@ export class ShardWriter extends BatchFront<Batch> {
     this.o.pool.query<{ leased: number }>({ ...this.insertAndDrop, values }).then(
       (result) => {
         if (result.rows[0]?.leased === 1) this.committed(b, dead, dropped);
-        else void this.leaseGone(b);
+        else this.leaseGone(b).catch((e: unknown) => this.failed(b, e));
       },
       (err: unknown) => this.failed(b, err),
     );

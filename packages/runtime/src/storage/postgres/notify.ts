@@ -10,7 +10,7 @@ import { StorageError } from "../../core/errors.js";
 import type { Driver } from "./driver.js";
 
 /** The largest payload `notify` takes (PostgreSQL's limit is 8000 bytes for the whole message). */
-export const MAX_NOTIFY_BYTES = 7900;
+const MAX_NOTIFY_BYTES = 7900;
 
 /** What a listener tells its log. */
 export interface WakeEvents {

@@ -173,6 +173,7 @@ export class ShardLeases {
     await Promise.allSettled(held.map((h) => h.writer.idle()));
     const grants = held.filter((h) => h.writer.healthy).map((h) => ({ shard: h.writer.shard, epoch: h.writer.epoch }));
     for (const h of held) h.writer.halt(new StorageError(`the PostgreSQL log at ${this.p.where} is closed`));
+    // Best effort: leases not given back expire after the lease time, and other processes take the shards then.
     await this.p.leases.release(grants).catch(() => undefined);
     await this.p.leases.leave().catch(() => undefined);
   }
@@ -224,6 +225,7 @@ export class ShardLeases {
       this.checkDeadlines();
       if (this.renewing || this.closed) return;
       this.renewing = true;
+      // A rebalance that fails is tried again next interval; a lease it could not renew runs out and stops its shard.
       this.rebalance()
         .catch(() => undefined)
         .finally(() => (this.renewing = false));
@@ -400,7 +402,7 @@ export class ShardLeases {
       this.cooldown.set(writer.shard, { until: performance.now() + wait, failures });
     }
     // Given back at once (where this process still holds it), so another process need not wait for it to expire.
-    if (reason !== "taken") void this.p.leases.release([{ shard: writer.shard, epoch: writer.epoch }]).catch(() => undefined);
+    if (reason !== "taken") this.p.leases.release([{ shard: writer.shard, epoch: writer.epoch }]).catch(() => undefined);
     if (this.closed) return;
     if (reason === "expired" || reason === "taken") {
       process.emitWarning(`owner "${this.owner}" lost its lease on shard ${writer.shard}: ${error.message}`, {

@@ -37,7 +37,7 @@ export class ClusterWorker {
         if (m.ok) w?.resolve(m.value);
         else w?.reject(Object.assign(new Error(`${owner}: ${m.message}`), { name: m.name }));
       });
-      void this.exited.then(() => {
+      this.process.on("close", () => {
         const error = new Error(`cluster worker ${owner} exited: ${this.stderr}`);
         reject(error);
         for (const w of this.waiting.values()) w.reject(error);

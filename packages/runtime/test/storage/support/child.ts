@@ -24,9 +24,7 @@ export function startChild(script: URL, args: readonly string[]): Child {
       stdout += chunk;
       if (stdout.includes("ready\n")) resolve();
     });
-    void exited.then(({ code, signal }) =>
-      reject(new Error(`${script.pathname} exited (${code ?? signal}) before it was ready: ${stderr}`)),
-    );
+    child.on("close", (code, signal) => reject(new Error(`${script.pathname} exited (${code ?? signal}) before it was ready: ${stderr}`)));
   });
   ready.catch(() => undefined);
   return { process: child, pid: child.pid!, ready, exited };
