@@ -1,0 +1,174 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { WORKSPACE } from "../../support/workspace.js";
+import { FIRST_SEED, SEEDS, SHRINK_MS } from "../seeds.js";
+import { MUTANTS } from "./catalogue.js";
+import { fileOf, patched, sourceOf, type Mutant } from "./mutant.js";
+import type { ProbeReport } from "./probe.js";
+import { removeScratch, scratchCopy } from "./scratch.js";
+import { outcomeTable, type Outcome } from "./table.js";
+
+const USAGE = `usage: npm run sim:mutants -- [--only NAME[,NAME...]] [--jobs N] [--timeout SECONDS] [--keep] [--list]
+
+  For each mutant (a deliberate bug, as an exact patch on one runtime source file): copies the
+  workspace, applies the patch, builds, scans seeds ${FIRST_SEED}..${FIRST_SEED + SEEDS - 1} in the order \`npm test\` does,
+  stops at the first failing seed, shrinks it and replays the shrunk schedule.
+
+  --only NAME      only these mutants (repeatable, or comma-separated)
+  --jobs N         mutants at once (default 1)
+  --timeout S      give up on a mutant's scan after S seconds (default 900)
+  --keep           keep the scratch copies (their paths are printed)
+  --list           list the mutants and exit`;
+
+interface Args {
+  only: Set<string>;
+  jobs: number;
+  timeoutS: number;
+  keep: boolean;
+  list: boolean;
+}
+
+function parse(argv: readonly string[]): Args {
+  const args: Args = { only: new Set(), jobs: 1, timeoutS: 900, keep: false, list: false };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value\n${USAGE}`);
+      return v;
+    };
+    if (flag === "--only") for (const n of value().split(",")) args.only.add(n.trim());
+    else if (flag === "--jobs") args.jobs = Number(value());
+    else if (flag === "--timeout") args.timeoutS = Number(value());
+    else if (flag === "--keep") args.keep = true;
+    else if (flag === "--list") args.list = true;
+    else if (flag === "--help" || flag === "-h") {
+      console.log(USAGE);
+      process.exit(0);
+    } else throw new Error(`unknown argument ${flag}\n${USAGE}`);
+  }
+  if (!Number.isInteger(args.jobs) || args.jobs < 1) throw new Error(`--jobs needs a whole number ≥ 1\n${USAGE}`);
+  const unknown = [...args.only].filter((n) => !MUTANTS.some((m) => m.name === n));
+  if (unknown.length > 0) throw new Error(`no mutant ${unknown.join(", ")}; --list names them`);
+  return args;
+}
+
+/** Runs a command to its end, or kills it after `timeoutS`: its output, and how it ended. */
+function exec(
+  cmd: string,
+  argv: readonly string[],
+  cwd: string,
+  timeoutS: number,
+): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, argv, { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    let timedOut = false;
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, timeoutS * 1000);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, timedOut });
+    });
+  });
+}
+
+const TSC = join(WORKSPACE, "node_modules", "typescript", "bin", "tsc");
+const probeOf = (root: string): string => join(root, "test", "dist", "simulation", "mutants", "probe.js");
+
+/** Scans the seeds in `root` with its build: the probe's report, or why there is none. */
+async function scan(root: string, extra: readonly string[], timeoutS: number): Promise<ProbeReport | string> {
+  const argv = [probeOf(root), "--first", String(FIRST_SEED), "--seeds", String(SEEDS), "--shrink-ms", String(SHRINK_MS), ...extra];
+  const r = await exec(process.execPath, argv, root, timeoutS);
+  if (r.timedOut) return `the scan ran past ${timeoutS} s`;
+  const line = r.stdout.trim().split("\n").pop() ?? "";
+  try {
+    const report = JSON.parse(line) as ProbeReport;
+    if (relative(root, report.runtime).startsWith("..")) return `the scan loaded @fusee/runtime from ${report.runtime}, outside ${root}`;
+    return report;
+  } catch {
+    return `the scan ended (${r.code}) without a report:\n${r.stderr.slice(-2000)}`;
+  }
+}
+
+async function runMutant(m: Mutant, ignoreFile: string, args: Args): Promise<Outcome> {
+  let text: string;
+  try {
+    text = patched(sourceOf(WORKSPACE, m), m);
+  } catch (e) {
+    return { mutant: m, verdict: "patch-rot", detail: (e as Error).message };
+  }
+  const root = scratchCopy(WORKSPACE, m.name);
+  try {
+    writeFileSync(fileOf(root, m), text);
+    const built = Date.now();
+    const build = await exec(process.execPath, [TSC, "-b", "test"], root, args.timeoutS);
+    const buildSeconds = (Date.now() - built) / 1000;
+    if (build.code !== 0) return { mutant: m, verdict: "build-failed", detail: `${build.stdout}${build.stderr}`.slice(-2000) };
+    const report = await scan(root, ["--ignore", ignoreFile], args.timeoutS);
+    if (typeof report === "string") return { mutant: m, verdict: "error", detail: report, buildSeconds };
+    if (report.caught === undefined) return { mutant: m, verdict: "escaped", report, buildSeconds };
+    return { mutant: m, verdict: "caught", report, buildSeconds };
+  } finally {
+    if (args.keep) console.log(`  ${m.name}: kept ${root}`);
+    else removeScratch(root);
+  }
+}
+
+async function main(): Promise<number> {
+  let args: Args;
+  try {
+    args = parse(process.argv.slice(2));
+  } catch (e) {
+    console.error((e as Error).message);
+    return 2;
+  }
+  const chosen = MUTANTS.filter((m) => args.only.size === 0 || args.only.has(m.name));
+  if (args.list) {
+    for (const m of chosen) console.log(`${m.name.padEnd(32)} ${m.kind}  (${m.file})`);
+    return 0;
+  }
+  console.log(`baseline: seeds ${FIRST_SEED}..${FIRST_SEED + SEEDS - 1} on the unchanged build`);
+  const baseline = await scan(WORKSPACE, ["--baseline"], args.timeoutS);
+  if (typeof baseline === "string") {
+    console.error(`the baseline scan failed: ${baseline}`);
+    return 1;
+  }
+  const failures = baseline.failures ?? [];
+  console.log(
+    failures.length === 0
+      ? `  no failures in ${baseline.seconds.toFixed(1)} s`
+      : `  the unchanged build fails ${failures.join(", ")}: these seed/property pairs do not count for mutants`,
+  );
+  const ignoreFile = join(mkdtempSync(join(tmpdir(), "fusee-mutants-")), "baseline-failures.json");
+  writeFileSync(ignoreFile, JSON.stringify(failures));
+
+  const outcomes: Outcome[] = [];
+  const queue = [...chosen];
+  const worker = async (): Promise<void> => {
+    for (let m = queue.shift(); m !== undefined; m = queue.shift()) {
+      const o = await runMutant(m, ignoreFile, args);
+      outcomes.push(o);
+      const r = o.report?.caught;
+      console.log(
+        `  ${m.name}: ${o.verdict}${r ? ` at seed ${r.seed} (${o.report?.seeds} seeds, ${o.report?.seconds.toFixed(1)} s): ${r.message}` : ""}${o.detail ? `: ${o.detail}` : ""}`,
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(args.jobs, chosen.length) }, worker));
+  outcomes.sort((a, b) => chosen.indexOf(a.mutant) - chosen.indexOf(b.mutant));
+  console.log(`\n${outcomeTable(outcomes)}`);
+  const bad = outcomes.filter((o) => o.verdict !== "caught");
+  if (failures.length > 0) console.log(`\nthe unchanged build already fails the simulation: ${failures.join(", ")}`);
+  if (bad.length > 0) console.log(`\n${bad.length} of ${outcomes.length} mutants not caught: ${bad.map((o) => `${o.mutant.name} (${o.verdict})`).join(", ")}`);
+  return bad.length === 0 && failures.length === 0 ? 0 : 1;
+}
+
+process.exit(await main());
