@@ -3,7 +3,6 @@ import { replay, scanSeed, shrink, shrunkText } from "./explore.js";
 import { PROPERTIES, type Property } from "./properties.js";
 import { FIRST_SEED, SEEDS, SHRINK_MS } from "./seeds.js";
 
-
 const SPECS: Record<Property, string> = {
   noRerun: "never runs a step body again once the step's result is durable",
   replays: "replays every journal it wrote with the same workflow classes",

@@ -17,22 +17,27 @@ export const MUTANTS: readonly Mutant[] = [
     name: "sync-skipped",
     kind: "ack before durable: a batch is acknowledged after its write, without its fdatasync",
     file: "storage/group-commit.ts",
-    search: "        if (this.syncKind === SyncKind.Data || this.syncKind === SyncKind.Full) {\n          this.stage = SYNC;\n          this.target.layer.sync(",
-    replace: "        if (this.syncKind === SyncKind.Full) {\n          this.stage = SYNC;\n          this.target.layer.sync(",
+    search:
+      "        if (this.syncKind === SyncKind.Data || this.syncKind === SyncKind.Full) {\n          this.stage = SYNC;\n          this.target.layer.sync(",
+    replace:
+      "        if ((this.syncKind as SyncKind) === SyncKind.Full) {\n          this.stage = SYNC;\n          this.target.layer.sync(",
   },
   {
     name: "fsync-error-ignored",
     kind: "fsync error ignored: a failed sync is taken for a good one",
     file: "storage/group-commit.ts",
     search: "          this.target.layer.sync(seg.fd, this.syncKind === SyncKind.Data);\n",
-    replace: "          try {\n            this.target.layer.sync(seg.fd, this.syncKind === SyncKind.Data);\n          } catch {\n            // ignored\n          }\n",
+    replace:
+      "          try {\n            this.target.layer.sync(seg.fd, this.syncKind === SyncKind.Data);\n          } catch {\n            // ignored\n          }\n",
   },
   {
     name: "recovery-drops-record",
     kind: "a record dropped on recovery: the last record of a batch of several is not indexed",
     file: "storage/segment-scan.ts",
-    search: "        if (o >= 0) {\n          index.add(keys[i]!, position(seq, o));\n          visitor.entry(shard, keys[i]!, buf.subarray(starts[i], ends[i]));\n        } else {",
-    replace: "        if (o >= 0) {\n          if (i > 0 && i === count - 1) continue;\n          index.add(keys[i]!, position(seq, o));\n          visitor.entry(shard, keys[i]!, buf.subarray(starts[i], ends[i]));\n        } else {",
+    search:
+      "        if (o >= 0) {\n          index.add(keys[i]!, position(seq, o));\n          visitor.entry(shard, keys[i]!, buf.subarray(starts[i], ends[i]));\n        } else {",
+    replace:
+      "        if (o >= 0) {\n          if (i > 0 && i === count - 1) continue;\n          index.add(keys[i]!, position(seq, o));\n          visitor.entry(shard, keys[i]!, buf.subarray(starts[i], ends[i]));\n        } else {",
   },
   {
     name: "cancel-lost-on-replay",
@@ -88,8 +93,7 @@ export const MUTANTS: readonly Mutant[] = [
     name: "child-result-to-wrong-run",
     kind: "a child's result to the wrong run: delivered to whichever run of its parent's ID is current",
     file: "engine/child-results.ts",
-    search:
-      "    if (parent.runId !== link.runId && (open === undefined || open.runId !== child.runId || open.seq !== link.seq)) return;\n",
+    search: "    if (parent.runId !== link.runId && (open === undefined || open.runId !== child.runId || open.seq !== link.seq)) return;\n",
     replace: "",
   },
   {
@@ -104,7 +108,7 @@ export const MUTANTS: readonly Mutant[] = [
     kind: "a close policy misapplied: request-cancel terminates the child",
     file: "engine/child-runs.ts",
     search: '      if (close === "terminate") await this.deps.router().terminate(childId, reason);',
-    replace: '      if (close !== "abandon") await this.deps.router().terminate(childId, reason);',
+    replace: '      if (close === "terminate" || close === "request-cancel") await this.deps.router().terminate(childId, reason);',
   },
   {
     name: "id-policy-inverted",
@@ -114,13 +118,25 @@ export const MUTANTS: readonly Mutant[] = [
     replace: '(finished === "allow-if-failed" && existing?.finished !== "ok")',
   },
   {
-    name: "old-run-dropped-before-new-durable",
-    kind: "a record dropped: the replaced run's journal is dropped before the new run's start is durable",
-    file: "engine/run-starts.ts",
-    search:
-      "    await records.appendEncoded(entry, record, body);\n    if (previous !== undefined) records.drop(entry.shard, previous);\n",
-    replace:
-      "    if (previous !== undefined) records.drop(entry.shard, previous);\n    await records.appendEncoded(entry, record, body);\n",
+    name: "update-validator-skipped",
+    kind: "a rejected update journaled: the validator is not run",
+    file: "workflow/run-executor.ts",
+    search: "    this.updates.validate(name, arg);\n",
+    replace: "    if (arg === undefined) this.updates.validate(name, arg);\n",
+  },
+  {
+    name: "checksum-ignored",
+    kind: "a torn write taken for a record: recovery skips the frame checksum",
+    file: "storage/frame.ts",
+    search: '  if (crc32c(buf, bodyStart, end) !== sum) return fail(view, "checksum");\n',
+    replace: "",
+  },
+  {
+    name: "timers-lost-on-recovery",
+    kind: "a record dropped on recovery: the timers of recovered runs are not armed",
+    file: "engine/run-recovery.ts",
+    search: "    armTimer: (until, entry, seq) => this.timers.push({ until, entry, seq, runId: entry.runId }),",
+    replace: "    armTimer: () => undefined,",
   },
   {
     name: "update-dedup-current-run-only",

@@ -167,7 +167,10 @@ async function main(): Promise<number> {
   console.log(`\n${outcomeTable(outcomes)}`);
   const bad = outcomes.filter((o) => o.verdict !== "caught");
   if (failures.length > 0) console.log(`\nthe unchanged build already fails the simulation: ${failures.join(", ")}`);
-  if (bad.length > 0) console.log(`\n${bad.length} of ${outcomes.length} mutants not caught: ${bad.map((o) => `${o.mutant.name} (${o.verdict})`).join(", ")}`);
+  if (bad.length > 0)
+    console.log(
+      `\n${bad.length} of ${outcomes.length} mutants not caught: ${bad.map((o) => `${o.mutant.name} (${o.verdict})`).join(", ")}`,
+    );
   return bad.length === 0 && failures.length === 0 ? 0 : 1;
 }
 
