@@ -3,7 +3,9 @@ import { isDeepStrictEqual } from "node:util";
 import { container as rootContainer } from "tsyringe";
 import type { Engine, JournalRecord, RunDetail } from "@fusee/runtime";
 import { Replayer } from "@fusee/runtime/testing";
+import { Deliveries } from "./deliveries.js";
 import { Generation, Ledger, type Execution } from "./ledger.js";
+import { checkAttributes, checkClosePolicies, checkListing } from "./lineage-checks.js";
 import type { Model, ModelRun } from "./model.js";
 import type { Program } from "./program.js";
 import type { Property } from "./properties.js";
@@ -23,6 +25,9 @@ export class Checks {
   /** Step keys and the step (workflow ID, run, name) each belongs to. */
   private readonly keyOwners = new Map<string, string>();
   private readonly replayer: Replayer;
+  /** Each ID's run as the last check saw it. */
+  private readonly lastRunIds = new Map<string, number>();
+  readonly deliveries: Deliveries;
 
   constructor(
     private readonly model: Model,
@@ -36,6 +41,12 @@ export class Checks {
     dead.alive = false;
     replayContainer.registerInstance(Generation, dead);
     this.replayer = new Replayer({ container: replayContainer }).register(Sim);
+    this.deliveries = new Deliveries(violate);
+  }
+
+  /** The run of `id` the last check saw, if any. */
+  lastRunId(id: string): number | undefined {
+    return this.lastRunIds.get(id);
   }
 
   /**
@@ -49,16 +60,23 @@ export class Checks {
     const ids = new Set(listed.map((r) => r.id));
     this.checkRunSet(ids);
     const statuses: string[] = [];
+    const details = new Map<string, RunDetail>();
     for (const id of [...ids].sort()) {
       const detail = await engine.describe(id);
       if (detail === undefined) {
         this.violate("runSet", `${id} is listed but describe finds no run`);
         continue;
       }
+      details.set(id, detail);
       statuses.push(`${id}#${detail.runId}:${detail.status}`);
       await this.checkRun(detail);
     }
     this.checkLedger(gen, mustAbort);
+    this.deliveries.check(details);
+    checkListing(listed, details, this.violate);
+    checkClosePolicies(details, this.violate);
+    await checkAttributes(engine, details, this.model, this.violate);
+    for (const [id, d] of details) this.lastRunIds.set(id, d.runId);
     return statuses.join(" ");
   }
 

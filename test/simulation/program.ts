@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { attrsArb, burstArb, featureCallArbs, nextAttrsArb, sendArb, tagArb } from "./program-features.js";
 
 /**
  * What a generated workflow does. One generic workflow class interprets it (`sim-workflow.ts`), and
@@ -13,6 +14,17 @@ export interface Program {
   readonly catchCancel: boolean;
   /** After the body, the run continues as new with this program. */
   readonly next?: Program;
+  /** The search attributes `continueAsNew` gives the next run instead of carrying this run's: `{ tag }`, or `{}` for `none`. */
+  readonly nextAttrs?: Tag | "none";
+  /**
+   * Set by whoever starts the run, never generated: names its children and messages, the same in
+   * every run that replays or resets this input, different for every start.
+   */
+  readonly epoch?: string;
+  /** Set by a run that continues as new: what its code observed, so the next run's input shows what was consumed. */
+  readonly before?: readonly string[];
+  /** Set by a parent on its child's input: the child's close policy, so the checks know it from the child alone. */
+  readonly close?: ClosePolicy;
 }
 
 export type StepBehaviour = "ok" | "flaky" | "fail" | "hang";
@@ -34,7 +46,21 @@ export type Instr =
   | { readonly k: "cond"; readonly flag: Flag; readonly timeout?: number }
   | { readonly k: "child"; readonly prog: Program; readonly wait: boolean; readonly close: ClosePolicy }
   /** A step whose body starts another workflow through the engine. */
-  | { readonly k: "spawn"; readonly prog: Program };
+  | { readonly k: "spawn"; readonly prog: Program }
+  /** `ctx.setAttributes({ tag })`. */
+  | { readonly k: "attrs"; readonly tag: Tag }
+  /** A message to another workflow: `ctx.signalWorkflow`, `cancelWorkflow`, `updateWorkflow`, `startWorkflow`, `signalWithStart`. */
+  | SendInstr;
+
+export type SendInstr =
+  | { readonly k: "send"; readonly op: "signal" | "cancel"; readonly to: StartId }
+  | { readonly k: "send"; readonly op: "update"; readonly to: StartId; readonly n: number }
+  | { readonly k: "send"; readonly op: "start"; readonly to: StartId; readonly prog: Program; readonly running: RunningPolicy }
+  | { readonly k: "send"; readonly op: "sws"; readonly to: StartId; readonly prog: Program };
+
+export type RunningPolicy = "fail" | "use-existing" | "terminate-existing";
+/** The value of the one search attribute programs set, `tag`. */
+export type Tag = "p" | "q";
 
 export type MailboxName = "a" | "b";
 export type Flag = "x" | "y";
@@ -51,6 +77,7 @@ export interface SimResult {
 
 /** The workflow IDs clients start. */
 export const START_IDS = ["w1", "w2", "w3"] as const;
+export type StartId = (typeof START_IDS)[number];
 /** IDs clients also signal, update, query, cancel and terminate: a child's, when the first instruction of w1 starts one. */
 export const TARGET_IDS = [...START_IDS, "w1-1-c0"] as const;
 
@@ -60,9 +87,16 @@ export interface IdPolicyChoice {
 }
 
 export type Action =
-  | { readonly a: "start"; readonly id: string; readonly prog: Program; readonly policy?: IdPolicyChoice }
+  | { readonly a: "start"; readonly id: string; readonly prog: Program; readonly policy?: IdPolicyChoice; readonly tag?: Tag }
+  /** A mailbox signal's value is made unique when the call is made (see {@link signalValue}), so each delivery can be traced. */
   | { readonly a: "signal"; readonly id: string; readonly name: MailboxName | "set"; readonly value: number | Flag }
   | { readonly a: "update"; readonly id: string; readonly n: number; readonly step: boolean; readonly uid?: string }
+  | { readonly a: "sws"; readonly id: StartId; readonly prog: Program }
+  | { readonly a: "uws"; readonly id: StartId; readonly prog: Program; readonly n: number; readonly uid?: string }
+  /** `run.reset(name)`, `name` the `step`-th step (cyclically) of the run's journal when the call is made. */
+  | { readonly a: "reset"; readonly id: string; readonly step: number }
+  /** Client calls issued together, racing each other and the engine's work; only the journal-level properties judge them. */
+  | { readonly a: "burst"; readonly calls: readonly ClientCall[]; readonly tick: boolean }
   | { readonly a: "query"; readonly id: string }
   | { readonly a: "cancel"; readonly id: string }
   | { readonly a: "terminate"; readonly id: string }
@@ -73,6 +107,16 @@ export type Action =
   | { readonly a: "failSync" }
   /** A clean shutdown, then a reopen of the same data. */
   | { readonly a: "restart" };
+
+/** The actions that are one client call. */
+export type ClientCall = Extract<Action, { a: "start" | "signal" | "update" | "query" | "cancel" | "terminate" | "sws" | "uws" | "reset" }>;
+
+/** The unique value a mailbox signal sent by action `step` carries (a flag signal keeps its flag). */
+export const signalValue = (step: number, sub: number, v: number | Flag): number | Flag =>
+  typeof v === "number" ? 1000 * (step + 1) + 10 * sub + v : v;
+
+/** The update ID a client update of action `step` uses when the schedule names none. */
+export const updateId = (step: number, sub: number, uid: string | undefined): string => uid ?? `c${step}.${sub}`;
 
 export interface Schedule {
   readonly shards: number;
@@ -126,6 +170,15 @@ const leafProgramArb: fc.Arbitrary<Program> = fc.record({
   catchCancel: fc.boolean(),
 });
 
+/** What a run continues as new with: leaf instructions, attributes and messages. */
+const nextProgramArb: fc.Arbitrary<Program> = fc.record({
+  body: fc.array(
+    fc.oneof({ weight: 6, arbitrary: leafArb }, { weight: 1, arbitrary: attrsArb }, { weight: 2, arbitrary: sendArb(leafProgramArb) }),
+    { minLength: 0, maxLength: 3 },
+  ),
+  catchCancel: fc.boolean(),
+});
+
 /** Which instructions programs may use: leaving one out shows the bugs that others hide. */
 export interface ProgramSpace {
   /** Steps that start another workflow through the engine. */
@@ -138,7 +191,7 @@ function instrArbitrary(space: ProgramSpace): fc.Arbitrary<Instr> {
   return fc.oneof(
     { weight: 9, arbitrary: leafArb },
     {
-      weight: 2,
+      weight: 3,
       arbitrary: fc.record({
         k: fc.constant("child" as const),
         prog: leafProgramArb,
@@ -147,6 +200,8 @@ function instrArbitrary(space: ProgramSpace): fc.Arbitrary<Instr> {
       }),
     },
     { weight: space.spawn ? 1 : 0, arbitrary: fc.record({ k: fc.constant("spawn" as const), prog: leafProgramArb }) },
+    { weight: 1, arbitrary: attrsArb },
+    { weight: 3, arbitrary: sendArb(leafProgramArb) },
   );
 }
 
@@ -155,7 +210,8 @@ function programArbitrary(space: ProgramSpace): fc.Arbitrary<Program> {
     {
       body: fc.array(instrArbitrary(space), { minLength: 0, maxLength: 4 }),
       catchCancel: fc.boolean(),
-      next: leafProgramArb,
+      next: nextProgramArb,
+      nextAttrs: nextAttrsArb,
     },
     { requiredKeys: ["body", "catchCancel"] },
   );
@@ -172,12 +228,14 @@ const policyArb: fc.Arbitrary<IdPolicyChoice> = fc.record(
 const startIdArb = fc.constantFrom(...START_IDS);
 const targetIdArb = fc.constantFrom(...TARGET_IDS);
 
-function actionArbitrary(space: ProgramSpace): fc.Arbitrary<Action> {
+function callArbitrary(space: ProgramSpace): fc.Arbitrary<ClientCall> {
+  const prog = programArbitrary(space);
+  const [sws, uws, reset] = featureCallArbs(prog) as [fc.Arbitrary<ClientCall>, fc.Arbitrary<ClientCall>, fc.Arbitrary<ClientCall>];
   return fc.oneof(
     {
       weight: 5,
       arbitrary: fc.record(
-        { a: fc.constant("start" as const), id: startIdArb, prog: programArbitrary(space), policy: policyArb },
+        { a: fc.constant("start" as const), id: startIdArb, prog, policy: policyArb, tag: tagArb },
         { requiredKeys: ["a", "id", "prog"] },
       ),
     },
@@ -214,6 +272,16 @@ function actionArbitrary(space: ProgramSpace): fc.Arbitrary<Action> {
     { weight: 1, arbitrary: fc.record({ a: fc.constant("query" as const), id: targetIdArb }) },
     { weight: 2, arbitrary: fc.record({ a: fc.constant("cancel" as const), id: targetIdArb }) },
     { weight: 1, arbitrary: fc.record({ a: fc.constant("terminate" as const), id: targetIdArb }) },
+    { weight: 1, arbitrary: sws },
+    { weight: 1, arbitrary: uws },
+    { weight: 3, arbitrary: reset },
+  );
+}
+
+function actionArbitrary(space: ProgramSpace): fc.Arbitrary<Action> {
+  const call = callArbitrary(space);
+  return fc.oneof(
+    { weight: 19, arbitrary: call },
     { weight: 5, arbitrary: fc.record({ a: fc.constant("advance" as const), ms: fc.integer({ min: 1, max: 12 }).map((n) => n * TICK) }) },
     {
       weight: 2,
@@ -221,6 +289,7 @@ function actionArbitrary(space: ProgramSpace): fc.Arbitrary<Action> {
     },
     { weight: 1, arbitrary: fc.record({ a: fc.constant("failSync" as const) }) },
     { weight: 1, arbitrary: fc.record({ a: fc.constant("restart" as const) }) },
+    { weight: 2, arbitrary: burstArb(call) },
   );
 }
 
@@ -254,7 +323,15 @@ export function scheduleText(s: Schedule): string {
 export function actionText(x: Action): string {
   switch (x.a) {
     case "start":
-      return `start ${x.id}${x.policy && Object.keys(x.policy).length > 0 ? ` ${JSON.stringify(x.policy)}` : ""} ${programText(x.prog)}`;
+      return `start ${x.id}${x.policy && Object.keys(x.policy).length > 0 ? ` ${JSON.stringify(x.policy)}` : ""}${x.tag ? ` tag ${x.tag}` : ""} ${programText(x.prog)}`;
+    case "sws":
+      return `signalWithStart ${x.id} a ${programText(x.prog)}`;
+    case "uws":
+      return `updateWithStart ${x.id} add(${x.n})${x.uid ? ` id ${x.uid}` : ""} ${programText(x.prog)}`;
+    case "reset":
+      return `reset ${x.id} to its step #${x.step}`;
+    case "burst":
+      return `at once${x.tick ? " with the next tick" : ""}: ${x.calls.map(actionText).join(" || ")}`;
     case "signal":
       return `signal ${x.id} ${x.name}=${x.value}`;
     case "update":
@@ -276,7 +353,8 @@ export function actionText(x: Action): string {
 
 export function programText(p: Program): string {
   const body = p.body.map(instrText).join("; ");
-  return `{ ${body}${p.catchCancel ? " | catches cancel" : ""}${p.next ? ` | then continue as new ${programText(p.next)}` : ""} }`;
+  const attrs = p.nextAttrs === undefined ? "" : ` with attributes ${p.nextAttrs === "none" ? "{}" : `{ tag: ${p.nextAttrs} }`}`;
+  return `{ ${body}${p.catchCancel ? " | catches cancel" : ""}${p.next ? ` | then continue as new${attrs} ${programText(p.next)}` : ""} }`;
 }
 
 function instrText(i: Instr): string {
@@ -296,10 +374,34 @@ function instrText(i: Instr): string {
       return `${i.wait ? "executeChild" : "startChild"}(${i.close}) ${programText(i.prog)}`;
     case "spawn":
       return `step starting workflow ${programText(i.prog)}`;
+    case "attrs":
+      return `setAttributes tag=${i.tag}`;
+    case "send":
+      switch (i.op) {
+        case "signal":
+        case "cancel":
+          return `${i.op}Workflow ${i.to}`;
+        case "update":
+          return `updateWorkflow ${i.to} add(${i.n})`;
+        case "start":
+          return `startWorkflow ${i.to} (${i.running}) ${programText(i.prog)}`;
+        case "sws":
+          return `signalWithStart ${i.to} a ${programText(i.prog)}`;
+      }
   }
 }
 
-/** The ID of the child that instruction `pc` of run `runId` of `id` starts. */
-export const childId = (id: string, runId: number, pc: number): string => `${id}-${runId}-c${pc}`;
-/** The ID of the workflow that the spawning step at `pc` of run `runId` of `id` starts. */
-export const spawnId = (id: string, runId: number, pc: number): string => `${id}-${runId}-s${pc}`;
+/** The ID of the child that instruction `pc` of a run of `id` whose input has `epoch` starts. */
+export const childId = (id: string, epoch: string, pc: number): string => `${id}-${epoch}-c${pc}`;
+/** The ID of the workflow that the spawning step at `pc` of a run of `id` whose input has `epoch` starts. */
+export const spawnId = (id: string, epoch: string, pc: number): string => `${id}-${epoch}-s${pc}`;
+/** The parent of a child or spawned ID, or `undefined` for an ID clients start. */
+export const parentOf = (id: string): string | undefined => /^(.*)-[^-]+-[cs]\d+$/.exec(id)?.[1];
+/** The epoch the run continued as new from a run of `epoch` gets. */
+export const nextEpoch = (epoch: string): string => `${epoch}n`;
+/** The epoch of a run that instruction `pc` of a run of `id` with `epoch` starts by a message. */
+export const messageEpoch = (id: string, epoch: string, pc: number): string => `${id}.${epoch}.m${pc}`;
+/** The value of the signal that instruction `pc` of run `runId` of `id` with `epoch` sends (a reset run sends anew). */
+export const messageValue = (id: string, epoch: string, runId: number, pc: number): string => `${id}.${epoch}.r${runId}.${pc}`;
+/** A program as started: with the epoch that names what it starts. */
+export const stamped = (prog: Program, epoch: string): Program => ({ ...prog, epoch });

@@ -10,6 +10,10 @@ export const PROPERTIES = {
   stepKeys: "a step's key belongs to its own step",
   recovery: "the engine opens every crash image and stays live",
   unhandled: "no rejection escapes the engine unhandled",
+  exactlyOnce: "every acknowledged signal and update is applied exactly once, by the run it went to or the run that replaced it",
+  closePolicy: "close policies are applied whenever a parent's run ends or is replaced",
+  attributes: "search attributes and listWhere agree with the model and with each other",
+  readers: "the data-directory reader sees the runs, statuses and attributes the engine shows",
 } as const;
 
 export type Property = keyof typeof PROPERTIES;

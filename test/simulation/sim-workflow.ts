@@ -14,7 +14,19 @@ import {
   type StepOptions,
 } from "@fusee/runtime";
 import { Generation, type Execution } from "./ledger.js";
-import { childId, spawnId, STEP_LIMIT, type Instr, type Program, type SimResult } from "./program.js";
+import {
+  childId,
+  messageEpoch,
+  messageValue,
+  nextEpoch,
+  spawnId,
+  stamped,
+  STEP_LIMIT,
+  type Instr,
+  type Program,
+  type SendInstr,
+  type SimResult,
+} from "./program.js";
 
 /** The argument of the `add` update. */
 export interface AddArg {
@@ -49,6 +61,7 @@ export class Sim {
   private readonly flags = new Set<string>();
   private readonly obs: string[] = [];
   private updates = 0;
+  private epoch = "0";
 
   constructor(
     private readonly ctx: Ctx,
@@ -56,6 +69,7 @@ export class Sim {
   ) {}
 
   async run(p: Program): Promise<SimResult> {
+    this.epoch = p.epoch ?? "0";
     try {
       for (let pc = 0; pc < p.body.length; pc++) await this.exec(p.body[pc] as Instr, pc);
     } catch (e) {
@@ -68,7 +82,11 @@ export class Sim {
       this.obs.push("caught");
       return this.state();
     }
-    if (p.next !== undefined) return this.ctx.continueAsNew(p.next);
+    if (p.next !== undefined) {
+      const next: Program = { ...stamped(p.next, nextEpoch(this.epoch)), before: [...this.obs] };
+      if (p.nextAttrs === undefined) return this.ctx.continueAsNew(next);
+      return this.ctx.continueAsNew(next, { attributes: p.nextAttrs === "none" ? {} : { tag: p.nextAttrs } });
+    }
     return this.state();
   }
 
@@ -112,7 +130,7 @@ export class Sim {
         await this.ctx.sleep(`${i.ms}ms`);
         return;
       case "wait": {
-        const v = await this.ctx.waitFor<number>(i.name, i.timeout === undefined ? {} : { timeout: `${i.timeout}ms` });
+        const v = await this.ctx.waitFor<number | string>(i.name, i.timeout === undefined ? {} : { timeout: `${i.timeout}ms` });
         this.obs.push(`${i.name}=${v ?? "timeout"}`);
         return;
       }
@@ -122,8 +140,9 @@ export class Sim {
         return;
       }
       case "child": {
-        const id = childId(this.ctx.workflowId, this.ctx.runId(), pc);
-        const handle = await this.ctx.startChild<SimResult>("Sim", id, i.prog, { close: i.close });
+        const id = childId(this.ctx.workflowId, this.epoch, pc);
+        const input: Program = { ...stamped(i.prog, "1"), close: i.close };
+        const handle = await this.ctx.startChild<SimResult>("Sim", id, input, { close: i.close });
         if (!i.wait) {
           this.obs.push(`c${pc}=started`);
           return;
@@ -139,7 +158,7 @@ export class Sim {
         return;
       }
       case "spawn": {
-        const id = spawnId(this.ctx.workflowId, this.ctx.runId(), pc);
+        const id = spawnId(this.ctx.workflowId, this.epoch, pc);
         const name = `spawn${pc}`;
         await this.ctx.step(
           name,
@@ -147,7 +166,7 @@ export class Sim {
             const engine = this.gen.engine;
             if (engine === undefined) throw new Error("no engine");
             try {
-              await engine.start(Sim, id, i.prog, { idPolicy: { running: "use-existing", finished: "refuse" } });
+              await engine.start(Sim, id, stamped(i.prog, "1"), { idPolicy: { running: "use-existing", finished: "refuse" } });
             } catch (e) {
               if (!(e instanceof AlreadyExistsError)) throw e;
             }
@@ -158,6 +177,50 @@ export class Sim {
         this.obs.push(`${name}=${id}`);
         return;
       }
+      case "attrs":
+        this.ctx.setAttributes({ tag: i.tag });
+        return;
+      case "send": {
+        let outcome: string;
+        try {
+          outcome = String(await this.send(i, pc));
+        } catch (e) {
+          // This run's own cancellation is not the message's outcome.
+          if (e instanceof CancelledError) throw e;
+          outcome = errorClass(e);
+        }
+        this.obs.push(`m${pc}=${outcome}`);
+        return;
+      }
+    }
+  }
+
+  /** Sends the message of instruction `pc`; resolves with what it answers (`ok` when nothing). */
+  private async send(i: SendInstr, pc: number): Promise<unknown> {
+    const self = this.ctx.workflowId;
+    switch (i.op) {
+      case "signal":
+        await this.ctx.signalWorkflow(i.to, "a", messageValue(self, this.epoch, this.ctx.runId(), pc));
+        return "ok";
+      case "cancel":
+        await this.ctx.cancelWorkflow(i.to);
+        return "ok";
+      case "update":
+        return this.ctx.updateWorkflow<number>(i.to, "add", { n: i.n, step: false } satisfies AddArg);
+      case "start":
+        await this.ctx.startWorkflow("Sim", i.to, stamped(i.prog, messageEpoch(self, this.epoch, pc)), {
+          idPolicy: { running: i.running },
+        });
+        return "ok";
+      case "sws":
+        await this.ctx.signalWithStart(
+          "Sim",
+          i.to,
+          stamped(i.prog, messageEpoch(self, this.epoch, pc)),
+          "a",
+          messageValue(self, this.epoch, this.ctx.runId(), pc),
+        );
+        return "ok";
     }
   }
 

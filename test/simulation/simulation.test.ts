@@ -14,6 +14,10 @@ const SPECS: Record<Property, string> = {
   stepKeys: "gives each step its own idempotency key",
   recovery: "opens every image a power loss leaves, refuses work after a failed sync, and answers every call",
   unhandled: "lets no rejection escape unhandled, even after a failed sync",
+  exactlyOnce: "applies every acknowledged signal and update exactly once, across continue-as-new and reset",
+  closePolicy: "closes children by their policies when the parent's run ends, continues as new or is reset",
+  attributes: "keeps search attributes and listWhere as the model computes them, across continue-as-new",
+  readers: "shows the data-directory reader the runs, statuses and attributes the engine shows",
 };
 
 describe("the engine under a deterministic simulation of workflows, client calls and disk faults", function () {

@@ -1,15 +1,17 @@
 import "reflect-metadata";
-import { isDeepStrictEqual } from "node:util";
 import { container as rootContainer } from "tsyringe";
 import { Config, Engine, FuseeError, StorageError } from "@fusee/runtime";
 import { VirtualClock } from "@fusee/runtime/testing";
-import { Checks, normalize } from "./checks.js";
+import { Checks } from "./checks.js";
+import { judge, settle, type Call } from "./call-outcomes.js";
+import { expect, issue, makeCall, type MadeCall } from "./client-calls.js";
+import { checkReader } from "./lineage-checks.js";
 import { Generation, Ledger, type Execution } from "./ledger.js";
 import { Model, type Expectation } from "./model.js";
-import { actionText, TICK, type Action, type Schedule } from "./program.js";
+import { actionText, TICK, type Action, type ClientCall, type Program, type Schedule } from "./program.js";
 import { Violation, type Property } from "./properties.js";
 import { Random, SimDisk } from "./sim-disk.js";
-import { errorClass, Sim, type AddArg } from "./sim-workflow.js";
+import { errorClass, Sim } from "./sim-workflow.js";
 
 export interface RunOptions {
   /** Check only this property: violations of the others are noted and the schedule goes on. */
@@ -31,17 +33,6 @@ const QUIET_ROUNDS = 3;
 const MAX_ROUNDS = 2000;
 const SETTLE_AFTER_TURNS = 100;
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-interface Call {
-  readonly action: Action;
-  readonly gen: Generation;
-  settled: boolean;
-  /** Settled while its engine was still the live one. */
-  settledAlive: boolean;
-  ok: boolean;
-  value: unknown;
-  error: unknown;
-}
 
 /** Runs one schedule against a real engine on a simulated disk, checking every property after each action. */
 export async function runSchedule(schedule: Schedule, options: RunOptions = {}): Promise<RunReport> {
@@ -84,6 +75,10 @@ class Simulation {
   private readonly started = new Set<string>();
   /** Executions of hanging steps that a cancel or terminate must abort. */
   private mustAbort: Execution[] = [];
+  /** An engine opened on the data since the last check. */
+  private reopened = false;
+  /** Starts of each ID so far: the epoch of the next. */
+  private readonly epochs = new Map<string, number>();
 
   constructor(
     private readonly schedule: Schedule,
@@ -110,6 +105,8 @@ class Simulation {
       await this.afterFaults();
       await this.check();
     }
+    if (this.gen?.alive === true && !this.disk.syncFailed)
+      await checkReader(this.engine as Engine, this.disk.layer, DIR, (property, detail) => this.violate(property, detail));
   }
 
   async close(): Promise<void> {
@@ -144,129 +141,93 @@ class Simulation {
         return;
       case "restart":
         return this.restart();
+      case "burst":
+        return this.burst(action.calls, action.tick);
       default:
         return this.call(action);
     }
   }
 
-  private async call(action: Exclude<Action, { a: "advance" | "crash" | "failSync" | "restart" }>): Promise<void> {
+  /**
+   * Calls made at once (with the next tick's timers, if `tick`), racing each other and the engine's
+   * work: the model cannot tell their order, so it stops following their targets, and only the
+   * journal-level properties judge what they did.
+   */
+  private async burst(calls: readonly ClientCall[], tick: boolean): Promise<void> {
+    const engine = this.engine as Engine;
+    const gen = this.gen as Generation;
+    const made = calls.map((action, sub) => makeCall(action, this.step, sub, this.epochs));
+    for (const c of made) if (c.action.a !== "query") this.model.doubt(c.action.id, `${actionText(c.action)} raced other calls`, c.prog);
+    const stepping = this.model.stepping();
+    let ticked: Promise<void> = Promise.resolve();
+    if (tick) {
+      this.model.tick(this.now + TICK);
+      this.now += TICK;
+      ticked = this.clock.advance(TICK);
+    }
+    const runIds = made.map((c) => this.checks.lastRunId(c.action.id));
+    const pending = made.map((c) => settle(c.action, gen, () => issue(engine, c)));
+    await ticked;
+    await this.drain();
+    if (tick) await this.afterFaults(stepping);
+    made.forEach((m, i) => {
+      const c = pending[i] as Call;
+      if (!c.settled || !c.settledAlive) return void this.trace.push(`  ${actionText(m.action)}: in doubt`);
+      this.trace.push(`  ${actionText(m.action)}: ${c.ok ? `ok ${JSON.stringify(c.value ?? null)}` : errorClass(c.error)}`);
+      if (!c.ok && !(c.error instanceof FuseeError))
+        this.violate("results", `${actionText(m.action)} threw ${String(c.error)}, which is not a FuseeError`);
+      if (c.ok) this.acknowledged(m, runIds[i]);
+    });
+  }
+
+  /** An acknowledged call: what it delivered must be found where it went, and what it started exists. */
+  private acknowledged(m: MadeCall, runId: number | undefined): void {
+    const x = m.action;
+    const what = actionText(x);
+    if (x.a === "start" || x.a === "sws" || x.a === "uws") {
+      this.started.add(x.id);
+      this.model.exists(x.id);
+    }
+    if ((x.a === "signal" && x.name !== "set") || x.a === "sws")
+      this.checks.deliveries.acked(x.id, "signal", m.value as number, runId, what);
+    if (x.a === "update" || (x.a === "uws" && x.n >= 0)) this.checks.deliveries.acked(x.id, "update", m.uid as string, runId, what);
+  }
+
+  private async call(action: ClientCall): Promise<void> {
     const engine = this.engine as Engine;
     const gen = this.gen as Generation;
     const before = action.a === "cancel" || action.a === "terminate" ? this.runningHangs(action.id) : [];
-    const c: Call = { action, gen, settled: false, settledAlive: false, ok: false, value: undefined, error: undefined };
-    let promise: Promise<unknown>;
-    try {
-      switch (action.a) {
-        case "start":
-          promise = engine.start(Sim, action.id, action.prog, action.policy === undefined ? {} : { idPolicy: action.policy });
-          break;
-        case "signal":
-          promise = engine.run(action.id).signal(action.name, action.value);
-          break;
-        case "update": {
-          const arg: AddArg = { n: action.n, step: action.step };
-          promise = engine.run(action.id).update("add", arg, action.uid === undefined ? {} : { id: action.uid });
-          break;
-        }
-        case "query":
-          promise = engine.run(action.id).query("state");
-          break;
-        case "cancel":
-          promise = engine.run(action.id).cancel("the simulation cancels it");
-          break;
-        case "terminate":
-          promise = engine.run(action.id).terminate("the simulation terminates it");
-          break;
-      }
-    } catch (e) {
-      promise = Promise.reject(e);
-    }
-    promise.then(
-      (value) => {
-        c.settled = true;
-        c.settledAlive = gen.alive;
-        c.ok = true;
-        // A start answers with a handle on the run; its ID is what there is to compare.
-        c.value = action.a === "start" ? (value as { id: string }).id : value;
-      },
-      (error: unknown) => {
-        c.settled = true;
-        c.settledAlive = gen.alive;
-        c.error = error;
-      },
-    );
+    const made = makeCall(action, this.step, 0, this.epochs);
+    const runId = this.checks.lastRunId(action.id);
+    const c = settle(action, gen, () => issue(engine, made));
     await this.drain();
     if (!c.settled || !c.settledAlive || (c.error instanceof StorageError && this.syncFailed())) {
       if (!gen.alive || this.syncFailed()) {
-        if (action.a !== "query") this.model.doubt(action.id, actionText(action));
+        if (action.a !== "query") this.model.doubt(action.id, actionText(action), made.prog);
         this.trace.push(`  in doubt`);
         return;
       }
       return this.violate("recovery", `${actionText(action)} never settled on a live engine`);
     }
     this.trace.push(`  ${c.ok ? `ok ${JSON.stringify(c.value ?? null)}` : `${errorClass(c.error)}: ${(c.error as Error)?.message}`}`);
-    await this.compareCall(action, c);
+    await this.compareCall(made, c);
+    if (c.ok) this.acknowledged(made, runId);
     if (c.ok && before.length > 0) this.mustAbort.push(...before);
   }
 
-  private async compareCall(action: Exclude<Action, { a: "advance" | "crash" | "failSync" | "restart" }>, c: Call): Promise<void> {
-    let expected: Expectation;
-    switch (action.a) {
-      case "start":
-        expected = this.model.start(action.id, action.prog, action.policy);
-        if (c.ok) {
-          this.started.add(action.id);
-          if (expected.outcome === "any") {
-            // The run this start began may have continued as new already (a program continues at most once).
-            const detail = await (this.engine as Engine).describe(action.id);
-            const first = detail?.journal[0];
-            if (detail !== undefined && first?.kind === "start") {
-              const runId = first.from?.reason === "continue-as-new" ? first.from.runId : detail.runId;
-              this.model.startedAnyway(action.id, action.prog, action.policy, runId);
-            }
-          }
-        }
-        break;
-      case "signal":
-        expected = this.model.signal(action.id, action.name, action.value);
-        break;
-      case "update":
-        expected = this.model.update(action.id, { n: action.n, step: action.step }, action.uid);
-        break;
-      case "query":
-        expected = this.model.query(action.id);
-        break;
-      case "cancel":
-        expected = this.model.cancel(action.id);
-        break;
-      case "terminate":
-        expected = this.model.terminate(action.id);
-        break;
-    }
-    const what = actionText(action);
-    if (!c.ok && c.error instanceof StorageError)
-      return this.violate("recovery", `${what} failed with ${String(c.error)} though no fault was placed`);
-    if (!c.ok && !(c.error instanceof FuseeError))
-      return this.violate("results", `${what} threw ${String(c.error)}, which is not a FuseeError`);
-    if (expected.outcome === "any") return;
-    if (expected.outcome === "ok") {
-      if (!c.ok)
-        return this.violate(
-          "results",
-          `${what} was refused with ${errorClass(c.error)} (${(c.error as Error).message}); the model expected it to succeed`,
-        );
-      if ("value" in expected && !isDeepStrictEqual(normalize(c.value), expected.value)) {
-        return this.violate("results", `${what} returned ${JSON.stringify(c.value)}; the model expected ${JSON.stringify(expected.value)}`);
+  private async compareCall(made: MadeCall, c: Call): Promise<void> {
+    const action = made.action;
+    const expected: Expectation = expect(this.model, made);
+    if (action.a === "start" && c.ok && expected.outcome === "any") {
+      // The run this start began may have continued as new already (a program continues at most once).
+      const detail = await (this.engine as Engine).describe(action.id);
+      const first = detail?.journal[0];
+      if (detail !== undefined && first?.kind === "start") {
+        const runId = first.from?.reason === "continue-as-new" ? first.from.runId : detail.runId;
+        this.model.startedAnyway(action.id, made.prog as Program, action.policy, action.tag, runId);
       }
-      return;
     }
-    if (c.ok) return this.violate("results", `${what} succeeded; the model expected ${expected.errorClass}`);
-    if (errorClass(c.error) !== expected.errorClass) {
-      return this.violate(
-        "results",
-        `${what} failed with ${errorClass(c.error)} (${(c.error as Error).message}); the model expected ${expected.errorClass}`,
-      );
-    }
+    judge(actionText(action), expected, c, (property, detail) => this.violate(property, detail));
   }
 
   private async advance(target: number): Promise<void> {
@@ -375,6 +336,7 @@ class Simulation {
       );
     }
     gen.engine = this.engine;
+    this.reopened = this.generations > 1;
     this.trace.push(`  engine ${gen.n} open`);
     // Timers that fell due while the engine was down fire at once.
     await this.clock.advance(0);
@@ -412,7 +374,12 @@ class Simulation {
     if (!gen.alive) return;
     const mustAbort = this.mustAbort;
     this.mustAbort = [];
+    for (const note of this.model.notes.splice(0)) this.trace.push(`  the model stops following ${note}`);
     this.trace.push(`  ${await this.checks.after(this.engine as Engine, gen, mustAbort)}`);
+    // What the engine recovered, the data-directory reader reads the same way.
+    if (this.reopened && !this.disk.syncFailed)
+      await checkReader(this.engine as Engine, this.disk.layer, DIR, (p, d) => this.violate(p, d));
+    this.reopened = false;
   }
 
   /** The hanging executions of `id`'s current run that are running now. */

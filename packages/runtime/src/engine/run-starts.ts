@@ -56,7 +56,7 @@ export class RunStarts {
     // The same call of the same parent run started this child before (a crash lost the parent's
     // record of it); a child continuing as new carries its parent's link on, and is a new run.
     if (existing !== undefined && lineage.from === undefined && lineage.parent !== undefined && sameLink(existing.parent, lineage.parent))
-      return "existing";
+      return this.durable(existing);
     if (existing !== undefined && lineage.from === undefined) {
       const policy = options.idPolicy ?? {};
       const running = policy.running ?? "fail";
@@ -64,7 +64,7 @@ export class RunStarts {
       checkPolicy(running, ["fail", "use-existing", "terminate-existing"], "idPolicy.running");
       checkPolicy(finished, ["allow", "allow-if-failed", "refuse"], "idPolicy.finished");
       if (existing.finished === undefined) {
-        if (running === "use-existing") return "existing";
+        if (running === "use-existing") return this.durable(existing);
         if (running === "fail")
           throw new AlreadyExistsError(`workflow ID '${id}' already has a running run (${existing.type} run ${existing.runId})`);
         await this.deps.terminate(id, "replaced by a new run (idPolicy terminate-existing)");
@@ -110,6 +110,16 @@ export class RunStarts {
     await records.appendEncoded(entry, record, body);
     if (previous !== undefined) records.drop(entry.shard, previous);
     return "started";
+  }
+
+  /**
+   * "existing", once every record of the run that is there is durable: its own start may still be
+   * on its way to the log (a concurrent start), and a call that uses the run is acknowledged only
+   * if the run survives a crash. A failed append fails this call too.
+   */
+  private async durable(existing: RunEntry): Promise<"existing"> {
+    await this.deps.records.settled(existing);
+    return "existing";
   }
 }
 

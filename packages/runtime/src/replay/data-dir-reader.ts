@@ -12,6 +12,7 @@ import { foldRecord, type RunFold } from "../journal/run-fold.js";
 import { type RecoveryCutEvent, recoveryCuts } from "../storage/recovery-cuts.js";
 import type { Log } from "../storage/log.js";
 import { type LocalLog, openLocalLog } from "../storage/local-log.js";
+import type { FileLayer } from "../storage/file-layer.js";
 import type { ScheduleDescription } from "../journal/schedule-state.js";
 import { payloadTypes } from "../workflow/payload-types.js";
 import { EXPORT_FORMAT, type ExportedJournal, type ExportedRecord } from "./export-format.js";
@@ -24,6 +25,8 @@ export interface DataDirOptions {
   readonly cipher?: PayloadCipher;
   /** Where payload class names are looked up (for search attributes); the one `registerType` fills by default. */
   readonly registry?: TypeRegistry;
+  /** @internal The file system to read through; tests read a simulated disk. */
+  readonly fileLayer?: FileLayer;
 }
 
 /**
@@ -130,7 +133,7 @@ export class DataDirReader {
     let log: LocalLog | undefined;
     for (let attempt = 1; log === undefined; attempt++) {
       try {
-        log = await openLocalLog({ dir, readOnly: true });
+        log = await openLocalLog({ dir, readOnly: true, ...(options.fileLayer ? { fileLayer: options.fileLayer } : {}) });
       } catch (e) {
         if (attempt >= OPEN_ATTEMPTS || (e as NodeJS.ErrnoException)?.code !== "ENOENT") throw asStorageError(e, dir);
       }

@@ -110,6 +110,21 @@ onEachEngine("queries and updates", (kind) => {
     await engine.shutdown();
   });
 
+  it("runs the validator of an updateWithStart that starts the run: the refused update is answered RejectedError and its handler never runs", async () => {
+    const engine = await kind().open({ workflows: [Cart] });
+    const refused = await engine.updateWithStart(Cart, "cart-uws", undefined, "add", "").catch((e: unknown) => e);
+    expect(refused).to.be.instanceOf(RejectedError);
+    expect((refused as Error).message).to.contain("empty");
+    expect(priced, "the handler's step never ran").to.deep.equal([]);
+    const run = engine.run<string[]>("cart-uws");
+    expect(await run.query<string[]>("list")).to.deep.equal([]);
+    const again = await engine.updateWithStart(Cart, "cart-uws", undefined, "add", "pear");
+    expect(again.result).to.equal(40);
+    await run.signal("checkout");
+    expect(await run.result()).to.deep.equal(["pear"]);
+    await engine.shutdown();
+  });
+
   it("applies the ID policy of updateWithStart to a running run: fail, terminate and start anew, or use it", async () => {
     const engine = await kind().open({ workflows: [Counter] });
     const first = await engine.start(Counter, "c-policy", 1);

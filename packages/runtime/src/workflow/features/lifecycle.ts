@@ -228,7 +228,8 @@ export const lifecycleRecords: RecordAppliers<"start" | "finish" | "stopped" | "
     if (record.carried?.updates !== undefined) run.updates.remember(record.carried.updates);
     run.lifecycle.begin(record);
     if (record.signal) run.signals.apply(record.signal.name, record.signal.value, record.at);
-    if (record.update) run.updates.apply({ kind: "update", ...record.update, at: record.at });
+    // Unlike an update record, a start carrying an update is written before any validator could run.
+    if (record.update) run.updates.apply({ kind: "update", ...record.update, at: record.at }, false);
     // What the replaced run's code never saw reaches this run's code, as if it had just arrived.
     for (const m of record.carried?.messages ?? []) {
       if (m.kind === "signal") run.signals.apply(m.name, m.value, m.at);

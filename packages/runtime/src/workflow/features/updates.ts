@@ -61,8 +61,12 @@ export class Updates {
     this.accepted.add(id);
   }
 
-  /** Runs the handler of the update at this point of the journal and journals its outcome. */
-  apply(record: UpdateRecord): void {
+  /**
+   * Runs the handler of the update at this point of the journal and journals its outcome.
+   * `validated`: whether its validator already accepted it; an update a start record carries
+   * (`updateWithStart`) meets its validator here, and a refusal is its journaled outcome.
+   */
+  apply(record: UpdateRecord, validated = true): void {
     const { id, name, arg } = record;
     const run = this.run;
     this.accepted.add(id);
@@ -73,6 +77,7 @@ export class Updates {
       result = Promise.reject(unknownHandler("update", name, run.definition, run.workflowId));
     } else {
       try {
+        if (!validated) this.validate(name, arg);
         result = Promise.resolve((run.instance[update.method] as (a: unknown) => unknown)(arg));
       } catch (e) {
         result = Promise.reject(e);

@@ -1,0 +1,119 @@
+import { isDeepStrictEqual } from "node:util";
+import type { Engine, RunDetail, RunStatus } from "@fusee/runtime";
+import { DataDirReader } from "@fusee/runtime/replay";
+import type { Model } from "./model.js";
+import type { Program } from "./program.js";
+import type { Property } from "./properties.js";
+import type { MemoryFileLayer } from "./sim-disk.js";
+
+type Violate = (property: Property, detail: string) => void;
+
+const FINISHED = ["ok", "failed", "cancelled", "terminated"];
+
+/**
+ * Close policies, at the journal: a child whose parent's run ended or was replaced (continued as
+ * new, reset to a step after the child's start, replaced by a new start) does not go on running
+ * under `terminate`, and has been asked to cancel under `request-cancel`. A child that a reset kept
+ * (started before the step it was reset to) reports to the new run, whose journal holds its start.
+ */
+export function checkClosePolicies(details: ReadonlyMap<string, RunDetail>, violate: Violate): void {
+  for (const [id, d] of details) {
+    const start = d.journal[0];
+    if (start?.kind !== "start" || start.parent === undefined || FINISHED.includes(d.status) || d.status === "stopped") continue;
+    const close = (start.input as Program | undefined)?.close;
+    if (close === undefined || close === "abandon") continue;
+    const parent = details.get(start.parent.id);
+    if (parent === undefined) continue;
+    let gone: string | undefined;
+    if (parent.runId === start.parent.runId) {
+      if (FINISHED.includes(parent.status)) gone = `ended ${parent.status}`;
+    } else {
+      const first = parent.journal[0];
+      const from = first?.kind === "start" ? first.from : undefined;
+      const kept = from?.reason === "reset" && parent.journal.some((r) => r.kind === "child" && r.childId === id);
+      if (!kept) gone = `was replaced by run ${parent.runId}${from === undefined ? "" : ` (${from.reason})`}`;
+    }
+    if (gone === undefined) continue;
+    if (close === "terminate")
+      violate(
+        "closePolicy",
+        `${id} (close: terminate) is ${d.status} though run ${start.parent.runId} of its parent ${start.parent.id} ${gone}`,
+      );
+    else if (!d.journal.some((r) => r.kind === "cancel") && !(start.carried?.messages ?? []).some((m) => m.kind === "cancel"))
+      violate(
+        "closePolicy",
+        `${id} (close: request-cancel) was never asked to cancel though run ${start.parent.runId} of its parent ${start.parent.id} ${gone}`,
+      );
+  }
+}
+
+/**
+ * Search attributes: what `describe` shows equals what the model computed for the runs it follows,
+ * and `listWhere` on the tag finds exactly the runs whose attributes hold it.
+ */
+export async function checkAttributes(
+  engine: Engine,
+  details: ReadonlyMap<string, RunDetail>,
+  model: Model,
+  violate: Violate,
+): Promise<void> {
+  for (const tag of ["p", "q"]) {
+    const found = new Set((await engine.listWhere({ tag }, 100_000)).map((r) => r.id));
+    for (const [id, d] of details) {
+      const has = d.attributes["tag"] === tag;
+      if (has !== found.has(id))
+        violate(
+          "attributes",
+          `listWhere({ tag: "${tag}" }) ${found.has(id) ? "finds" : "misses"} ${id}, whose attributes are ${JSON.stringify(d.attributes)}`,
+        );
+    }
+  }
+  for (const [id, d] of details) {
+    const m = model.runs.get(id);
+    if (m === undefined || !m.determined || m.exists !== true || m.runId !== d.runId) continue;
+    if (!isDeepStrictEqual({ ...d.attributes }, m.attrs))
+      violate(
+        "attributes",
+        `run ${d.runId} of ${id} has the attributes ${JSON.stringify(d.attributes)}; the model expected ${JSON.stringify(m.attrs)}`,
+      );
+  }
+}
+
+/** `list` (the engine's index) shows each run as `describe` (its journal) does: run, status and attributes. */
+export function checkListing(listed: readonly RunStatus[], details: ReadonlyMap<string, RunDetail>, violate: Violate): void {
+  for (const r of listed) {
+    const d = details.get(r.id);
+    if (d === undefined) continue;
+    const a = { runId: r.runId, status: r.status, attributes: { ...r.attributes } };
+    const b = { runId: d.runId, status: d.status, attributes: { ...d.attributes } };
+    if (!isDeepStrictEqual(a, b)) violate("readers", `list shows ${r.id} as ${JSON.stringify(a)}; describe as ${JSON.stringify(b)}`);
+  }
+}
+
+/** The read-only data-directory reader (the CLI's read path) sees the runs, statuses and attributes the engine shows. */
+export async function checkReader(engine: Engine, layer: MemoryFileLayer, dir: string, violate: Violate): Promise<void> {
+  const fromEngine = (await engine.list(100_000)).map((r) => ({
+    id: r.id,
+    runId: r.runId,
+    status: r.status === "suspended" || r.status === "parked" ? "running" : r.status,
+    attributes: { ...r.attributes },
+  }));
+  let reader: DataDirReader;
+  try {
+    reader = await DataDirReader.open(dir, { fileLayer: layer });
+  } catch (e) {
+    return violate("readers", `the data-directory reader refused the directory the engine runs on: ${String(e)}`);
+  }
+  try {
+    const fromReader = reader
+      .list({}, 100_000)
+      .map((r) => ({ id: r.id, runId: r.runId, status: r.status, attributes: { ...r.attributes } }));
+    const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : 1);
+    fromEngine.sort(byId);
+    fromReader.sort(byId);
+    if (!isDeepStrictEqual(fromReader, fromEngine))
+      violate("readers", `the data-directory reader lists ${JSON.stringify(fromReader)}; the engine ${JSON.stringify(fromEngine)}`);
+  } finally {
+    await reader.close();
+  }
+}

@@ -1,0 +1,63 @@
+import fc from "fast-check";
+import type { Action, ClientCall, Instr, Program, RunningPolicy, SendInstr, StartId, Tag } from "./program.js";
+
+/*
+ * The generator's part for the paths where one run becomes another or talks to another: search
+ * attributes, messages between workflows, continue-as-new with attributes, reset, signal- and
+ * update-with-start, and client calls that race each other.
+ */
+
+const IDS: readonly StartId[] = ["w1", "w2", "w3"];
+const idArb = fc.constantFrom(...IDS);
+export const tagArb: fc.Arbitrary<Tag> = fc.constantFrom<Tag>("p", "q");
+
+export const attrsArb: fc.Arbitrary<Instr> = fc.record({ k: fc.constant("attrs" as const), tag: tagArb });
+
+/** Messages to the client-started IDs; a started program is `prog`. */
+export function sendArb(prog: fc.Arbitrary<Program>): fc.Arbitrary<SendInstr> {
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.record({ k: fc.constant("send" as const), op: fc.constant("signal" as const), to: idArb }) },
+    { weight: 1, arbitrary: fc.record({ k: fc.constant("send" as const), op: fc.constant("cancel" as const), to: idArb }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        k: fc.constant("send" as const),
+        op: fc.constant("update" as const),
+        to: idArb,
+        n: fc.integer({ min: -1, max: 3 }),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        k: fc.constant("send" as const),
+        op: fc.constant("start" as const),
+        to: idArb,
+        prog,
+        running: fc.constantFrom<RunningPolicy>("fail", "use-existing", "terminate-existing"),
+      }),
+    },
+    { weight: 2, arbitrary: fc.record({ k: fc.constant("send" as const), op: fc.constant("sws" as const), to: idArb, prog }) },
+  );
+}
+
+/** How `continueAsNew` treats search attributes: carried (absent), replaced by a tag, or cleared. */
+export const nextAttrsArb: fc.Arbitrary<Tag | "none"> = fc.constantFrom<Tag | "none">("p", "q", "none");
+
+/** Client calls of the paths above; `prog` is what a start runs. */
+export function featureCallArbs(prog: fc.Arbitrary<Program>): fc.Arbitrary<ClientCall>[] {
+  return [
+    fc.record({ a: fc.constant("sws" as const), id: idArb, prog }),
+    fc.record(
+      { a: fc.constant("uws" as const), id: idArb, prog, n: fc.integer({ min: -1, max: 3 }), uid: fc.constantFrom("u1", "u3") },
+      { requiredKeys: ["a", "id", "prog", "n"] },
+    ),
+    // The step is the `step`-th (cyclically) of the run's journal when the call is made.
+    fc.record({ a: fc.constant("reset" as const), id: fc.constantFrom<string>(...IDS, "w1-1-c0"), step: fc.integer({ min: 0, max: 5 }) }),
+  ];
+}
+
+/** Several client calls at once, optionally issued right as a tick's timers fire. */
+export function burstArb(call: fc.Arbitrary<ClientCall>): fc.Arbitrary<Action> {
+  return fc.record({ a: fc.constant("burst" as const), calls: fc.array(call, { minLength: 2, maxLength: 4 }), tick: fc.boolean() });
+}
