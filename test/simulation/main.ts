@@ -1,6 +1,7 @@
 import { PROPERTIES, Violation, type Property } from "./properties.js";
 import { replay, scanSeed, shrink, shrunkText } from "./explore.js";
 import { FULL_SPACE, scheduleText, type ProgramSpace } from "./program.js";
+import { clusterMain } from "./cluster/cluster-main.js";
 
 const USAGE = `usage: npm run sim -- [--seeds N] [--seed S] [--path P] [--only PROPERTY] [--shrink-seconds T] [--no-spawn]
 
@@ -9,7 +10,8 @@ const USAGE = `usage: npm run sim -- [--seeds N] [--seed S] [--path P] [--only P
   --path P           with --seed: replay the counterexample fast-check printed, and print its trace
   --only PROPERTY    check one property (${Object.keys(PROPERTIES).join(", ")})
   --shrink-seconds T time to shrink the first counterexample of each property (default 30; 0: none)
-  --no-spawn         programs without steps that start workflows (whose known bug hides others)`;
+  --no-spawn         programs without steps that start workflows (whose known bug hides others)
+  --cluster          the cluster simulation instead: engine processes on one PostgreSQL (--cluster --help)`;
 
 interface Args {
   seeds: number;
@@ -102,6 +104,8 @@ async function explore(args: Args): Promise<number> {
 }
 
 async function main(): Promise<void> {
+  // The cluster simulation has flags of its own (see cluster/cluster-main.ts).
+  if (process.argv.includes("--cluster")) process.exit(await clusterMain(process.argv.slice(2)));
   let args: Args;
   try {
     args = parse(process.argv.slice(2));

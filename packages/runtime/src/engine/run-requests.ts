@@ -108,9 +108,15 @@ export class RunRequests {
     return unwrap(await outcome);
   }
 
-  /** Waits for the outcome of an update. */
+  /**
+   * Waits for the outcome of an update. The promise counts as handled from the start: callers
+   * await it only after the update's record is journaled, and a shard lost meanwhile rejects it
+   * (see `LocalRuns.forgetShard`), which must reach the caller, not end the process.
+   */
   outcomeOf(id: string, updateId: string): Promise<UpdateResultRecord> {
-    return this.outcomes.wait(key(id, updateId));
+    const outcome = this.outcomes.wait(key(id, updateId));
+    outcome.catch(() => undefined);
+    return outcome;
   }
 
   /** An update's result became durable. */

@@ -1,0 +1,144 @@
+/*
+ * The reference model of the cluster simulation: what each run must hold given which calls were
+ * acknowledged, which were refused and which are in doubt (their process died, or the call failed
+ * in a way that does not say whether it happened). It computes each update's answer itself.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { Bumped, Inspection } from "./wire.js";
+
+/** The statuses of a run that ended; the simulated runs end only when cancelled. */
+const FINISHED = new Set(["ok", "failed", "cancelled", "terminated", "stopped"]);
+
+type Outcome = "acked" | "doubt";
+
+interface RunModel {
+  started: Outcome | undefined;
+  readonly tags: Map<string, Outcome>;
+  readonly updates: Map<string, { readonly by: number; outcome: Outcome; answer?: Bumped }>;
+  /** The answer the next update gets, or undefined once an update is in doubt for good. */
+  applied: Bumped | undefined;
+  cancel: Outcome | undefined;
+}
+
+/** A way the cluster disagrees with the model. */
+export interface Disagreement {
+  readonly property: ClusterProperty;
+  readonly detail: string;
+}
+
+export const CLUSTER_PROPERTIES = {
+  exactlyOnce: "every acknowledged signal, update and cancel is applied exactly once, and nothing else is applied",
+  answers: "acknowledged update answers equal the model's",
+  runsKept: "no acknowledged run is lost",
+  fencing: "at most one owner writes a shard per epoch, under a lease it holds",
+  live: "the cluster answers every call once it has an owner for every shard",
+} as const;
+export type ClusterProperty = keyof typeof CLUSTER_PROPERTIES;
+
+export class ClusterModel {
+  private readonly runs = new Map<string, RunModel>();
+
+  private run(id: string): RunModel {
+    let r = this.runs.get(id);
+    if (r === undefined) {
+      r = { started: undefined, tags: new Map(), updates: new Map(), applied: { count: 0, total: 0 }, cancel: undefined };
+      this.runs.set(id, r);
+    }
+    return r;
+  }
+
+  started(id: string, outcome: Outcome): void {
+    this.run(id).started = outcome;
+  }
+
+  signal(id: string, tag: string, outcome: Outcome): void {
+    this.run(id).tags.set(tag, outcome);
+  }
+
+  cancel(id: string, outcome: Outcome): void {
+    this.run(id).cancel = outcome;
+  }
+
+  /** What an update of `by` must answer, when the model knows (no earlier update of the run is in doubt). */
+  expectedUpdate(id: string, by: number): Bumped | undefined {
+    const a = this.run(id).applied;
+    return a === undefined ? undefined : { count: a.count + 1, total: a.total + by };
+  }
+
+  /** An update acknowledged with `answer`; returns the disagreement with the model, if any. */
+  updated(id: string, uid: string, by: number, answer: Bumped): Disagreement | undefined {
+    const r = this.run(id);
+    const expected = this.expectedUpdate(id, by);
+    r.updates.set(uid, { by, outcome: "acked", answer });
+    r.applied = expected;
+    if (expected !== undefined && !isDeepStrictEqual(answer, expected))
+      return {
+        property: "answers",
+        detail: `update ${uid} of ${id} answered ${JSON.stringify(answer)}; the model says ${JSON.stringify(expected)}`,
+      };
+    return undefined;
+  }
+
+  /** An update that was never acknowledged: it may have been applied, so later answers are unknown. */
+  updateInDoubt(id: string, uid: string, by: number): void {
+    const r = this.run(id);
+    r.updates.set(uid, { by, outcome: "doubt" });
+    r.applied = undefined;
+  }
+
+  ids(): string[] {
+    return [...this.runs].filter(([, r]) => r.started !== undefined).map(([id]) => id);
+  }
+
+  /** Compares what a run's journal holds (undefined: the cluster does not know the run) with the model. */
+  compare(id: string, seen: Inspection | null): Disagreement[] {
+    const r = this.run(id);
+    const out: Disagreement[] = [];
+    if (seen === null) {
+      if (r.started === "acked") out.push({ property: "runsKept", detail: `the acknowledged run ${id} is unknown to the cluster` });
+      return out;
+    }
+    const counts = new Map<string, number>();
+    for (const t of seen.tags) counts.set(t, (counts.get(t) ?? 0) + 1);
+    for (const [tag, n] of counts) {
+      const o = r.tags.get(tag);
+      if (o === undefined) out.push({ property: "exactlyOnce", detail: `${id} holds signal ${tag}, which was never sent to it` });
+      else if (n > 1) out.push({ property: "exactlyOnce", detail: `${id} holds signal ${tag} ${n} times (${o})` });
+    }
+    for (const [tag, o] of r.tags)
+      if (o === "acked" && !counts.has(tag))
+        out.push({ property: "exactlyOnce", detail: `the acknowledged signal ${tag} is missing from ${id}` });
+    const accepted = new Map<string, number>();
+    for (const u of seen.updates) accepted.set(u, (accepted.get(u) ?? 0) + 1);
+    for (const [uid, n] of accepted) {
+      if (!r.updates.has(uid)) out.push({ property: "exactlyOnce", detail: `${id} holds update ${uid}, which was never sent to it` });
+      else if (n > 1) out.push({ property: "exactlyOnce", detail: `${id} accepted update ${uid} ${n} times` });
+    }
+    for (const [uid, u] of r.updates) {
+      if (u.outcome !== "acked") continue;
+      const results = seen.results.filter((x) => x.id === uid);
+      if (accepted.get(uid) !== 1 || results.length !== 1) {
+        out.push({
+          property: "exactlyOnce",
+          detail: `the acknowledged update ${uid} of ${id} is in the journal ${accepted.get(uid) ?? 0} times with ${results.length} answers`,
+        });
+      } else if (!isDeepStrictEqual(results[0]?.value, u.answer)) {
+        out.push({
+          property: "answers",
+          detail: `update ${uid} of ${id} was answered ${JSON.stringify(u.answer)}, but the journal holds ${JSON.stringify(results[0])}`,
+        });
+      }
+    }
+    const cancelsAllowed = r.cancel === undefined ? 0 : 1;
+    if (seen.cancels > cancelsAllowed)
+      out.push({ property: "exactlyOnce", detail: `${id} holds ${seen.cancels} cancels; ${cancelsAllowed} was sent` });
+    if (r.cancel === "acked" && seen.cancels !== 1)
+      out.push({ property: "exactlyOnce", detail: `the acknowledged cancel of ${id} is in its journal ${seen.cancels} times` });
+    if (r.cancel === "acked" && seen.status !== "cancelled")
+      out.push({ property: "exactlyOnce", detail: `${id} was cancelled (acknowledged) but its status is ${seen.status}` });
+    if (r.cancel === undefined && FINISHED.has(seen.status))
+      out.push({ property: "exactlyOnce", detail: `${id} was never cancelled but it ended ${seen.status}` });
+    if (seen.runs !== 1) out.push({ property: "exactlyOnce", detail: `${id} has ${seen.runs} runs; nothing replaced its first` });
+    return out;
+  }
+}

@@ -1,0 +1,210 @@
+/*
+ * The seeded schedules of the cluster simulation: how many engine processes share the database,
+ * their clock skews, and the calls and faults the scheduler sends them, in order, with the gaps
+ * between them. Everything here is a pure function of the seed.
+ */
+
+/** A small seeded generator (splitmix32): the same seed gives the same schedule on every machine. */
+export class Seeded {
+  private state: number;
+
+  constructor(seed: number) {
+    this.state = seed >>> 0;
+  }
+
+  next(): number {
+    this.state = (this.state + 0x9e3779b9) >>> 0;
+    let z = this.state;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+    return ((z ^ (z >>> 16)) >>> 0) / 2 ** 32;
+  }
+
+  /** A whole number from `lo` to `hi`, both included. */
+  int(lo: number, hi: number): number {
+    return lo + Math.floor(this.next() * (hi - lo + 1));
+  }
+
+  pick<T>(items: readonly T[]): T {
+    return items[Math.floor(this.next() * items.length)] as T;
+  }
+
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+}
+
+/** The faults a schedule may place. */
+export const FAULTS = ["kill", "pause", "drop", "ownerLost", "skew"] as const;
+export type Fault = (typeof FAULTS)[number];
+
+/**
+ * Through which process a call goes: the process holding the run's shard, another one (the call
+ * is forwarded), or the one in `slot` whatever it holds.
+ */
+export type Route = "owner" | "other" | "slot";
+export interface Via {
+  readonly route: Route;
+  readonly slot: number;
+}
+
+export type ClusterAction =
+  | { readonly a: "start"; readonly id: string; readonly via: Via }
+  | { readonly a: "signal"; readonly id: string; readonly tag: string; readonly via: Via }
+  | { readonly a: "update"; readonly id: string; readonly uid: string; readonly by: number; readonly via: Via }
+  | { readonly a: "cancel"; readonly id: string; readonly via: Via }
+  /** Signals and one update forwarded from a non-owner while the run's owner is SIGKILLed `killAtMs` after (or before) the first. */
+  | {
+      readonly a: "ownerLost";
+      readonly id: string;
+      readonly tags: readonly string[];
+      readonly uid: string;
+      readonly by: number;
+      readonly killAtMs: number;
+    }
+  /** SIGKILL of the process in `slot`; a new process takes its place after `restartAfterMs`. */
+  | { readonly a: "kill"; readonly slot: number; readonly restartAfterMs: number }
+  /** SIGSTOP of the process in `slot` for `ms`, longer than its lease when `ms` exceeds `leaseMs`. */
+  | { readonly a: "pause"; readonly slot: number; readonly ms: number }
+  /** Every database session of the process in `slot` terminated: an insert in flight may or may not have committed. */
+  | { readonly a: "drop"; readonly slot: number }
+  /** Signals and one update sent to the run's owner, whose database sessions are terminated `atMs` after the first: before or after their commit. */
+  | {
+      readonly a: "dropMidCall";
+      readonly id: string;
+      readonly tags: readonly string[];
+      readonly uid: string;
+      readonly by: number;
+      readonly atMs: number;
+    }
+  | { readonly a: "gap"; readonly ms: number };
+
+export interface ClusterSchedule {
+  readonly seed: number;
+  readonly engines: number;
+  readonly shards: number;
+  readonly leaseMs: number;
+  /** Each slot's clock skew in ms (all zero unless the schedule skews clocks). */
+  readonly skews: readonly number[];
+  readonly ids: readonly string[];
+  readonly actions: readonly ClusterAction[];
+}
+
+export interface ScheduleSpace {
+  /** The faults schedules may place. */
+  readonly faults: ReadonlySet<Fault>;
+  /** Calls and faults per schedule, at most. */
+  readonly maxActions: number;
+}
+
+export const FULL_CLUSTER_SPACE: ScheduleSpace = { faults: new Set(FAULTS), maxActions: 28 };
+
+const LEASE_CHOICES = [900, 1_200];
+
+/** The schedule of `seed`. */
+export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTER_SPACE): ClusterSchedule {
+  const r = new Seeded(seed);
+  const engines = r.int(2, 3);
+  const shards = r.pick([4, 6, 8]);
+  const leaseMs = r.pick(LEASE_CHOICES);
+  // Small skews, and ones of seconds: a run's timers then fall due late or early where its shard moves.
+  const skewMs = r.pick([400, 3_000]);
+  const skews = Array.from({ length: engines }, () => (space.faults.has("skew") && r.chance(0.5) ? r.int(-skewMs, skewMs) : 0));
+  const ids = Array.from({ length: r.int(2, 5) }, (_, i) => `r${i}`);
+  const actions: ClusterAction[] = [];
+  const cancelled = new Set<string>();
+  const faults = [...space.faults].filter((f) => f !== "skew");
+  let tags = 0;
+  let uids = 0;
+  const via = (): Via => ({ route: r.pick<Route>(["owner", "other", "other", "slot"]), slot: r.int(0, engines - 1) });
+  // Some runs start at once, the others when first used: their starts meet the faults too.
+  const started = new Set(ids.filter(() => r.chance(0.5)));
+  for (const id of started) actions.push({ a: "start", id, via: via() });
+  const count = r.int(Math.floor(space.maxActions / 2), space.maxActions);
+  for (let i = 0; i < count; i++) {
+    const open = ids.filter((id) => !cancelled.has(id));
+    const roll = r.next();
+    if (open.length === 0) break;
+    const id = r.pick(open);
+    if (!started.has(id)) {
+      started.add(id);
+      actions.push({ a: "start", id, via: via() });
+    }
+    if (roll < 0.36) actions.push({ a: "signal", id, tag: `t${tags++}`, via: via() });
+    else if (roll < 0.62) actions.push({ a: "update", id, uid: `u${uids++}`, by: r.int(1, 9), via: via() });
+    else if (roll < 0.67) {
+      actions.push({ a: "cancel", id, via: via() });
+      cancelled.add(id);
+    } else if (roll < 0.8) actions.push({ a: "gap", ms: r.int(20, 400) });
+    else if (faults.length > 0)
+      actions.push(
+        fault(
+          r,
+          r.pick(faults),
+          engines,
+          leaseMs,
+          id,
+          () => `t${tags++}`,
+          () => `u${uids++}`,
+        ),
+      );
+    if (r.chance(0.5)) actions.push({ a: "gap", ms: r.int(0, 40) });
+  }
+  return { seed, engines, shards, leaseMs, skews, ids, actions };
+}
+
+function fault(
+  r: Seeded,
+  kind: Exclude<Fault, "skew">,
+  engines: number,
+  leaseMs: number,
+  id: string,
+  tag: () => string,
+  uid: () => string,
+): ClusterAction {
+  const slot = r.int(0, engines - 1);
+  switch (kind) {
+    case "kill":
+      return { a: "kill", slot, restartAfterMs: r.pick([0, r.int(50, leaseMs * 2)]) };
+    case "pause":
+      // Half the pauses outlast the lease, the rest end within it.
+      return { a: "pause", slot, ms: r.chance(0.5) ? r.int(Math.round(leaseMs * 1.3), leaseMs * 3) : r.int(50, Math.round(leaseMs / 2)) };
+    case "drop":
+      if (r.chance(0.5)) return { a: "drop", slot };
+      return { a: "dropMidCall", id, tags: Array.from({ length: r.int(1, 6) }, tag), uid: uid(), by: r.int(1, 9), atMs: r.int(0, 25) };
+    case "ownerLost":
+      return { a: "ownerLost", id, tags: Array.from({ length: r.int(2, 8) }, tag), uid: uid(), by: r.int(1, 9), killAtMs: r.int(-30, 60) };
+  }
+}
+
+/** A schedule as a reader follows it: one line per action. */
+export function clusterScheduleText(s: ClusterSchedule): string {
+  const head = `${s.engines} engines, ${s.shards} shards, lease ${s.leaseMs} ms, clock skews [${s.skews.join(", ")}] ms, runs ${s.ids.join(" ")}`;
+  return [head, ...s.actions.map((a, i) => `  #${i} ${actionText(a)}`)].join("\n");
+}
+
+export function actionText(a: ClusterAction): string {
+  const via = (v: Via): string => (v.route === "slot" ? `via slot ${v.slot}` : `via ${v.route === "owner" ? "its owner" : "a non-owner"}`);
+  switch (a.a) {
+    case "start":
+      return `start ${a.id} ${via(a.via)}`;
+    case "signal":
+      return `signal ${a.id} add(${a.tag}) ${via(a.via)}`;
+    case "update":
+      return `update ${a.id} bump(${a.by}) id ${a.uid} ${via(a.via)}`;
+    case "cancel":
+      return `cancel ${a.id} ${via(a.via)}`;
+    case "ownerLost":
+      return `forward add(${a.tags.join(",")}) and bump(${a.by}) id ${a.uid} to ${a.id}'s owner, SIGKILLed at ${a.killAtMs} ms`;
+    case "kill":
+      return `SIGKILL slot ${a.slot}, a new process after ${a.restartAfterMs} ms`;
+    case "pause":
+      return `SIGSTOP slot ${a.slot} for ${a.ms} ms`;
+    case "drop":
+      return `terminate the database sessions of slot ${a.slot}`;
+    case "dropMidCall":
+      return `send add(${a.tags.join(",")}) and bump(${a.by}) id ${a.uid} to ${a.id}'s owner, its database sessions terminated at ${a.atMs} ms`;
+    case "gap":
+      return `wait ${a.ms} ms`;
+  }
+}

@@ -1,0 +1,51 @@
+import { expect } from "chai";
+import { CLUSTER_PROPERTIES, type ClusterProperty } from "./cluster-model.js";
+import { ensureDatabase } from "./cluster-db.js";
+import { clusterSchedule, clusterScheduleText, FULL_CLUSTER_SPACE } from "./cluster-schedule.js";
+import { runClusterSchedule, type ClusterReport } from "./cluster-simulator.js";
+
+// Seeds run on every test run: the same schedules each time (`npm run sim -- --cluster --seed S
+// --seeds 1` runs one again). The processes' interleaving is the machine's, so these seeds are a
+// sample of the schedules, not a replay of one execution; `npm run sim -- --cluster --seeds N`
+// runs more.
+const FIRST_SEED = 1;
+const SEEDS = 6;
+
+describe("a cluster of engine processes on one PostgreSQL under seeded schedules of calls and faults", function () {
+  this.timeout(SEEDS * 40_000);
+  const reports: ClusterReport[] = [];
+
+  before(async () => {
+    await ensureDatabase();
+    for (let seed = FIRST_SEED; seed < FIRST_SEED + SEEDS; seed++) reports.push(await runClusterSchedule(clusterSchedule(seed)));
+  });
+
+  it(`runs ${SEEDS} schedules without a failure of the harness itself`, () => {
+    const failed = reports.flatMap((r) => (r.harnessError === undefined ? [] : [`seed ${r.schedule.seed}: ${r.harnessError}`]));
+    expect(failed, failed.join("\n\n")).to.deep.equal([]);
+  });
+
+  for (const property of Object.keys(CLUSTER_PROPERTIES) as ClusterProperty[]) {
+    it(CLUSTER_PROPERTIES[property], () => {
+      const failing = reports.filter((r) => r.violations.some((v) => v.property === property));
+      const text = failing.map(
+        (r) =>
+          `seed ${r.schedule.seed}: ${r.violations
+            .filter((v) => v.property === property)
+            .map((v) => v.detail)
+            .join("; ")}\n${clusterScheduleText(r.schedule)}\n${r.trace.join("\n")}`,
+      );
+      expect(text, text.join("\n\n")).to.deep.equal([]);
+    });
+  }
+
+  it("acknowledges calls while faults strike, so the checks have something to check", () => {
+    const acknowledged = reports.reduce((n, r) => n + r.acknowledged, 0);
+    expect(acknowledged).to.be.greaterThan(SEEDS * 5);
+  });
+
+  it("generates the same schedule from the same seed", () => {
+    expect(clusterSchedule(FIRST_SEED + 3, FULL_CLUSTER_SPACE)).to.deep.equal(clusterSchedule(FIRST_SEED + 3, FULL_CLUSTER_SPACE));
+    expect(clusterSchedule(FIRST_SEED + 3)).to.not.deep.equal(clusterSchedule(FIRST_SEED + 4));
+  });
+});
