@@ -1,38 +1,7 @@
-import { readFileSync, realpathSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
 import { replay, scanSeed, shrink } from "../explore.js";
 import { Violation, type Property } from "../properties.js";
-
-/**
- * What one scan of the seeds found: with `--baseline`, every seed's failures; otherwise the first
- * seed that fails in a way the baseline does not, its shrunk counterexample, and whether the
- * counterexample replays. Runs in the copy of the workspace it was built in, and prints one line of
- * JSON, read by the runner (`main.ts`).
- */
-export interface ProbeReport {
-  /** Where `@fusee/runtime` resolved: the runner checks it is the copy's, not the workspace's. */
-  readonly runtime: string;
-  /** Seeds scanned, the failing one included. */
-  readonly seeds: number;
-  /** Time spent scanning them. */
-  readonly seconds: number;
-  /** With `--baseline`: the failures of every seed, as `seed:property` (`seed:crash` for a failure of the harness). */
-  readonly failures?: readonly string[];
-  readonly caught?: {
-    readonly seed: number;
-    /** The property violated first, or `crash` when the harness itself failed. */
-    readonly property: Property | "crash";
-    readonly message: string;
-    readonly shrunk?: {
-      readonly path: string;
-      readonly shrinks: number;
-      readonly actions: number;
-      readonly violation: string;
-      /** What `--seed S --path P --only PROPERTY` gives: the violation's message, or undefined when none. */
-      readonly replayed: string | undefined;
-    };
-  };
-}
+import { runtimeLocation, type ProbeReport } from "./report.js";
 
 interface ProbeArgs {
   first: number;
@@ -65,7 +34,8 @@ function parse(argv: readonly string[]): ProbeArgs {
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 async function probe(args: ProbeArgs): Promise<ProbeReport> {
-  const runtime = realpathSync(fileURLToPath(import.meta.resolve("@fusee/runtime")));
+  const generator = "single-process";
+  const runtime = runtimeLocation();
   const ignored = new Set<string>(args.ignore === undefined ? [] : (JSON.parse(readFileSync(args.ignore, "utf8")) as string[]));
   const failures: string[] = [];
   const began = Date.now();
@@ -86,11 +56,17 @@ async function probe(args: ProbeArgs): Promise<ProbeReport> {
     if (first === undefined) continue;
     const seconds = (Date.now() - began) / 1000;
     const caught = { seed, property: first.property, message: first.message };
-    if (first.property === "crash") return { runtime, seeds: i + 1, seconds, caught };
-    return { runtime, seeds: i + 1, seconds, caught: { ...caught, shrunk: await shrinkAndReplay(seed, first.property, args.shrinkMs) } };
+    if (first.property === "crash") return { generator, runtime, seeds: i + 1, seconds, caught };
+    return {
+      generator,
+      runtime,
+      seeds: i + 1,
+      seconds,
+      caught: { ...caught, shrunk: await shrinkAndReplay(seed, first.property, args.shrinkMs) },
+    };
   }
   const seconds = (Date.now() - began) / 1000;
-  return args.baseline ? { runtime, seeds: args.seeds, seconds, failures } : { runtime, seeds: args.seeds, seconds };
+  return args.baseline ? { generator, runtime, seeds: args.seeds, seconds, failures } : { generator, runtime, seeds: args.seeds, seconds };
 }
 
 /** Shrinks the counterexample, then replays it the way its reproduction line says. */

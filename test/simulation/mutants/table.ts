@@ -1,5 +1,5 @@
 import type { Mutant } from "./mutant.js";
-import type { ProbeReport } from "./probe.js";
+import type { ProbeReport } from "./report.js";
 
 /** What became of one mutant. */
 export interface Outcome {
@@ -18,6 +18,7 @@ export interface Outcome {
 export function replays(o: Outcome): string {
   const c = o.report?.caught;
   if (c === undefined) return "";
+  if (o.report?.generator === "cluster") return c.rerun === undefined ? "no: the seed passed when run again" : "run again: same property";
   if (c.property === "crash") return "not shrunk (harness failure)";
   const s = c.shrunk;
   if (s === undefined) return "not shrunk";
@@ -28,8 +29,8 @@ export function replays(o: Outcome): string {
 /** The outcomes as a markdown table. */
 export function outcomeTable(outcomes: readonly Outcome[]): string {
   const rows = [
-    ["mutant", "kind", "caught", "seeds", "seconds", "property", "shrunk replays"],
-    ["---", "---", "---", "--:", "--:", "---", "---"],
+    ["mutant", "kind", "caught", "generator", "seeds", "seconds", "property", "shrunk replays"],
+    ["---", "---", "---", "---", "--:", "--:", "---", "---"],
   ];
   for (const o of outcomes) {
     const r = o.report;
@@ -37,6 +38,7 @@ export function outcomeTable(outcomes: readonly Outcome[]): string {
       `\`${o.mutant.name}\``,
       o.mutant.kind,
       o.verdict === "caught" ? "yes" : o.verdict === "escaped" ? "**no**" : `**${o.verdict}**`,
+      r?.generator ?? "",
       r === undefined ? "" : String(r.seeds),
       r === undefined ? "" : r.seconds.toFixed(1),
       r?.caught?.property ?? "",
