@@ -161,6 +161,20 @@ export const MUTANTS: readonly Mutant[] = [
     replace: "",
   },
   {
+    name: "attributes-lost-on-continue-as-new",
+    kind: "state dropped on continue-as-new: the next run starts without the search attributes of the last",
+    file: "engine/run-replacement.ts",
+    search: "      const next = attributes ?? entry.attributes;\n",
+    replace: "      const next = attributes;\n",
+  },
+  {
+    name: "reset-keeps-discarded-children",
+    kind: "a close policy skipped on reset: children started after the reset step keep running",
+    file: "engine/run-replacement.ts",
+    search: "        if (!keptCalls.has(link.seq)) await this.deps.closeChild(",
+    replace: "        if (keptCalls.has(-1 - link.seq)) await this.deps.closeChild(",
+  },
+  {
     name: "lease-checked-after-write",
     kind: "a lease checked after the write: a batch is inserted whether or not the shard's lease still holds",
     file: "storage/postgres/group-insert.ts",
