@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { WORKSPACE } from "../../support/workspace.js";
@@ -140,6 +140,11 @@ class Baselines {
     return found;
   }
 
+  /** Removes the files the probes read. */
+  dispose(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
   /** Every failure of the unchanged build, as `generator seed:property`. */
   async failures(): Promise<string[]> {
     const out: string[] = [];
@@ -232,7 +237,7 @@ async function main(): Promise<number> {
       outcomes.push(o);
       const r = o.report?.caught;
       console.log(
-        `  ${m.name}: ${o.verdict}${r ? ` at seed ${r.seed} (${o.report?.seeds} seeds, ${o.report?.seconds.toFixed(1)} s): ${r.message}` : ""}${o.detail ? `: ${o.detail}` : ""}`,
+        `  ${m.name}: ${o.verdict}${r ? ` at ${o.report?.generator} seed ${r.seed} (${o.report?.seeds} seeds, ${o.report?.seconds.toFixed(1)} s): ${r.message}` : ""}${o.detail ? `: ${o.detail}` : ""}`,
       );
     }
   };
@@ -241,6 +246,7 @@ async function main(): Promise<number> {
   console.log(`\n${outcomeTable(outcomes)}`);
   const bad = outcomes.filter((o) => o.verdict !== "caught");
   const failures = await baselines.failures();
+  baselines.dispose();
   if (failures.length > 0) console.log(`\nthe unchanged build already fails the simulation: ${failures.join(", ")}`);
   if (bad.length > 0)
     console.log(
