@@ -8,7 +8,7 @@ import { MUTANTS } from "./catalogue.js";
 import { fileOf, patched, sourceOf, type Mutant } from "./mutant.js";
 import type { ProbeReport } from "./report.js";
 import { removeScratch, scratchCopy } from "./scratch.js";
-import { outcomeTable, type Outcome } from "./table.js";
+import { outcomeTable, replays, type Outcome } from "./table.js";
 
 const USAGE = `usage: npm run sim:mutants -- [--only NAME[,NAME...]] [--jobs N] [--timeout SECONDS] [--keep] [--no-cluster] [--list]
 
@@ -237,7 +237,7 @@ async function main(): Promise<number> {
       outcomes.push(o);
       const r = o.report?.caught;
       console.log(
-        `  ${m.name}: ${o.verdict}${r ? ` at ${o.report?.generator} seed ${r.seed} (${o.report?.seeds} seeds, ${o.report?.seconds.toFixed(1)} s): ${r.message}` : ""}${o.detail ? `: ${o.detail}` : ""}`,
+        `  ${m.name}: ${o.verdict}${r ? ` at ${o.report?.generator} seed ${r.seed} (${o.report?.seeds} seeds, ${o.report?.seconds.toFixed(1)} s; shrunk replays: ${replays(o)}): ${r.message}` : ""}${o.detail ? `: ${o.detail}` : ""}`,
       );
     }
   };
