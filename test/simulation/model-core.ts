@@ -153,7 +153,18 @@ export abstract class ModelCore {
     if (signals.length > 0) run.mailbox.set("a", [...signals]);
     this.runs.set(id, run);
     if (this.messagedUnseen(id, false)) this.lose(run, "a run the model does not follow may send it messages");
-    if (old !== undefined && !old.determined) this.everLost.add(id);
+    if (old !== undefined && !old.determined) {
+      this.everLost.add(id);
+      // The replaced run may have started others by messages before it went.
+      for (const p of [old.prog, ...old.maybe])
+        for (const to of messageTargets(p, true)) {
+          if (to === id || this.runs.has(to)) continue;
+          const maybe = freshRun(to, { body: [], catchCancel: false }, undefined, undefined);
+          maybe.exists = "maybe";
+          this.runs.set(to, maybe);
+          this.lose(maybe, `a run of ${id} the model did not follow may have started it`);
+        }
+    }
     if (runId === undefined) this.lose(run, "its run ID is not known");
     this.proceed(run);
     return run;

@@ -32,8 +32,8 @@ export interface ModelRun {
   total: number;
   flags: Set<string>;
   mailbox: Map<string, (number | string)[]>;
-  /** Results of updates by update ID: this run's and those of earlier runs it continues. */
-  updates: Map<string, number>;
+  /** Outcomes of updates by update ID (a repeated ID is answered from them): this run's and those of earlier runs it continues. */
+  updates: Map<string, Expectation>;
   /** Search attributes. */
   attrs: Record<string, string>;
   status: ModelStatus;

@@ -55,13 +55,17 @@ export class Model extends ModelCore {
       const runId = cur === undefined ? 1 : cur.runId === undefined ? undefined : cur.runId + 1;
       const waits = prog.body.length > 0;
       const run = this.begin(id, prog, runId, undefined, {}, [], waits ? Math.max(0, arg.n) : 0);
-      if (arg.n < 0) return error("RejectedError");
+      if (arg.n < 0) {
+        // The refusal is the update's journaled outcome, handed on if the run continued as new at once.
+        this.runs.get(id)?.updates.set(uid, error("RejectedError"));
+        return error("RejectedError");
+      }
       if (this.runs.get(id) !== run) {
         this.loseRun(id, "an update-with-start reached a run that had already continued as new");
         return ANY;
       }
       if (!waits && run.status === "running") run.total += arg.n;
-      run.updates.set(uid, arg.n);
+      run.updates.set(uid, { outcome: "ok", value: arg.n });
       return { outcome: "ok", value: arg.n };
     }
     return this.update(id, arg, uid);
@@ -73,6 +77,8 @@ export class Model extends ModelCore {
     if (cur === "unknown") return ANY;
     if (cur === undefined) return error("NotFoundError");
     if (!cur.determined) return ANY;
+    // The new run starts again the children its code starts after the step, under the same IDs, whatever their policy.
+    for (const child of cur.children.keys()) this.loseRun(child, `its parent ${id} was reset`);
     const m = /^s(\d+)$/.exec(name);
     if (m === null) {
       // A step of an update, a message or a clean-up: whether it ran is not the model's to tell.
@@ -134,11 +140,12 @@ export class Model extends ModelCore {
     if (cur === "unknown") return ANY;
     if (cur === undefined) return error("NotFoundError");
     if (!cur.determined) return ANY;
-    if (uid !== undefined && cur.updates.has(uid)) return { outcome: "ok", value: cur.updates.get(uid) };
+    const known = uid === undefined ? undefined : cur.updates.get(uid);
+    if (known !== undefined) return known;
     if (cur.status !== "running") return error("RejectedError");
     if (arg.n < 0) return error("RejectedError");
     cur.total += arg.n;
-    if (uid !== undefined) cur.updates.set(uid, cur.total);
+    if (uid !== undefined) cur.updates.set(uid, { outcome: "ok", value: cur.total });
     return { outcome: "ok", value: cur.total };
   }
 

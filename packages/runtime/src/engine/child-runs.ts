@@ -79,10 +79,31 @@ export class ChildRuns {
     if (parent.runId !== runId || parent.finished !== undefined) {
       // The run that asked for the child ended or was replaced while it started: no run owns the child now.
       if (outcome.ok)
-        await this.closeLink(request.id, outcome.childRunId ?? 0, request.close, `its parent run ${runId} of '${parent.id}' is over`);
+        await this.closeLink(
+          request.id,
+          outcome.childRunId ?? 0,
+          { id: parent.id, runId },
+          request.close,
+          `its parent run ${runId} of '${parent.id}' is over`,
+        );
       return;
     }
-    await this.deps.records.append(parent, outcome).catch((e: unknown) => this.appendFailed(e, parent.shard));
+    // A run that finished meanwhile refuses the record: its end found no child to close.
+    let refused = false;
+    await this.deps.records.append(parent, outcome).catch((e: unknown) => {
+      refused = e instanceof RejectedError;
+      this.appendFailed(e, parent.shard);
+    });
+    if (outcome.ok && (refused || parent.runId !== runId) && !this.deps.closed()) {
+      await this.closeLink(
+        request.id,
+        outcome.childRunId ?? 0,
+        { id: parent.id, runId },
+        request.close,
+        `its parent run ${runId} of '${parent.id}' ended while the child started`,
+      );
+      return;
+    }
     if (!outcome.ok || this.deps.runs.get(parent.id) !== parent) return;
     if (!local) this.results.watch(parent, request.id, request.seq);
     // A child that finished before the crash reports to no one now: its result is delivered here, once.
@@ -94,7 +115,7 @@ export class ChildRuns {
   async close(parent: RunEntry, childId: string, reason: string): Promise<void> {
     const link = parent.children?.get(childId);
     parent.children?.delete(childId);
-    if (link !== undefined) await this.closeLink(childId, link.runId, link.close, reason);
+    if (link !== undefined) await this.closeLink(childId, link.runId, { id: parent.id, runId: parent.runId }, link.close, reason);
   }
 
   /**
@@ -108,12 +129,23 @@ export class ChildRuns {
     }
   }
 
-  /** Applies close policy `close` to run `runId` of child `childId`, unless that run ended or was replaced. */
-  private async closeLink(childId: string, runId: number, close: ChildLink["close"], reason: string): Promise<void> {
+  /**
+   * Applies close policy `close` to run `runId` of child `childId`, or to the run that took its
+   * place still as the child of the same parent run (the child was reset or continued as new),
+   * unless that run ended or another run of the ID, not this parent's, replaced it.
+   */
+  private async closeLink(
+    childId: string,
+    runId: number,
+    parent: { readonly id: string; readonly runId: number },
+    close: ChildLink["close"],
+    reason: string,
+  ): Promise<void> {
     if (close === "abandon" || this.deps.closed()) return;
     // A child another process holds is closed there; one that ended meanwhile refuses (RejectedError).
     const child = this.deps.runs.get(childId);
-    if (this.deps.local(childId) && (child === undefined || child.runId !== runId || child.finished !== undefined)) return;
+    const ours = child !== undefined && (child.runId === runId || (child.parent?.id === parent.id && child.parent.runId === parent.runId));
+    if (this.deps.local(childId) && (child === undefined || !ours || child.finished !== undefined)) return;
     try {
       if (close === "terminate") await this.deps.router().terminate(childId, reason);
       else await this.deps.router().cancel(childId, reason);

@@ -161,7 +161,9 @@ export class RunReplacement {
 
   /** Runs `body` as the replacement of the run of `id`, once any earlier one is over. */
   private async exclusive<T>(id: string, body: () => Promise<T>): Promise<T> {
-    await this.settled(id);
+    // Checked again after each wait, with nothing awaited between the check and the claim: two
+    // callers that waited out the same replacement would otherwise both go on at once.
+    while (this.under.has(id)) await this.settled(id);
     const done = body();
     this.under.set(id, done);
     try {

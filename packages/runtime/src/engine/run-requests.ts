@@ -98,13 +98,10 @@ export class RunRequests {
       );
     }
     const outcome = this.outcomeOf(id, updateId);
-    try {
-      await begin();
-    } catch (e) {
-      // Nothing was started: nobody will wait for the update's outcome.
-      outcome.catch(() => undefined);
-      throw e;
-    }
+    // The outcome may fail (a storage failure rejects every waiter) before the start does; it is
+    // awaited only once the start is durable, and nobody awaits it if the start fails.
+    outcome.catch(() => undefined);
+    await begin();
     return unwrap(await outcome);
   }
 

@@ -78,6 +78,28 @@ describe("a failed sync under running workflows", () => {
     await engine.shutdown().catch(() => undefined);
   });
 
+  it("fails an update-with-start whose start could not be made durable without an unhandled rejection, also beside another start", async () => {
+    const disk = new MemoryFileLayer();
+    disk.mkdirDurable("/data");
+    const engine = await Engine.open(Config.local("/data").shards(2), { workflows: [Tally], fileLayer: disk });
+    const escaped: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void escaped.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      disk.failNextSync = true;
+      const outcomes = await Promise.allSettled([
+        engine.start(Tally, "tally-a", undefined),
+        engine.updateWithStart(Tally, "tally-b", undefined, "add", 1),
+      ]);
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+      for (const o of outcomes) expect(o.status === "rejected" && o.reason instanceof StorageError, JSON.stringify(o)).to.equal(true);
+      expect(escaped.map(String)).to.deep.equal([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+      await engine.shutdown().catch(() => undefined);
+    }
+  });
+
   it("fails a signal whose record could not be made durable, stops the engine, and keeps what was acknowledged", async () => {
     const disk = freshDisk();
     let engine = await open(disk);
