@@ -67,11 +67,11 @@ export async function dropSchema(schema: string): Promise<void> {
 }
 
 /**
- * Writes that break fencing: a batch stored by a process the lease row did not name (or not live
+ * Writes that break fencing, and how many takeovers wrote to their shard: a batch stored by a process the lease row did not name (or not live
  * when the statement began), a shard whose epochs go back in the order of its rows, or an epoch
  * written by two processes.
  */
-export async function fencingBreaches(schema: string): Promise<string[]> {
+export async function fencingBreaches(schema: string): Promise<{ breaches: string[]; takeovers: number }> {
   const rows = await sql<{
     shard: number;
     seq: string;
@@ -97,7 +97,8 @@ export async function fencingBreaches(schema: string): Promise<string[]> {
       out.push(`${at} was written at epoch ${epoch} after a row of epoch ${lastEpoch.get(r.shard)}`);
     lastEpoch.set(r.shard, Math.max(epoch, lastEpoch.get(r.shard) ?? 0));
   }
-  return out;
+  // Each shard's first lease writes at one epoch; every further epoch written to is a takeover.
+  return { breaches: out, takeovers: writers.size - lastEpoch.size };
 }
 
 /** The live lease holder of each shard (undefined for a free or expired lease). */

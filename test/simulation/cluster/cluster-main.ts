@@ -37,7 +37,6 @@ function parse(argv: readonly string[]): ClusterArgs {
       return value;
     };
     if (flag === "--cluster") continue;
-    else if (flag === "--help" || flag === "-h") throw new Error(CLUSTER_USAGE);
     else if (flag === "--seeds") args.seeds = Number(need());
     else if (flag === "--seed") args.seed = Number(need());
     else if (flag === "--keep") args.keep = true;
@@ -55,6 +54,10 @@ function parse(argv: readonly string[]): ClusterArgs {
 
 /** Runs the cluster simulation as the command line asks; resolves with the exit code. */
 export async function clusterMain(argv: readonly string[]): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    console.log(CLUSTER_USAGE);
+    return 0;
+  }
   let args: ClusterArgs;
   try {
     args = parse(argv);
@@ -70,12 +73,14 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
   const counts = new Map<ClusterProperty, number>();
   let acknowledged = 0;
   let inDoubt = 0;
+  let takeovers = 0;
   for (let i = 0; i < args.seeds; i++) {
     const seed = first + i;
     const schedule = clusterSchedule(seed, args.space);
     const report = await runClusterSchedule(schedule, { keep: args.keep });
     acknowledged += report.acknowledged;
     inDoubt += report.inDoubt;
+    takeovers += report.takeovers;
     const bad = report.violations.length > 0 || report.harnessError !== undefined;
     if (report.harnessError !== undefined) console.log(`seed ${seed}: the harness failed: ${report.harnessError}`);
     if (bad) failing.push(seed);
@@ -83,7 +88,7 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
     const rate = (i + 1) / ((Date.now() - began) / 3_600_000);
     console.log(
       `seed ${seed}: ${bad ? `${report.violations.length} violation(s)` : "ok"} in ${(report.ms / 1000).toFixed(1)} s ` +
-        `(${report.acknowledged} calls acknowledged, ${report.inDoubt} in doubt); ${i + 1}/${args.seeds}, ${Math.round(rate)} schedules/h`,
+        `(${report.acknowledged} calls acknowledged, ${report.inDoubt} in doubt, ${report.takeovers} takeovers); ${i + 1}/${args.seeds}, ${Math.round(rate)} schedules/h`,
     );
     if (bad || args.trace) {
       console.log(clusterScheduleText(schedule));
@@ -94,7 +99,7 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
   const seconds = (Date.now() - began) / 1000;
   console.log(
     `\n${args.seeds} cluster schedules in ${seconds.toFixed(1)} s: ${Math.round((args.seeds / seconds) * 3600)} schedules/h; ` +
-      `${acknowledged} calls acknowledged, ${inDoubt} in doubt`,
+      `${acknowledged} calls acknowledged, ${inDoubt} in doubt, ${takeovers} takeovers that wrote`,
   );
   for (const [p, n] of counts) console.log(`${n} violation(s) of "${CLUSTER_PROPERTIES[p]}"`);
   if (failing.length > 0) console.log(`failing seeds: ${failing.join(" ")}`);

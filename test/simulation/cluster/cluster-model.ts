@@ -4,10 +4,7 @@
  * in a way that does not say whether it happened). It computes each update's answer itself.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { Bumped, Inspection } from "./wire.js";
-
-/** The statuses of a run that ended; the simulated runs end only when cancelled. */
-const FINISHED = new Set(["ok", "failed", "cancelled", "terminated", "stopped"]);
+import { FINISHED, type Bumped, type Inspection } from "./wire.js";
 
 type Outcome = "acked" | "doubt";
 
@@ -138,6 +135,15 @@ export class ClusterModel {
       out.push({ property: "exactlyOnce", detail: `${id} was cancelled (acknowledged) but its status is ${seen.status}` });
     if (r.cancel === undefined && FINISHED.has(seen.status))
       out.push({ property: "exactlyOnce", detail: `${id} was never cancelled but it ended ${seen.status}` });
+    if (seen.state !== undefined) {
+      const sorted = (xs: readonly string[]): string[] => [...xs].sort();
+      const accepted = seen.updates.length;
+      if (!isDeepStrictEqual(sorted(seen.state.tags), sorted(seen.tags)) || seen.state.count !== accepted)
+        out.push({
+          property: "exactlyOnce",
+          detail: `${id}'s workflow holds ${JSON.stringify(seen.state)}; its journal has signals ${JSON.stringify(seen.tags)} and ${accepted} updates`,
+        });
+    }
     if (seen.runs !== 1) out.push({ property: "exactlyOnce", detail: `${id} has ${seen.runs} runs; nothing replaced its first` });
     return out;
   }

@@ -36,9 +36,11 @@ describe("a cluster of engine processes on one PostgreSQL under seeded schedules
     });
   }
 
-  it("acknowledges calls while faults strike, so the checks have something to check", () => {
+  it("acknowledges calls while faults move shards between processes, so the checks have something to check", () => {
     const acknowledged = reports.reduce((n, r) => n + r.acknowledged, 0);
     expect(acknowledged).to.be.greaterThan(SEEDS * 5);
+    const takeovers = reports.reduce((n, r) => n + r.takeovers, 0);
+    expect(takeovers, "shards written under a later epoch than their first").to.be.greaterThan(0);
   });
 
   it("generates the same schedule from the same seed", () => {

@@ -31,6 +31,8 @@ export interface ClusterReport {
   readonly harnessError?: string;
   readonly acknowledged: number;
   readonly inDoubt: number;
+  /** Epochs written beyond one per shard: leases that moved to another process (or back) and were written under. */
+  readonly takeovers: number;
   readonly ms: number;
 }
 
@@ -62,6 +64,7 @@ export async function runClusterSchedule(schedule: ClusterSchedule, options: Clu
     ...(harnessError === undefined ? {} : { harnessError }),
     acknowledged: run.acked,
     inDoubt: run.doubts,
+    takeovers: run.takeovers,
     ms: Date.now() - began,
   };
 }
@@ -71,6 +74,7 @@ class ClusterRun {
   readonly violations: Disagreement[] = [];
   acked = 0;
   doubts = 0;
+  takeovers = 0;
   private readonly model = new ClusterModel();
   private readonly tag: string;
   private readonly schema: string;
@@ -323,7 +327,10 @@ class ClusterRun {
       this.note(`  ${id}: ${JSON.stringify(seen)}`);
       for (const d of this.model.compare(id, seen)) this.violate(d.property, d.detail);
     }
-    for (const breach of await fencingBreaches(this.schema)) this.violate("fencing", breach);
+    const { breaches, takeovers } = await fencingBreaches(this.schema);
+    for (const breach of breaches) this.violate("fencing", breach);
+    this.takeovers = takeovers;
+    this.note(`  ${takeovers} takeovers wrote to their shard`);
   }
 
   /** The run's journal as a live process reads it; asked again while shards move. */

@@ -6,7 +6,7 @@
 import "reflect-metadata";
 import { createInterface } from "node:readline";
 import { Config, Ctx, Engine, Query, Signal, Update, Workflow, type Clock } from "@fusee/runtime";
-import { ACC_TYPE, type Bumped, type Inspection } from "./wire.js";
+import { ACC_TYPE, FINISHED, type Bumped, type Inspection } from "./wire.js";
 
 const [url, schema, owner, leaseMs, skewMs, forwardTimeoutMs, shards] = process.argv.slice(2) as [
   string,
@@ -108,6 +108,8 @@ async function inspect(id: string): Promise<Inspection | null> {
     else if (r.kind === "update-result") out.results.push({ id: r.id, ok: r.ok, value: r.ok ? (r.value as Bumped) : null });
     else if (r.kind === "cancel") out.cancels++;
   }
+  // What the workflow code holds, replayed from the journal by whichever process owns the run.
+  if (!FINISHED.has(detail.status)) out.state = await engine.run(id).query<{ tags: string[]; count: number; total: number }>("state");
   return out;
 }
 

@@ -1,6 +1,9 @@
 /** The workflow type every engine process of the simulated cluster runs. */
 export const ACC_TYPE = "cluster-sim-acc";
 
+/** The statuses of a run that ended; the simulated runs end only when cancelled. */
+export const FINISHED: ReadonlySet<string> = new Set(["ok", "failed", "cancelled", "terminated", "stopped"]);
+
 /** The answer of a `bump` update: how many updates the run applied, and the sum of their values. */
 export interface Bumped {
   readonly count: number;
@@ -22,4 +25,6 @@ export interface Inspection {
   readonly results: { readonly id: string; readonly ok: boolean; readonly value: Bumped | null }[];
   /** Cancel records. */
   cancels: number;
+  /** What the workflow's `state` query answers, for a run that has not ended. */
+  state?: { readonly tags: string[]; readonly count: number; readonly total: number };
 }
