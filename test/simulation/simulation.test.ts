@@ -1,13 +1,7 @@
 import { expect } from "chai";
 import { replay, scanSeed, shrink, shrunkText } from "./explore.js";
 import { PROPERTIES, type Property } from "./properties.js";
-
-// Seeds checked on every test run: the same schedules each time, so a failure here reproduces with
-// `npm run sim -- --seed S --path P`. `npm run sim -- --seeds N` checks more.
-const FIRST_SEED = 1;
-const SEEDS = 600;
-// Time to shrink the first counterexample of a property that fails.
-const SHRINK_MS = 10_000;
+import { FIRST_SEED, SEEDS, SHRINK_MS } from "./seeds.js";
 
 const SPECS: Record<Property, string> = {
   noRerun: "never runs a step body again once the step's result is durable",

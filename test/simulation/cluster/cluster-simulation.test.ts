@@ -1,15 +1,12 @@
 import { expect } from "chai";
 import { CLUSTER_PROPERTIES, type ClusterProperty } from "./cluster-model.js";
 import { ensureDatabase } from "./cluster-db.js";
+import { CLUSTER_FIRST_SEED, CLUSTER_SEEDS } from "./cluster-seeds.js";
 import { clusterSchedule, clusterScheduleText, FULL_CLUSTER_SPACE } from "./cluster-schedule.js";
 import { runClusterSchedule, type ClusterReport } from "./cluster-simulator.js";
 
-// Seeds run on every test run: the same schedules each time (`npm run sim -- --cluster --seed S
-// --seeds 1` runs one again). The processes' interleaving is the machine's, so these seeds are a
-// sample of the schedules, not a replay of one execution; `npm run sim -- --cluster --seeds N`
-// runs more.
-const FIRST_SEED = 1;
-const SEEDS = 4;
+const FIRST_SEED = CLUSTER_FIRST_SEED;
+const SEEDS = CLUSTER_SEEDS;
 
 describe("a cluster of engine processes on one PostgreSQL under seeded schedules of calls and faults", function () {
   this.timeout(SEEDS * 40_000);
