@@ -51,9 +51,13 @@ export class ClusterProcesses {
     });
     this.slots[slot] = handle;
     this.all.push(handle);
-    void handle.exited.then(() => {
-      if (!this.ended.has(handle)) this.crashed.push(`engine process ${owner} exited by itself: ${handle.errors}`);
-    });
+    // `exited` settles when the process ends and never rejects.
+    handle.exited.then(
+      () => {
+        if (!this.ended.has(handle)) this.crashed.push(`engine process ${owner} exited by itself: ${handle.errors}`);
+      },
+      () => undefined,
+    );
     try {
       await handle.ready;
     } catch (e) {

@@ -52,11 +52,15 @@ export class EngineHandle {
         if (m.ok) w?.resolve(m.value);
         else w?.reject(new CallFailed(m.name ?? "Error", m.message ?? "", false));
       });
-      void this.exited.then(() => {
-        reject(new Error(`engine process ${args.owner} exited: ${this.stderr}`));
-        for (const w of this.waiting.values()) w.reject(new CallFailed("ProcessLost", `engine process ${args.owner} is gone`, true));
-        this.waiting.clear();
-      });
+      // `exited` settles when the process ends and never rejects.
+      this.exited.then(
+        () => {
+          reject(new Error(`engine process ${args.owner} exited: ${this.stderr}`));
+          for (const w of this.waiting.values()) w.reject(new CallFailed("ProcessLost", `engine process ${args.owner} is gone`, true));
+          this.waiting.clear();
+        },
+        () => undefined,
+      );
     });
     this.ready.catch(() => undefined);
   }

@@ -122,4 +122,12 @@ createInterface({ input: process.stdin }).on("line", (text) => {
 });
 process.stdout.write("ready\n");
 // Keeps the process alive between commands: the parent ends it (SIGKILL or closing its stdin).
-process.stdin.on("end", () => void engine.shutdown().finally(() => process.exit(0)));
+process.stdin.on("end", () => {
+  engine.shutdown().then(
+    () => process.exit(0),
+    (e: unknown) => {
+      process.stderr.write(`shutdown failed: ${String(e)}\n`);
+      process.exit(1);
+    },
+  );
+});
