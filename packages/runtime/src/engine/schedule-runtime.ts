@@ -77,14 +77,22 @@ export class ScheduleRuntime extends ScheduleState {
 
   /** Starts the schedule's work after it was created or recovered: its timer, backfills and catch-up. */
   open(): void {
-    void this.serial(async () => {
+    const recovered = this.recurrence.next(this.cursor);
+    const ready = this.serial(async () => {
       await this.pruneActive();
+      await this.adoptUnrecorded(recovered);
       for (const id of this.active) this.watch(id);
       if (this.buffered !== undefined && this.active.size === 0) await this.startBuffered();
     });
     for (const b of this.backfills.values()) void this.runBackfill(b.id);
-    if (!this.paused) this.due(false);
-    this.arm();
+    // The missed instants are dealt with once a run begun before the crash is known to be running.
+    void ready
+      .catch(() => undefined)
+      .then(() => {
+        if (this.closed || this.deleted) return;
+        if (!this.paused) this.due(false);
+        this.arm();
+      });
   }
 
   close(): void {
@@ -249,6 +257,18 @@ export class ScheduleRuntime extends ScheduleState {
     if (t === undefined || this.closed || this.deleted) return;
     await this.pruneActive();
     if (this.active.size === 0) await this.startInstant(t, "buffer");
+  }
+
+  /**
+   * A crash between an instant's start and its record leaves the run without the record: the next
+   * instant after the recovered cursor may have a run. It is the schedule's, and it counts as running
+   * for the overlap policy; otherwise a missed-instant policy that skips it would start another run
+   * beside it.
+   */
+  private async adoptUnrecorded(t: number | undefined): Promise<void> {
+    if (t === undefined || this.paused || t > this.deps.clock.now() || this.covered.has(t)) return;
+    if ((await this.deps.runs.status(scheduleRunId(this.name, t))) === undefined) return;
+    await this.tick(t, "started", "live");
   }
 
   /** Forgets runs that finished or no longer exist. */
