@@ -218,7 +218,12 @@ export class ScheduleRuntime extends ScheduleState {
     } catch (e) {
       this.uncount(t);
       this.claimed.delete(t);
-      this.startFailed(e, () => (source === "buffer" ? void this.serial(() => this.startBuffered()) : void this.instant(t, source)));
+      this.startFailed(
+        e,
+        () => void (source === "buffer" ? this.serial(() => this.startBuffered()) : this.instant(t, source)).catch(() => undefined),
+      );
+      // The engine refuses work once a write failed: a trigger that waits for this start hears so.
+      if (e instanceof StorageError) throw e;
       return;
     }
     if (this.deleted || this.closed) return;
@@ -248,7 +253,7 @@ export class ScheduleRuntime extends ScheduleState {
     void whenFinished(this.deps.runs, id).then(() => {
       if (this.closed || this.deleted) return;
       this.active.delete(id);
-      if (this.buffered !== undefined && this.active.size === 0) void this.serial(() => this.startBuffered());
+      if (this.buffered !== undefined && this.active.size === 0) void this.serial(() => this.startBuffered()).catch(() => undefined);
     });
   }
 
