@@ -140,7 +140,7 @@ export function flowPlanArbitrary(): fc.Arbitrary<FlowPlan> {
     debounce: fc
       .record({ delayMs: ticks(1, 8), extra: fc.option(ticks(0, 10), { nil: undefined }) })
       .map(({ delayMs, extra }) => ({ delayMs, maxWaitMs: extra === undefined ? undefined : delayMs + extra })),
-    actions: fc.array(action, { minLength: 5, maxLength: 40 }),
+    actions: fc.array(action, { minLength: 10, maxLength: 40 }),
   });
 }
 

@@ -215,7 +215,10 @@ class FlowSimulation {
     const engine = this.engines.engine as Engine;
     for (const s of this.schedules) {
       const d = await engine.getSchedule(s.name).describe();
-      if (s.paused === undefined) s.paused = d.paused;
+      this.trace.push(
+        `  ${s.name} reopened: ${d.paused ? "paused, " : ""}running [${d.running.join(", ")}], started ${d.started}, skipped ${d.skipped}${d.buffered === undefined ? "" : `, buffered ${d.buffered}`}`,
+      );
+      s.resyncPaused(d.paused);
       s.reopen(this.engines.now, active.get(s.name) ?? [], clean);
       if (s.buffered === null) s.resync(d.paused, d.buffered);
     }

@@ -30,6 +30,8 @@ export class ScheduleModel {
   paused: boolean | undefined;
   /** The instant waiting for the running run to end (`buffer-one`); `null` when the model lost track. */
   buffered: number | undefined | null = undefined;
+  /** When a resume in doubt was asked for, until the engine says whether it took effect. */
+  private resumedInDoubt: number | undefined;
 
   constructor(
     readonly name: string,
@@ -73,13 +75,18 @@ export class ScheduleModel {
   /** `trigger()` at `now`, acknowledged (or in doubt: then whatever it did is blurred). */
   trigger(now: number, active: readonly Running[], acknowledged: boolean): void {
     if (this.expect.has(now)) return;
-    if (!acknowledged) return this.blur(now);
+    if (!acknowledged) {
+      // A run a trigger in doubt started may have lost its record: the schedule does not count it as running.
+      this.exempt.add(now);
+      return this.blur(now);
+    }
     this.decide(now, active, now);
   }
 
   pause(paused: boolean, now: number, acknowledged: boolean): void {
     if (!acknowledged) {
       this.paused = undefined;
+      this.resumedInDoubt = paused ? undefined : now;
       return;
     }
     if (this.paused === false && !paused) return;
@@ -93,6 +100,7 @@ export class ScheduleModel {
     for (let t = this.first(from - 1); t <= to; t += this.pick.everyMs) {
       const e = this.expect.get(t);
       if (e !== undefined) continue;
+      this.exempt.add(t);
       if (!acknowledged) this.blur(t);
       else {
         this.expect.set(t, "start");
@@ -142,6 +150,15 @@ export class ScheduleModel {
   blur(t: number): void {
     this.expect.set(t, "either");
     if (this.pick.overlap === "buffer-one") this.buffered = null;
+  }
+
+  /** The pause state the engine recovered, after a pause or resume in doubt. */
+  resyncPaused(paused: boolean): void {
+    if (this.paused !== undefined) return;
+    this.paused = paused;
+    // A resume that took effect moved the cursor: the instants of the pause are not caught up.
+    if (!paused && this.resumedInDoubt !== undefined) this.cursor = Math.max(this.cursor, this.resumedInDoubt);
+    this.resumedInDoubt = undefined;
   }
 
   /** The engine's own account after a fault: the pause state and the buffered instant. */
