@@ -51,6 +51,7 @@ export class FlowEngines {
     this.now = start;
     this.clock = new VirtualClock(start, { runningStepGrace: 0 });
     this.world.concurrent = plan.limit.concurrent;
+    this.world.limited = plan.limit.concurrent > 0 || plan.limit.perSecond > 0;
   }
 
   get alive(): boolean {

@@ -1,6 +1,6 @@
 import type { Engine, RunStatus } from "@fusee/runtime";
 import type { FlowEngines } from "./flow-engine.js";
-import type { FlowPlan, LimitedStep } from "./flow-plan.js";
+import type { BeatPlan, FlowPlan, LimitedStep } from "./flow-plan.js";
 import type { FlowProperty } from "./flow-properties.js";
 import { LIMIT } from "./flow-workflows.js";
 import type { ScheduleModel } from "./schedule-model.js";
@@ -24,6 +24,13 @@ export interface TokenAnswer {
   readonly doubt: boolean;
   readonly ok: boolean;
   readonly faults: number;
+}
+
+/** A heartbeating run the plan started, acknowledged. */
+export interface BeatRun {
+  readonly id: string;
+  readonly plan: BeatPlan;
+  readonly faultsAtStart: number;
 }
 
 const ENDED = ["ok", "failed", "cancelled", "terminated"];
@@ -168,6 +175,38 @@ export class FlowFinal {
     }
     for (const [k, n] of seen)
       if (n > (sends.get(k) ?? 0)) this.violate("windows", `event ${k} was sent ${sends.get(k) ?? 0} times and delivered in ${n} batches`);
+  }
+
+  /**
+   * Each attempt of a heartbeating step resumes from the progress the attempt before it reported last
+   * (in one engine), or, after a fault, from progress some attempt reported; the run ends with all its work.
+   */
+  async beats(runs: ReadonlyMap<string, BeatRun>): Promise<void> {
+    const attempts = this.engines.world.attempts;
+    for (let i = 0; i < attempts.length; i++) {
+      const a = attempts[i] as (typeof attempts)[number];
+      const earlier = attempts.slice(0, i).filter((x) => x.workflowId === a.workflowId);
+      const before = earlier[earlier.length - 1];
+      if (before !== undefined && before.generation === a.generation && before.attempt === a.attempt - 1) {
+        const last = before.beats[before.beats.length - 1] ?? before.from;
+        if (a.from !== last)
+          this.violate(
+            "progress",
+            `attempt ${a.attempt} of ${a.workflowId} began at progress ${a.from}; attempt ${before.attempt} reported ${last} last`,
+          );
+      } else if (a.from !== 0 && !earlier.some((x) => x.beats.includes(a.from)))
+        this.violate("progress", `attempt ${a.attempt} of ${a.workflowId} began at progress ${a.from}, which no attempt reported`);
+    }
+    for (const run of runs.values()) {
+      if (run.faultsAtStart !== this.engines.faults) continue;
+      const s = this.statuses.get(run.id);
+      const got = s?.status === "ok" ? await this.engine.run(run.id).result() : undefined;
+      if (got !== run.plan.total)
+        this.violate(
+          "progress",
+          `${run.id} ended ${s?.status ?? "missing"} with ${JSON.stringify(got)}; the model expects ${run.plan.total}`,
+        );
+    }
   }
 
   private async tokens(answers: readonly TokenAnswer[]): Promise<void> {

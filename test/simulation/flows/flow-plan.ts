@@ -32,6 +32,13 @@ export interface LimitedStep {
 
 export type WindowKey = "k0" | "k1";
 
+/** A heartbeating step: `total` units of work; its first attempt fails after `failAfter` of them. */
+export interface BeatPlan {
+  readonly total: number;
+  readonly failAfter: number;
+  readonly fail: "throw" | "stall";
+}
+
 export type FlowAction =
   | { readonly a: "advance"; readonly ms: number }
   | { readonly a: "crash"; readonly afterOps: number }
@@ -45,7 +52,8 @@ export type FlowAction =
   | { readonly a: "batch" | "debounce"; readonly key: WindowKey; readonly ev: number }
   | { readonly a: "await"; readonly n: number }
   | { readonly a: "complete"; readonly n: number; readonly value: number }
-  | { readonly a: "fail"; readonly n: number };
+  | { readonly a: "fail"; readonly n: number }
+  | { readonly a: "beat"; readonly n: number; readonly plan: BeatPlan };
 
 /** A generated plan: the engine's shape, the flow rules, and the actions and faults in order. */
 export interface FlowPlan {
@@ -127,6 +135,20 @@ const action: fc.Arbitrary<FlowAction> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ a: fc.constant("fail" as const), n: fc.integer({ min: 0, max: 2 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      a: fc.constant("beat" as const),
+      n: fc.integer({ min: 0, max: 2 }),
+      plan: fc
+        .record({
+          total: fc.integer({ min: 1, max: 8 }),
+          cut: fc.integer({ min: 0, max: 8 }),
+          fail: fc.constantFrom("throw" as const, "stall" as const),
+        })
+        .map(({ total, cut, fail }) => ({ total, failAfter: Math.min(cut, total - 1), fail })),
+    }),
+  },
 );
 
 /** Plans with every feature mixed in: the scheduler of fast-check picks the interleaving, and shrinks it. */
@@ -173,6 +195,8 @@ export function flowActionText(x: FlowAction): string {
       return `complete T${x.n} with ${x.value}`;
     case "fail":
       return `fail T${x.n}`;
+    case "beat":
+      return `start B${x.n} ${JSON.stringify(x.plan)}`;
   }
 }
 

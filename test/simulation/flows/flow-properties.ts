@@ -4,6 +4,8 @@ export const FLOW_PROPERTIES = {
   limits: "a limit's bodies never exceed its concurrency or rate, timed-out and cancelled bodies are aborted, permits come back",
   windows: "every acknowledged batch or debounced event reaches the run the model says, once",
   tokens: "a completion token is answered once: the first acknowledged answer is the run's result, later ones are refused",
+  progress:
+    "each attempt of a heartbeating step resumes from the progress the attempt before it reported, and the run ends with all its work",
   calls: "client calls give the outcomes the reference model predicts",
   recovery: "opens every image a power loss leaves, refuses work after a failed sync, and answers every call",
   unhandled: "lets no rejection escape unhandled",

@@ -1,10 +1,10 @@
 import "reflect-metadata";
 import { Batch, Debounce, FuseeError, RejectedError, type Engine, type RunStatus } from "@fusee/runtime";
 import { FlowEngines, type Outcome } from "./flow-engine.js";
-import { FlowFinal, type LimitedRun, type TokenAnswer } from "./flow-final.js";
-import { FTICK, flowActionText, type FlowAction, type FlowPlan, type LimitedStep } from "./flow-plan.js";
+import { FlowFinal, type BeatRun, type LimitedRun, type TokenAnswer } from "./flow-final.js";
+import { FTICK, flowActionText, type BeatPlan, type FlowAction, type FlowPlan, type LimitedStep } from "./flow-plan.js";
 import { FlowViolation, type FlowProperty } from "./flow-properties.js";
-import { FAwait, FCollect, FJob, FLimited } from "./flow-workflows.js";
+import { FAwait, FBeat, FCollect, FJob, FLimited } from "./flow-workflows.js";
 import { ScheduleModel, type Running } from "./schedule-model.js";
 import { WindowModel, type Family, type SentEvent } from "./window-model.js";
 
@@ -65,6 +65,7 @@ class FlowSimulation {
   private readonly sent: SentEvent[] = [];
   private readonly limited = new Map<string, LimitedRun>();
   private readonly answers: TokenAnswer[] = [];
+  private readonly beats = new Map<string, BeatRun>();
   private readonly awaiting = new Map<string, "yes" | "doubt">();
   /** The engine generation that first saw each schedule run, to tell runs an engine began before a fault. */
   private readonly firstSeen = new Map<string, number>();
@@ -126,8 +127,14 @@ class FlowSimulation {
     }
     await this.advance(SETTLE_MS);
     await this.observe();
+    const w = this.engines.world;
+    const runs = await (this.engines.engine as Engine).list(100_000);
+    this.trace.push(
+      `  seen: ${runs.filter((r) => r.id.startsWith("s")).length} schedule runs, ${w.bodies.length} limited bodies, ${w.attempts.length} heartbeating attempts (${w.attempts.filter((a) => a.from > 0).length} resumed), ${w.tokens.size} tokens, ${this.sent.length} events, ${this.engines.faults} faults`,
+    );
     const final = new FlowFinal(this.engines, this.plan, (p, d) => this.violate(p, d));
     await final.check(this.schedules, this.sent, this.limited, this.answers);
+    await final.beats(this.beats);
   }
 
   violate(property: FlowProperty, detail: string): void {
@@ -179,6 +186,8 @@ class FlowSimulation {
       case "complete":
       case "fail":
         return this.answer(x.a, x.n, x.a === "complete" ? x.value : undefined);
+      case "beat":
+        return this.startBeat(x.n, x.plan);
     }
   }
 
@@ -259,6 +268,16 @@ class FlowSimulation {
     }
     if (known.acked && r.ok) this.violate("calls", `a second start of ${id} succeeded while its first run exists`);
     if (r.ok && !known.acked) this.limited.set(id, { id, steps, acked: true, faultsAtStart: -1, cancels: [] });
+  }
+
+  private async startBeat(n: number, plan: BeatPlan): Promise<void> {
+    const id = `B${n}`;
+    const known = this.beats.get(id);
+    const r = await this.engines.call(`start ${id}`, (e) => e.start(FBeat, id, plan, ONCE));
+    if (r.doubt || (!r.ok && known !== undefined)) return;
+    if (!r.ok) return this.violate("calls", `start ${id} failed: ${String(r.error)}`);
+    if (known !== undefined) return this.violate("calls", `a second start of ${id} succeeded while its first run exists`);
+    this.beats.set(id, { id, plan, faultsAtStart: this.engines.faults });
   }
 
   private async cancelLimited(n: number): Promise<void> {

@@ -1,5 +1,6 @@
 import "reflect-metadata";
 import { CancelledError, Ctx, RetryPolicy, Workflow } from "@fusee/runtime";
+import type { BeatPlan } from "./flow-plan.js";
 import type { VirtualClock } from "@fusee/runtime/testing";
 import type { LimitedStep } from "./flow-plan.js";
 
@@ -26,11 +27,23 @@ export class FlowWorld {
   readonly running = new Map<number, number>();
   /** Problems the bodies themselves noticed (a bound exceeded), reported by the next check. */
   readonly complaints: string[] = [];
+  /** Limited steps whose run called them and whose body has not begun, by `<workflow>/<step>`. */
+  readonly waiting = new Map<string, { readonly generation: number; readonly priority: number; readonly since: number }>();
+  /** Attempts of heartbeating steps: where each began (the progress it saw) and the progress it reported. */
+  readonly attempts: Array<{
+    readonly generation: number;
+    readonly workflowId: string;
+    readonly attempt: number;
+    readonly from: number;
+    beats: number[];
+  }> = [];
   /** Inputs of collecting runs (batch and debounce), by workflow ID. */
   readonly inputs = new Map<string, unknown>();
   /** The latest token each awaiting run sent, by workflow ID. */
   readonly tokens = new Map<string, string>();
   concurrent = 0;
+  /** The limit bounds something (concurrency or rate), so steps wait for permits in priority order. */
+  limited = false;
 }
 
 /** One engine's life: workflow instances get theirs injected, so a body knows whether its engine still counts. */
@@ -70,6 +83,9 @@ export class FLimited {
     const outcomes: string[] = [];
     for (let i = 0; i < steps.length; i++) {
       const s = steps[i] as LimitedStep;
+      const place = `${this.ctx.workflowId}/s${i}`;
+      // Replayed steps return at once; a step that runs waits here for its permit until its body begins.
+      if (this.gen.alive) this.gen.world.waiting.set(place, { generation: this.gen.n, priority: s.priority, since: this.gen.clock.now() });
       try {
         await this.ctx.step(`s${i}`, () => this.body(`s${i}`, s), {
           limit: LIMIT,
@@ -82,6 +98,8 @@ export class FLimited {
       } catch (e) {
         if (e instanceof CancelledError) throw e;
         outcomes.push("failed");
+      } finally {
+        this.gen.world.waiting.delete(place);
       }
     }
     return outcomes;
@@ -95,6 +113,14 @@ export class FLimited {
       ? { generation: gen.n, workflowId: this.ctx.workflowId, step, startedAt: gen.clock.now(), endedAt: undefined, aborted: false }
       : undefined;
     if (b !== undefined) {
+      world.waiting.delete(`${b.workflowId}/${step}`);
+      // Waiting steps are served by priority: none of a higher one may wait since before this one began.
+      for (const [place, w] of world.waiting) {
+        if (w.generation === gen.n && w.priority > s.priority && w.since < b.startedAt && world.limited)
+          world.complaints.push(
+            `${b.workflowId}/${step} (priority ${s.priority}) began at ${b.startedAt} while ${place} (priority ${w.priority}) waited since ${w.since}`,
+          );
+      }
       world.bodies.push(b);
       const now = (world.running.get(gen.n) ?? 0) + 1;
       world.running.set(gen.n, now);
@@ -156,4 +182,48 @@ export class FAwait {
   }
 }
 
-export const FLOW_WORKFLOWS = [FJob, FLimited, FCollect, FAwait];
+/**
+ * One long step that reports its progress with heartbeats, one unit per tick, and resumes from the
+ * progress an earlier attempt left. Its first attempt fails after `failAfter` units, by throwing or by
+ * falling silent until its heartbeat timeout aborts it.
+ */
+@Workflow("FBeat")
+export class FBeat {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly gen: FlowGeneration,
+  ) {}
+
+  async run(plan: BeatPlan): Promise<number> {
+    return this.ctx.step("long", () => this.body(plan), { retry: RetryPolicy.exponential(4, 100, 100), heartbeatTimeout: 300 });
+  }
+
+  private async body(plan: BeatPlan): Promise<number> {
+    const gen = this.gen;
+    const from = this.ctx.progress<number>() ?? 0;
+    const attempt = this.ctx.attempt();
+    const signal = this.ctx.abortSignal;
+    const record = { generation: gen.n, workflowId: this.ctx.workflowId, attempt, from, beats: [] as number[] };
+    if (gen.alive) gen.world.attempts.push(record);
+    const pause = (ms: number | undefined): Promise<void> =>
+      new Promise<void>((resolve) => {
+        if (signal.aborted) return resolve();
+        signal.addEventListener("abort", () => resolve(), { once: true });
+        if (ms !== undefined) gen.clock.schedule(ms, resolve);
+      });
+    for (let done = from; done < plan.total;) {
+      if (attempt === 1 && done === plan.failAfter) {
+        if (plan.fail === "stall") await pause(undefined);
+        throw new Error(`attempt ${attempt} gives up at ${done}`);
+      }
+      await pause(100);
+      if (signal.aborted) throw new Error(`attempt ${attempt} was aborted at ${done}`);
+      done++;
+      this.ctx.heartbeat(done);
+      record.beats.push(done);
+    }
+    return plan.total;
+  }
+}
+
+export const FLOW_WORKFLOWS = [FJob, FLimited, FCollect, FAwait, FBeat];
