@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { container as rootContainer } from "tsyringe";
-import { Config, Engine, StorageError } from "@fusee/runtime";
+import { aesGcm, Config, Engine, StorageError } from "@fusee/runtime";
 import { VirtualClock } from "@fusee/runtime/testing";
 import { Random, SimDisk } from "../sim-disk.js";
 import type { FlowPlan } from "./flow-plan.js";
@@ -16,6 +16,13 @@ const valueText = (v: unknown): string =>
     ? `run ${(v as { id: string }).id}`
     : JSON.stringify(v ?? null);
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** The keys of the engine of generation `n`: a new one encrypts, every earlier one still decrypts. */
+function rotatedKeys(n: number): Record<string, Uint8Array> {
+  const keys: Record<string, Uint8Array> = {};
+  for (let k = n; k >= 1; k--) keys[`k${k}`] = new Uint8Array(32).fill(k);
+  return keys;
+}
 
 /** How a client call ended: settled on a live engine, or in doubt (its engine died first). */
 export type Outcome =
@@ -70,7 +77,8 @@ export class FlowEngines {
     container.registerInstance(FlowGeneration, gen);
     this.gen = gen;
     this.engine = undefined;
-    const config = Config.local(DIR).shards(this.plan.shards).clock(this.clock);
+    let config = Config.local(DIR).shards(this.plan.shards).clock(this.clock);
+    if (this.plan.codec === "rotating") config = config.codec(aesGcm(rotatedKeys(gen.n)));
     try {
       this.engine = await Engine.open(config, {
         workflows: FLOW_WORKFLOWS,

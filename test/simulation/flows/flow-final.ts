@@ -159,9 +159,15 @@ export class FlowFinal {
         continue;
       }
       const mine = sent.filter((x) => x.family === "debounce" && x.key === e.key && x.runId === e.runId);
-      const last = mine[mine.length - 1] as SentEvent;
+      const inDoubt = sent.some((x) => x.family === "debounce" && x.key === e.key && x.runId === undefined && x.ev === input);
+      if (!mine.some((x) => x.ev === input) && !inDoubt)
+        this.violate("windows", `debounced run ${e.runId} started with ${JSON.stringify(input)}, none of the events acknowledged with it`);
+      // The latest event that joined the window, when the model knows which ones did.
+      const joined = mine.filter((x) => x.retry !== true);
+      const last = joined[joined.length - 1];
+      if (last === undefined || mine.some((x) => x.retry === undefined)) continue;
       const doubtAfter = sent.some((x) => x.family === "debounce" && x.key === e.key && x.runId === undefined && x.at >= last.at);
-      if (!doubtAfter && input !== last.ev && !mine.some((x) => x.ev === input && sends.get(`debounce/${e.key}/${x.ev}`) !== 1))
+      if (!doubtAfter && input !== last.ev)
         this.violate(
           "windows",
           `debounced run ${e.runId} started with ${JSON.stringify(input)}; its latest acknowledged event is e${last.ev}`,

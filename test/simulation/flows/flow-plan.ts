@@ -59,6 +59,8 @@ export type FlowAction =
 export interface FlowPlan {
   readonly shards: number;
   readonly diskSeed: number;
+  /** Payloads encrypted with a key that changes at every open (the old ones kept to decrypt), or plain. */
+  readonly codec: "plain" | "rotating";
   readonly schedules: readonly SchedulePick[];
   readonly limit: { readonly concurrent: number; readonly perSecond: number };
   readonly batch: { readonly size: number; readonly timeoutMs: number };
@@ -156,6 +158,7 @@ export function flowPlanArbitrary(): fc.Arbitrary<FlowPlan> {
   return fc.record({
     shards: fc.constantFrom(1, 2, 4),
     diskSeed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+    codec: fc.constantFrom("plain" as const, "rotating" as const),
     schedules: fc.array(schedulePick, { minLength: 1, maxLength: 2 }),
     limit: fc.record({ concurrent: fc.integer({ min: 0, max: 3 }), perSecond: fc.integer({ min: 0, max: 4 }) }),
     batch: fc.record({ size: fc.integer({ min: 1, max: 4 }), timeoutMs: ticks(2, 15) }),
@@ -201,7 +204,7 @@ export function flowActionText(x: FlowAction): string {
 }
 
 export function flowPlanText(p: FlowPlan): string {
-  const head = `\n  shards ${p.shards}, disk seed ${p.diskSeed}, limit ${JSON.stringify(p.limit)}, batch ${JSON.stringify(p.batch)}, debounce ${JSON.stringify(p.debounce)}`;
+  const head = `\n  shards ${p.shards}, disk seed ${p.diskSeed}, codec ${p.codec}, limit ${JSON.stringify(p.limit)}, batch ${JSON.stringify(p.batch)}, debounce ${JSON.stringify(p.debounce)}`;
   const schedules = p.schedules.map((s, i) => `\n  schedule s${i}: ${JSON.stringify(s)}`).join("");
   return head + schedules + p.actions.map((x, i) => `\n  #${i} ${flowActionText(x)}`).join("");
 }

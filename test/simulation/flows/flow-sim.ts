@@ -302,13 +302,13 @@ class FlowSimulation {
     );
     if (r.doubt) {
       model.blurUntil(now);
-      this.sent.push({ family, key, ev, at: now, runId: undefined });
+      this.sent.push({ family, key, ev, at: now, runId: undefined, retry: undefined });
       return;
     }
     if (!r.ok) return this.violate("windows", `${family} ${key} e${ev} failed: ${String(r.error)}`);
     const runId = (r.value as { id: string }).id;
     const expected = model.send(ev, now);
-    this.sent.push({ family, key, ev, at: now, runId });
+    this.sent.push({ family, key, ev, at: now, runId, retry: expected === undefined ? undefined : model.retried });
     if (expected !== undefined && expected !== runId)
       this.violate("windows", `${family} ${key} e${ev} at ${now} joined run ${runId}; the model puts it in ${expected}`);
   }

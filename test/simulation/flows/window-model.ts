@@ -10,6 +10,8 @@ export interface SentEvent {
   readonly at: number;
   /** The run ID the call answered with; undefined while in doubt (the engine died first). */
   readonly runId: string | undefined;
+  /** The model says its event ID was taken already (the call changed nothing), or undefined when it does not know. */
+  readonly retry: boolean | undefined;
 }
 
 interface ModelWindow {
@@ -50,14 +52,21 @@ export class WindowModel {
     return this.family === "batch" ? `${this.key}#${n}` : `${this.key}@${n}`;
   }
 
+  /** Whether the latest `send` found its event ID taken already. */
+  retried = false;
+
   /** The run ID an event sent at `now` must be answered with, or undefined when the model does not know. */
   send(ev: number, now: number): string | undefined {
+    this.retried = false;
     if (now <= this.unknownUntil) {
       this.blurUntil(now);
       return undefined;
     }
     const again = this.windows.find((w) => w.evs.includes(ev) && this.keeps(w, now));
-    if (again !== undefined) return this.runId(again.n);
+    if (again !== undefined) {
+      this.retried = true;
+      return this.runId(again.n);
+    }
     let w = this.open(now);
     if (w === undefined) {
       if (!this.exact && now <= this.lastN) {
