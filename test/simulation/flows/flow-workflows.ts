@@ -176,9 +176,17 @@ export class FAwait {
   async run(): Promise<number> {
     const gen = this.gen;
     const id = this.ctx.workflowId;
-    return this.ctx.awaitCompletion<number>("answer", ({ token }) => {
-      if (gen.alive) gen.world.tokens.set(id, token);
-    });
+    // The run lingers after the answer, so later answers find the token used rather than the run ended.
+    try {
+      const value = await this.ctx.awaitCompletion<number>("answer", ({ token }) => {
+        if (gen.alive) gen.world.tokens.set(id, token);
+      });
+      await this.ctx.sleep(1000);
+      return value;
+    } catch (e) {
+      await this.ctx.sleep(1000);
+      throw e;
+    }
   }
 }
 
