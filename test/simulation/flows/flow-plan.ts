@@ -45,7 +45,7 @@ export type FlowAction =
   | { readonly a: "failSync" }
   | { readonly a: "restart" }
   | { readonly a: "down"; readonly ms: number }
-  | { readonly a: "pause" | "resume" | "trigger"; readonly s: number }
+  | { readonly a: "pause" | "resume" | "trigger" | "delete"; readonly s: number }
   | { readonly a: "backfill"; readonly s: number; readonly back: number; readonly len: number }
   | { readonly a: "limited"; readonly n: number; readonly steps: readonly LimitedStep[] }
   | { readonly a: "cancel"; readonly n: number }
@@ -101,6 +101,8 @@ const action: fc.Arbitrary<FlowAction> = fc.oneof(
       s: fc.integer({ min: 0, max: 1 }),
     }),
   },
+  // Only the second schedule is ever deleted, so the first one runs through every plan.
+  { weight: 1, arbitrary: fc.record({ a: fc.constant("delete" as const), s: fc.constant(1) }) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -182,6 +184,7 @@ export function flowActionText(x: FlowAction): string {
     case "pause":
     case "resume":
     case "trigger":
+    case "delete":
       return `${x.a} s${x.s}`;
     case "backfill":
       return `backfill s${x.s} from ${x.back} periods back, ${x.len} periods long`;

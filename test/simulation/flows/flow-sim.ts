@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import { Batch, Debounce, FuseeError, RejectedError, type Engine, type RunStatus } from "@fusee/runtime";
+import { Batch, Debounce, FuseeError, NotFoundError, RejectedError, type Engine, type RunStatus } from "@fusee/runtime";
 import { FlowEngines, type Outcome } from "./flow-engine.js";
 import { FlowFinal, type BeatRun, type LimitedRun, type TokenAnswer } from "./flow-final.js";
 import { FTICK, flowActionText, type BeatPlan, type FlowAction, type FlowPlan, type LimitedStep } from "./flow-plan.js";
@@ -173,6 +173,7 @@ class FlowSimulation {
       case "resume":
       case "trigger":
       case "backfill":
+      case "delete":
         return this.scheduleOp(x);
       case "limited":
         return this.startLimited(x.n, x.steps);
@@ -223,7 +224,19 @@ class FlowSimulation {
   private async reopened(active: Map<string, Running[]>, clean: boolean): Promise<void> {
     const engine = this.engines.engine as Engine;
     for (const s of this.schedules) {
-      const d = await engine.getSchedule(s.name).describe();
+      const d = await engine
+        .getSchedule(s.name)
+        .describe()
+        .catch((e: unknown) => {
+          if (e instanceof NotFoundError && s.deleted !== false) return undefined;
+          throw e;
+        });
+      if (d === undefined) {
+        s.deleted = true;
+        this.trace.push(`  ${s.name} reopened: deleted`);
+        continue;
+      }
+      if (s.deleted === undefined) s.deleted = false;
       this.trace.push(
         `  ${s.name} reopened: ${d.paused ? "paused, " : ""}running [${d.running.join(", ")}], started ${d.started}, skipped ${d.skipped}${d.buffered === undefined ? "" : `, buffered ${d.buffered}`}`,
       );
@@ -234,9 +247,20 @@ class FlowSimulation {
     await this.observe();
   }
 
-  private async scheduleOp(x: Extract<FlowAction, { a: "pause" | "resume" | "trigger" | "backfill" }>): Promise<void> {
+  private async scheduleOp(x: Extract<FlowAction, { a: "pause" | "resume" | "trigger" | "backfill" | "delete" }>): Promise<void> {
     const s = this.schedules[x.s];
     if (s === undefined) return;
+    if (s.deleted !== false) {
+      const gone = await this.engines.call(`${x.a} ${s.name}`, (e) =>
+        x.a === "backfill" ? e.getSchedule(s.name).describe() : e.getSchedule(s.name)[x.a](),
+      );
+      if (!gone.doubt && (gone.ok || !(gone.error instanceof NotFoundError)) && s.deleted === true)
+        this.violate(
+          "calls",
+          `${x.a} of deleted schedule ${s.name} ${gone.ok ? "succeeded" : `failed with ${String(gone.error)}`}; the model expects NotFoundError`,
+        );
+      return;
+    }
     const now = this.engines.now;
     const every = s.pick.everyMs;
     const to = Math.floor(now / every) * every - (x.a === "backfill" ? x.back : 0) * every;
@@ -250,6 +274,7 @@ class FlowSimulation {
     const acknowledged = !r.doubt;
     if (x.a === "trigger") s.trigger(now, active, acknowledged);
     else if (x.a === "backfill") s.backfill(from, to, acknowledged);
+    else if (x.a === "delete") s.delete(acknowledged);
     else s.pause(x.a === "pause", now, acknowledged);
   }
 

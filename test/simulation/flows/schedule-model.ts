@@ -30,6 +30,8 @@ export class ScheduleModel {
   paused: boolean | undefined;
   /** The instant waiting for the running run to end (`buffer-one`); `null` when the model lost track. */
   buffered: number | undefined | null = undefined;
+  /** `undefined`: a delete is in doubt, until the engine is asked. */
+  deleted: boolean | undefined = false;
   /** When a resume in doubt was asked for, until the engine says whether it took effect. */
   private resumedInDoubt: number | undefined;
 
@@ -63,8 +65,8 @@ export class ScheduleModel {
 
   /** A live instant `t` fired by the schedule's timer; `active`: the runs running at the quiet point before it. */
   live(t: number, active: readonly Running[]): void {
-    if (this.paused === true || t <= this.cursor) return;
-    if (this.paused === undefined) {
+    if (this.deleted === true || this.paused === true || t <= this.cursor) return;
+    if (this.paused === undefined || this.deleted === undefined) {
       this.blur(t);
       return;
     }
@@ -116,7 +118,7 @@ export class ScheduleModel {
   reopen(now: number, active: readonly Running[], clean: boolean): void {
     const every = this.pick.everyMs;
     const latest = Math.floor(now / every) * every;
-    if (this.paused === true || latest <= this.cursor) return;
+    if (this.deleted === true || this.paused === true || latest <= this.cursor) return;
     const missed: number[] = [];
     for (let t = this.first(this.cursor); t <= latest; t += every) missed.push(t);
     this.cursor = latest;
@@ -144,6 +146,13 @@ export class ScheduleModel {
     // Runs whose hold ended while the engine was down end as it opens, racing the catch-up.
     const racing = active.map((r) => ({ ...r, unsure: r.unsure || r.endsAt <= now }));
     this.decide(latest, racing, now);
+  }
+
+  /** `delete()`: no instant starts from now on, the buffered one neither; runs it started go on. */
+  delete(acknowledged: boolean): void {
+    if (typeof this.buffered === "number") this.expect.set(this.buffered, acknowledged ? "none" : "either");
+    this.buffered = undefined;
+    this.deleted = acknowledged ? true : undefined;
   }
 
   /** A fault may have lost what the engine recorded of instant `t`. */
