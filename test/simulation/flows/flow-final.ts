@@ -54,12 +54,13 @@ export class FlowFinal {
     sent: readonly SentEvent[],
     limited: ReadonlyMap<string, { readonly acked: boolean } & LimitedRun>,
     answers: readonly TokenAnswer[],
+    awaiting: ReadonlyMap<string, "yes" | "doubt">,
   ): Promise<void> {
     for (const s of await this.engine.list(100_000)) this.statuses.set(s.id, s);
     await this.schedules(schedules);
     await this.limits(limited);
     await this.windows(sent);
-    await this.tokens(answers);
+    await this.tokens(answers, awaiting);
   }
 
   private async schedules(models: readonly ScheduleModel[]): Promise<void> {
@@ -215,7 +216,14 @@ export class FlowFinal {
     }
   }
 
-  private async tokens(answers: readonly TokenAnswer[]): Promise<void> {
+  private async tokens(answers: readonly TokenAnswer[], awaiting: ReadonlyMap<string, "yes" | "doubt">): Promise<void> {
+    for (const [id, started] of awaiting) {
+      // Unanswered, the wait times out: the run fails.
+      if (started !== "yes" || answers.some((a) => a.id === id)) continue;
+      const s = this.statuses.get(id);
+      if (s?.status !== "failed")
+        this.violate("tokens", `${id} is ${s?.status ?? "missing"}; no answer came and its wait should have timed out`);
+    }
     const ids = new Set(answers.map((a) => a.id));
     for (const id of ids) {
       const first = answers.find((a) => a.id === id && (a.ok || a.doubt));

@@ -4,7 +4,7 @@ import { FlowEngines, type Outcome } from "./flow-engine.js";
 import { FlowFinal, type BeatRun, type LimitedRun, type TokenAnswer } from "./flow-final.js";
 import { FTICK, flowActionText, type BeatPlan, type FlowAction, type FlowPlan, type LimitedStep } from "./flow-plan.js";
 import { FlowViolation, type FlowProperty } from "./flow-properties.js";
-import { FAwait, FBeat, FCollect, FJob, FLimited } from "./flow-workflows.js";
+import { AWAIT_TIMEOUT, FAwait, FBeat, FCollect, FJob, FLimited } from "./flow-workflows.js";
 import { ScheduleModel, type Running } from "./schedule-model.js";
 import { WindowModel, type Family, type SentEvent } from "./window-model.js";
 
@@ -133,7 +133,7 @@ class FlowSimulation {
       `  seen: ${runs.filter((r) => r.id.startsWith("s")).length} schedule runs, ${w.bodies.length} limited bodies, ${w.attempts.length} heartbeating attempts (${w.attempts.filter((a) => a.from > 0).length} resumed), ${w.tokens.size} tokens, ${this.sent.length} events, ${this.engines.faults} faults`,
     );
     const final = new FlowFinal(this.engines, this.plan, (p, d) => this.violate(p, d));
-    await final.check(this.schedules, this.sent, this.limited, this.answers);
+    await final.check(this.schedules, this.sent, this.limited, this.answers, this.awaiting);
     await final.beats(this.beats);
   }
 
@@ -299,10 +299,16 @@ class FlowSimulation {
     const id = `B${n}`;
     const known = this.beats.get(id);
     const r = await this.engines.call(`start ${id}`, (e) => e.start(FBeat, id, plan, ONCE));
-    if (r.doubt || (!r.ok && known !== undefined)) return;
+    // A start in doubt may have made the run: its outcome is not checked, and a later start may be refused.
+    if (r.doubt) {
+      if (known === undefined) this.beats.set(id, { id, plan, faultsAtStart: -1 });
+      return;
+    }
+    if (!r.ok && known !== undefined) return;
     if (!r.ok) return this.violate("calls", `start ${id} failed: ${String(r.error)}`);
-    if (known !== undefined) return this.violate("calls", `a second start of ${id} succeeded while its first run exists`);
-    this.beats.set(id, { id, plan, faultsAtStart: this.engines.faults });
+    if (known !== undefined && known.faultsAtStart !== -1)
+      return this.violate("calls", `a second start of ${id} succeeded while its first run exists`);
+    this.beats.set(id, { id, plan, faultsAtStart: known === undefined ? this.engines.faults : -1 });
   }
 
   private async cancelLimited(n: number): Promise<void> {
@@ -363,21 +369,26 @@ class FlowSimulation {
     const token = this.engines.world.tokens.get(id);
     if (token === undefined) return;
     const status = await (this.engines.engine as Engine).status(id);
+    const faults = this.engines.faults;
     const r: Outcome = await this.engines.call(`${kind} ${id}`, (e) =>
       kind === "complete" ? e.complete(token, value) : e.fail(token, new Error(`failed ${id}`)),
     );
-    const faultsBefore = this.answers.filter((a) => a.id === id).length;
+    const earlier = this.answers.filter((a) => a.id === id);
     this.answers.push({ id, kind, value, doubt: r.doubt, ok: !r.doubt && r.ok, faults: this.engines.faults });
     if (r.doubt) return;
     if (!r.ok && !(r.error instanceof RejectedError))
       return this.violate("tokens", `${kind} ${id} threw ${String(r.error)}, not a RejectedError`);
-    const earlier = this.answers.slice(0, -1).filter((a) => a.id === id);
-    const settledEarlier = earlier.some((a) => a.ok);
-    if (r.ok && settledEarlier) this.violate("tokens", `${kind} ${id} was accepted, but an earlier answer to its token was acknowledged`);
+    if (r.ok && earlier.some((a) => a.ok))
+      this.violate("tokens", `${kind} ${id} was accepted, but an earlier answer to its token was acknowledged`);
+    const now = this.engines.now;
+    const timesOut = (this.engines.world.tokenAt.get(id) ?? now) + AWAIT_TIMEOUT;
+    if (r.ok && now > timesOut && faults === this.engines.faults)
+      this.violate("tokens", `${kind} ${id} at ${now} was accepted; its wait had timed out at ${timesOut}`);
+    // Nothing could have spoiled the token: no answer before, no fault, the run waits, its wait has not timed out.
     const clean =
       earlier.length === 0 &&
-      faultsBefore === 0 &&
       this.engines.faults === 0 &&
+      now < timesOut &&
       status !== undefined &&
       !["ok", "failed"].includes(status.status);
     if (!r.ok && clean)

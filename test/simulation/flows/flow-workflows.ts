@@ -41,6 +41,8 @@ export class FlowWorld {
   readonly inputs = new Map<string, unknown>();
   /** The latest token each awaiting run sent, by workflow ID. */
   readonly tokens = new Map<string, string>();
+  /** When each of those tokens was sent. */
+  readonly tokenAt = new Map<string, number>();
   concurrent = 0;
   /** The limit bounds something (concurrency or rate), so steps wait for permits in priority order. */
   limited = false;
@@ -165,6 +167,9 @@ export class FCollect {
   }
 }
 
+/** How long an awaiting run waits for the answer to its token. */
+export const AWAIT_TIMEOUT = 4000;
+
 /** Waits for the answer to a token it sends (`engine.complete` or `engine.fail`) and returns it. */
 @Workflow("FAwait")
 export class FAwait {
@@ -178,9 +183,15 @@ export class FAwait {
     const id = this.ctx.workflowId;
     // The run lingers after the answer, so later answers find the token used rather than the run ended.
     try {
-      const value = await this.ctx.awaitCompletion<number>("answer", ({ token }) => {
-        if (gen.alive) gen.world.tokens.set(id, token);
-      });
+      const value = await this.ctx.awaitCompletion<number>(
+        "answer",
+        ({ token }) => {
+          if (!gen.alive) return;
+          gen.world.tokens.set(id, token);
+          gen.world.tokenAt.set(id, gen.clock.now());
+        },
+        { waitTimeout: AWAIT_TIMEOUT },
+      );
       await this.ctx.sleep(1000);
       return value;
     } catch (e) {
