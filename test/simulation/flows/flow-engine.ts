@@ -5,7 +5,7 @@ import { VirtualClock } from "@fusee/runtime/testing";
 import { Random, SimDisk } from "../sim-disk.js";
 import type { FlowPlan } from "./flow-plan.js";
 import { FlowViolation } from "./flow-properties.js";
-import { FAwait, FLOW_WORKFLOWS, FlowGeneration, FlowWorld, LIMIT } from "./flow-workflows.js";
+import { FAwait, FLOW_WORKFLOWS, FlowGeneration, FlowWorld, FPatchV1, FPatchV2, LIMIT } from "./flow-workflows.js";
 
 const DIR = "/data";
 const QUIET_ROUNDS = 3;
@@ -81,7 +81,7 @@ export class FlowEngines {
     if (this.plan.codec === "rotating") config = config.codec(aesGcm(rotatedKeys(gen.n)));
     try {
       this.engine = await Engine.open(config, {
-        workflows: FLOW_WORKFLOWS,
+        workflows: [...FLOW_WORKFLOWS, this.upgraded(gen.n) ? FPatchV2 : FPatchV1],
         container,
         fileLayer: this.disk.layer,
         limits: { [LIMIT]: { concurrent: this.plan.limit.concurrent, perSecond: this.plan.limit.perSecond } },
@@ -93,6 +93,11 @@ export class FlowEngines {
     this.trace.push(`  engine ${gen.n} open at ${this.now}`);
     await this.clock.advance(0);
     await this.drain();
+  }
+
+  /** The engine of generation `n` runs the second version of the versioned workflow. */
+  upgraded(n: number): boolean {
+    return this.plan.upgradeAt > 0 && n >= this.plan.upgradeAt;
   }
 
   /** Runs a client call to a quiet point; in doubt when the engine died before it settled. */

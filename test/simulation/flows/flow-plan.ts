@@ -53,7 +53,8 @@ export type FlowAction =
   | { readonly a: "await"; readonly n: number }
   | { readonly a: "complete"; readonly n: number; readonly value: number }
   | { readonly a: "fail"; readonly n: number }
-  | { readonly a: "beat"; readonly n: number; readonly plan: BeatPlan };
+  | { readonly a: "beat"; readonly n: number; readonly plan: BeatPlan }
+  | { readonly a: "versioned"; readonly n: number };
 
 /** A generated plan: the engine's shape, the flow rules, and the actions and faults in order. */
 export interface FlowPlan {
@@ -61,6 +62,8 @@ export interface FlowPlan {
   readonly diskSeed: number;
   /** Payloads encrypted with a key that changes at every open (the old ones kept to decrypt), or plain. */
   readonly codec: "plain" | "rotating";
+  /** The engine (counted from 1) from which versioned runs run their second version; 0: never. */
+  readonly upgradeAt: number;
   readonly schedules: readonly SchedulePick[];
   readonly limit: { readonly concurrent: number; readonly perSecond: number };
   readonly batch: { readonly size: number; readonly timeoutMs: number };
@@ -139,6 +142,7 @@ const action: fc.Arbitrary<FlowAction> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ a: fc.constant("fail" as const), n: fc.integer({ min: 0, max: 2 }) }) },
+  { weight: 1, arbitrary: fc.record({ a: fc.constant("versioned" as const), n: fc.integer({ min: 0, max: 3 }) }) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -161,6 +165,7 @@ export function flowPlanArbitrary(): fc.Arbitrary<FlowPlan> {
     shards: fc.constantFrom(1, 2, 4),
     diskSeed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
     codec: fc.constantFrom("plain" as const, "rotating" as const),
+    upgradeAt: fc.constantFrom(0, 2, 3),
     schedules: fc.array(schedulePick, { minLength: 1, maxLength: 2 }),
     limit: fc.record({ concurrent: fc.integer({ min: 0, max: 3 }), perSecond: fc.integer({ min: 0, max: 4 }) }),
     batch: fc.record({ size: fc.integer({ min: 1, max: 4 }), timeoutMs: ticks(2, 15) }),
@@ -201,13 +206,15 @@ export function flowActionText(x: FlowAction): string {
       return `complete T${x.n} with ${x.value}`;
     case "fail":
       return `fail T${x.n}`;
+    case "versioned":
+      return `start P${x.n}`;
     case "beat":
       return `start B${x.n} ${JSON.stringify(x.plan)}`;
   }
 }
 
 export function flowPlanText(p: FlowPlan): string {
-  const head = `\n  shards ${p.shards}, disk seed ${p.diskSeed}, codec ${p.codec}, limit ${JSON.stringify(p.limit)}, batch ${JSON.stringify(p.batch)}, debounce ${JSON.stringify(p.debounce)}`;
+  const head = `\n  shards ${p.shards}, disk seed ${p.diskSeed}, codec ${p.codec}, upgrade at engine ${p.upgradeAt}, limit ${JSON.stringify(p.limit)}, batch ${JSON.stringify(p.batch)}, debounce ${JSON.stringify(p.debounce)}`;
   const schedules = p.schedules.map((s, i) => `\n  schedule s${i}: ${JSON.stringify(s)}`).join("");
   return head + schedules + p.actions.map((x, i) => `\n  #${i} ${flowActionText(x)}`).join("");
 }

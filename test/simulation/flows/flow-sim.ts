@@ -1,7 +1,7 @@
 import "reflect-metadata";
 import { Batch, Debounce, FuseeError, NotFoundError, RejectedError, type Engine, type RunStatus } from "@fusee/runtime";
 import { FlowEngines, type Outcome } from "./flow-engine.js";
-import { FlowFinal, type BeatRun, type LimitedRun, type TokenAnswer } from "./flow-final.js";
+import { FlowFinal, type BeatRun, type LimitedRun, type TokenAnswer, type Upgrade, type VersionedRun } from "./flow-final.js";
 import { FTICK, flowActionText, type BeatPlan, type FlowAction, type FlowPlan, type LimitedStep } from "./flow-plan.js";
 import { FlowViolation, type FlowProperty } from "./flow-properties.js";
 import { AWAIT_TIMEOUT, FAwait, FBeat, FCollect, FJob, FLimited } from "./flow-workflows.js";
@@ -66,6 +66,9 @@ class FlowSimulation {
   private readonly limited = new Map<string, LimitedRun>();
   private readonly answers: TokenAnswer[] = [];
   private readonly beats = new Map<string, BeatRun>();
+  private readonly versioned = new Map<string, VersionedRun>();
+  /** When the engine of the second version took over from the first. */
+  private upgrade: Upgrade | undefined;
   private readonly awaiting = new Map<string, "yes" | "doubt">();
   /** The engine generation that first saw each schedule run, to tell runs an engine began before a fault. */
   private readonly firstSeen = new Map<string, number>();
@@ -135,6 +138,7 @@ class FlowSimulation {
     const final = new FlowFinal(this.engines, this.plan, (p, d) => this.violate(p, d));
     await final.check(this.schedules, this.sent, this.limited, this.answers, this.awaiting);
     await final.beats(this.beats);
+    await final.versions(this.versioned, this.upgrade);
   }
 
   violate(property: FlowProperty, detail: string): void {
@@ -165,8 +169,10 @@ class FlowSimulation {
       case "restart":
       case "down": {
         const active = await this.activeAll();
+        const stoppedAt = engines.now;
         if (x.a === "restart") await engines.restart(0);
         else await engines.down(x.ms);
+        if (engines.gen?.n === this.plan.upgradeAt) this.upgrade = { at: stoppedAt, clean: true };
         return this.reopened(active, true);
       }
       case "pause":
@@ -189,6 +195,8 @@ class FlowSimulation {
         return this.answer(x.a, x.n, x.a === "complete" ? x.value : undefined);
       case "beat":
         return this.startBeat(x.n, x.plan);
+      case "versioned":
+        return this.startVersioned(x.n);
     }
   }
 
@@ -217,7 +225,9 @@ class FlowSimulation {
 
   /** A fault struck in the middle of work: what was not synced may be lost. */
   private async faulted(): Promise<void> {
+    const stoppedAt = this.engines.now;
     await this.engines.reopen();
+    if (this.engines.gen?.n === this.plan.upgradeAt) this.upgrade = { at: stoppedAt, clean: false };
     await this.reopened(new Map(), false);
   }
 
@@ -293,6 +303,22 @@ class FlowSimulation {
     }
     if (known.acked && r.ok) this.violate("calls", `a second start of ${id} succeeded while its first run exists`);
     if (r.ok && !known.acked) this.limited.set(id, { id, steps, acked: true, faultsAtStart: -1, cancels: [] });
+  }
+
+  private async startVersioned(n: number): Promise<void> {
+    const id = `P${n}`;
+    const known = this.versioned.get(id);
+    const r = await this.engines.call(`start ${id}`, (e) => e.start("FPatch", id, undefined, ONCE));
+    if (r.doubt) {
+      if (known === undefined) this.versioned.set(id, { acked: false, startedUpgraded: false });
+      return;
+    }
+    if (!r.ok) {
+      if (known === undefined) this.violate("calls", `start ${id} failed: ${String(r.error)}`);
+      return;
+    }
+    if (known?.acked === true) return this.violate("calls", `a second start of ${id} succeeded while its first run exists`);
+    this.versioned.set(id, { acked: known === undefined, startedUpgraded: this.engines.upgraded(this.engines.gen?.n ?? 0) });
   }
 
   private async startBeat(n: number, plan: BeatPlan): Promise<void> {
@@ -419,6 +445,9 @@ class FlowSimulation {
   private note(all: readonly RunStatus[]): void {
     const gen = this.engines.gen?.n ?? 0;
     for (const r of all) if (!this.firstSeen.has(r.id)) this.firstSeen.set(r.id, gen);
+    for (const r of all) {
+      if (r.status === "stopped") this.violate("recovery", `${r.id} is stopped: ${r.error ?? "no reason given"}`);
+    }
   }
 
   /** Safety at a quiet point: each schedule run is an instant its policy started, once, not early; overlap holds. */

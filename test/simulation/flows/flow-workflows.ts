@@ -245,4 +245,38 @@ export class FBeat {
   }
 }
 
+/** How long a versioned run waits before the point its second version patched. */
+export const PATCH_HOLD = 1500;
+
+/** The first version of a workflow: a wait, a step, another wait. */
+@Workflow("FPatch")
+export class FPatchV1 {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<string> {
+    await this.ctx.sleep(PATCH_HOLD);
+    await this.ctx.step("mid", async () => 1);
+    await this.ctx.sleep(PATCH_HOLD);
+    return "v1";
+  }
+}
+
+/**
+ * Its second version: a new step after the first wait, behind a patch. A run that passed that point
+ * under the first version replays the old path; one that reaches it under this version takes the new.
+ */
+@Workflow("FPatch")
+export class FPatchV2 {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<string> {
+    await this.ctx.sleep(PATCH_HOLD);
+    const patched = this.ctx.patched("extra");
+    if (patched) await this.ctx.step("extra", async () => 2);
+    await this.ctx.step("mid", async () => 1);
+    await this.ctx.sleep(PATCH_HOLD);
+    return patched ? "v2" : "v1";
+  }
+}
+
 export const FLOW_WORKFLOWS = [FJob, FLimited, FCollect, FAwait, FBeat];
