@@ -37,4 +37,48 @@ describe("a schedule on a disk whose sync fails", () => {
       await engine.shutdown().catch(() => undefined);
     }
   });
+
+  it("stops the engine when deleting a schedule fails to sync: later starts reject with the StorageError", async () => {
+    const disk = new MemoryFileLayer();
+    disk.mkdirDurable("/data");
+    // The sync that fails is that of a log segment (the one the drop of the schedule's streams writes to).
+    const paths = new Map<number, string>();
+    const open = disk.open.bind(disk);
+    disk.open = (file, mode, perm, dsync) => {
+      const fd = open(file, mode, perm, dsync);
+      paths.set(fd, file);
+      return fd;
+    };
+    let failSegmentSync = false;
+    const sync = disk.sync.bind(disk);
+    disk.sync = (fd) => {
+      if (failSegmentSync && /\d{12}\.log$/.test(paths.get(fd) ?? "")) {
+        failSegmentSync = false;
+        disk.failNextSync = true;
+      }
+      sync(fd);
+    };
+    const clock = new VirtualClock(Date.UTC(2030, 0, 1));
+    const engine = await Engine.open(Config.local("/data").shards(4).clock(clock), { workflows: [Job], fileLayer: disk });
+    try {
+      const schedule = await engine.schedule("s1", { workflow: Job, every: "1d" });
+      await engine.idle();
+      failSegmentSync = true;
+      const deleted = await schedule.delete().then(
+        () => "acknowledged",
+        (e: unknown) => e,
+      );
+      expect(deleted).to.be.instanceOf(StorageError);
+      // Runs of every shard, that of the schedule or another: the engine acknowledges nothing more.
+      for (const id of ["a", "b", "c", "d", "e", "f"]) {
+        const started = await engine.start(Job, id, undefined).then(
+          () => "acknowledged",
+          (e: unknown) => e,
+        );
+        expect(started, `the start of ${id}`).to.be.instanceOf(StorageError);
+      }
+    } finally {
+      await engine.shutdown().catch(() => undefined);
+    }
+  });
 });
