@@ -127,7 +127,9 @@ export class FlowEngines {
     await this.drain();
     if (!settled || !aliveAtSettle || (!result.doubt && !result.ok && result.error instanceof StorageError && this.disk.syncFailed)) {
       if (!gen.alive || this.struck) {
-        this.trace.push(`  ${what}: in doubt`);
+        this.trace.push(
+          `  ${what}: in doubt (${settled ? `settled with ${result.doubt ? "" : result.ok ? "ok" : String(result.error)}` : "unsettled"})`,
+        );
         return { doubt: true };
       }
       throw new FlowViolation("recovery", `${what} never settled on a live engine`);
