@@ -358,7 +358,7 @@ class FlowSimulation {
         : e.debounce(FCollect, key, ev, this.debounceRule(), options),
     );
     if (r.doubt) {
-      model.blurUntil(now);
+      model.blurUntil(now, ev);
       this.sent.push({ family, key, ev, at: now, runId: undefined, retry: undefined });
       return;
     }

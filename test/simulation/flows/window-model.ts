@@ -52,13 +52,16 @@ export class WindowModel {
     return this.family === "batch" ? `${this.key}#${n}` : `${this.key}@${n}`;
   }
 
+  /** Event IDs sent in doubt: whether the engine took them, and in which window, the model cannot tell. */
+  private readonly doubtful = new Set<number>();
+
   /** Whether the latest `send` found its event ID taken already. */
   retried = false;
 
   /** The run ID an event sent at `now` must be answered with, or undefined when the model does not know. */
   send(ev: number, now: number): string | undefined {
     this.retried = false;
-    if (now <= this.unknownUntil) {
+    if (now <= this.unknownUntil || this.doubtful.has(ev)) {
       this.blurUntil(now);
       return undefined;
     }
@@ -84,7 +87,8 @@ export class WindowModel {
   }
 
   /** The engine may have lost or kept an event in doubt, or events the fault cut off: the key is unknown for a while. */
-  blurUntil(now: number): void {
+  blurUntil(now: number, ev?: number): void {
+    if (ev !== undefined) this.doubtful.add(ev);
     // A window an event at `now` opened or joined has fired by a new window's deadline.
     this.unknownUntil = Math.max(this.unknownUntil, this.rule.deadline(now, now));
     // Each event in doubt may have opened a window, numbered at most one past the last or its time.
