@@ -5,7 +5,7 @@ import { FLOW_PROPERTIES, type FlowProperty } from "./flow-properties.js";
 // Seeds checked on every test run, the same plans each time: a failure here reproduces with
 // `npm run sim -- --flows --seed S --path P`; `npm run sim -- --flows --seeds N` checks more.
 const FIRST_SEED = 1;
-const SEEDS = 50;
+const SEEDS = 60;
 // Time to shrink the first counterexample of a property that fails.
 const SHRINK_MS = 10_000;
 
