@@ -2,9 +2,11 @@ import { PROPERTIES, Violation, type Property } from "./properties.js";
 import { replay, scanSeed, shrink, shrunkText } from "./explore.js";
 import { FULL_SPACE, scheduleText, type ProgramSpace } from "./program.js";
 import { clusterMain } from "./cluster/cluster-main.js";
+import { flowsMain } from "./flows/flow-main.js";
 
-const USAGE = `usage: npm run sim -- [--seeds N] [--seed S] [--path P] [--only PROPERTY] [--shrink-seconds T] [--no-spawn]
+const USAGE = `usage: npm run sim -- [--flows | --cluster] [--seeds N] [--seed S] [--path P] [--only PROPERTY] [--shrink-seconds T] [--no-spawn]
 
+  --flows            plans of schedules, limits, batches, debounced starts and completion tokens instead
   --seeds N          schedules to check, one per seed from S on (default 200)
   --seed S           the first seed (default: chosen from the time and printed)
   --path P           with --seed: replay the counterexample fast-check printed, and print its trace
@@ -20,10 +22,21 @@ interface Args {
   only: Property | undefined;
   shrinkSeconds: number;
   space: ProgramSpace;
+  flows: boolean;
+  onlyName: string | undefined;
 }
 
 function parse(argv: readonly string[]): Args {
-  const args: Args = { seeds: 200, seed: undefined, path: undefined, only: undefined, shrinkSeconds: 30, space: FULL_SPACE };
+  const args: Args = {
+    seeds: 200,
+    seed: undefined,
+    path: undefined,
+    only: undefined,
+    shrinkSeconds: 30,
+    space: FULL_SPACE,
+    flows: false,
+    onlyName: undefined,
+  };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -35,8 +48,11 @@ function parse(argv: readonly string[]): Args {
     if (flag === "--seeds") args.seeds = Number(need());
     else if (flag === "--seed") args.seed = Number(need());
     else if (flag === "--path") args.path = need();
+    else if (flag === "--flows") args.flows = true;
     else if (flag === "--only") {
       const p = need();
+      args.onlyName = p;
+      if (argv.includes("--flows")) continue;
       if (!(p in PROPERTIES)) throw new Error(`no property '${p}'\n${USAGE}`);
       args.only = p as Property;
     } else if (flag === "--shrink-seconds") args.shrinkSeconds = Number(need());
@@ -113,6 +129,7 @@ async function main(): Promise<void> {
     console.error((e as Error).message);
     process.exit(2);
   }
+  if (args.flows) process.exit(await flowsMain({ ...args, only: args.onlyName }));
   const code = args.path !== undefined && args.seed !== undefined ? await replayOne({ ...args, seed: args.seed }) : await explore(args);
   process.exit(code);
 }

@@ -33,7 +33,7 @@ export class FlowControl {
   private readonly sys: SystemLog;
 
   constructor(deps: FlowControlDeps) {
-    this.sys = new SystemLog(deps.log, deps.codec, deps.maxRecordBytes);
+    this.sys = new SystemLog(deps.log, deps.codec, deps.maxRecordBytes, deps.failed);
     this.limits = new Limits(deps.clock);
     this.schedules = new Schedules({ sys: this.sys, runs: deps.runs, clock: deps.clock, failed: deps.failed });
     this.debouncer = new Debouncer(this.sys, deps.runs, deps.clock, deps.failed);

@@ -77,16 +77,25 @@ export class ScheduleRuntime extends ScheduleState {
 
   /** Starts the schedule's work after it was created or recovered: its timer, backfills and catch-up. */
   open(): void {
-    this.detach(
-      this.serial(async () => {
-        await this.pruneActive();
-        for (const id of this.active) this.watch(id);
-        if (this.buffered !== undefined && this.active.size === 0) await this.startBuffered();
-      }),
-    );
+    const recovered = this.recurrence.next(this.cursor);
+    const ready = this.serial(async () => {
+      await this.pruneActive();
+      await this.adoptUnrecorded(recovered);
+      for (const id of this.active) this.watch(id);
+      if (this.buffered !== undefined && this.active.size === 0) await this.startBuffered();
+    });
+    this.detach(ready);
     for (const b of this.backfills.values()) this.detach(this.runBackfill(b.id));
-    if (!this.paused) this.due(false);
-    this.arm();
+    // The missed instants are dealt with once a run begun before the crash is known to be running.
+    this.detach(
+      ready
+        .catch(() => undefined)
+        .then(() => {
+          if (this.closed || this.deleted) return;
+          if (!this.paused) this.due(false);
+          this.arm();
+        }),
+    );
   }
 
   close(): void {
@@ -213,6 +222,8 @@ export class ScheduleRuntime extends ScheduleState {
       this.uncount(t);
       this.claimed.delete(t);
       this.startFailed(e, () => this.detach(source === "buffer" ? this.serial(() => this.startBuffered()) : this.instant(t, source)));
+      // The engine refuses work once a write failed: a trigger that waits for this start hears so.
+      if (e instanceof StorageError) throw e;
       return;
     }
     if (this.deleted || this.closed) return;
@@ -253,6 +264,18 @@ export class ScheduleRuntime extends ScheduleState {
     if (t === undefined || this.closed || this.deleted) return;
     await this.pruneActive();
     if (this.active.size === 0) await this.startInstant(t, "buffer");
+  }
+
+  /**
+   * A crash between an instant's start and its record leaves the run without the record: the next
+   * instant after the recovered cursor may have a run. It is the schedule's, and it counts as running
+   * for the overlap policy; otherwise a missed-instant policy that skips it would start another run
+   * beside it.
+   */
+  private async adoptUnrecorded(t: number | undefined): Promise<void> {
+    if (t === undefined || this.paused || t > this.deps.clock.now() || this.covered.has(t)) return;
+    if ((await this.deps.runs.status(scheduleRunId(this.name, t))) === undefined) return;
+    await this.tick(t, "started", "live");
   }
 
   /** Forgets runs that finished or no longer exist. */

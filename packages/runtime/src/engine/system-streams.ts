@@ -1,5 +1,5 @@
 import { SYSTEM_STREAM_PREFIX, checkWellFormed, shardOf } from "../core/ids.js";
-import { RejectedError } from "../core/errors.js";
+import { RejectedError, StorageError } from "../core/errors.js";
 import type { PayloadCodec } from "../journal/payload-codec.js";
 import { parseStreamName, streamName, type StreamFamily } from "../journal/stream-names.js";
 import { decodeSystemRecord, encodeSystemRecord, type SystemRecord } from "../journal/system-records.js";
@@ -32,6 +32,8 @@ export class SystemLog {
     private readonly log: Log,
     private readonly codec: PayloadCodec,
     private readonly maxRecordBytes: number,
+    /** Storage failed under an append or a drop: the engine stops acknowledging anything, whoever waited for it. */
+    private readonly failed: (e: unknown) => void,
   ) {}
 
   /** Appends a record; resolves once it is durable. Throws `RejectedError` when it is too large. */
@@ -52,7 +54,11 @@ export class SystemLog {
   private track(done: Promise<void>): Promise<void> {
     this.pending++;
     const settled = (): void => void this.pending--;
-    done.then(settled, settled);
+    done.then(settled, (e: unknown) => {
+      settled();
+      // A drop's caller may only pass the error on (a schedule's delete) or ignore it (an old generation's drop).
+      if (e instanceof StorageError) this.failed(e);
+    });
     return done;
   }
 

@@ -48,6 +48,8 @@ export class Completions {
             this.waiters.set(token, resolve);
             timedOut = () => {
               this.waiters.delete(token);
+              // The run waits for it no more: a late answer is refused, not journaled and ignored.
+              this.issued.delete(token);
               resolve(undefined);
             };
             onCancel(() => this.waiters.delete(token));

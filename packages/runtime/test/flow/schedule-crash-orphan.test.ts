@@ -1,0 +1,62 @@
+import "reflect-metadata";
+import { expect } from "chai";
+import type { CatchUp, Overlap } from "../../src/engine/schedule-spec.js";
+import { TestEngine } from "../../src/testing/test-engine.js";
+import { Ctx } from "../../src/workflow/ctx.js";
+import { Workflow } from "../../src/workflow/decorators.js";
+
+const HOUR = 3_600_000;
+const T0 = Date.UTC(2030, 0, 1);
+
+/** Called by the first run a test starts, once, as its code begins: before its schedule records the start. */
+let onFirstRun: (() => void) | undefined;
+
+@Workflow("orphan-hold")
+class Hold {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<string> {
+    const hook = onFirstRun;
+    onFirstRun = undefined;
+    hook?.();
+    await this.ctx.sleep("3h");
+    return this.ctx.workflowId;
+  }
+}
+
+/**
+ * The engine crashes in the instant its schedule started a run, after the run's start is durable and
+ * before the schedule's record of it is: the run survives, the record does not. Returns the IDs of
+ * the schedule's runs that are running after the next instant.
+ */
+async function crashAfterStart(overlap: Overlap, catchUp: CatchUp): Promise<string[]> {
+  let engine = await TestEngine.create({ workflows: [Hold], startTime: T0, seed: 1 });
+  await engine.schedule("s", { workflow: Hold, every: "1h", overlap, catchUp });
+  let crashed: Promise<TestEngine> | undefined;
+  const first = engine;
+  onFirstRun = () => void (crashed = first.crash());
+  await engine.clock.advance("1h");
+  expect(crashed, "the first instant's run began").to.not.equal(undefined);
+  engine = await (crashed as Promise<TestEngine>);
+  try {
+    await engine.idle();
+    expect((await engine.status(`s@${T0 + HOUR}`))?.status, "the run of the first instant survives the crash").to.equal("suspended");
+    await engine.clock.advance("1h");
+    await engine.idle();
+    const running = (await engine.list(10)).filter((r) => r.status === "suspended" || r.status === "running" || r.status === "parked");
+    return running.map((r) => r.id).sort();
+  } finally {
+    await engine.shutdown();
+  }
+}
+
+describe("a schedule whose engine crashed between starting a run and recording it", () => {
+  for (const catchUp of ["none", "one", "all"] as const) {
+    for (const overlap of ["skip", "buffer-one", "terminate-other"] as const) {
+      it(`keeps one run at a time with overlap '${overlap}' and catchUp '${catchUp}'`, async () => {
+        const running = await crashAfterStart(overlap, catchUp);
+        expect(running).to.have.length(1);
+      });
+    }
+  }
+});

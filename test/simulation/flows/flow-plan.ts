@@ -1,0 +1,220 @@
+import fc from "fast-check";
+
+/**
+ * The clock of a flow plan moves in ticks of this many ms; every period, hold, timeout and delay is a
+ * whole number of ticks, so every timer falls on a tick the simulation stops at.
+ */
+export const FTICK = 100;
+
+export type Overlap = "skip" | "buffer-one" | "allow-all" | "cancel-other" | "terminate-other";
+export type CatchUp = "one" | "all" | "none";
+export const OVERLAPS: readonly Overlap[] = ["skip", "buffer-one", "allow-all", "cancel-other", "terminate-other"];
+export const CATCH_UPS: readonly CatchUp[] = ["one", "all", "none"];
+
+/** A schedule of the plan, created once the first engine is open. */
+export interface SchedulePick {
+  readonly everyMs: number;
+  readonly overlap: Overlap;
+  readonly catchUp: CatchUp;
+  /** How long each run the schedule starts sleeps (a durable timer) before it ends. */
+  readonly holdMs: number;
+  readonly paused: boolean;
+}
+
+/** One step of a limited run: its body ends after `workMs` or hangs until its `AbortSignal` fires. */
+export interface LimitedStep {
+  readonly body: "ok" | "hang";
+  readonly workMs: number;
+  readonly timeoutMs: number;
+  readonly priority: number;
+  readonly fairness: string;
+}
+
+export type WindowKey = "k0" | "k1";
+
+/** A heartbeating step: `total` units of work; its first attempt fails after `failAfter` of them. */
+export interface BeatPlan {
+  readonly total: number;
+  readonly failAfter: number;
+  readonly fail: "throw" | "stall";
+}
+
+export type FlowAction =
+  | { readonly a: "advance"; readonly ms: number }
+  | { readonly a: "crash"; readonly afterOps: number }
+  | { readonly a: "failSync" }
+  | { readonly a: "restart" }
+  | { readonly a: "down"; readonly ms: number }
+  | { readonly a: "pause" | "resume" | "trigger" | "delete"; readonly s: number }
+  | { readonly a: "backfill"; readonly s: number; readonly back: number; readonly len: number }
+  | { readonly a: "limited"; readonly n: number; readonly steps: readonly LimitedStep[] }
+  | { readonly a: "cancel"; readonly n: number }
+  | { readonly a: "batch" | "debounce"; readonly key: WindowKey; readonly ev: number }
+  | { readonly a: "await"; readonly n: number }
+  | { readonly a: "complete"; readonly n: number; readonly value: number }
+  | { readonly a: "fail"; readonly n: number }
+  | { readonly a: "beat"; readonly n: number; readonly plan: BeatPlan }
+  | { readonly a: "versioned"; readonly n: number };
+
+/** A generated plan: the engine's shape, the flow rules, and the actions and faults in order. */
+export interface FlowPlan {
+  readonly shards: number;
+  readonly diskSeed: number;
+  /** Payloads encrypted with a key that changes at every open (the old ones kept to decrypt), or plain. */
+  readonly codec: "plain" | "rotating";
+  /** The engine (counted from 1) from which versioned runs run their second version; 0: never. */
+  readonly upgradeAt: number;
+  readonly schedules: readonly SchedulePick[];
+  readonly limit: { readonly concurrent: number; readonly perSecond: number };
+  readonly batch: { readonly size: number; readonly timeoutMs: number };
+  readonly debounce: { readonly delayMs: number; readonly maxWaitMs: number | undefined };
+  readonly actions: readonly FlowAction[];
+}
+
+const ticks = (min: number, max: number): fc.Arbitrary<number> => fc.integer({ min, max }).map((n) => n * FTICK);
+
+const schedulePick: fc.Arbitrary<SchedulePick> = fc.record({
+  everyMs: fc.constantFrom(1000, 2000, 3000),
+  overlap: fc.constantFrom(...OVERLAPS),
+  catchUp: fc.constantFrom(...CATCH_UPS),
+  holdMs: ticks(1, 70),
+  paused: fc.integer({ min: 0, max: 3 }).map((n) => n === 0),
+});
+
+const limitedStep: fc.Arbitrary<LimitedStep> = fc.record({
+  body: fc.constantFrom("ok" as const, "ok" as const, "hang" as const),
+  workMs: ticks(1, 12),
+  timeoutMs: ticks(3, 20),
+  priority: fc.integer({ min: 0, max: 2 }),
+  fairness: fc.constantFrom("a", "b", "c"),
+});
+
+const RUN_NUMBERS = 6;
+
+const action: fc.Arbitrary<FlowAction> = fc.oneof(
+  { weight: 12, arbitrary: fc.record({ a: fc.constant("advance" as const), ms: ticks(1, 25) }) },
+  { weight: 2, arbitrary: fc.record({ a: fc.constant("crash" as const), afterOps: fc.integer({ min: 0, max: 40 }) }) },
+  { weight: 1, arbitrary: fc.record({ a: fc.constant("failSync" as const) }) },
+  { weight: 1, arbitrary: fc.record({ a: fc.constant("restart" as const) }) },
+  { weight: 2, arbitrary: fc.record({ a: fc.constant("down" as const), ms: ticks(1, 80) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      a: fc.constantFrom("pause" as const, "resume" as const, "trigger" as const),
+      s: fc.integer({ min: 0, max: 1 }),
+    }),
+  },
+  // Only the second schedule is ever deleted, so the first one runs through every plan.
+  { weight: 1, arbitrary: fc.record({ a: fc.constant("delete" as const), s: fc.constant(1) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      a: fc.constant("backfill" as const),
+      s: fc.integer({ min: 0, max: 1 }),
+      back: fc.integer({ min: 0, max: 12 }),
+      len: fc.integer({ min: 0, max: 8 }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      a: fc.constant("limited" as const),
+      n: fc.integer({ min: 0, max: RUN_NUMBERS - 1 }),
+      steps: fc.array(limitedStep, { minLength: 1, maxLength: 3 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ a: fc.constant("cancel" as const), n: fc.integer({ min: 0, max: RUN_NUMBERS - 1 }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      a: fc.constantFrom("batch" as const, "debounce" as const),
+      key: fc.constantFrom("k0" as const, "k1" as const),
+      ev: fc.integer({ min: 0, max: 40 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ a: fc.constant("await" as const), n: fc.integer({ min: 0, max: 2 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      a: fc.constant("complete" as const),
+      n: fc.integer({ min: 0, max: 2 }),
+      value: fc.integer({ min: 1, max: 99 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ a: fc.constant("fail" as const), n: fc.integer({ min: 0, max: 2 }) }) },
+  { weight: 1, arbitrary: fc.record({ a: fc.constant("versioned" as const), n: fc.integer({ min: 0, max: 3 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      a: fc.constant("beat" as const),
+      n: fc.integer({ min: 0, max: 2 }),
+      plan: fc
+        .record({
+          total: fc.integer({ min: 1, max: 8 }),
+          cut: fc.integer({ min: 0, max: 8 }),
+          fail: fc.constantFrom("throw" as const, "stall" as const),
+        })
+        .map(({ total, cut, fail }) => ({ total, failAfter: Math.min(cut, total - 1), fail })),
+    }),
+  },
+);
+
+/** Plans with every feature mixed in: the scheduler of fast-check picks the interleaving, and shrinks it. */
+export function flowPlanArbitrary(): fc.Arbitrary<FlowPlan> {
+  return fc.record({
+    shards: fc.constantFrom(1, 2, 4),
+    diskSeed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+    codec: fc.constantFrom("plain" as const, "rotating" as const),
+    upgradeAt: fc.constantFrom(0, 2, 3),
+    schedules: fc.array(schedulePick, { minLength: 1, maxLength: 2 }),
+    limit: fc.record({ concurrent: fc.integer({ min: 0, max: 3 }), perSecond: fc.integer({ min: 0, max: 4 }) }),
+    batch: fc.record({ size: fc.integer({ min: 1, max: 4 }), timeoutMs: ticks(2, 15) }),
+    debounce: fc
+      .record({ delayMs: ticks(1, 8), extra: fc.option(ticks(0, 10), { nil: undefined }) })
+      .map(({ delayMs, extra }) => ({ delayMs, maxWaitMs: extra === undefined ? undefined : delayMs + extra })),
+    actions: fc.array(action, { minLength: 10, maxLength: 40 }),
+  });
+}
+
+export function flowActionText(x: FlowAction): string {
+  switch (x.a) {
+    case "advance":
+    case "down":
+      return `${x.a} ${x.ms}ms`;
+    case "crash":
+      return `crash after ${x.afterOps} file operations`;
+    case "failSync":
+    case "restart":
+      return x.a;
+    case "pause":
+    case "resume":
+    case "trigger":
+    case "delete":
+      return `${x.a} s${x.s}`;
+    case "backfill":
+      return `backfill s${x.s} from ${x.back} periods back, ${x.len} periods long`;
+    case "limited":
+      return `start L${x.n} ${JSON.stringify(x.steps)}`;
+    case "cancel":
+      return `cancel L${x.n}`;
+    case "batch":
+    case "debounce":
+      return `${x.a} ${x.key} e${x.ev}`;
+    case "await":
+      return `start T${x.n}`;
+    case "complete":
+      return `complete T${x.n} with ${x.value}`;
+    case "fail":
+      return `fail T${x.n}`;
+    case "versioned":
+      return `start P${x.n}`;
+    case "beat":
+      return `start B${x.n} ${JSON.stringify(x.plan)}`;
+  }
+}
+
+export function flowPlanText(p: FlowPlan): string {
+  const head = `\n  shards ${p.shards}, disk seed ${p.diskSeed}, codec ${p.codec}, upgrade at engine ${p.upgradeAt}, limit ${JSON.stringify(p.limit)}, batch ${JSON.stringify(p.batch)}, debounce ${JSON.stringify(p.debounce)}`;
+  const schedules = p.schedules.map((s, i) => `\n  schedule s${i}: ${JSON.stringify(s)}`).join("");
+  return head + schedules + p.actions.map((x, i) => `\n  #${i} ${flowActionText(x)}`).join("");
+}

@@ -1,0 +1,214 @@
+import type { RunStatus } from "@fusee/runtime";
+import type { SchedulePick } from "./flow-plan.js";
+
+/** What the model says of an instant: its run must start, must not, or either may be right (a fault blurred it). */
+export type Expect = "start" | "none" | "either";
+
+const ENDED = new Set(["ok", "failed", "cancelled", "terminated", "stopped"]);
+
+/** A run of the schedule seen running at a quiet point, and when its hold ends. */
+export interface Running {
+  readonly id: string;
+  readonly instant: number;
+  /** The earliest time its durable sleep can end. */
+  readonly endsAt: number;
+  /** It began in an engine that died since: its sleep may end later than `endsAt` (its timer re-set on replay). */
+  readonly unsure: boolean;
+}
+
+/**
+ * The reference model of one schedule: from the spec, the pause state, the catch-up policy and which
+ * runs were running when an instant came (observed at the quiet point before it), it decides for
+ * every instant whether a run must start, computing the overlap and catch-up policies itself.
+ */
+export class ScheduleModel {
+  readonly expect = new Map<number, Expect>();
+  /** Instants started regardless of the overlap policy (backfills, catch-up of all missed instants). */
+  readonly exempt = new Set<number>();
+  cursor: number;
+  /** `undefined`: a pause or resume is in doubt, until the engine is asked. */
+  paused: boolean | undefined;
+  /** The instant waiting for the running run to end (`buffer-one`); `null` when the model lost track. */
+  buffered: number | undefined | null = undefined;
+  /** `undefined`: a delete is in doubt, until the engine is asked. */
+  deleted: boolean | undefined = false;
+  /** When a resume in doubt was asked for, until the engine says whether it took effect. */
+  private resumedInDoubt: number | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly pick: SchedulePick,
+    createdAt: number,
+  ) {
+    this.cursor = createdAt;
+    this.paused = pick.paused;
+  }
+
+  prefix(): string {
+    return `${this.name}@`;
+  }
+
+  instantOf(id: string): number | undefined {
+    return id.startsWith(this.prefix()) ? Number(id.slice(this.prefix().length)) : undefined;
+  }
+
+  /** The runs of this schedule among `all` that are running. */
+  running(all: readonly RunStatus[], generation: number, generationOf: (id: string) => number | undefined): Running[] {
+    const out: Running[] = [];
+    for (const s of all) {
+      const instant = this.instantOf(s.id);
+      if (instant === undefined || ENDED.has(s.status)) continue;
+      out.push({ id: s.id, instant, endsAt: s.startedAt + this.pick.holdMs, unsure: generationOf(s.id) !== generation });
+    }
+    return out;
+  }
+
+  /** A live instant `t` fired by the schedule's timer; `active`: the runs running at the quiet point before it. */
+  live(t: number, active: readonly Running[]): void {
+    if (this.deleted === true || this.paused === true || t <= this.cursor) return;
+    if (this.paused === undefined || this.deleted === undefined) {
+      this.blur(t);
+      return;
+    }
+    this.cursor = t;
+    this.decide(t, active, t);
+  }
+
+  /** `trigger()` at `now`, acknowledged (or in doubt: then whatever it did is blurred). */
+  trigger(now: number, active: readonly Running[], acknowledged: boolean): void {
+    if (this.expect.has(now)) return;
+    if (!acknowledged) {
+      // A run a trigger in doubt started may have lost its record: the schedule does not count it as running.
+      this.exempt.add(now);
+      return this.blur(now);
+    }
+    this.decide(now, active, now);
+  }
+
+  pause(paused: boolean, now: number, acknowledged: boolean): void {
+    if (!acknowledged) {
+      this.paused = undefined;
+      this.resumedInDoubt = paused ? undefined : now;
+      return;
+    }
+    if (this.paused === false && !paused) return;
+    if (this.paused === true && paused) return;
+    if (!paused) this.cursor = Math.max(this.cursor, now);
+    this.paused = paused;
+  }
+
+  /** `backfill(from, to)`: every instant of the range the schedule never dealt with starts, whatever runs. */
+  backfill(from: number, to: number, acknowledged: boolean): void {
+    for (let t = this.first(from - 1); t <= to; t += this.pick.everyMs) {
+      const e = this.expect.get(t);
+      if (e !== undefined) continue;
+      this.exempt.add(t);
+      if (!acknowledged) this.blur(t);
+      else {
+        this.expect.set(t, "start");
+        this.exempt.add(t);
+      }
+    }
+  }
+
+  /**
+   * The engine opened again at `now` after downtime: the instants missed meanwhile follow the
+   * catch-up policy. `clean`: nothing unsynced was lost, so the engine's cursor is the model's.
+   */
+  reopen(now: number, active: readonly Running[], clean: boolean): void {
+    const every = this.pick.everyMs;
+    const latest = Math.floor(now / every) * every;
+    if (this.deleted === true || this.paused === true || latest <= this.cursor) return;
+    const missed: number[] = [];
+    for (let t = this.first(this.cursor); t <= latest; t += every) missed.push(t);
+    this.cursor = latest;
+    if (this.paused === undefined) {
+      for (const t of missed) this.blur(t);
+      return;
+    }
+    const policy = this.pick.catchUp;
+    if (policy === "all" && missed.length > 1) {
+      for (const t of missed) {
+        if (this.expect.get(t) === "either") continue;
+        this.expect.set(t, "start");
+        this.exempt.add(t);
+      }
+      return;
+    }
+    if (policy === "all" && !clean) return this.blur(latest);
+    for (const t of missed.slice(0, -1)) this.expect.set(t, this.expect.get(t) === "either" ? "either" : "none");
+    if (policy === "none") {
+      this.expect.set(latest, this.expect.get(latest) === "either" ? "either" : "none");
+      return;
+    }
+    // After a fault that lost records the model does not know which runs the engine thinks run.
+    if (!clean && (this.pick.overlap === "skip" || this.pick.overlap === "buffer-one")) return this.blur(latest);
+    // Runs whose hold ended while the engine was down end as it opens, racing the catch-up.
+    const racing = active.map((r) => ({ ...r, unsure: r.unsure || r.endsAt <= now }));
+    this.decide(latest, racing, now);
+  }
+
+  /** `delete()`: no instant starts from now on, the buffered one neither; runs it started go on. */
+  delete(acknowledged: boolean): void {
+    if (typeof this.buffered === "number") this.expect.set(this.buffered, acknowledged ? "none" : "either");
+    this.buffered = undefined;
+    this.deleted = acknowledged ? true : undefined;
+  }
+
+  /** A fault may have lost what the engine recorded of instant `t`. */
+  blur(t: number): void {
+    this.expect.set(t, "either");
+    if (this.pick.overlap === "buffer-one") this.buffered = null;
+  }
+
+  /** The pause state the engine recovered, after a pause or resume in doubt. */
+  resyncPaused(paused: boolean): void {
+    if (this.paused !== undefined) return;
+    this.paused = paused;
+    // A resume that took effect moved the cursor: the instants of the pause are not caught up.
+    if (!paused && this.resumedInDoubt !== undefined) this.cursor = Math.max(this.cursor, this.resumedInDoubt);
+    this.resumedInDoubt = undefined;
+  }
+
+  /** The engine's own account after a fault: the pause state and the buffered instant. */
+  resync(paused: boolean, buffered: number | undefined): void {
+    this.paused = paused;
+    this.buffered = buffered;
+  }
+
+  /** A run of the buffered instant was seen: the buffer is free again. */
+  seen(instant: number): void {
+    if (this.buffered === instant) this.buffered = undefined;
+  }
+
+  private decide(t: number, active: readonly Running[], now: number): void {
+    const bound = active.filter((r) => !this.exempt.has(r.instant));
+    const sure = bound.filter((r) => !r.unsure && r.endsAt > now);
+    const maybe = bound.filter((r) => r.unsure || r.endsAt === now);
+    switch (this.pick.overlap) {
+      case "allow-all":
+      case "cancel-other":
+      case "terminate-other":
+        this.expect.set(t, "start");
+        return;
+      case "skip":
+        this.expect.set(t, sure.length > 0 ? "none" : maybe.length > 0 ? "either" : "start");
+        return;
+      case "buffer-one":
+        if (sure.length === 0 && maybe.length === 0) this.expect.set(t, "start");
+        else if (this.buffered === null || (maybe.length > 0 && sure.length === 0)) this.blur(t);
+        else if (this.buffered === undefined) {
+          // Buffered: it starts once the running run ends.
+          this.expect.set(t, "start");
+          this.buffered = t;
+        } else this.expect.set(t, "none");
+        return;
+    }
+  }
+
+  /** The first instant after `t`. */
+  private first(t: number): number {
+    const every = this.pick.everyMs;
+    return (Math.floor(t / every) + 1) * every;
+  }
+}
