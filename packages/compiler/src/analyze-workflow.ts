@@ -1,14 +1,17 @@
 import { ts } from "ts-morph";
 import type { AnalysisContext } from "./analysis-context.js";
 import { analyzeServices } from "./analyze-services.js";
-import { ctxCall } from "./ctx-calls.js";
 import type { SourceProblemCode } from "./errors.js";
-import type { FlowEntry, HandlerIR, ParamIR, SourceLocation, StepIR, TypeRef, ValueRef, WorkflowIR } from "./ir.js";
+import type { FlowEntry, HandlerIR, SourceLocation, StepIR, TypeRef, WorkflowIR } from "./ir.js";
 import { locate } from "./source-location.js";
 import { DeterminismLint } from "./determinism-lint.js";
 import { FlowReader } from "./step-flow.js";
 import { assignedFields, bodyOf, classChain, hasBody } from "./class-chain.js";
 import { collectEnums } from "./workflow-enums.js";
+import { constantString, decoratorArgument, decoratorCallee, memberName } from "./decorator-syntax.js";
+import { optionName, type SourceReport, stepTypeOption, workflowOptions } from "./decorator-options.js";
+import { scanCalls } from "./workflow-scan.js";
+import { awaited, constructorParamsOf, methodSignature } from "./workflow-signatures.js";
 import { defaultedFields, resultMethods } from "./step-results.js";
 
 /** A class decorated with the runtime's `@Workflow`, and the decorator call. */
@@ -47,6 +50,10 @@ class WorkflowAnalysis {
   private readonly bodies = new Map<string, ts.Declaration>();
   private readonly resultUses = new Map<string, { converted: boolean; asserted: string[] }>();
   private readonly fieldsSet = new Map<string, ReadonlySet<string>>();
+  private readonly report: SourceReport = {
+    locate: (node) => this.locate(node),
+    problem: (code, node, message) => this.problem(code, node, message),
+  };
 
   constructor(
     private readonly context: AnalysisContext,
@@ -64,7 +71,7 @@ class WorkflowAnalysis {
       this.problem("FUSEE_GEN_INVALID_WORKFLOW", declaration, "A @Workflow class needs a name.");
       return undefined;
     }
-    const options = this.workflowOptions(className);
+    const options = workflowOptions(this.checker, this.workflow.decorator, className, this.report);
     if ((declaration.typeParameters?.length ?? 0) > 0) {
       this.problem(
         "FUSEE_GEN_INVALID_WORKFLOW",
@@ -84,7 +91,7 @@ class WorkflowAnalysis {
       );
       return undefined;
     }
-    const runSignature = this.signature(run.declaration);
+    const runSignature = methodSignature(this.context, run.declaration);
     if (runSignature.params.length > 1) {
       this.problem(
         "FUSEE_GEN_INVALID_WORKFLOW",
@@ -128,7 +135,7 @@ class WorkflowAnalysis {
       }
     }
 
-    const scan = this.scanCalls();
+    const scan = scanCalls(this.context, this.classes, this.report);
     const lint = new DeterminismLint(this.checker, this.context.runtime, (member) => this.stepKeys.has(member as ts.Declaration));
     for (const cls of this.classes) {
       for (const use of lint.lintClass(cls)) {
@@ -157,7 +164,7 @@ class WorkflowAnalysis {
     }
 
     const input = runSignature.params[0];
-    const constructorParams = this.constructorParams();
+    const constructorParams = constructorParamsOf(this.context, this.classes);
     const services = analyzeServices(
       this.context,
       constructorParams.map((p) => p.checkerType),
@@ -188,68 +195,6 @@ class WorkflowAnalysis {
       flows,
       enums: collectEnums(this.checker, this.classes, this.signatureTypes()),
     };
-  }
-
-  private workflowOptions(className: string): {
-    typeName: string;
-    patches: { id: string; at: SourceLocation }[];
-    declaresPatches: boolean;
-  } {
-    const argument = decoratorArgument(this.workflow.decorator);
-    let typeName = className;
-    const patches: { id: string; at: SourceLocation }[] = [];
-    if (argument === undefined) return { typeName, patches, declaresPatches: false };
-    const direct = this.literal(argument);
-    if (direct !== undefined) return { typeName: direct, patches, declaresPatches: false };
-    if (!ts.isObjectLiteralExpression(argument)) {
-      this.problem(
-        "FUSEE_GEN_INVALID_WORKFLOW",
-        argument,
-        `@Workflow on ${className} takes a string literal or an object literal, so fusee gen can read it. Fix: write the name or options inline.`,
-      );
-      return { typeName, patches, declaresPatches: false };
-    }
-    const name = property(argument, "name");
-    if (name !== undefined) {
-      const value = this.literal(name);
-      if (value === undefined)
-        this.problem(
-          "FUSEE_GEN_INVALID_WORKFLOW",
-          name,
-          `The name of workflow ${className} must be a string literal. Fix: write it inline.`,
-        );
-      else typeName = value;
-    }
-    const list = property(argument, "patches");
-    if (list !== undefined) {
-      const elements = ts.isArrayLiteralExpression(list) ? [...list.elements] : undefined;
-      if (elements !== undefined) {
-        for (const element of elements) {
-          const id = this.literal(element);
-          if (id === undefined)
-            this.problem(
-              "FUSEE_GEN_INVALID_WORKFLOW",
-              element,
-              `Patch IDs of workflow ${typeName} must be string literals. Fix: write them inline.`,
-            );
-          else if (!patches.some((p) => p.id === id)) patches.push({ id, at: this.locate(element) });
-        }
-      } else {
-        const type = this.checker.getTypeAtLocation(list);
-        const ids = this.checker.isTupleType(type)
-          ? this.checker.getTypeArguments(type as ts.TypeReference).map((t) => (t.isStringLiteral() ? t.value : undefined))
-          : [undefined];
-        if (ids.some((id) => id === undefined)) {
-          this.problem(
-            "FUSEE_GEN_INVALID_WORKFLOW",
-            list,
-            `Patch IDs of workflow ${typeName} must be string literals (an array literal or an \`as const\` tuple). Fix: write them inline.`,
-          );
-        }
-        for (const id of ids) if (id !== undefined && !patches.some((p) => p.id === id)) patches.push({ id, at: this.locate(list) });
-      }
-    }
-    return { typeName, patches, declaresPatches: list !== undefined };
   }
 
   /** Methods of the class and its base classes, the nearest declaration of each name winning. */
@@ -284,7 +229,7 @@ class WorkflowAnalysis {
     const byName = new Map<string, Member>();
     for (const m of this.members.values()) {
       if (m.role !== "Step") continue;
-      const name = this.optionName(m) ?? m.member;
+      const name = optionName(this.checker, m.decorator, this.memberLabel(m), this.report) ?? m.member;
       const previous = byName.get(name);
       if (previous !== undefined) {
         this.problem(
@@ -295,8 +240,8 @@ class WorkflowAnalysis {
         continue;
       }
       byName.set(name, m);
-      const signature = this.signature(m.declaration);
-      const typeOption = this.stepTypeOption(m);
+      const signature = methodSignature(this.context, m.declaration);
+      const typeOption = stepTypeOption(this.context, m.decorator, this.memberLabel(m), this.report);
       const defaulted = defaultedFields(this.checker, m.decorator === undefined ? undefined : decoratorArgument(m.decorator));
       const methods = resultMethods(this.checker, m.declaration);
       this.steps.push({
@@ -319,7 +264,7 @@ class WorkflowAnalysis {
     const out: HandlerIR[] = [];
     for (const m of this.members.values()) {
       if (m.role !== kind) continue;
-      const name = this.optionName(m) ?? m.member;
+      const name = optionName(this.checker, m.decorator, this.memberLabel(m), this.report) ?? m.member;
       const previous = out.find((h) => h.name === name);
       if (previous !== undefined) {
         this.problem(
@@ -329,7 +274,7 @@ class WorkflowAnalysis {
         );
         continue;
       }
-      const signature = this.signature(m.declaration);
+      const signature = methodSignature(this.context, m.declaration);
       out.push({ name, member: m.member, params: signature.params, result: signature.result, at: this.locate(m.declaration) });
     }
     return out;
@@ -358,7 +303,7 @@ class WorkflowAnalysis {
         return name === undefined ? undefined : (this.bodies.get(name) ?? undefined);
       },
       inlineStep: (call, name) => this.inlineStep(call, name),
-      literal: (expression) => (expression === undefined ? undefined : this.literal(expression)),
+      literal: (expression) => (expression === undefined ? undefined : constantString(this.checker, expression)),
       unresolved: (node, message) => this.problem("FUSEE_GEN_UNRESOLVED_CALL", node, message),
       signalsSetting: (fields) => this.signalsSetting(fields),
       memberBody: (name) => {
@@ -385,7 +330,8 @@ class WorkflowAnalysis {
         set = assignedFields(m.declaration, (name) => this.bodies.get(name));
         this.fieldsSet.set(m.member, set);
       }
-      if ([...fields].some((f) => set.has(f))) out.push(this.optionName(m) ?? m.member);
+      if ([...fields].some((f) => set.has(f)))
+        out.push(optionName(this.checker, m.decorator, this.memberLabel(m), this.report) ?? m.member);
     }
     return out.sort(compareText);
   }
@@ -412,148 +358,16 @@ class WorkflowAnalysis {
     return key;
   }
 
-  /** Every `ctx.waitFor(name)` (signals without a handler) and `ctx.patched` / `ctx.deprecatePatch` in the class. */
-  private scanCalls(): { waits: HandlerIR[]; dynamicWait: boolean; patchUses: { id: string; at: SourceLocation }[] } {
-    const waits: HandlerIR[] = [];
-    let dynamicWait = false;
-    const patchUses: { id: string; at: SourceLocation }[] = [];
-    const visit = (node: ts.Node): void => {
-      if (ts.isCallExpression(node) && (ts.isPropertyAccessExpression(node.expression) || ts.isElementAccessExpression(node.expression))) {
-        const ctx = ctxCall(this.context.runtime.memberAt(node.expression));
-        const first = node.arguments[0];
-        if (ctx?.waits === "signal" && first !== undefined) {
-          const name = this.literal(first);
-          if (name === undefined) dynamicWait = true;
-          const typeArgument = node.typeArguments?.[0];
-          if (name !== undefined && !waits.some((w) => w.name === name)) {
-            const type = typeArgument === undefined ? undefined : this.checker.getTypeFromTypeNode(typeArgument);
-            const value = type === undefined ? this.render(this.unknownType()) : this.render(type);
-            waits.push({
-              name,
-              params: [{ name: "value", type: value, optional: false, rest: false }],
-              result: this.render(this.voidType()),
-              at: this.locate(node),
-            });
-          }
-        } else if (ctx?.journals === "patch" || ctx?.journals === "deprecated-patch") {
-          const id = first === undefined ? undefined : this.literal(first);
-          if (id === undefined) {
-            this.problem(
-              "FUSEE_GEN_INVALID_WORKFLOW",
-              node,
-              `The patch ID given to ctx.${ctx.name}() must be a string literal, so the lock can record it. Fix: write it inline.`,
-            );
-          } else patchUses.push({ id, at: this.locate(node) });
-        }
-      }
-      ts.forEachChild(node, visit);
-    };
-    for (const cls of this.classes) visit(cls);
-    return { waits, dynamicWait, patchUses };
-  }
-
-  private constructorParams(): { value: ValueRef; type: TypeRef; checkerType: ts.Type }[] {
-    for (const cls of this.classes) {
-      const ctor = cls.members.find(ts.isConstructorDeclaration);
-      if (ctor === undefined) continue;
-      return ctor.parameters.map((p) => {
-        const type = this.checker.getTypeAtLocation(p);
-        return { value: this.context.types.metadataValue(type), type: this.render(type), checkerType: type };
-      });
-    }
-    return [];
-  }
-
-  private signature(method: ts.MethodDeclaration): { params: ParamIR[]; result: TypeRef } {
-    const signature = this.checker.getSignatureFromDeclaration(method);
-    const params: ParamIR[] = method.parameters.map((p) => {
-      const optional = p.questionToken !== undefined || p.initializer !== undefined;
-      const rest = p.dotDotDotToken !== undefined;
-      // The annotation keeps aliases that the `| undefined` of an optional parameter would flatten.
-      const type = p.type !== undefined ? this.checker.getTypeFromTypeNode(p.type) : this.checker.getTypeAtLocation(p);
-      return {
-        name: ts.isIdentifier(p.name) ? p.name.text : "arg",
-        type: this.context.types.render(type, optional),
-        optional,
-        rest,
-      };
-    });
-    const returned = signature === undefined ? this.unknownType() : signature.getReturnType();
-    return { params, result: this.render(awaited(this.checker, returned)) };
-  }
-
-  private stepTypeOption(m: Member): ValueRef | undefined {
-    const argument = m.decorator === undefined ? undefined : decoratorArgument(m.decorator);
-    const option = argument !== undefined && ts.isObjectLiteralExpression(argument) ? property(argument, "type") : undefined;
-    if (option === undefined) return undefined;
-    const symbol = this.checker.getSymbolAtLocation(option);
-    const target = symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias ? this.checker.getAliasedSymbol(symbol) : symbol;
-    if (target === undefined || !(target.flags & ts.SymbolFlags.Class)) {
-      this.problem(
-        "FUSEE_GEN_INVALID_WORKFLOW",
-        option,
-        `@Step({ type }) on ${this.className()}.${m.member} must name a class. Fix: pass the class the result is rebuilt with.`,
-      );
-      return undefined;
-    }
-    return { kind: "class", ref: this.context.types.declRef(target) };
-  }
-
-  private optionName(m: Member): string | undefined {
-    const argument = m.decorator === undefined ? undefined : decoratorArgument(m.decorator);
-    if (argument === undefined || !ts.isObjectLiteralExpression(argument)) return undefined;
-    const name = property(argument, "name");
-    if (name === undefined) return undefined;
-    const value = this.literal(name);
-    if (value === undefined) {
-      this.problem(
-        "FUSEE_GEN_INVALID_WORKFLOW",
-        name,
-        `The name of ${this.className()}.${m.member} must be a string literal. Fix: write it inline.`,
-      );
-    }
-    return value;
-  }
-
-  /**
-   * The string a name expression always holds: a literal, an expression of a string literal type,
-   * or a constant (`const NAME = "..."`, a property of a `const` object literal) declared in any
-   * module of the project, whose value the type alone (`string`) does not tell.
-   */
-  private literal(expression: ts.Expression, depth = 0): string | undefined {
-    if (ts.isStringLiteral(expression) || ts.isNoSubstitutionTemplateLiteral(expression)) return expression.text;
-    const type = this.checker.getTypeAtLocation(expression);
-    if (type.isStringLiteral()) return type.value;
-    if (depth > 8 || !(ts.isIdentifier(expression) || ts.isPropertyAccessExpression(expression))) return undefined;
-    let symbol = this.checker.getSymbolAtLocation(ts.isPropertyAccessExpression(expression) ? expression.name : expression);
-    if (symbol !== undefined && symbol.flags & ts.SymbolFlags.Alias) symbol = this.checker.getAliasedSymbol(symbol);
-    const declaration = symbol?.valueDeclaration;
-    if (declaration === undefined || declaration.getSourceFile().isDeclarationFile) return undefined;
-    if (
-      ts.isVariableDeclaration(declaration) &&
-      declaration.initializer !== undefined &&
-      ts.getCombinedNodeFlags(declaration) & ts.NodeFlags.Const
-    ) {
-      return this.literal(declaration.initializer, depth + 1);
-    }
-    if (ts.isPropertyAssignment(declaration) && isConstObject(declaration.parent)) return this.literal(declaration.initializer, depth + 1);
-    return undefined;
-  }
-
   private render(type: ts.Type): TypeRef {
     return this.context.types.render(type);
   }
 
-  private unknownType(): ts.Type {
-    return this.checker.getUnknownType();
-  }
-
-  private voidType(): ts.Type {
-    return this.checker.getVoidType();
-  }
-
   private className(): string {
     return this.workflow.declaration.name?.text ?? "default";
+  }
+
+  private memberLabel(m: Member): string {
+    return `${this.className()}.${m.member}`;
   }
 
   private locate(node: ts.Node): SourceLocation {
@@ -567,45 +381,6 @@ class WorkflowAnalysis {
   private problemAt(code: SourceProblemCode, at: SourceLocation, message: string): void {
     this.context.problems.push({ code, at, message });
   }
-}
-
-/** The expression naming a decorator: `Workflow` in `@Workflow()`, `fusee.Workflow` in `@fusee.Workflow`. */
-export function decoratorCallee(decorator: ts.Decorator): ts.Expression {
-  const e = decorator.expression;
-  return ts.isCallExpression(e) ? e.expression : e;
-}
-
-function decoratorArgument(decorator: ts.Decorator): ts.Expression | undefined {
-  const e = decorator.expression;
-  return ts.isCallExpression(e) ? e.arguments[0] : undefined;
-}
-
-function property(object: ts.ObjectLiteralExpression, name: string): ts.Expression | undefined {
-  for (const p of object.properties) {
-    if (ts.isPropertyAssignment(p) && memberName(p.name) === name) return p.initializer;
-    if (ts.isShorthandPropertyAssignment(p) && p.name.text === name) return p.name;
-  }
-  return undefined;
-}
-
-/** An object literal that initializes a `const` declaration, whose properties nobody reassigns in place by convention. */
-function isConstObject(node: ts.Node): boolean {
-  const parent = node.parent;
-  return (
-    ts.isObjectLiteralExpression(node) &&
-    parent !== undefined &&
-    ts.isVariableDeclaration(parent) &&
-    (ts.getCombinedNodeFlags(parent) & ts.NodeFlags.Const) !== 0
-  );
-}
-
-function memberName(name: ts.PropertyName): string | undefined {
-  if (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isNumericLiteral(name)) return name.text;
-  return undefined;
-}
-
-function awaited(checker: ts.TypeChecker, type: ts.Type): ts.Type {
-  return checker.getAwaitedType(type) ?? type;
 }
 
 function sortByName<T extends { name: string }>(items: T[]): T[] {

@@ -1,5 +1,6 @@
 import { ts } from "ts-morph";
-import { decoratorCallee, type WorkflowClass } from "./analyze-workflow.js";
+import type { WorkflowClass } from "./analyze-workflow.js";
+import { decoratorCallee } from "./decorator-syntax.js";
 import type { RuntimeSymbols } from "./runtime-symbols.js";
 
 /**

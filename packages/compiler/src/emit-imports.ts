@@ -3,7 +3,7 @@ import type { SourceProblem } from "./errors.js";
 import { formatLocation } from "./errors.js";
 import type { DeclRef, ModuleRef } from "./ir.js";
 import { declaredName } from "./print-type.js";
-import { compare } from "./type-render.js";
+import { compare } from "./text-order.js";
 
 /**
  * The imports of one generated file. Every declaration gets one local name: its own, unless another

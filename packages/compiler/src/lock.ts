@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { LockFileError } from "./errors.js";
 import type { CallKind, FlowNode, HandlerIR, ParamIR, ProjectIR, StepIR, TypeRef, WorkflowIR } from "./ir.js";
-import { compare } from "./type-render.js";
+import { compare } from "./text-order.js";
 
 /**
  * fusee.lock.json: what runs started under the recorded code expect of it. Deterministic (keys

@@ -11,7 +11,8 @@ import type { ProjectIR, WorkflowIR } from "./ir.js";
 import { type Lock, parseLock } from "./lock.js";
 import { RUNTIME_PACKAGE, RuntimeSymbols } from "./runtime-symbols.js";
 import { TypeCompatibility } from "./type-compat.js";
-import { compare, TypeRenderer } from "./type-render.js";
+import { compare } from "./text-order.js";
+import { TypeRenderer } from "./type-render.js";
 import { readIfExists } from "./write-file.js";
 
 /**
