@@ -100,7 +100,8 @@ export const MUTANTS: readonly Mutant[] = [
     name: "close-policy-skipped-on-end",
     kind: "a close policy skipped: a parent's end leaves its children running",
     file: "engine/child-runs.ts",
-    search: "      void this.close(entry, childId, `parent '${entry.id}' ended (${record.status})`);",
+    search:
+      "      this.close(entry, childId, `parent '${entry.id}' ended (${record.status})`).catch((e: unknown) => this.appendFailed(e, entry.shard));",
     replace: "      void childId;",
   },
   {
