@@ -26,6 +26,9 @@ export function checkClosePolicies(details: ReadonlyMap<string, RunDetail>, viol
     if (parent === undefined) continue;
     let gone: string | undefined;
     if (parent.runId === start.parent.runId) {
+      // A client that resets the child after its parent's run ended starts a run no close policy covers.
+      const end = parent.journal.find((r) => r.kind === "finish");
+      if (start.from?.reason === "reset" && end !== undefined && start.at >= end.at) continue;
       if (FINISHED.includes(parent.status)) gone = `ended ${parent.status}`;
     } else {
       const first = parent.journal[0];
@@ -44,6 +47,22 @@ export function checkClosePolicies(details: ReadonlyMap<string, RunDetail>, viol
         "closePolicy",
         `${id} (close: request-cancel) was never asked to cancel though run ${start.parent.runId} of its parent ${start.parent.id} ${gone}`,
       );
+  }
+}
+
+/**
+ * Children's results, at the journal: a run holds the result of a child only if it holds that
+ * child's start under the same sequence number, so a result never reaches a run of the parent's ID
+ * that did not start the child (one that continued as new, or a reset to a step before the start).
+ */
+export function checkChildResults(details: ReadonlyMap<string, RunDetail>, violate: Violate): void {
+  for (const [id, d] of details) {
+    // A quick child's result may be journaled before the start that its parent journals.
+    const started = new Set(d.journal.flatMap((r) => (r.kind === "child" ? [`${r.seq}:${r.childId}`] : [])));
+    for (const r of d.journal) {
+      if (r.kind === "child-result" && !started.has(`${r.seq}:${r.childId}`))
+        violate("childResults", `run ${d.runId} of ${id} holds the result of ${r.childId} (#${r.seq}), a child it did not start`);
+    }
   }
 }
 
