@@ -5,7 +5,7 @@ import type { Engine, JournalRecord, RunDetail } from "@fusee/runtime";
 import { Replayer } from "@fusee/runtime/testing";
 import { Deliveries } from "./deliveries.js";
 import { Generation, Ledger, type Execution } from "./ledger.js";
-import { checkAttributes, checkClosePolicies, checkListing } from "./lineage-checks.js";
+import { checkAttributes, checkChildResults, checkClosePolicies, checkListing } from "./lineage-checks.js";
 import type { Model, ModelRun } from "./model.js";
 import type { Program } from "./program.js";
 import type { Property } from "./properties.js";
@@ -75,6 +75,7 @@ export class Checks {
     this.deliveries.check(details);
     checkListing(listed, details, this.violate);
     checkClosePolicies(details, this.violate);
+    checkChildResults(details, this.violate);
     await checkAttributes(engine, details, this.model, this.violate);
     for (const [id, d] of details) this.lastRunIds.set(id, d.runId);
     return statuses.join(" ");

@@ -25,6 +25,9 @@ export function checkClosePolicies(details: ReadonlyMap<string, RunDetail>, viol
     const parent = details.get(start.parent.id);
     if (parent === undefined) continue;
     let gone: string | undefined;
+    // A run of the child that a client's reset started is the client's: the parent's run may have
+    // ended and closed the run before it, and the journals shown do not tell which came first.
+    if (start.from?.reason === "reset") continue;
     if (parent.runId === start.parent.runId) {
       if (FINISHED.includes(parent.status)) gone = `ended ${parent.status}`;
     } else {
@@ -44,6 +47,22 @@ export function checkClosePolicies(details: ReadonlyMap<string, RunDetail>, viol
         "closePolicy",
         `${id} (close: request-cancel) was never asked to cancel though run ${start.parent.runId} of its parent ${start.parent.id} ${gone}`,
       );
+  }
+}
+
+/**
+ * Children's results, at the journal: a run holds the result of a child only if it holds that
+ * child's start under the same sequence number, so a result never reaches a run of the parent's ID
+ * that did not start the child (one that continued as new, or a reset to a step before the start).
+ */
+export function checkChildResults(details: ReadonlyMap<string, RunDetail>, violate: Violate): void {
+  for (const [id, d] of details) {
+    // A quick child's result may be journaled before the start that its parent journals.
+    const started = new Set(d.journal.flatMap((r) => (r.kind === "child" ? [`${r.seq}:${r.childId}`] : [])));
+    for (const r of d.journal) {
+      if (r.kind === "child-result" && !started.has(`${r.seq}:${r.childId}`))
+        violate("childResults", `run ${d.runId} of ${id} holds the result of ${r.childId} (#${r.seq}), a child it did not start`);
+    }
   }
 }
 

@@ -61,3 +61,41 @@ export function featureCallArbs(prog: fc.Arbitrary<Program>): fc.Arbitrary<Clien
 export function burstArb(call: fc.Arbitrary<ClientCall>): fc.Arbitrary<Action> {
   return fc.record({ a: fc.constant("burst" as const), calls: fc.array(call, { minLength: 2, maxLength: 4 }), tick: fc.boolean() });
 }
+
+/**
+ * A message sent to a run that continues as new while the sender may lose its record of the send:
+ * a client may start the target (which may wait for a signal first), a power loss is armed a few
+ * file operations ahead, then a client starts the sender, whose step sends. A sender that loses
+ * its step's record sends the same request again after the restart, to the target's next run.
+ */
+export function handOffArb(next: fc.Arbitrary<Program>): fc.Arbitrary<Action[]> {
+  return fc
+    .record({
+      ids: fc.constantFrom<[StartId, StartId]>(["w1", "w2"], ["w2", "w1"], ["w2", "w3"], ["w3", "w1"]),
+      op: fc.constantFrom<SendInstr["op"]>("signal", "update", "start", "sws"),
+      running: fc.constantFrom<RunningPolicy>("fail", "use-existing", "terminate-existing"),
+      targetFirst: fc.boolean(),
+      waits: fc.boolean(),
+      lead: fc.boolean(),
+      next,
+      afterOps: fc.integer({ min: 1, max: 30 }),
+    })
+    .map(({ ids: [from, to], op, running, targetFirst, waits, lead, next, afterOps }): Action[] => {
+      const target: Program = { body: waits ? [{ k: "wait", name: "a" }] : [], catchCancel: false, next };
+      const send: SendInstr =
+        op === "start"
+          ? { k: "send", op, to, prog: target, running }
+          : op === "sws"
+            ? { k: "send", op, to, prog: target }
+            : op === "update"
+              ? { k: "send", op, to, n: 1 }
+              : { k: "send", op, to };
+      const lead0: Instr[] = lead ? [{ k: "step", b: "ok", fails: 1, tries: 1, backoff: 10 }] : [];
+      const sender: Program = { body: [...lead0, send], catchCancel: false };
+      return [
+        ...(targetFirst ? [{ a: "start" as const, id: to, prog: target }] : []),
+        { a: "crash", afterOps },
+        { a: "start", id: from, prog: sender },
+      ];
+    });
+}

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { attrsArb, burstArb, featureCallArbs, nextAttrsArb, sendArb, tagArb } from "./program-features.js";
+import { attrsArb, burstArb, featureCallArbs, handOffArb, nextAttrsArb, sendArb, tagArb } from "./program-features.js";
 
 /**
  * What a generated workflow does. One generic workflow class interprets it (`sim-workflow.ts`), and
@@ -301,7 +301,17 @@ export function scheduleArbitrary(space: ProgramSpace = FULL_SPACE): fc.Arbitrar
       cache: fc.constantFrom(1, 2, 1000),
       segmentBytes: fc.constantFrom(4096, 65536),
       diskSeed: fc.integer({ min: 0, max: 0x7fffffff }),
-      actions: fc.noBias(fc.array(actionArbitrary(space), { minLength: 1, maxLength: 24, size: "max" })),
+      actions: fc
+        .noBias(
+          fc.array(
+            fc.oneof(
+              { weight: 40, arbitrary: actionArbitrary(space).map((a) => [a]) },
+              { weight: 1, arbitrary: handOffArb(leafProgramArb) },
+            ),
+            { minLength: 1, maxLength: 24, size: "max" },
+          ),
+        )
+        .map((groups) => groups.flat().slice(0, 24)),
     })
     .map((x) => withText(x));
 }

@@ -11,6 +11,7 @@ export const PROPERTIES = {
   recovery: "the engine opens every crash image and stays live",
   unhandled: "no rejection escapes the engine unhandled",
   exactlyOnce: "every acknowledged signal and update is applied exactly once, by the run it went to or the run that replaced it",
+  childResults: "a child's result reaches only the run that started the child",
   closePolicy: "close policies are applied whenever a parent's run ends or is replaced",
   attributes: "search attributes and listWhere agree with the model and with each other",
   readers: "the data-directory reader sees the runs, statuses and attributes the engine shows",

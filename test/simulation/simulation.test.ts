@@ -15,6 +15,7 @@ const SPECS: Record<Property, string> = {
   recovery: "opens every image a power loss leaves, refuses work after a failed sync, and answers every call",
   unhandled: "lets no rejection escape unhandled, even after a failed sync",
   exactlyOnce: "applies every acknowledged signal and update exactly once, across continue-as-new and reset",
+  childResults: "journals a child's result only in the run of its parent that started it",
   closePolicy: "closes children by their policies when the parent's run ends, continues as new or is reset",
   attributes: "keeps search attributes and listWhere as the model computes them, across continue-as-new",
   readers: "shows the data-directory reader the runs, statuses and attributes the engine shows",
