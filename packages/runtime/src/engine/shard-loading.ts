@@ -89,6 +89,7 @@ export class ShardLoading {
       const system = recovery.systemStreams(shard);
       if (system.length > 0) for (const item of log.readStreams(shard, system)) this.deps.flow.recover(shard, item.stream, item.body);
       for (const stream of recovery.supersededOf(shard)) this.deps.records.drop(shard, stream);
+      for (const stream of recovery.cutCopies(shard)) this.deps.records.discard(shard, stream);
     }
     recovery.finished();
   }
@@ -99,5 +100,6 @@ export class ShardLoading {
       for (const item of batch) this.deps.index.recover(shard, item, superseded);
     }
     for (const stream of superseded) this.deps.records.drop(shard, stream);
+    for (const stream of this.deps.index.cutCopies(shard)) this.deps.records.discard(shard, stream);
   }
 }
