@@ -2,6 +2,7 @@ import "reflect-metadata";
 import { expect } from "chai";
 import { Config } from "../../src/engine/config.js";
 import { Engine } from "../../src/engine/engine.js";
+import { DataDirReader } from "../../src/replay/data-dir-reader.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { MemoryFileLayer, Random } from "../storage/support/memory-file-layer.js";
@@ -65,6 +66,9 @@ describe("reset across a power loss", () => {
         if (image === undefined) continue;
         points++;
         const where = `power loss at operation ${crashAt} of ${ops}`;
+        const reader = await DataDirReader.open("/data", { fileLayer: image });
+        const read = reader.list().find((r) => r.id === "p")?.runId;
+        await reader.close();
         const reopened = await open(image, keepHistory);
         try {
           ran.length = 0;
@@ -72,6 +76,7 @@ describe("reset across a power loss", () => {
           expect(await handle.result(), where).to.equal(STEPS * 4000);
           const { runId } = await handle.status();
           expect([before, before + 1], where).to.include(runId);
+          expect(read, `${where}: the run a reader of the data directory finds`).to.equal(runId);
           const again = ran.filter((name) => Number(name.slice(1)) < STEPS - 2);
           expect(again, `${where}: steps before '${resetTo}' ran again in run ${runId}`).to.deep.equal([]);
           if (runId === before) {
