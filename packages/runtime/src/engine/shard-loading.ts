@@ -96,6 +96,8 @@ export class ShardLoading {
 
   private async scanShard(shard: number): Promise<void> {
     const superseded = new Set<string>();
+    // A copy an earlier scan of the shard left half read (the scan failed) is read again from its start.
+    this.deps.index.cutCopies(shard);
     for await (const batch of this.deps.log.scanBatches(shard)) {
       for (const item of batch) this.deps.index.recover(shard, item, superseded);
     }
