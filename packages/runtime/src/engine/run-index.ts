@@ -20,6 +20,9 @@ export interface RunIndexDeps {
  * every durable record and rebuilt from the journals on open.
  */
 export class RunIndex {
+  /** New runs of resets read on open whose copied records are not all read yet, by workflow ID. */
+  private readonly copying = new Map<string, { shard: number; stream: string; copied: number; bodies: Uint8Array[] }>();
+
   constructor(
     private readonly deps: RunIndexDeps,
     /** The runs by workflow ID: empty, or what a one-pass open built (see `RunRecovery`). */
@@ -77,6 +80,53 @@ export class RunIndex {
     // Most records (steps, signals, updates) only count; only those the index keeps are parsed.
     const kind = readRecordKind(body);
     const header: RecordHeader = INDEXED_KINDS.has(kind) ? readRecordHeader(body) : { kind };
+    const copy = this.copying.size === 0 ? undefined : this.copying.get(run.id);
+    if (copy !== undefined && copy.stream === stream) {
+      copy.bodies.push(body);
+      if (copy.bodies.length <= copy.copied) return;
+      // The whole copy is durable: the new run begins.
+      this.copying.delete(run.id);
+      for (const b of copy.bodies) this.index(shard, stream, run, b, superseded, attributes);
+      return;
+    }
+    if (header.kind === "start" && typeof header.copied === "number" && header.copied > 0) {
+      this.copying.set(run.id, { shard, stream, copied: header.copied, bodies: [body] });
+      return;
+    }
+    this.index(shard, stream, run, body, superseded, attributes, kind, header);
+  }
+
+  /**
+   * Streams of resets whose copy a power loss cut short, once every record of the shard was read:
+   * those runs never began, and their streams are to be dropped (also when history is kept, as a
+   * retried reset writes the same stream again).
+   */
+  cutCopies(shard: number): string[] {
+    const cut: string[] = [];
+    for (const [id, copy] of this.copying)
+      if (copy.shard === shard) {
+        this.copying.delete(id);
+        cut.push(copy.stream);
+      }
+    return cut;
+  }
+
+  /** A stream read on open was dropped later in the log: a copy of it read so far is gone too. */
+  forgetCopy(stream: string): void {
+    const run = this.copying.size === 0 ? undefined : parseStream(stream);
+    if (run !== undefined && this.copying.get(run.id)?.stream === stream) this.copying.delete(run.id);
+  }
+
+  private index(
+    shard: number,
+    stream: string,
+    run: { readonly id: string; readonly runId: number },
+    body: Uint8Array,
+    superseded: Set<string>,
+    attributes: AttributeSink,
+    kind = readRecordKind(body),
+    header: RecordHeader = INDEXED_KINDS.has(kind) ? readRecordHeader(body) : { kind },
+  ): void {
     let entry = this.runs.get(run.id);
     if (entry !== undefined && run.runId < entry.runId) {
       superseded.add(stream);

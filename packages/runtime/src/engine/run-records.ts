@@ -150,6 +150,11 @@ export class RunRecords implements DurableSink {
   /** Drops a superseded run's journal, unless finished journals are kept. */
   drop(shard: number, stream: string): void {
     if (this.deps.keepHistory) return;
+    this.discard(shard, stream);
+  }
+
+  /** Drops a journal that is no run's (kept history or not): the records of a run that never began. */
+  discard(shard: number, stream: string): void {
     void this.deps.log.drop(shard, [stream]).catch((e: unknown) => this.deps.failed(e, shard));
   }
 

@@ -80,6 +80,7 @@ export class RunRecovery implements RecoveryVisitor {
 
   dropped(shard: number, stream: string): void {
     if (this.scans.has(shard)) return;
+    this.index.forgetCopy(stream);
     if (isSystemStream(stream)) {
       this.system[shard]?.delete(stream);
       return;
@@ -99,6 +100,11 @@ export class RunRecovery implements RecoveryVisitor {
     }
     this.index.runs.delete(run.id);
     this.held.delete(entry);
+  }
+
+  /** Streams of resets of the shard whose copy a power loss cut short (see `RunIndex.cutCopies`). */
+  cutCopies(shard: number): string[] {
+    return this.index.cutCopies(shard);
   }
 
   /** Whether the shard's runs are to be read by a scan after all; its entries here are to be ignored. */

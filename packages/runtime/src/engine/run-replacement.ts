@@ -125,17 +125,19 @@ export class RunReplacement {
       const notCopied = journal.slice(at).filter((r) => !again.includes(r as CarriedMessage));
       const carried = resetCarried(old, notCopied, now, this.deps.idempotencyWindowMs);
       const { request: _startedBy, carried: _carried, ...start } = old;
+      const copied = [...journal.slice(1, at), ...again];
       const copy: JournalRecord[] = [
         {
           ...start,
           runId,
           at: now,
           from: { runId: entry.runId, reason: "reset" },
+          // Said in the start, so recovery takes a copy that a power loss cut short for no new run at all.
+          copied: copied.length,
           ...(request === undefined ? {} : { request }),
           ...(isEmpty(carried) ? {} : { carried }),
         },
-        ...journal.slice(1, at),
-        ...again,
+        ...copied,
       ];
       // Encoded first: a record too large refuses the reset before anything changed.
       const bodies = copy.map((r, position) => records.encode(id, runId, position, r));

@@ -89,15 +89,19 @@ export class ShardLoading {
       const system = recovery.systemStreams(shard);
       if (system.length > 0) for (const item of log.readStreams(shard, system)) this.deps.flow.recover(shard, item.stream, item.body);
       for (const stream of recovery.supersededOf(shard)) this.deps.records.drop(shard, stream);
+      for (const stream of recovery.cutCopies(shard)) this.deps.records.discard(shard, stream);
     }
     recovery.finished();
   }
 
   private async scanShard(shard: number): Promise<void> {
     const superseded = new Set<string>();
+    // A copy an earlier scan of the shard left half read (the scan failed) is read again from its start.
+    this.deps.index.cutCopies(shard);
     for await (const batch of this.deps.log.scanBatches(shard)) {
       for (const item of batch) this.deps.index.recover(shard, item, superseded);
     }
     for (const stream of superseded) this.deps.records.drop(shard, stream);
+    for (const stream of this.deps.index.cutCopies(shard)) this.deps.records.discard(shard, stream);
   }
 }

@@ -90,7 +90,7 @@ function outcome(ok: boolean, r: { readonly value?: unknown; readonly error?: Er
   return ok ? p.value(r.value) : p.error(r.error);
 }
 
-type StartHeader = Pick<StartRecord, "at" | "type" | "runId" | "seed" | "from" | "parent" | "request" | "trace" | "flags"> & {
+type StartHeader = Pick<StartRecord, "at" | "type" | "runId" | "seed" | "from" | "copied" | "parent" | "request" | "trace" | "flags"> & {
   update?: { id: string; name: string };
   signal?: { name: string };
   /** Set when the payload holds start attributes, which the index then reads. */
@@ -131,6 +131,7 @@ const start: RecordKindDescriptor<"start", StartHeader> = {
         seed: r.seed,
         ...(r.update ? { update: { id: r.update.id, name: r.update.name } } : {}),
         ...(r.from ? { from: r.from } : {}),
+        ...(r.copied !== undefined ? { copied: r.copied } : {}),
         ...(r.parent ? { parent: r.parent } : {}),
         ...request(r),
         ...trace(r),
@@ -168,6 +169,7 @@ const start: RecordKindDescriptor<"start", StartHeader> = {
       ...(h.signal ? { signal: { name: h.signal.name, value: signalValue } } : {}),
       ...(h.attributes && attributes ? { attributes } : {}),
       ...(h.from ? { from: h.from } : {}),
+      ...(typeof h.copied === "number" ? { copied: h.copied } : {}),
       ...(h.parent ? { parent: h.parent } : {}),
       ...request(h),
       ...trace(h),

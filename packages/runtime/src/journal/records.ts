@@ -53,6 +53,11 @@ export interface StartRecord extends RecordBase {
   readonly update?: StartUpdate;
   /** The run this one continues, and why. */
   readonly from?: { readonly runId: number; readonly reason: "continue-as-new" | "reset" };
+  /**
+   * For a reset: how many records after this start are the copy of the replaced run's journal. A
+   * power loss may keep only part of them; until all are durable the new run has not begun.
+   */
+  readonly copied?: number;
   /** For a child run: its parent and the parent's call that started it. */
   readonly parent?: { readonly id: string; readonly runId: number; readonly seq: number };
   /** The cluster request this start performs, so a shard's next owner does not perform it again. */

@@ -70,6 +70,11 @@ interface Entry {
   parent: { readonly id: string; readonly runId: number } | undefined;
   /** Why the engine found the run unable to go on, until it went on again. */
   stopped: { readonly code: string; readonly message: string } | undefined;
+  /**
+   * For a reset: the records after the start that copy the replaced run's journal, and that run,
+   * which stays the current one when a power loss cut the copy short (the engine drops the copy).
+   */
+  copy?: { readonly copied: number; readonly replaces: Entry | undefined };
 }
 
 /** How the fold of a run's records lands in a reader's entry (the engine's index folds the same way). */
@@ -244,6 +249,7 @@ export class DataDirReader {
 
   private async index(): Promise<void> {
     for (let shard = 0; shard < this.log.shardCount; shard++) {
+      const copies: Entry[] = [];
       for await (const batch of this.log.scanBatches(shard))
         for (const item of batch) {
           // The engine's own streams (schedules, debounce windows, batches) hold no run journals.
@@ -273,8 +279,10 @@ export class DataDirReader {
                 patches: [],
                 parent: parentOf(header["parent"]),
                 stopped: undefined,
+                ...(typeof header["copied"] === "number" ? { copy: { copied: header["copied"], replaces: entry } } : {}),
               };
               this.runs.set(run.id, entry);
+              if (entry.copy !== undefined) copies.push(entry);
             }
           } else if (entry === undefined || run.runId !== entry.runId) {
             continue;
@@ -285,6 +293,14 @@ export class DataDirReader {
           const record = attributes ? this.decoded(entry, item.body, position) : header;
           if (record !== undefined) foldRecord(entry, record, READER_FOLD);
         }
+      // A copy a power loss cut short: that run never began, the run it was to replace is current.
+      for (const entry of copies) {
+        const { copied, replaces } = entry.copy as NonNullable<Entry["copy"]>;
+        delete entry.copy;
+        if (entry.records > copied || this.runs.get(entry.id) !== entry) continue;
+        if (replaces === undefined) this.runs.delete(entry.id);
+        else this.runs.set(entry.id, replaces);
+      }
     }
   }
 
