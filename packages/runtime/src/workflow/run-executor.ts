@@ -60,6 +60,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   private readonly arrived = new InlineFirstMap<JournalRecord>();
   readonly pending = new InlineFirstMap<Pending>();
   private idleWaiters: Array<() => void> | undefined;
+  /** Actions waiting for the code to react to the records appended before them (see `whenCaughtUp`). */
+  private catchingUp: Array<{ readonly upTo: number; readonly action: () => void }> | undefined;
   private driving = false;
   /** The latest call of the code, for determinism errors. */
   private lastKind: CallRecord["kind"] | undefined;
@@ -163,7 +165,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
       this.driving ||
       this.steps.inFlight > 0 ||
       this.arrived.size > 0 ||
-      this.held !== null
+      this.held !== null ||
+      this.catchingUp !== undefined
     )
       return "running";
     return "suspended";
@@ -172,7 +175,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   /** Resolves once every record delivered so far has been applied and the code has settled. */
   whenIdle(): Promise<void> {
     // A broken run applies nothing more: what arrived stays, and waiting for it would never end.
-    if ((!this.driving && this.arrived.size === 0) || this.broken !== undefined) return Promise.resolve();
+    if ((!this.driving && this.arrived.size === 0 && this.catchingUp === undefined) || this.broken !== undefined) return Promise.resolve();
     return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
   }
 
@@ -231,7 +234,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
    */
   busy(steps: boolean): boolean {
     if (this.broken !== undefined || this.finished !== undefined) return false;
-    if (this.driving || this.arrived.size > 0 || this.held !== null || this.instance === undefined) return true;
+    if (this.driving || this.arrived.size > 0 || this.held !== null || this.catchingUp !== undefined || this.instance === undefined)
+      return true;
     return steps && this.steps.active();
   }
 
@@ -400,6 +404,23 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
     else action();
   }
 
+  whenCaughtUp(action: () => void): void {
+    const upTo = this.host.appended?.() ?? 0;
+    if (this.applied >= upTo) action();
+    else (this.catchingUp ??= []).push({ upTo, action });
+  }
+
+  /** Runs the actions waiting for records the code has now reacted to: it settled after each of them. */
+  private caughtUp(): void {
+    const waiting = this.catchingUp;
+    if (waiting === undefined || this.broken) return;
+    const due = waiting.filter((w) => w.upTo <= this.applied);
+    if (due.length === 0) return;
+    const rest = waiting.filter((w) => w.upTo > this.applied);
+    this.catchingUp = rest.length > 0 ? rest : undefined;
+    for (const w of due) w.action();
+  }
+
   /**
    * Journals the failure that replaces an unjournalable outcome. When even that cannot be written
    * (the payload cipher refuses to seal anything more), the run stops here, broken with the reason,
@@ -438,6 +459,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   private applyNext(): void {
     let waiting = false;
     try {
+      this.caughtUp();
       const record = this.arrived.get(this.applied);
       if (record === undefined || this.broken) return;
       this.arrived.take(this.applied);
@@ -468,7 +490,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
 
   private stopDriving(): void {
     this.driving = false;
-    if (this.arrived.size === 0 || this.broken) {
+    if ((this.arrived.size === 0 && this.catchingUp === undefined) || this.broken) {
       for (const w of this.idleWaiters?.splice(0) ?? []) w();
     }
     this.host.changed();
