@@ -62,6 +62,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   private idleWaiters: Array<() => void> | undefined;
   /** Actions waiting for the code to react to the records appended before them (see `whenCaughtUp`). */
   private catchingUp: Array<{ readonly upTo: number; readonly action: () => void }> | undefined;
+  /** Positions of records this executor appended that it has not applied yet: nothing there for the code to react to. */
+  private own: Set<number> | undefined;
   private driving = false;
   /** The latest call of the code, for determinism errors. */
   private lastKind: CallRecord["kind"] | undefined;
@@ -406,17 +408,23 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
 
   whenCaughtUp(action: () => void): void {
     const upTo = this.host.appended?.() ?? 0;
-    if (this.applied >= upTo) action();
+    if (this.reactedUpTo(upTo)) action();
     else (this.catchingUp ??= []).push({ upTo, action });
+  }
+
+  /** Whether the code reacted to every record before `upTo` that another party appended. */
+  private reactedUpTo(upTo: number): boolean {
+    for (let position = this.applied; position < upTo; position++) if (this.own?.has(position) !== true) return false;
+    return true;
   }
 
   /** Runs the actions waiting for records the code has now reacted to: it settled after each of them. */
   private caughtUp(): void {
     const waiting = this.catchingUp;
     if (waiting === undefined || this.broken) return;
-    const due = waiting.filter((w) => w.upTo <= this.applied);
+    const due = waiting.filter((w) => this.reactedUpTo(w.upTo));
     if (due.length === 0) return;
-    const rest = waiting.filter((w) => w.upTo > this.applied);
+    const rest = waiting.filter((w) => !this.reactedUpTo(w.upTo));
     this.catchingUp = rest.length > 0 ? rest : undefined;
     for (const w of due) w.action();
   }
@@ -436,7 +444,9 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
 
   record(record: JournalRecord): void {
     if (this.host.closed() || this.broken) return;
+    const position = this.host.appended?.();
     this.host.append(record);
+    if (position !== undefined && (this.host.appended?.() ?? 0) > position) (this.own ??= new Set()).add(position);
   }
 
   codeFailed(error: Error): void {
@@ -464,6 +474,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
       if (record === undefined || this.broken) return;
       this.arrived.take(this.applied);
       const position = this.applied++;
+      if (this.own?.delete(position) === true && this.own.size === 0) this.own = undefined;
       const replayed = position < this.replayEnd;
       this.lastAt = record.at;
       this.apply(record, position, replayed);

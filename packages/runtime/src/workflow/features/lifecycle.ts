@@ -140,8 +140,9 @@ export class Lifecycle {
     if (this.finished) return;
     // The finish follows every record applied so far. A body that returned before a cancellation
     // journaled ahead of its finish reached it was never told of it: the run ends cancelled, as
-    // the journal's order says, and as a replay of that journal does.
-    const cancelled = ended.status === "ok" ? run.cancellation.take() : undefined;
+    // the journal's order says, and as a replay of that journal does. Code that caught a
+    // cancellation already ran its clean-up for it: a repeated one changes nothing.
+    const cancelled = ended.status === "ok" && !run.cancellation.told ? run.cancellation.take() : undefined;
     const outcome: BodyOutcome = cancelled === undefined ? ended : { status: "cancelled", error: cancelled };
     this.outcome = outcome;
     const at = run.host.clock.now();
