@@ -17,6 +17,21 @@ class Mailbox {
   }
 }
 
+/** Catches the cancellation of its wait and returns. */
+@Workflow()
+class Stubborn {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<string> {
+    try {
+      await this.ctx.waitFor("never");
+    } catch (e) {
+      if (e instanceof CancelledError) return "ignored the cancellation";
+    }
+    return "unreachable";
+  }
+}
+
 /** Starts `id` with signal `a` and cancels it at once, as two clients racing would. */
 async function raceStartAndCancel(engine: Engine, id: string): Promise<void> {
   await Promise.all([engine.signalWithStart(Mailbox, id, undefined, "a", 7), engine.run(id).cancel("gone")]);
@@ -49,6 +64,18 @@ describe("a cancellation racing signalWithStart", () => {
     expectCancelled(seen);
     engine = await engine.restart();
     expect(await ending(engine, "m-1")).to.deep.equal(seen);
+    await engine.shutdown();
+  });
+
+  it("keeps the ok end of code that caught a cancellation when a second one is journaled before its finish", async () => {
+    const engine = await TestEngine.create({ workflows: [Stubborn] });
+    const run = await engine.start(Stubborn, "s-1", undefined);
+    await engine.idle();
+    await Promise.all([run.cancel("first"), run.cancel("again")]);
+    expect(await run.result()).to.equal("ignored the cancellation");
+    const seen = await ending(engine, "s-1");
+    expect(seen.kinds.filter((k) => k === "cancel")).to.have.length(2);
+    expect(seen.status).to.equal("ok");
     await engine.shutdown();
   });
 
