@@ -66,6 +66,11 @@ export class EngineRunHost implements RunHost {
     if (this.current()) this.engine.append(this.entry, record);
   }
 
+  appended(): number {
+    // A replaced run appends nothing: what its executor waits to record is dropped at once anyway.
+    return this.current() ? this.entry.appended : 0;
+  }
+
   cancelTimer(seq: number): void {
     if (this.entry.runId === this.runId) this.entry.clearTimer(seq);
   }

@@ -60,6 +60,10 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   private readonly arrived = new InlineFirstMap<JournalRecord>();
   readonly pending = new InlineFirstMap<Pending>();
   private idleWaiters: Array<() => void> | undefined;
+  /** Actions waiting for the code to react to the records appended before them (see `whenCaughtUp`). */
+  private catchingUp: Array<{ readonly upTo: number; readonly action: () => void }> | undefined;
+  /** Positions of records this executor appended that it has not applied yet: nothing there for the code to react to. */
+  private own: Set<number> | undefined;
   private driving = false;
   /** The latest call of the code, for determinism errors. */
   private lastKind: CallRecord["kind"] | undefined;
@@ -163,7 +167,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
       this.driving ||
       this.steps.inFlight > 0 ||
       this.arrived.size > 0 ||
-      this.held !== null
+      this.held !== null ||
+      this.catchingUp !== undefined
     )
       return "running";
     return "suspended";
@@ -172,7 +177,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   /** Resolves once every record delivered so far has been applied and the code has settled. */
   whenIdle(): Promise<void> {
     // A broken run applies nothing more: what arrived stays, and waiting for it would never end.
-    if ((!this.driving && this.arrived.size === 0) || this.broken !== undefined) return Promise.resolve();
+    if ((!this.driving && this.arrived.size === 0 && this.catchingUp === undefined) || this.broken !== undefined) return Promise.resolve();
     return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
   }
 
@@ -231,7 +236,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
    */
   busy(steps: boolean): boolean {
     if (this.broken !== undefined || this.finished !== undefined) return false;
-    if (this.driving || this.arrived.size > 0 || this.held !== null || this.instance === undefined) return true;
+    if (this.driving || this.arrived.size > 0 || this.held !== null || this.catchingUp !== undefined || this.instance === undefined)
+      return true;
     return steps && this.steps.active();
   }
 
@@ -400,6 +406,29 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
     else action();
   }
 
+  whenCaughtUp(action: () => void): void {
+    const upTo = this.host.appended?.() ?? 0;
+    if (this.reactedUpTo(upTo)) action();
+    else (this.catchingUp ??= []).push({ upTo, action });
+  }
+
+  /** Whether the code reacted to every record before `upTo` that another party appended. */
+  private reactedUpTo(upTo: number): boolean {
+    for (let position = this.applied; position < upTo; position++) if (this.own?.has(position) !== true) return false;
+    return true;
+  }
+
+  /** Runs the actions waiting for records the code has now reacted to: it settled after each of them. */
+  private caughtUp(): void {
+    const waiting = this.catchingUp;
+    if (waiting === undefined || this.broken) return;
+    const due = waiting.filter((w) => this.reactedUpTo(w.upTo));
+    if (due.length === 0) return;
+    const rest = waiting.filter((w) => !this.reactedUpTo(w.upTo));
+    this.catchingUp = rest.length > 0 ? rest : undefined;
+    for (const w of due) w.action();
+  }
+
   /**
    * Journals the failure that replaces an unjournalable outcome. When even that cannot be written
    * (the payload cipher refuses to seal anything more), the run stops here, broken with the reason,
@@ -415,7 +444,9 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
 
   record(record: JournalRecord): void {
     if (this.host.closed() || this.broken) return;
+    const position = this.host.appended?.();
     this.host.append(record);
+    if (position !== undefined && (this.host.appended?.() ?? 0) > position) (this.own ??= new Set()).add(position);
   }
 
   codeFailed(error: Error): void {
@@ -438,10 +469,12 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   private applyNext(): void {
     let waiting = false;
     try {
+      this.caughtUp();
       const record = this.arrived.get(this.applied);
       if (record === undefined || this.broken) return;
       this.arrived.take(this.applied);
       const position = this.applied++;
+      if (this.own?.delete(position) === true && this.own.size === 0) this.own = undefined;
       const replayed = position < this.replayEnd;
       this.lastAt = record.at;
       this.apply(record, position, replayed);
@@ -468,7 +501,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
 
   private stopDriving(): void {
     this.driving = false;
-    if (this.arrived.size === 0 || this.broken) {
+    if ((this.arrived.size === 0 && this.catchingUp === undefined) || this.broken) {
       for (const w of this.idleWaiters?.splice(0) ?? []) w();
     }
     this.host.changed();

@@ -18,6 +18,11 @@ export interface RunHost {
    * synchronously when the record cannot be encoded or is too large.
    */
   append(record: JournalRecord): void;
+  /**
+   * How many records the run's journal holds, durable or not: the position the next one takes.
+   * Absent where nothing is appended besides what the executor itself records.
+   */
+  appended?(): number;
   /** The timer set by call `seq` is no longer needed. */
   cancelTimer(seq: number): void;
   /** True once the engine shut down: results can no longer be recorded. */

@@ -18,6 +18,8 @@ export class Cancellation {
   private cancelledSteps: Set<number> | undefined = undefined;
   /** The cancellation that aborts steps the run executes after it (held during a replay). */
   private aborting: CancelledError | undefined = undefined;
+  /** The code has been told of a cancellation: a wait or a step call of its got one. */
+  told = false;
 
   constructor(private readonly run: RunCursor & { readonly steps: StepAborts }) {}
 
@@ -39,6 +41,7 @@ export class Cancellation {
     return new Promise<T>((resolve, reject) => {
       const cancelled = this.take();
       if (cancelled !== undefined) {
+        this.told = true;
         reject(cancelled);
         return;
       }
@@ -46,6 +49,7 @@ export class Cancellation {
       const interrupt: Interruptible = (error) => {
         this.waits?.delete(interrupt);
         undo();
+        this.told = true;
         reject(error);
       };
       (this.waits ??= new Set()).add(interrupt);
@@ -69,6 +73,7 @@ export class Cancellation {
   /** True when the failure of step call `seq` is the run's cancellation (which the code is then told of). */
   claimsFailure(seq: number): boolean {
     if (this.cancelledSteps?.delete(seq) !== true) return false;
+    this.told = true;
     this.untold = undefined;
     this.untoldBy = undefined;
     return true;

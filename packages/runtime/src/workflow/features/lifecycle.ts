@@ -110,18 +110,23 @@ export class Lifecycle {
     this.bodyDone = true;
     this.outcome = outcome;
     if (this.finishReplayed) return;
-    run.whenLive(() => {
-      if (this.finished) return;
-      if (run.updates.unfinished().length === 0) return this.recordFinish(outcome);
-      // Update handlers that return without waiting (one started with the run, say) journal their
-      // results before the run ends: the end waits for the code to settle once more.
-      this.closing = true;
-      afterTurn({
-        settled: () => {
-          this.closing = false;
-          this.recordFinish(outcome);
-        },
-      });
+    // Records appended before the finish (a cancel a client wrote while the code ran its first
+    // records, say) come first in the journal: the finish waits until the code reacted to them.
+    run.whenLive(() => run.whenCaughtUp(() => this.end(outcome)));
+  }
+
+  private end(outcome: BodyOutcome): void {
+    const run = this.run;
+    if (this.finished) return;
+    if (run.updates.unfinished().length === 0) return this.recordFinish(outcome);
+    // Update handlers that return without waiting (one started with the run, say) journal their
+    // results before the run ends: the end waits for the code to settle once more.
+    this.closing = true;
+    afterTurn({
+      settled: () => {
+        this.closing = false;
+        this.recordFinish(outcome);
+      },
     });
   }
 
@@ -130,9 +135,16 @@ export class Lifecycle {
     return this.closing;
   }
 
-  private recordFinish(outcome: BodyOutcome): void {
+  private recordFinish(ended: BodyOutcome): void {
     const run = this.run;
     if (this.finished) return;
+    // The finish follows every record applied so far. A body that returned before a cancellation
+    // journaled ahead of its finish reached it was never told of it: the run ends cancelled, as
+    // the journal's order says, and as a replay of that journal does. Code that caught a
+    // cancellation already ran its clean-up for it: a repeated one changes nothing.
+    const cancelled = ended.status === "ok" && !run.cancellation.told ? run.cancellation.take() : undefined;
+    const outcome: BodyOutcome = cancelled === undefined ? ended : { status: "cancelled", error: cancelled };
+    this.outcome = outcome;
     const at = run.host.clock.now();
     try {
       run.record({ kind: "finish", at, ...outcome });

@@ -49,6 +49,11 @@ export interface RunCursor {
   inReplay(): boolean;
   /** Runs `action` now, or once the replay is done when one is under way. */
   whenLive(action: () => void): void;
+  /**
+   * Runs `action` once the code has reacted to every record appended to the journal so far (at once
+   * when it has): a record appended then follows them, and must say what the code made of them.
+   */
+  whenCaughtUp(action: () => void): void;
   /** Appends `record` unless the run can no longer record anything. */
   record(record: JournalRecord): void;
   /** Appends the failure that replaces an unjournalable outcome, or breaks the run when even that fails. */
