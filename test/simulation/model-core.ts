@@ -351,18 +351,27 @@ export abstract class ModelCore {
     run.value = value;
     run.errorClass = errorClass;
     run.block = { on: "none" };
+    run.endedAt = this.now;
     this.closeChildren(run);
     const link = run.parent;
     const parent = link && this.runs.get(link.id);
     if (parent === undefined || parent.runId !== link?.runId || parent.status !== "running") return;
     if (!parent.determined) return;
-    if (parent.block.on === "child" && parent.block.childId === run.id) this.resume(parent, childObservation(parent.pc, run));
+    if (parent.block.on === "child" && parent.block.childId === run.id) {
+      run.reported = true;
+      this.resume(parent, childObservation(parent.pc, run));
+    }
   }
 
   /** The run ends or is replaced: each child still running gets its close policy. */
   protected closeChildren(run: ModelRun): void {
     for (const [cid, close] of run.children) {
       const child = this.runs.get(cid);
+      if (child !== undefined && child.status !== "running" && child.endedAt === this.now && !child.reported && close !== "abandon") {
+        // The child's last step and its parent's end fall in one instant: which the engine does first is a race.
+        this.lose(child, `it ended in the instant its parent ${run.id} ended`);
+        continue;
+      }
       if (child === undefined || child.status !== "running" || !child.determined || close === "abandon") continue;
       if (this.dueNow.has(cid) || ("at" in child.block && child.block.at === this.now && this.dueNow.size > 0)) {
         this.lose(child, `its parent ${run.id} ended in the same instant as its own timer`);

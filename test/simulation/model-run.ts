@@ -49,6 +49,10 @@ export interface ModelRun {
   children: Map<string, ClosePolicy>;
   /** Programs a start left in doubt may have given the ID's run instead of `prog`. */
   maybe: Program[];
+  /** The virtual time the run ended at, once it did. */
+  endedAt?: number;
+  /** Set when its parent was waiting for its result and took it: its end came first for sure. */
+  reported?: boolean;
 }
 
 export function freshRun(id: string, prog: Program, runId: number | undefined, parent: ModelRun["parent"]): ModelRun {
