@@ -87,7 +87,9 @@ export class Checks {
       if (!ids.has(id) && m?.exists === true) this.violate("runSet", `${id} was started (acknowledged) but the engine has no run of it`);
     }
     for (const [id, m] of this.model.runs) {
-      if (m.exists === true && m.determined && !ids.has(id) && !this.started.has(id))
+      const origin = m.origin === undefined ? undefined : this.model.runs.get(m.origin);
+      const unsure = origin !== undefined && !origin.determined && !this.lastRunIds.has(id);
+      if (m.exists === true && m.determined && !unsure && !ids.has(id) && !this.started.has(id))
         this.violate("runSet", `${id} should exist (its parent started it) but the engine has no run of it`);
     }
     for (const id of ids) {

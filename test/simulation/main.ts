@@ -2,6 +2,7 @@ import { PROPERTIES, Violation, type Property } from "./properties.js";
 import { replay, scanSeed, shrink, shrunkText } from "./explore.js";
 import { FULL_SPACE, scheduleText, type ProgramSpace } from "./program.js";
 import { clusterMain } from "./cluster/cluster-main.js";
+import { saveRegression } from "./regressions.js";
 import { flowsMain } from "./flows/flow-main.js";
 
 const USAGE = `usage: npm run sim -- [--flows | --cluster] [--seeds N] [--seed S] [--path P] [--only PROPERTY] [--shrink-seconds T] [--no-spawn]
@@ -11,6 +12,8 @@ const USAGE = `usage: npm run sim -- [--flows | --cluster] [--seeds N] [--seed S
   --seed S           the first seed (default: chosen from the time and printed)
   --path P           with --seed: replay the counterexample fast-check printed, and print its trace
   --only PROPERTY    check one property (${Object.keys(PROPERTIES).join(", ")})
+  --save FILE        with --path and --only: write the schedule to FILE, a regression every test run replays
+                     (test/simulation/regressions/NAME.json)
   --shrink-seconds T time to shrink the first counterexample of each property (default 30; 0: none)
   --no-spawn         programs without steps that start workflows (whose known bug hides others)
   --cluster          the cluster simulation instead: engine processes on one PostgreSQL (--cluster --help)`;
@@ -24,6 +27,7 @@ interface Args {
   space: ProgramSpace;
   flows: boolean;
   onlyName: string | undefined;
+  save: string | undefined;
 }
 
 function parse(argv: readonly string[]): Args {
@@ -36,6 +40,7 @@ function parse(argv: readonly string[]): Args {
     space: FULL_SPACE,
     flows: false,
     onlyName: undefined,
+    save: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
@@ -48,6 +53,7 @@ function parse(argv: readonly string[]): Args {
     if (flag === "--seeds") args.seeds = Number(need());
     else if (flag === "--seed") args.seed = Number(need());
     else if (flag === "--path") args.path = need();
+    else if (flag === "--save") args.save = need();
     else if (flag === "--flows") args.flows = true;
     else if (flag === "--only") {
       const p = need();
@@ -72,6 +78,16 @@ async function replayOne(args: Args & { seed: number }): Promise<number> {
   for (const line of report?.trace ?? (error instanceof Violation ? error.trace : [])) console.log(line);
   const violations = error !== undefined ? [error] : (report?.violations ?? []);
   for (const v of violations) console.log(`\n${v instanceof Error ? (v.stack ?? v.message) : String(v)}`);
+  if (args.save !== undefined) {
+    if (args.only === undefined) throw new Error(`--save needs --only: a regression checks one property\n${USAGE}`);
+    const first = violations[0];
+    saveRegression(args.save, {
+      property: args.only,
+      found: first instanceof Error ? first.message : String(first ?? "nothing (it passed when saved)"),
+      schedule,
+    });
+    console.log(`\nsaved to ${args.save}`);
+  }
   return violations.length === 0 ? 0 : 1;
 }
 

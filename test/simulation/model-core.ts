@@ -183,8 +183,10 @@ export abstract class ModelCore {
       if (child !== undefined && close !== "abandon") this.lose(child, `its parent ${run.id} became undetermined`);
     }
     // The parent may have gone on with what the child did (a result a fault then undid), not only wait for it.
+    // A parent that took the child's result may have gone on to later runs (continue-as-new) because of it.
     const parent = run.parent && this.runs.get(run.parent.id);
-    if (parent !== undefined && parent.runId === run.parent?.runId) this.lose(parent, `its child ${run.id} became undetermined`);
+    if (parent !== undefined && (parent.runId === run.parent?.runId || run.reported === true))
+      this.lose(parent, `its child ${run.id} became undetermined`);
   }
 
   /** Runs the current run's code until it blocks or ends. */
@@ -252,7 +254,7 @@ export abstract class ModelCore {
       case "child": {
         const cid = childId(run.id, run.prog.epoch ?? "0", pc);
         run.children.set(cid, i.close);
-        this.begin(cid, { ...stamped(i.prog, "1"), close: i.close }, 1, { id: run.id, runId: run.runId });
+        this.begin(cid, { ...stamped(i.prog, "1"), close: i.close }, 1, { id: run.id, runId: run.runId }).origin = run.id;
         if (!i.wait) return this.done(run, `c${pc}=started`);
         const child = this.runs.get(cid) as ModelRun;
         if (child.status !== "running") return this.done(run, childObservation(pc, child));
@@ -263,7 +265,7 @@ export abstract class ModelCore {
       case "spawn": {
         const sid = spawnId(run.id, run.prog.epoch ?? "0", pc);
         const existing = this.runs.get(sid);
-        if (existing === undefined) this.begin(sid, stamped(i.prog, "1"), 1, undefined);
+        if (existing === undefined) this.begin(sid, stamped(i.prog, "1"), 1, undefined).origin = run.id;
         return this.done(run, `spawn${pc}=${sid}`);
       }
       case "attrs":

@@ -51,6 +51,11 @@ export interface ModelRun {
   maybe: Program[];
   /** The virtual time the run ended at, once it did. */
   endedAt?: number;
+  /**
+   * The run whose code started it (a child or a step's start). Until the engine has shown this run,
+   * it exists only as surely as its origin's progress: a power loss may undo both.
+   */
+  origin?: string;
   /** Set when its parent was waiting for its result and took it: its end came first for sure. */
   reported?: boolean;
 }

@@ -1,7 +1,9 @@
 import { expect } from "chai";
 import { replay, scanSeed, shrink, shrunkText } from "./explore.js";
 import { PROPERTIES, type Property } from "./properties.js";
+import { loadRegressions } from "./regressions.js";
 import { FIRST_SEED, SEEDS, SHRINK_MS } from "./seeds.js";
+import { runSchedule } from "./simulator.js";
 
 const SPECS: Record<Property, string> = {
   noRerun: "never runs a step body again once the step's result is durable",
@@ -62,4 +64,16 @@ describe("the engine under a deterministic simulation of workflows, client calls
     expect(b.report?.trace ?? [], "the second run's trace").to.deep.equal(a.report?.trace ?? []);
     expect((a.report?.trace.length ?? 0) > a.schedule.actions.length, "the trace records the actions").to.equal(true);
   });
+});
+
+describe("schedules that once broke a property (test/simulation/regressions)", function () {
+  this.timeout(60_000);
+  for (const [name, r] of loadRegressions()) {
+    it(`${name}: ${SPECS[r.property]}`, async () => {
+      const report = await runSchedule(r.schedule, { only: r.property }).catch((e: unknown) => e);
+      const violations =
+        report instanceof Error ? [report.message] : (report as Awaited<ReturnType<typeof runSchedule>>).violations.map((v) => v.message);
+      expect(violations, `once found: ${r.found}`).to.deep.equal([]);
+    });
+  }
 });

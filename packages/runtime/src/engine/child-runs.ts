@@ -6,7 +6,7 @@ import type { ChildRequest } from "../workflow/run-executor.js";
 import { ChildResults } from "./child-results.js";
 import type { ChildLink, RunEntry } from "./run-entry.js";
 import type { RunRecords } from "./run-records.js";
-import type { ParentLink, RunService } from "./run-service.js";
+import type { ParentLink, RequestContext, RunService } from "./run-service.js";
 
 /** What starting and closing children needs of the runs around them. */
 export interface ChildRunsDeps {
@@ -20,6 +20,8 @@ export interface ChildRunsDeps {
   local(id: string): boolean;
   /** Where calls on runs of other shards go. */
   router(): RunService;
+  /** Terminates or asks to cancel a run held here, once per request. */
+  closeHere(id: string, close: "terminate" | "request-cancel", reason: string, context: RequestContext): Promise<void>;
   /** Starts a child held here; "existing" when this parent call started it before (a crash lost the parent's record of it). */
   begin(
     def: WorkflowDefinition,
@@ -64,7 +66,7 @@ export class ChildRuns {
     try {
       const def = this.deps.resolve(request.type);
       checkWorkflowId(request.id, "child workflow ID");
-      const link = { id: parent.id, runId, seq: request.seq };
+      const link = { id: parent.id, runId, seq: request.seq, close: request.close };
       let childRunId: number;
       if (!local) childRunId = await this.deps.router().startChild(def.name, request.id, request.input, link);
       else {
@@ -146,8 +148,11 @@ export class ChildRuns {
     const child = this.deps.runs.get(childId);
     const ours = child !== undefined && (child.runId === runId || (child.parent?.id === parent.id && child.parent.runId === parent.runId));
     if (this.deps.local(childId) && (child === undefined || !ours || child.finished !== undefined)) return;
+    // One request per parent run: a close applied again after a crash (recovery cannot tell whether
+    // it was durable) is found performed, so a child that caught the cancellation is not asked twice.
     try {
-      if (close === "terminate") await this.deps.router().terminate(childId, reason);
+      if (this.deps.local(childId)) await this.deps.closeHere(childId, close, reason, { request: closeRequest(parent) });
+      else if (close === "terminate") await this.deps.router().terminate(childId, reason);
       else await this.deps.router().cancel(childId, reason);
     } catch (e) {
       if (child !== undefined) this.appendFailed(e, child.shard);
@@ -169,7 +174,9 @@ export class ChildRuns {
   async reconcile(shards: ReadonlySet<number> | undefined): Promise<void> {
     await this.results.reconcile(shards);
     for (const entry of this.deps.runs.values()) {
-      if (entry.finished === undefined || entry.children === undefined || (shards !== undefined && !shards.has(entry.shard))) continue;
+      if (shards !== undefined && !shards.has(entry.shard)) continue;
+      this.closeIfOrphaned(entry);
+      if (entry.finished === undefined || entry.children === undefined) continue;
       for (const childId of [...entry.children.keys()])
         this.close(entry, childId, `parent '${entry.id}' ended (${entry.finished})`).catch((e: unknown) =>
           this.appendFailed(e, entry.shard),
@@ -177,8 +184,29 @@ export class ChildRuns {
     }
   }
 
+  /**
+   * A running child whose parent run a later run of the parent's ID replaced (a new start, a
+   * continue-as-new, a reset that did not keep it): the replaced run's index entry, which listed it,
+   * is gone, and a crash may have cut its close short. The child's own link says the policy.
+   */
+  private closeIfOrphaned(child: RunEntry): void {
+    const link = child.parent;
+    if (link?.close === undefined || link.close === "abandon" || child.finished !== undefined || !this.deps.local(link.id)) return;
+    const parent = this.deps.runs.get(link.id);
+    if (parent === undefined || parent.runId <= link.runId) return;
+    // A reset keeps the children started before its step: they report to the new run.
+    if (parent.children?.get(child.id)?.runId === child.runId) return;
+    const reason = `run ${link.runId} of its parent '${link.id}' was replaced`;
+    this.closeLink(child.id, child.runId, link, link.close, reason).catch((e: unknown) => this.appendFailed(e, child.shard));
+  }
+
   /** A record the engine appended on its own failed: a run that finished meanwhile refuses it, which is no failure. */
   private appendFailed(e: unknown, shard: number): void {
     if (!(e instanceof RejectedError)) this.deps.failed(e, shard);
   }
+}
+
+/** The request ID under which a parent run's close policy acts on its children. */
+function closeRequest(parent: { readonly id: string; readonly runId: number }): string {
+  return `close:${parent.id}:${parent.runId}`;
 }

@@ -167,6 +167,8 @@ export class LocalRuns implements RunService, PerformsRequests {
       closed: () => state.closed,
       replacing: (id) => this.replacement.busy(id),
       local: (id) => deps.owns(shardOf(id, deps.log.shardCount)),
+      closeHere: (id, close, reason, context) =>
+        close === "terminate" ? this.terminate(id, reason, context) : this.cancel(id, reason, context),
       router: () => this.router,
       begin: (def, id, input, parent, request) => {
         const from = runs.get(parent.id);

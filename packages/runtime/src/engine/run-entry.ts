@@ -1,4 +1,5 @@
 import type { FinishedStatus } from "../core/status.js";
+import type { ClosePolicy, ParentLink } from "../journal/records.js";
 import { streamOf } from "../journal/stream-names.js";
 import type { RunExecutor } from "../workflow/run-executor.js";
 
@@ -255,18 +256,13 @@ export class RunEntry {
   }
 }
 
-/** For a child run: the parent run and the call of it that started the child. */
-export interface ParentLink {
-  readonly id: string;
-  readonly runId: number;
-  readonly seq: number;
-}
+export type { ParentLink };
 
 /** An unfinished child of a run and what to do with it when the run ends. */
 export interface ChildLink {
   seq: number;
   runId: number;
-  close: "terminate" | "request-cancel" | "abandon";
+  close: ClosePolicy;
 }
 
 interface RareFields {

@@ -6,6 +6,7 @@
  * before they call.
  */
 import type { RunOperations } from "../client/run-operations.js";
+import type { ParentLink } from "../journal/records.js";
 import type { ListFilter, RunStatus, StartOptions } from "../client/types.js";
 import type { ScheduleOp } from "./schedule-handle.js";
 import type { Message } from "../workflow/messages.js";
@@ -22,12 +23,7 @@ export interface RequestContext {
   readonly request: string;
 }
 
-/** A parent run's call that started a child. */
-export interface ParentLink {
-  readonly id: string;
-  readonly runId: number;
-  readonly seq: number;
-}
+export type { ParentLink };
 
 /** A debounce rule as it travels: its delays in ms. */
 export interface DebounceRule {

@@ -59,7 +59,7 @@ export interface StartRecord extends RecordBase {
    */
   readonly copied?: number;
   /** For a child run: its parent and the parent's call that started it. */
-  readonly parent?: { readonly id: string; readonly runId: number; readonly seq: number };
+  readonly parent?: ParentLink;
   /** The cluster request this start performs, so a shard's next owner does not perform it again. */
   readonly request?: string;
   /** A signal delivered together with the start of the run (`signalWithStart`), applied right after it. */
@@ -217,6 +217,22 @@ export interface CompletionRecord extends RecordBase {
 }
 
 /** Call `seq` started a child run (or failed to). */
+/** A child run's parent: the parent run and the call of it that started the child. */
+export interface ParentLink {
+  readonly id: string;
+  readonly runId: number;
+  readonly seq: number;
+  /**
+   * What happens to the child when the parent run ends or is replaced first, as the parent's child
+   * record says. Kept with the child too, so recovery can apply it to the children of a run a later
+   * run of its ID replaced (whose index entry is gone). Absent in journals written before it was kept.
+   */
+  readonly close?: ClosePolicy;
+}
+
+/** What happens to a child when its parent run ends or is replaced first. */
+export type ClosePolicy = "terminate" | "request-cancel" | "abandon";
+
 export interface ChildRecord extends RecordBase {
   readonly kind: "child";
   readonly seq: number;
@@ -224,7 +240,7 @@ export interface ChildRecord extends RecordBase {
   readonly ok: boolean;
   readonly childRunId?: number;
   /** What happens to the child when the parent ends first. */
-  readonly close?: "terminate" | "request-cancel" | "abandon";
+  readonly close?: ClosePolicy;
   readonly error?: Error;
 }
 

@@ -73,6 +73,7 @@ class DirNode {
 }
 
 interface Handle {
+  readonly file: string;
   readonly inode: Inode;
   readonly dsync: boolean;
   readonly writable: boolean;
@@ -119,6 +120,11 @@ export class MemoryFileLayer implements FileLayer {
   syncCount = 0;
   /** Limit each write to a random shorter length, as `pwrite` may. */
   shortWrites: Random | undefined;
+  /**
+   * Syncs of the files it picks report success and make nothing durable: a crash image then lacks
+   * their writes since, as if those files' disk had been far slower than the others'.
+   */
+  skipSyncs: ((file: string) => boolean) | undefined;
   private failed = false;
   private readonly root = new DirNode();
   private readonly fds = new Map<number, Handle>();
@@ -178,7 +184,7 @@ export class MemoryFileLayer implements FileLayer {
     }
     if (!(node instanceof Inode)) throw errno("EISDIR", file);
     const fd = this.nextFd++;
-    this.fds.set(fd, { inode: node, dsync, writable: mode !== "read" });
+    this.fds.set(fd, { file, inode: node, dsync, writable: mode !== "read" });
     return fd;
   }
 
@@ -244,6 +250,7 @@ export class MemoryFileLayer implements FileLayer {
       this.failed = true;
       throw errno("EIO", "input/output error (injected)");
     }
+    if (this.skipSyncs?.(h.file) === true) return;
     this.persist(h.inode);
     this.syncCount += 1;
   }
