@@ -81,6 +81,8 @@ export class ScheduleRuntime extends ScheduleState {
     const ready = this.serial(async () => {
       await this.pruneActive();
       await this.adoptUnrecorded(recovered);
+      // A trigger a crash cut short: its run may exist without its record (then it is adopted), or not.
+      for (const t of [...this.triggering]) await this.startInstant(t, "trigger");
       for (const id of this.active) this.watch(id);
       if (this.buffered !== undefined && this.active.size === 0) await this.startBuffered();
     });
@@ -213,6 +215,7 @@ export class ScheduleRuntime extends ScheduleState {
 
   private async startInstant(t: number, source: ScheduleTickRecord["source"]): Promise<void> {
     const id = scheduleRunId(this.name, t);
+    if (source === "trigger" && !this.triggering.has(t)) await this.tick(t, "triggering", source);
     // Counted before the start, as a backfill page's runs are: the run's code may ask at once.
     this.startedUnrecorded++;
     this.starting.add(t);

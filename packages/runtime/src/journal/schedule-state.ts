@@ -84,6 +84,8 @@ export class ScheduleState {
   protected recent: string[] = [];
   protected readonly active = new Set<string>();
   protected buffered: number | undefined;
+  /** Triggered instants whose run was being started when the latest record was written. */
+  protected readonly triggering = new Set<number>();
   protected readonly backfills = new Map<string, BackfillState>();
   /** Why the latest start failed, if it did (set by the live schedule alone). */
   protected lastError: string | undefined;
@@ -180,10 +182,16 @@ export class ScheduleState {
       active: [...this.active],
       ...(this.buffered !== undefined ? { buffered: this.buffered } : {}),
       backfills: [...this.backfills.values()].map((b) => ({ id: b.id, next: b.next, to: b.to, catchUp: b.catchUp })),
+      ...(this.triggering.size > 0 ? { triggering: [...this.triggering] } : {}),
     };
   }
 
   protected applyTick(r: ScheduleTickRecord): void {
+    if (r.outcome === "triggering") {
+      this.triggering.add(r.instant);
+      return;
+    }
+    this.triggering.delete(r.instant);
     this.cover(r.instant, r.instant);
     if (r.source === "live") this.cursor = Math.max(this.cursor, r.instant);
     if (r.outcome === "skipped") this.skipped++;
@@ -215,6 +223,8 @@ export class ScheduleState {
     for (const id of s.active) this.active.add(id);
     this.buffered = s.buffered;
     for (const b of s.backfills) this.backfills.set(b.id, { ...b, running: this.backfills.get(b.id)?.running ?? false });
+    this.triggering.clear();
+    for (const t of s.triggering ?? []) this.triggering.add(t);
   }
 }
 

@@ -32,14 +32,21 @@ export interface ScheduleStateRecord {
   readonly active: readonly string[];
   readonly buffered?: number;
   readonly backfills: readonly { readonly id: string; readonly next: number; readonly to: number; readonly catchUp: boolean }[];
+  /** Triggered instants whose run was being started (see `ScheduleTickRecord`); absent when none. */
+  readonly triggering?: readonly number[];
 }
 
-/** One instant dealt with: its run started, the instant skipped, or buffered behind a running run. */
+/**
+ * One instant dealt with: its run started, the instant skipped, or buffered behind a running run.
+ * `triggering` comes before the start of a triggered instant's run, whose ID no recurrence gives: a
+ * crash that kept the run and lost its `started` record leaves the instant for the next open to
+ * finish (adopt the run, or start it).
+ */
 export interface ScheduleTickRecord {
   readonly kind: "schedule-tick";
   readonly at: number;
   readonly instant: number;
-  readonly outcome: "started" | "skipped" | "buffered";
+  readonly outcome: "started" | "skipped" | "buffered" | "triggering";
   readonly source: "live" | "trigger" | "buffer";
 }
 

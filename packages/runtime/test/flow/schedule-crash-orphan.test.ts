@@ -60,3 +60,47 @@ describe("a schedule whose engine crashed between starting a run and recording i
     }
   }
 });
+
+/**
+ * The engine crashes while `trigger()` starts a run, after the run's start is durable and before the
+ * schedule's record of it is. Returns the schedule's running runs once the next live instant passed,
+ * and what the schedule says it started.
+ */
+async function crashInTrigger(overlap: Overlap): Promise<{ running: string[]; started: number; recent: readonly string[] }> {
+  let engine = await TestEngine.create({ workflows: [Hold], startTime: T0, seed: 1 });
+  const schedule = await engine.schedule("s", { workflow: Hold, every: "1h", overlap });
+  await engine.clock.advance("10m");
+  let crashed: Promise<TestEngine> | undefined;
+  const first = engine;
+  onFirstRun = () => void (crashed = first.crash());
+  await schedule.trigger().catch(() => undefined);
+  expect(crashed, "the triggered run began").to.not.equal(undefined);
+  engine = await (crashed as Promise<TestEngine>);
+  try {
+    await engine.idle();
+    expect((await engine.status(`s@${T0 + 10 * 60_000}`))?.status, "the triggered run survives the crash").to.equal("suspended");
+    await engine.clock.advance("50m");
+    await engine.idle();
+    const running = (await engine.list(10)).filter((r) => r.status === "suspended" || r.status === "running" || r.status === "parked");
+    const described = await engine.getSchedule("s").describe();
+    return { running: running.map((r) => r.id).sort(), started: described.started, recent: described.recentRuns };
+  } finally {
+    await engine.shutdown();
+  }
+}
+
+describe("a schedule whose engine crashed while trigger() started a run", () => {
+  for (const overlap of ["skip", "buffer-one"] as const)
+    it(`counts the triggered run as its own, so overlap '${overlap}' starts no second run beside it`, async () => {
+      const { running, started, recent } = await crashInTrigger(overlap);
+      expect(running).to.deep.equal([`s@${T0 + 10 * 60_000}`]);
+      expect(started).to.equal(1);
+      expect(recent).to.deep.equal([`s@${T0 + 10 * 60_000}`]);
+    });
+
+  it("ends the triggered run under overlap 'terminate-other' when the next instant starts", async () => {
+    const { running, started } = await crashInTrigger("terminate-other");
+    expect(running).to.deep.equal([`s@${T0 + HOUR}`]);
+    expect(started).to.equal(2);
+  });
+});
