@@ -4,7 +4,6 @@ import { EventWindows, type WindowPolicy } from "./event-windows.js";
 import type { Batch } from "./flow-rules.js";
 import type { FlowRuns } from "./flow-runs.js";
 import type { SystemRecord } from "../journal/system-records.js";
-import type { StreamName } from "../journal/stream-names.js";
 import { checkFlowName, type SystemLog } from "./system-streams.js";
 
 interface BatchRule {
@@ -40,11 +39,9 @@ const POLICY: WindowPolicy<BatchRule> = {
  * events in arrival order as its input, once the batch is full or its timeout (from its first
  * event) has passed. The run's ID is `<key>#<n>`, where `n` grows with each batch of the key.
  */
-export class Batcher {
-  private readonly windows: EventWindows<BatchRule>;
-
+export class Batcher extends EventWindows<BatchRule> {
   constructor(sys: SystemLog, runs: FlowRuns, clock: Clock, failed: (e: unknown) => void) {
-    this.windows = new EventWindows(POLICY, sys, runs, clock, failed);
+    super(POLICY, sys, runs, clock, failed);
   }
 
   /** Adds an event to the key's batch; resolves once it is durable, with the ID of the batch's run. */
@@ -52,27 +49,6 @@ export class Batcher {
     const resolved = rule.resolve();
     checkFlowName(key, "batch key");
     if (eventId !== undefined) checkId(eventId, "event ID");
-    return this.windows.add(type, key, event, resolved, eventId);
-  }
-
-  recover(name: StreamName, record: SystemRecord): void {
-    this.windows.recover(name, record);
-  }
-
-  open(): void {
-    this.windows.open();
-  }
-
-  forget(shard: number): void {
-    this.windows.forget(shard);
-  }
-
-  /** Forgets keys whose windows all fired at or before `cutoff` (see {@link EventWindows.sweep}). */
-  sweep(cutoff: number): Promise<void> {
-    return this.windows.sweep(cutoff);
-  }
-
-  close(): void {
-    this.windows.close();
+    return this.add(type, key, event, resolved, eventId);
   }
 }

@@ -4,7 +4,6 @@ import { EventWindows, type WindowPolicy } from "./event-windows.js";
 import type { Debounce } from "./flow-rules.js";
 import type { FlowRuns } from "./flow-runs.js";
 import type { SystemRecord } from "../journal/system-records.js";
-import type { StreamName } from "../journal/stream-names.js";
 import { checkFlowName, type SystemLog } from "./system-streams.js";
 
 interface DebounceRule {
@@ -41,11 +40,9 @@ const POLICY: WindowPolicy<DebounceRule> = {
  * The run's ID is `<key>@<n>`, where `n` grows with each window of the key (it is the window's
  * opening time in ms, or one more than the previous window's number).
  */
-export class Debouncer {
-  private readonly windows: EventWindows<DebounceRule>;
-
+export class Debouncer extends EventWindows<DebounceRule> {
   constructor(sys: SystemLog, runs: FlowRuns, clock: Clock, failed: (e: unknown) => void) {
-    this.windows = new EventWindows(POLICY, sys, runs, clock, failed);
+    super(POLICY, sys, runs, clock, failed);
   }
 
   /** Adds a start to the key's window; resolves once it is durable, with the ID of the window's run. */
@@ -53,27 +50,6 @@ export class Debouncer {
     checkFlowName(key, "debounce key");
     if (eventId !== undefined) checkId(eventId, "event ID");
     const resolved = rule.resolve();
-    return this.windows.add(type, key, input, resolved, eventId);
-  }
-
-  recover(name: StreamName, record: SystemRecord): void {
-    this.windows.recover(name, record);
-  }
-
-  open(): void {
-    this.windows.open();
-  }
-
-  forget(shard: number): void {
-    this.windows.forget(shard);
-  }
-
-  /** Forgets keys whose windows all fired at or before `cutoff` (see {@link EventWindows.sweep}). */
-  sweep(cutoff: number): Promise<void> {
-    return this.windows.sweep(cutoff);
-  }
-
-  close(): void {
-    this.windows.close();
+    return this.add(type, key, input, resolved, eventId);
   }
 }
