@@ -3,6 +3,7 @@ import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { CancelledError, RejectedError, TerminatedError } from "../../src/core/errors.js";
 import { eventually, onEachEngine } from "../runtime/harness.js";
+import { Stubborn } from "./support/workflows.js";
 
 const cleanups: string[] = [];
 
@@ -23,20 +24,6 @@ class Booking {
       });
       throw e;
     }
-  }
-}
-
-@Workflow()
-class Stubborn {
-  constructor(private readonly ctx: Ctx) {}
-
-  async run(): Promise<string> {
-    try {
-      await this.ctx.waitFor("never");
-    } catch (e) {
-      if (e instanceof CancelledError) return "ignored the cancellation";
-    }
-    return "unreachable";
   }
 }
 

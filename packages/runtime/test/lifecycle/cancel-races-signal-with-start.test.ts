@@ -6,6 +6,7 @@ import { TestEngine } from "../../src/testing/test-engine.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { localKind, type EngineKind } from "../runtime/harness.js";
+import { Stubborn } from "./support/workflows.js";
 
 /** Returns the signal it waits for, with a timeout; does not catch a cancellation. */
 @Workflow()
@@ -14,21 +15,6 @@ class Mailbox {
 
   async run(): Promise<unknown> {
     return this.ctx.waitFor("a", { timeout: "50ms" });
-  }
-}
-
-/** Catches the cancellation of its wait and returns. */
-@Workflow()
-class Stubborn {
-  constructor(private readonly ctx: Ctx) {}
-
-  async run(): Promise<string> {
-    try {
-      await this.ctx.waitFor("never");
-    } catch (e) {
-      if (e instanceof CancelledError) return "ignored the cancellation";
-    }
-    return "unreachable";
   }
 }
 

@@ -9,18 +9,7 @@ import { MemoryFileLayer } from "../storage/support/memory-file-layer.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { RejectedError } from "../../src/core/errors.js";
-
-@Workflow("two-steps-then-go")
-class TwoSteps {
-  constructor(private readonly ctx: Ctx) {}
-
-  async run(n: number): Promise<number> {
-    const a = await this.ctx.step("a", async () => n);
-    const b = await this.ctx.step("b", async () => a + 1);
-    const go = await this.ctx.waitFor<number>("go");
-    return a + b + (go ?? 0);
-  }
-}
+import { TwoStepsThenGo } from "./support/workflows.js";
 
 @Workflow("quick-child")
 class QuickChild {
@@ -76,9 +65,9 @@ async function resetTwice(run: { reset(step: string): Promise<void> }, step: str
 
 describe("resets of one run made at once", () => {
   it("replace the run one after the other, each new run with a whole journal that replays", async () => {
-    const engine = await TestEngine.create({ workflows: [TwoSteps, StepChildStep, QuickChild], cache: 1 });
+    const engine = await TestEngine.create({ workflows: [TwoStepsThenGo, StepChildStep, QuickChild], cache: 1 });
     try {
-      const run = await engine.start(TwoSteps, "twice", 1);
+      const run = await engine.start(TwoStepsThenGo, "twice", 1);
       await engine.idle();
       const replaced = await resetTwice(run, "a");
       await engine.idle();
@@ -94,7 +83,7 @@ describe("resets of one run made at once", () => {
   });
 
   it("replace a run that started a child one after the other", async () => {
-    const engine = await TestEngine.create({ workflows: [TwoSteps, StepChildStep, QuickChild], cache: 1 });
+    const engine = await TestEngine.create({ workflows: [TwoStepsThenGo, StepChildStep, QuickChild], cache: 1 });
     try {
       const run = await engine.start(StepChildStep, "twice-child", undefined);
       await engine.idle();

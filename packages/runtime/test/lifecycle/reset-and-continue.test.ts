@@ -3,6 +3,7 @@ import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { RejectedError } from "../../src/core/errors.js";
 import { eventually, onEachEngine } from "../runtime/harness.js";
+import { TwoStepsThenGo } from "./support/workflows.js";
 
 const charges: string[] = [];
 
@@ -18,18 +19,6 @@ class Pay {
     });
     const go = await this.ctx.waitFor<number>("go");
     return `${quote}/${key}/${go ?? 0}`;
-  }
-}
-
-@Workflow("w")
-class Handover {
-  constructor(private readonly ctx: Ctx) {}
-
-  async run(n: number): Promise<number> {
-    const a = await this.ctx.step("a", async () => n);
-    const b = await this.ctx.step("b", async () => a + 1);
-    const go = await this.ctx.waitFor<number>("go");
-    return a + b + (go ?? 0);
   }
 }
 
@@ -73,8 +62,8 @@ onEachEngine("reset", (kind) => {
   });
 
   it("hands a running run over to the new run, which the handle follows", async () => {
-    const engine = await kind().open({ workflows: [Handover] });
-    const run = await engine.start(Handover, "r-1", 1);
+    const engine = await kind().open({ workflows: [TwoStepsThenGo] });
+    const run = await engine.start(TwoStepsThenGo, "r-1", 1);
     await eventually("the wait", async () => ["suspended", "parked"].includes((await run.status()).status));
     await run.reset("b");
     expect((await run.status()).status).to.not.equal("ok");
@@ -84,8 +73,8 @@ onEachEngine("reset", (kind) => {
   });
 
   it("refuses a step name the run does not have and changes nothing", async () => {
-    const engine = await kind().open({ workflows: [Handover] });
-    const run = await engine.start(Handover, "r-2", 1);
+    const engine = await kind().open({ workflows: [TwoStepsThenGo] });
+    const run = await engine.start(TwoStepsThenGo, "r-2", 1);
     await eventually("the wait", async () => ["suspended", "parked"].includes((await run.status()).status));
     const err = await run.reset("nope").catch((e: unknown) => e);
     expect(err).to.be.instanceOf(RejectedError);
