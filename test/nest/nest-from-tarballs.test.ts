@@ -4,8 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
 import { expect } from "chai";
-import { build } from "esbuild";
-import { run, WORKSPACE } from "../support/workspace.js";
+import { bundleApp, run, WORKSPACE } from "../support/workspace.js";
 
 const PACKAGES = ["runtime", "compiler", "cli", "nestjs"] as const;
 
@@ -157,18 +156,7 @@ describe("a Nest application on fusee from packed tarballs", function () {
   });
 
   it("serves from an esbuild bundle of its own code, its packages left to node_modules", async () => {
-    const outfile = join(app, "bundle/main.js");
-    await build({
-      entryPoints: [join(app, "src/main.ts")],
-      absWorkingDir: app,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      packages: "external",
-      outfile,
-      logLevel: "silent",
-    });
+    const { outfile } = await bundleApp(app);
     await welcomeThrough([outfile], "esbuild");
   });
 

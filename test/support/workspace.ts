@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { build, type BuildOptions, type BuildResult } from "esbuild";
 
 /** The workspace root, found from this file's place in test/dist/support. */
 export const WORKSPACE = findWorkspace(dirname(fileURLToPath(import.meta.url)));
@@ -57,4 +58,25 @@ export function appFromFixture(name: string, packages: Readonly<Record<string, s
     symlinkSync(join(WORKSPACE, target), path, "dir");
   }
   return dir;
+}
+
+/**
+ * Bundles an app's `src/main.ts` into `bundle/main.js` for Node with esbuild, its packages left to
+ * `node_modules` unless `options` say otherwise; resolves with esbuild's result.
+ */
+export async function bundleApp(app: string, options: Partial<BuildOptions> = {}): Promise<{ outfile: string; result: BuildResult }> {
+  const outfile = join(app, "bundle/main.js");
+  const result = await build({
+    entryPoints: [join(app, "src/main.ts")],
+    absWorkingDir: app,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    outfile,
+    logLevel: "silent",
+    ...options,
+  });
+  return { outfile, result };
 }

@@ -2,7 +2,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { build, type BuildOptions } from "esbuild";
-import { appFromFixture, bin, run, WORKSPACE } from "../support/workspace.js";
+import { appFromFixture, bin, bundleApp, run, WORKSPACE } from "../support/workspace.js";
 
 const LINKED = {
   "@fusee/runtime": "packages/runtime",
@@ -89,18 +89,7 @@ describe("toolchains", function () {
 
   describe("esbuild", () => {
     it("bundles the app, whose workflow and services come from the worker type table", async () => {
-      const outfile = join(app, "bundle/main.js");
-      const built = await build({
-        entryPoints: [join(app, "src/main.ts")],
-        absWorkingDir: app,
-        bundle: true,
-        platform: "node",
-        format: "esm",
-        target: "node20",
-        packages: "external",
-        outfile,
-        logLevel: "silent",
-      });
+      const { outfile, result: built } = await bundleApp(app);
       expect(built.errors).to.deep.equal([]);
       const { stdout } = await run(process.execPath, [outfile], { cwd: app });
       expect(outcome(stdout)).to.deep.equal(GREETED);
