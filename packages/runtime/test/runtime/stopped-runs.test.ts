@@ -89,6 +89,8 @@ describe("runs that cannot go on (local)", () => {
     expect(events.some((e) => e.kind === "run-stopped" && e.reason === "non-determinism" && e.workflowId === "flow-1")).to.equal(true);
     await refusesEveryCall(engine, "flow-1", NonDeterminismError);
 
+    // The engine says "stopped" from memory at once; its record of the stop is durable once it is idle.
+    await engine.idle();
     const reader = await DataDirReader.open(local.dir as string);
     const seen = reader.list({}, 10).find((r) => r.id === "flow-1");
     expect(seen?.status, "the reader sees the run stopped").to.equal("stopped");
