@@ -8,6 +8,8 @@ import { tempDir } from "./harness.js";
 const worker = fileURLToPath(new URL("./fixtures/kill-worker.js", import.meta.url));
 const WORKFLOWS = 500;
 const KILLS = 20;
+/** How long a worker may run without running a step before it counts as stuck. */
+const STUCK_MS = 60_000;
 
 function runWorker(dir: string, logFile: string, generation: number, finish: boolean, killAfterMs?: number): Promise<number | null> {
   return new Promise((resolve, reject) => {
@@ -17,14 +19,26 @@ function runWorker(dir: string, logFile: string, generation: number, finish: boo
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     let timer: NodeJS.Timeout | undefined;
+    // A worker that has unfinished runs and runs none of their steps is stuck: said as such, not left to the suite's timeout.
+    let stuck = false;
+    const watchdog =
+      killAfterMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            stuck = true;
+            child.kill("SIGKILL");
+          }, STUCK_MS);
     // The kill clock starts once steps run, so every kill lands in the middle of work.
     child.stdout.once("data", () => {
+      clearTimeout(watchdog);
       if (killAfterMs !== undefined) timer = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
     });
     child.on("error", reject);
     child.on("exit", (code, signal) => {
       if (timer) clearTimeout(timer);
-      if (signal !== "SIGKILL" && code !== 0) reject(new Error(`worker ${generation} exited ${code}: ${stderr}`));
+      clearTimeout(watchdog);
+      if (stuck) reject(new Error(`worker ${generation} ran no step within ${STUCK_MS} ms of starting: ${stderr}`));
+      else if (signal !== "SIGKILL" && code !== 0) reject(new Error(`worker ${generation} exited ${code}: ${stderr}`));
       else resolve(code);
     });
   });
