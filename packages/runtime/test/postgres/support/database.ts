@@ -10,7 +10,7 @@ export function freshSchema(): string {
 }
 
 /** Creates the test database when the server does not have it yet (a fresh CI machine). */
-async function ensureDatabase(): Promise<void> {
+export async function ensureDatabase(): Promise<void> {
   const url = new URL(PG_URL);
   const name = decodeURIComponent(url.pathname.slice(1));
   url.pathname = "/postgres";
