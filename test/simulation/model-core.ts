@@ -14,6 +14,7 @@ import {
   type Program,
   type SimResult,
   type Tag,
+  untilTime,
 } from "./program.js";
 
 /**
@@ -239,6 +240,9 @@ export abstract class ModelCore {
       case "sleep":
         run.block = { on: "sleep", at: this.now + i.ms };
         return;
+      case "until":
+        run.block = { on: "sleep", at: untilTime(this.now, i.ms) };
+        return;
       case "wait": {
         const box = run.mailbox.get(i.name);
         if (box !== undefined && box.length > 0) return this.done(run, `${i.name}=${box.shift()}`);
@@ -268,6 +272,9 @@ export abstract class ModelCore {
       }
       case "attrs":
         run.attrs.tag = i.tag;
+        return this.done(run, undefined);
+      case "unattrs":
+        delete run.attrs.tag;
         return this.done(run, undefined);
       case "send": {
         const e = sendMessage(this, run, i, pc);

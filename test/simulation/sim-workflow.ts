@@ -26,6 +26,7 @@ import {
   type Program,
   type SendInstr,
   type SimResult,
+  untilTime,
 } from "./program.js";
 
 /** The argument of the `add` update. */
@@ -129,6 +130,9 @@ export class Sim {
       case "sleep":
         await this.ctx.sleep(`${i.ms}ms`);
         return;
+      case "until":
+        await this.ctx.sleepUntil(untilTime(this.ctx.now(), i.ms));
+        return;
       case "wait": {
         const v = await this.ctx.waitFor<number | string>(i.name, i.timeout === undefined ? {} : { timeout: `${i.timeout}ms` });
         this.obs.push(`${i.name}=${v ?? "timeout"}`);
@@ -179,6 +183,9 @@ export class Sim {
       }
       case "attrs":
         this.ctx.setAttributes({ tag: i.tag });
+        return;
+      case "unattrs":
+        this.ctx.removeAttributes("tag");
         return;
       case "send": {
         let outcome: string;
