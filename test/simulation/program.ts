@@ -46,7 +46,8 @@ export type Instr =
   | { readonly k: "until"; readonly ms: number }
   | { readonly k: "wait"; readonly name: MailboxName; readonly timeout?: number }
   | { readonly k: "cond"; readonly flag: Flag; readonly timeout?: number }
-  | { readonly k: "child"; readonly prog: Program; readonly wait: boolean; readonly close: ClosePolicy }
+  /** `timeout`: the child is started with one (only a child waited for), and closed by its policy when it runs out. */
+  | { readonly k: "child"; readonly prog: Program; readonly wait: boolean; readonly close: ClosePolicy; readonly timeout?: number }
   /** A step whose body starts another workflow through the engine. */
   | { readonly k: "spawn"; readonly prog: Program }
   /** `ctx.setAttributes({ tag })`. */
@@ -209,12 +210,15 @@ function instrArbitrary(space: ProgramSpace): fc.Arbitrary<Instr> {
     { weight: 9, arbitrary: leafArb },
     {
       weight: 3,
-      arbitrary: fc.record({
-        k: fc.constant("child" as const),
-        prog: leafProgramArb,
-        wait: fc.boolean(),
-        close: fc.constantFrom<ClosePolicy>("terminate", "request-cancel", "abandon"),
-      }),
+      arbitrary: fc
+        .record({
+          k: fc.constant("child" as const),
+          prog: leafProgramArb,
+          wait: fc.boolean(),
+          close: fc.constantFrom<ClosePolicy>("terminate", "request-cancel", "abandon"),
+          timeout: fc.option(ms([30, 80]), { nil: undefined, freq: 3 }),
+        })
+        .map(({ timeout, ...i }): Instr => (timeout === undefined || !i.wait ? i : { ...i, timeout })),
     },
     { weight: space.spawn ? 1 : 0, arbitrary: fc.record({ k: fc.constant("spawn" as const), prog: leafProgramArb }) },
     { weight: 1, arbitrary: attrsArb },
@@ -401,7 +405,7 @@ function instrText(i: Instr): string {
     case "cond":
       return `condition ${i.flag}${i.timeout ? ` within ${i.timeout}ms` : ""}`;
     case "child":
-      return `${i.wait ? "executeChild" : "startChild"}(${i.close}) ${programText(i.prog)}`;
+      return `${i.wait ? "executeChild" : "startChild"}(${i.close}${i.timeout === undefined ? "" : `, timeout ${i.timeout}ms`}) ${programText(i.prog)}`;
     case "spawn":
       return `step starting workflow ${programText(i.prog)}`;
     case "attrs":
