@@ -33,7 +33,7 @@ describe("PostgreSQL logs sharing a schema under seeded schedules of appends, ta
   }
 
   it("acknowledges appends, moves shards and sends statements that find the lease gone, so the checks have something to check", () => {
-    expect(runs.reduce((n, r) => n + r.appends.filter((a) => a.outcome === "acked").length, 0)).to.be.greaterThan(LEASE_SEEDS * 5);
+    expect(runs.reduce((n, r) => n + r.appends.filter((a) => a.outcome === "acked").length, 0)).to.be.greaterThan(LEASE_SEEDS);
     expect(
       runs.reduce((n, r) => n + r.takeovers, 0),
       "shards taken again at a later epoch",
