@@ -57,6 +57,9 @@ export function issue(engine: Engine, c: MadeCall): Promise<unknown> {
     case "signal":
       return run.signal(x.name, c.value);
     case "update":
+      // A handle answers with the handler's journaled result once the update is accepted.
+      if (x.handle === true)
+        return run.startUpdate("add", { n: x.n, step: x.step } satisfies AddArg, { id: c.uid as string }).then((h) => h.result());
       return run.update("add", { n: x.n, step: x.step } satisfies AddArg, { id: c.uid as string });
     case "query":
       return run.query("state");

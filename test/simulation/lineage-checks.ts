@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import type { Engine, RunDetail, RunStatus } from "@fusee/runtime";
+import type { Engine, ListFilter, RunDetail, RunStatus } from "@fusee/runtime";
 import { DataDirReader } from "@fusee/runtime/replay";
 import type { Model } from "./model.js";
 import type { Program } from "./program.js";
@@ -67,8 +67,25 @@ export function checkChildResults(details: ReadonlyMap<string, RunDetail>, viola
 }
 
 /**
+ * The `listWhere` filters the checks ask, each with the model's own reading of it over a run's
+ * attributes: `ne` holds for a run without the attribute, `in` and the orderings only for a run
+ * that has it (the tag is a string, compared as one).
+ */
+const FILTERS: ReadonlyArray<{ readonly filter: ListFilter; readonly holds: (attrs: Readonly<Record<string, unknown>>) => boolean }> = [
+  { filter: { tag: "p" }, holds: (a) => a["tag"] === "p" },
+  { filter: { tag: "q" }, holds: (a) => a["tag"] === "q" },
+  { filter: { tag: { ne: "p" } }, holds: (a) => a["tag"] !== "p" },
+  { filter: { tag: { in: ["p", "q"] } }, holds: (a) => a["tag"] === "p" || a["tag"] === "q" },
+  { filter: { tag: { gt: "p" } }, holds: (a) => typeof a["tag"] === "string" && a["tag"] > "p" },
+  { filter: { tag: { gte: "p", lt: "q" } }, holds: (a) => typeof a["tag"] === "string" && a["tag"] >= "p" && a["tag"] < "q" },
+  { filter: { tag: { lte: "q", ne: "q" } }, holds: (a) => typeof a["tag"] === "string" && a["tag"] <= "q" && a["tag"] !== "q" },
+  { filter: { type: "Sim", tag: { in: ["q"] } }, holds: (a) => a["tag"] === "q" },
+];
+
+/**
  * Search attributes: what `describe` shows equals what the model computed for the runs it follows,
- * and `listWhere` on the tag finds exactly the runs whose attributes hold it.
+ * and `listWhere`, with each operator, finds exactly the runs whose attributes match, as the model
+ * reads the filter over the attributes it computed and over those `describe` shows.
  */
 export async function checkAttributes(
   engine: Engine,
@@ -76,14 +93,21 @@ export async function checkAttributes(
   model: Model,
   violate: Violate,
 ): Promise<void> {
-  for (const tag of ["p", "q"]) {
-    const found = new Set((await engine.listWhere({ tag }, 100_000)).map((r) => r.id));
+  for (const { filter, holds } of FILTERS) {
+    const found = new Set((await engine.listWhere(filter, 100_000)).map((r) => r.id));
+    const text = JSON.stringify(filter);
     for (const [id, d] of details) {
-      const has = d.attributes["tag"] === tag;
-      if (has !== found.has(id))
+      if (holds(d.attributes) !== found.has(id))
         violate(
           "attributes",
-          `listWhere({ tag: "${tag}" }) ${found.has(id) ? "finds" : "misses"} ${id}, whose attributes are ${JSON.stringify(d.attributes)}`,
+          `listWhere(${text}) ${found.has(id) ? "finds" : "misses"} ${id}, whose attributes are ${JSON.stringify(d.attributes)}`,
+        );
+      const m = model.runs.get(id);
+      if (m === undefined || !m.determined || m.exists !== true || m.runId !== d.runId) continue;
+      if (holds(m.attrs) !== found.has(id))
+        violate(
+          "attributes",
+          `listWhere(${text}) ${found.has(id) ? "finds" : "misses"} ${id}, whose attributes the model computed as ${JSON.stringify(m.attrs)}`,
         );
     }
   }

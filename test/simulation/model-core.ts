@@ -14,6 +14,7 @@ import {
   type Program,
   type SimResult,
   type Tag,
+  untilTime,
 } from "./program.js";
 
 /**
@@ -241,6 +242,9 @@ export abstract class ModelCore {
       case "sleep":
         run.block = { on: "sleep", at: this.now + i.ms };
         return;
+      case "until":
+        run.block = { on: "sleep", at: untilTime(this.now, i.ms) };
+        return;
       case "wait": {
         const box = run.mailbox.get(i.name);
         if (box !== undefined && box.length > 0) return this.done(run, `${i.name}=${box.shift()}`);
@@ -259,7 +263,7 @@ export abstract class ModelCore {
         const child = this.runs.get(cid) as ModelRun;
         if (child.status !== "running") return this.done(run, childObservation(pc, child));
         if (!child.determined) return this.lose(run, `its child ${cid} is undetermined`);
-        run.block = { on: "child", childId: cid };
+        run.block = i.timeout === undefined ? { on: "child", childId: cid } : { on: "child", childId: cid, at: this.now + i.timeout };
         return;
       }
       case "spawn": {
@@ -270,6 +274,9 @@ export abstract class ModelCore {
       }
       case "attrs":
         run.attrs.tag = i.tag;
+        return this.done(run, undefined);
+      case "unattrs":
+        delete run.attrs.tag;
         return this.done(run, undefined);
       case "send": {
         const e = sendMessage(this, run, i, pc);
@@ -304,6 +311,8 @@ export abstract class ModelCore {
       case "step":
         if (b.ok) return this.resume(run, `s${run.pc}=vs${run.pc}`);
         return this.finish(run, "failed", undefined, b.errorClass);
+      case "child":
+        return this.childTimedOut(run, b.childId);
       default:
         return;
     }
@@ -360,9 +369,36 @@ export abstract class ModelCore {
     if (parent === undefined || parent.runId !== link?.runId || parent.status !== "running") return;
     if (!parent.determined) return;
     if (parent.block.on === "child" && parent.block.childId === run.id) {
+      // The child's end and its parent's timeout for it fall in one instant: which comes first is a race.
+      if (parent.block.at === this.now) return this.lose(parent, `its child ${run.id} ended in the instant its wait timed out`);
       run.reported = true;
       this.resume(parent, childObservation(parent.pc, run));
     }
+  }
+
+  /**
+   * The wait for a child started with a timeout ran out: the parent goes on with `timeout`, and the
+   * child, still running, gets its close policy as when its parent ends.
+   */
+  protected childTimedOut(run: ModelRun, cid: string): void {
+    const child = this.runs.get(cid);
+    const close = run.children.get(cid);
+    if (child === undefined || close === undefined) return this.lose(run, `the model does not know its child ${cid}`);
+    if (child.status !== "running" && child.endedAt === this.now)
+      return this.lose(run, `its child ${cid} ended in the instant its wait timed out`);
+    // The wait is over before the child is closed: the child's end no longer answers it.
+    run.block = { on: "none" };
+    child.reported = true;
+    if (child.status === "running" && child.determined && close !== "abandon") {
+      if (this.dueNow.has(cid) || ("at" in child.block && child.block.at === this.now)) {
+        this.lose(child, `its parent ${run.id} timed out on it in the same instant as its own timer`);
+        this.lose(run, `its child ${cid} had a timer in the instant its wait timed out`);
+        return;
+      }
+      if (close === "terminate") this.finish(child, "terminated", undefined, "TerminatedError");
+      else this.deliverCancel(child);
+    }
+    this.resume(run, `c${run.pc}=timeout`);
   }
 
   /** The run ends or is replaced: each child still running gets its close policy. */

@@ -17,7 +17,8 @@ export type Block =
   | { readonly on: "sleep"; readonly at: number }
   | { readonly on: "wait"; readonly name: string; readonly at?: number }
   | { readonly on: "cond"; readonly flag: string; readonly at?: number }
-  | { readonly on: "child"; readonly childId: string }
+  /** `at`: when the wait times out, for a child started with a timeout. */
+  | { readonly on: "child"; readonly childId: string; readonly at?: number }
   /** A step whose attempts and back-offs end at `at`, with this outcome. */
   | { readonly on: "step"; readonly at: number; readonly ok: boolean; readonly errorClass: string }
   | { readonly on: "hang" };

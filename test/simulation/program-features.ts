@@ -11,7 +11,11 @@ const IDS: readonly StartId[] = ["w1", "w2", "w3"];
 const idArb = fc.constantFrom(...IDS);
 export const tagArb: fc.Arbitrary<Tag> = fc.constantFrom<Tag>("p", "q");
 
-export const attrsArb: fc.Arbitrary<Instr> = fc.record({ k: fc.constant("attrs" as const), tag: tagArb });
+/** `ctx.setAttributes({ tag })`, or now and then `ctx.removeAttributes("tag")`. */
+export const attrsArb: fc.Arbitrary<Instr> = fc.oneof(
+  { weight: 2, arbitrary: fc.record({ k: fc.constant("attrs" as const), tag: tagArb }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant("unattrs" as const) }) },
+);
 
 /** Messages to the client-started IDs; a started program is `prog`. */
 export function sendArb(prog: fc.Arbitrary<Program>): fc.Arbitrary<SendInstr> {

@@ -42,13 +42,18 @@ export type Instr =
       readonly limit?: "timeout" | "heartbeat";
     }
   | { readonly k: "sleep"; readonly ms: number }
+  /** `ctx.sleepUntil(t)`, `t` the first multiple of {@link UNTIL_GRID} ms at least `ms` after `ctx.now()`. */
+  | { readonly k: "until"; readonly ms: number }
   | { readonly k: "wait"; readonly name: MailboxName; readonly timeout?: number }
   | { readonly k: "cond"; readonly flag: Flag; readonly timeout?: number }
-  | { readonly k: "child"; readonly prog: Program; readonly wait: boolean; readonly close: ClosePolicy }
+  /** `timeout`: the child is started with one (only a child waited for), and closed by its policy when it runs out. */
+  | { readonly k: "child"; readonly prog: Program; readonly wait: boolean; readonly close: ClosePolicy; readonly timeout?: number }
   /** A step whose body starts another workflow through the engine. */
   | { readonly k: "spawn"; readonly prog: Program }
   /** `ctx.setAttributes({ tag })`. */
   | { readonly k: "attrs"; readonly tag: Tag }
+  /** `ctx.removeAttributes("tag")`. */
+  | { readonly k: "unattrs" }
   /** A message to another workflow: `ctx.signalWorkflow`, `cancelWorkflow`, `updateWorkflow`, `startWorkflow`, `signalWithStart`. */
   | SendInstr;
 
@@ -67,6 +72,10 @@ export type Flag = "x" | "y";
 export type ClosePolicy = "terminate" | "request-cancel" | "abandon";
 
 export const TICK = 10;
+/** The grid `sleepUntil` deadlines fall on: a whole number of ticks, so a deadline is on a tick too. */
+export const UNTIL_GRID = 50;
+/** The time a `sleepUntil` instruction of `ms` sleeps until, from `now`. */
+export const untilTime = (now: number, ms: number): number => Math.ceil((now + ms) / UNTIL_GRID) * UNTIL_GRID;
 export const STEP_LIMIT = 30;
 
 /** What a generated program returns. */
@@ -90,7 +99,15 @@ export type Action =
   | { readonly a: "start"; readonly id: string; readonly prog: Program; readonly policy?: IdPolicyChoice; readonly tag?: Tag }
   /** A mailbox signal's value is made unique when the call is made (see {@link signalValue}), so each delivery can be traced. */
   | { readonly a: "signal"; readonly id: string; readonly name: MailboxName | "set"; readonly value: number | Flag }
-  | { readonly a: "update"; readonly id: string; readonly n: number; readonly step: boolean; readonly uid?: string }
+  /** `handle`: sent with `run.startUpdate`, whose handle's `result()` gives the answer. */
+  | {
+      readonly a: "update";
+      readonly id: string;
+      readonly n: number;
+      readonly step: boolean;
+      readonly uid?: string;
+      readonly handle?: boolean;
+    }
   | { readonly a: "sws"; readonly id: StartId; readonly prog: Program }
   | { readonly a: "uws"; readonly id: StartId; readonly prog: Program; readonly n: number; readonly uid?: string }
   /** `run.reset(name)`, `name` the `step`-th step (cyclically) of the run's journal when the call is made. */
@@ -148,6 +165,7 @@ const stepArb: fc.Arbitrary<Instr> = fc.record(
 const leafArb: fc.Arbitrary<Instr> = fc.oneof(
   { weight: 4, arbitrary: stepArb },
   { weight: 1, arbitrary: fc.record({ k: fc.constant("sleep" as const), ms: ms([10, 50, 100]) }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant("until" as const), ms: ms([10, 60]) }) },
   {
     weight: 2,
     arbitrary: fc.record(
@@ -192,12 +210,15 @@ function instrArbitrary(space: ProgramSpace): fc.Arbitrary<Instr> {
     { weight: 9, arbitrary: leafArb },
     {
       weight: 3,
-      arbitrary: fc.record({
-        k: fc.constant("child" as const),
-        prog: leafProgramArb,
-        wait: fc.boolean(),
-        close: fc.constantFrom<ClosePolicy>("terminate", "request-cancel", "abandon"),
-      }),
+      arbitrary: fc
+        .record({
+          k: fc.constant("child" as const),
+          prog: leafProgramArb,
+          wait: fc.boolean(),
+          close: fc.constantFrom<ClosePolicy>("terminate", "request-cancel", "abandon"),
+          timeout: fc.option(ms([30, 80]), { nil: undefined, freq: 3 }),
+        })
+        .map(({ timeout, ...i }): Instr => (timeout === undefined || !i.wait ? i : { ...i, timeout })),
     },
     { weight: space.spawn ? 1 : 0, arbitrary: fc.record({ k: fc.constant("spawn" as const), prog: leafProgramArb }) },
     { weight: 1, arbitrary: attrsArb },
@@ -265,6 +286,7 @@ function callArbitrary(space: ProgramSpace): fc.Arbitrary<ClientCall> {
           n: fc.integer({ min: -1, max: 3 }),
           step: fc.boolean(),
           uid: fc.constantFrom("u1", "u2"),
+          handle: fc.constant(true),
         },
         { requiredKeys: ["a", "id", "n", "step"] },
       ),
@@ -345,7 +367,7 @@ export function actionText(x: Action): string {
     case "signal":
       return `signal ${x.id} ${x.name}=${x.value}`;
     case "update":
-      return `update ${x.id} add(${x.n}${x.step ? ", with a step" : ""})${x.uid ? ` id ${x.uid}` : ""}`;
+      return `${x.handle === true ? "startUpdate" : "update"} ${x.id} add(${x.n}${x.step ? ", with a step" : ""})${x.uid ? ` id ${x.uid}` : ""}`;
     case "query":
     case "cancel":
     case "terminate":
@@ -376,16 +398,20 @@ function instrText(i: Instr): string {
     }
     case "sleep":
       return `sleep ${i.ms}ms`;
+    case "until":
+      return `sleepUntil the ${UNTIL_GRID}ms mark ${i.ms}ms on`;
     case "wait":
       return `waitFor ${i.name}${i.timeout ? ` within ${i.timeout}ms` : ""}`;
     case "cond":
       return `condition ${i.flag}${i.timeout ? ` within ${i.timeout}ms` : ""}`;
     case "child":
-      return `${i.wait ? "executeChild" : "startChild"}(${i.close}) ${programText(i.prog)}`;
+      return `${i.wait ? "executeChild" : "startChild"}(${i.close}${i.timeout === undefined ? "" : `, timeout ${i.timeout}ms`}) ${programText(i.prog)}`;
     case "spawn":
       return `step starting workflow ${programText(i.prog)}`;
     case "attrs":
       return `setAttributes tag=${i.tag}`;
+    case "unattrs":
+      return "removeAttributes tag";
     case "send":
       switch (i.op) {
         case "signal":

@@ -8,6 +8,7 @@ import {
   RetryPolicy,
   Signal,
   TerminatedError,
+  TimeoutError,
   Update,
   Workflow,
   WorkflowFailedError,
@@ -26,6 +27,7 @@ import {
   type Program,
   type SendInstr,
   type SimResult,
+  untilTime,
 } from "./program.js";
 
 /** The argument of the `add` update. */
@@ -129,6 +131,9 @@ export class Sim {
       case "sleep":
         await this.ctx.sleep(`${i.ms}ms`);
         return;
+      case "until":
+        await this.ctx.sleepUntil(untilTime(this.ctx.now(), i.ms));
+        return;
       case "wait": {
         const v = await this.ctx.waitFor<number | string>(i.name, i.timeout === undefined ? {} : { timeout: `${i.timeout}ms` });
         this.obs.push(`${i.name}=${v ?? "timeout"}`);
@@ -142,7 +147,8 @@ export class Sim {
       case "child": {
         const id = childId(this.ctx.workflowId, this.epoch, pc);
         const input: Program = { ...stamped(i.prog, "1"), close: i.close };
-        const handle = await this.ctx.startChild<SimResult>("Sim", id, input, { close: i.close });
+        const options = i.timeout === undefined ? { close: i.close } : { close: i.close, timeout: i.timeout };
+        const handle = await this.ctx.startChild<SimResult>("Sim", id, input, options);
         if (!i.wait) {
           this.obs.push(`c${pc}=started`);
           return;
@@ -153,7 +159,9 @@ export class Sim {
         } catch (e) {
           // This run's own cancellation is not the child's outcome.
           if (e instanceof CancelledError && !e.message.includes(` of ${id}`)) throw e;
-          this.obs.push(`c${pc}=${childStatus(e)}`);
+          // The wait's own timeout, told apart from a child that failed with a TimeoutError of its own.
+          const timedOut = e instanceof TimeoutError && e.message.startsWith(`child '${id}' of `);
+          this.obs.push(`c${pc}=${timedOut ? "timeout" : childStatus(e)}`);
         }
         return;
       }
@@ -179,6 +187,9 @@ export class Sim {
       }
       case "attrs":
         this.ctx.setAttributes({ tag: i.tag });
+        return;
+      case "unattrs":
+        this.ctx.removeAttributes("tag");
         return;
       case "send": {
         let outcome: string;

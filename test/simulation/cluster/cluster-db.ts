@@ -4,34 +4,25 @@
  * inserting transaction, so it sees the lease row exactly as the insert's own check did), and the
  * sessions of one process, to cut them off.
  */
-import pg from "pg";
+import type pg from "pg";
 import { Config, Engine } from "@fusee/runtime";
+import type * as Admin from "../../../packages/runtime/test/postgres/support/pg-admin.js";
+
+// The runtime's PostgreSQL test support is not part of its package: loaded from its build output,
+// whose place relative to this file's differs between the source and the build.
+const admin = (await import(
+  new URL("../../../../packages/runtime/dist/test/postgres/support/pg-admin.js", import.meta.url).href
+)) as typeof Admin;
 
 /** The server the simulation uses, and the database on it (created when missing). */
 export const SIM_PG_URL = process.env.FUSEE_SIM_PG_URL ?? "postgres://postgres@127.0.0.1:5432/fusee_simcluster";
 
-export async function sql<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: SIM_PG_URL });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
+export function sql<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+  return admin.sqlAt<R>(SIM_PG_URL, text, values);
 }
 
-export async function ensureDatabase(): Promise<void> {
-  const url = new URL(SIM_PG_URL);
-  const name = decodeURIComponent(url.pathname.slice(1));
-  url.pathname = "/postgres";
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
-    if (found.rowCount === 0) await client.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`).catch(() => undefined);
-  } finally {
-    await client.end();
-  }
+export function ensureDatabase(): Promise<void> {
+  return admin.ensureDatabase(SIM_PG_URL);
 }
 
 /**

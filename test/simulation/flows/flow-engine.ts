@@ -48,6 +48,8 @@ export class FlowEngines {
   private generations = 0;
   private crashImage: SimDisk | undefined;
   crashArmed = false;
+  /** The limit's concurrency now: the plan's, until a `relimit` changes it. */
+  private concurrent: number;
 
   constructor(
     private readonly plan: FlowPlan,
@@ -57,8 +59,20 @@ export class FlowEngines {
     this.rng = new Random(plan.diskSeed);
     this.now = start;
     this.clock = new VirtualClock(start, { runningStepGrace: 0 });
+    this.concurrent = plan.limit.concurrent;
     this.world.concurrent = plan.limit.concurrent;
     this.world.limited = plan.limit.concurrent > 0 || plan.limit.perSecond > 0;
+  }
+
+  /**
+   * Changes the limit's concurrency on the running engine, as an operator would; engines opened
+   * later are given the new spec, since a limit is configuration, not journaled state.
+   */
+  relimit(concurrent: number): void {
+    this.concurrent = concurrent;
+    this.world.concurrent = concurrent;
+    this.world.limited = concurrent > 0 || this.plan.limit.perSecond > 0;
+    if (this.alive) this.engine?.limit(LIMIT, { concurrent, perSecond: this.plan.limit.perSecond });
   }
 
   get alive(): boolean {
@@ -84,7 +98,7 @@ export class FlowEngines {
         workflows: [...FLOW_WORKFLOWS, this.upgraded(gen.n) ? FPatchV2 : FPatchV1],
         container,
         fileLayer: this.disk.layer,
-        limits: { [LIMIT]: { concurrent: this.plan.limit.concurrent, perSecond: this.plan.limit.perSecond } },
+        limits: { [LIMIT]: { concurrent: this.concurrent, perSecond: this.plan.limit.perSecond } },
       });
     } catch (e) {
       gen.alive = false;

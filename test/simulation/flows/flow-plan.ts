@@ -54,7 +54,9 @@ export type FlowAction =
   | { readonly a: "complete"; readonly n: number; readonly value: number }
   | { readonly a: "fail"; readonly n: number }
   | { readonly a: "beat"; readonly n: number; readonly plan: BeatPlan }
-  | { readonly a: "versioned"; readonly n: number };
+  | { readonly a: "versioned"; readonly n: number }
+  /** `engine.limit` changes the limit's concurrency while the engine runs (its rate stays the plan's); 0: unbounded. */
+  | { readonly a: "relimit"; readonly concurrent: number };
 
 /** A generated plan: the engine's shape, the flow rules, and the actions and faults in order. */
 export interface FlowPlan {
@@ -143,6 +145,7 @@ const action: fc.Arbitrary<FlowAction> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ a: fc.constant("fail" as const), n: fc.integer({ min: 0, max: 2 }) }) },
   { weight: 1, arbitrary: fc.record({ a: fc.constant("versioned" as const), n: fc.integer({ min: 0, max: 3 }) }) },
+  { weight: 1, arbitrary: fc.record({ a: fc.constant("relimit" as const), concurrent: fc.integer({ min: 0, max: 3 }) }) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -210,6 +213,8 @@ export function flowActionText(x: FlowAction): string {
       return `start P${x.n}`;
     case "beat":
       return `start B${x.n} ${JSON.stringify(x.plan)}`;
+    case "relimit":
+      return `limit concurrent ${x.concurrent}`;
   }
 }
 

@@ -197,6 +197,9 @@ class FlowSimulation {
         return this.startBeat(x.n, x.plan);
       case "versioned":
         return this.startVersioned(x.n);
+      case "relimit":
+        this.engines.relimit(x.concurrent);
+        return this.engines.drain();
     }
   }
 

@@ -20,12 +20,13 @@ const USAGE = `usage: npm run sim:mutants -- [--only NAME[,NAME...]] [--jobs N] 
   --jobs N         mutants at once (default 1)
   --timeout S      give up on a mutant's scan after S seconds (default 900)
   --keep           keep the scratch copies (their paths are printed)
-  --no-cluster     judge by the single-process seeds only
+  --no-cluster     judge by the single-process seeds only (no PostgreSQL)
   --list           list the mutants and exit
 
-  A mutant those seeds do not catch is judged by the cluster simulation's seeds (processes on
-  PostgreSQL at FUSEE_SIM_PG_URL, default database fusee_mutants), which \`npm test\` runs too; the
-  cluster's schedules do not replay exactly, so its failing seed is run once more instead.`;
+  A mutant those seeds do not catch is judged by the lease simulation's seeds (PostgreSQL logs of
+  several writers in one process, at FUSEE_TEST_PG_URL), then by the cluster simulation's (processes
+  on PostgreSQL at FUSEE_SIM_PG_URL, default database fusee_mutants), which \`npm test\` runs too;
+  their schedules do not replay exactly, so a failing seed is run once more instead.`;
 
 interface Args {
   only: Set<string>;
@@ -89,9 +90,13 @@ function exec(
 }
 
 const TSC = join(WORKSPACE, "node_modules", "typescript", "bin", "tsc");
-const PROBES: Record<ProbeReport["generator"], string> = { "single-process": "probe.js", cluster: "cluster-probe.js" };
-const probeOf = (root: string, generator: ProbeReport["generator"]): string =>
-  join(root, "test", "dist", "simulation", "mutants", PROBES[generator]);
+const PROBES: Record<ProbeReport["generator"], string> = {
+  "single-process": join("test", "dist", "simulation", "mutants", "probe.js"),
+  // The lease simulation drives the runtime's PostgreSQL log directly, so it lives with the runtime's own tests.
+  leases: join("packages", "runtime", "dist", "test", "postgres", "lease-simulation", "lease-probe.js"),
+  cluster: join("test", "dist", "simulation", "mutants", "cluster-probe.js"),
+};
+const probeOf = (root: string, generator: ProbeReport["generator"]): string => join(root, PROBES[generator]);
 /** The cluster's processes share a database: one of the mutants' own, unless the environment names one. */
 const CLUSTER_ENV = {
   ...process.env,
@@ -106,7 +111,7 @@ async function scan(
   timeoutS: number,
 ): Promise<ProbeReport | string> {
   const argv =
-    generator === "cluster"
+    generator !== "single-process"
       ? [probeOf(root, generator), ...extra]
       : [probeOf(root, generator), "--first", String(FIRST_SEED), "--seeds", String(SEEDS), "--shrink-ms", String(SHRINK_MS), ...extra];
   const r = await exec(process.execPath, argv, root, timeoutS, generator === "cluster" ? CLUSTER_ENV : process.env);
@@ -198,9 +203,12 @@ async function runMutant(m: Mutant, baselines: Baselines, args: Args): Promise<O
     const buildSeconds = (Date.now() - built) / 1000;
     if (build.code !== 0) return { mutant: m, verdict: "build-failed", detail: `${build.stdout}${build.stderr}`.slice(-2000) };
     let report = await judge(root, "single-process", baselines, args.timeoutS);
-    // \`npm test\` runs the cluster's seeds too: a mutant the single process misses is judged by them.
-    if (typeof report !== "string" && report.caught === undefined && args.cluster && existsSync(probeOf(root, "cluster")))
-      report = await judge(root, "cluster", baselines, args.timeoutS);
+    // \`npm test\` runs the PostgreSQL simulations' seeds too: a mutant the single process misses is
+    // judged by the lease simulation's (the quicker), then by the cluster's.
+    for (const generator of ["leases", "cluster"] as const) {
+      if (typeof report !== "string" && report.caught === undefined && args.cluster && existsSync(probeOf(root, generator)))
+        report = await judge(root, generator, baselines, args.timeoutS);
+    }
     if (typeof report === "string") return { mutant: m, verdict: "error", detail: report, buildSeconds };
     return { mutant: m, verdict: report.caught === undefined ? "escaped" : "caught", report, buildSeconds };
   } finally {

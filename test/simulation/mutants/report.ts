@@ -2,13 +2,16 @@ import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /**
- * What one scan of the seeds found, as a probe (`probe.ts`, `cluster-probe.ts`) prints it in one
+ * What one scan of the seeds found, as a probe (`probe.ts`, `cluster-probe.ts`, the runtime's `lease-probe.ts`) prints it in one
  * line of JSON for the runner (`main.ts`): with `--baseline`, every seed's failures; otherwise the
  * first seed that fails in a way the baseline does not, and whether that failure reproduces.
  */
 export interface ProbeReport {
-  /** Which simulation scanned: the deterministic single-process one, or the cluster of processes on PostgreSQL. */
-  readonly generator: "single-process" | "cluster";
+  /**
+   * Which simulation scanned: the deterministic single-process one, the PostgreSQL logs of several
+   * writers in one process (`leases`), or the cluster of processes on PostgreSQL.
+   */
+  readonly generator: "single-process" | "leases" | "cluster";
   /** Where `@fusee/runtime` resolved: the runner checks it is the copy's, not the workspace's. */
   readonly runtime: string;
   /** Seeds scanned, the failing one included. */
@@ -23,7 +26,7 @@ export interface ProbeReport {
     readonly property: string;
     readonly message: string;
     /**
-     * The cluster's schedules are not replayed exactly (the processes' interleaving is the
+     * The cluster's and the leases' schedules are not replayed exactly (the processes' interleaving is the
      * machine's): the seed's schedule run once more, and its violation of the same property, if any.
      */
     readonly rerun?: string | undefined;

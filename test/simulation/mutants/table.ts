@@ -18,7 +18,8 @@ export interface Outcome {
 export function replays(o: Outcome): string {
   const c = o.report?.caught;
   if (c === undefined) return "";
-  if (o.report?.generator === "cluster") return c.rerun === undefined ? "no: the seed passed when run again" : "run again: same property";
+  if (o.report?.generator === "cluster" || o.report?.generator === "leases")
+    return c.rerun === undefined ? "no: the seed passed when run again" : "run again: same property";
   if (c.property === "crash") return "not shrunk (harness failure)";
   const s = c.shrunk;
   if (s === undefined) return "not shrunk";

@@ -86,7 +86,12 @@ export class Children {
     if (this.results.has(seq)) return;
     const error = new TimeoutError(`child '${id}' of ${run.workflowId} did not finish within ${ms}ms`);
     this.settle(seq, { kind: "child-result", seq, childId: id, status: "failed", error, at: run.now() }, error);
-    if (!run.replaying && !run.host.closed()) run.host.closeChild(id, `timed out after ${ms}ms`);
+    // The child is closed by its policy even when the timeout applies in a replay: a parked parent is
+    // woken by replaying its journal, `fired` record included, and a crash may have come between that
+    // record and the close. Closing twice is harmless: the engine forgets a child link once it closed it.
+    run.whenLive(() => {
+      if (!run.host.closed()) run.host.closeChild(id, `timed out after ${ms}ms`);
+    });
   }
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
+import { ensureDatabase as ensureDatabaseAt, sqlAt } from "./pg-admin.js";
 
 /** The database the PostgreSQL specifications run against (`.ci/run` starts the server). */
 export const PG_URL = process.env.FUSEE_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -10,29 +11,13 @@ export function freshSchema(): string {
 }
 
 /** Creates the test database when the server does not have it yet (a fresh CI machine). */
-async function ensureDatabase(): Promise<void> {
-  const url = new URL(PG_URL);
-  const name = decodeURIComponent(url.pathname.slice(1));
-  url.pathname = "/postgres";
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
-    if (found.rowCount === 0) await client.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`).catch(() => undefined);
-  } finally {
-    await client.end();
-  }
+export function ensureDatabase(): Promise<void> {
+  return ensureDatabaseAt(PG_URL);
 }
 
 /** Runs one statement on the test database with a short-lived connection. */
-export async function sql<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
+export function sql<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+  return sqlAt<R>(PG_URL, text, values);
 }
 
 /**
