@@ -1,16 +1,17 @@
 /**
- * Strings numbered by small-integer slots, found by an open-addressing hash table of typed arrays.
+ * Values numbered by small-integer slots and found by a string key they carry, through an
+ * open-addressing hash table of typed arrays.
  *
- * It stands in for a `Map<string, number>` where every key costs: the indexes of a data directory
- * hold one key per run (its ID, its stream), and a `Map` entry (key, value and chain pointers in a
- * table grown by doubling) costs 40-60 bytes besides the string. Here a key costs its pointer in
- * the slot array, its hash and about two table cells: 20-30 bytes. Callers keep what they know of
- * a key in typed arrays of their own, indexed by its slot; a freed slot is reused, lowest
- * recently freed first.
+ * It stands in for a `Map<string, V>` where every key costs: the indexes of a data directory hold
+ * one key per run (its ID, its stream), and a `Map` entry (key, value and chain pointers in a table
+ * grown by doubling) costs about 37 bytes besides the string. Here a value costs its pointer in the
+ * slot array, its key's hash and about two table cells, 20-30 bytes, and the key is read from the
+ * value rather than kept beside it. Callers may keep more of a value in typed arrays of their own,
+ * indexed by its slot; a freed slot is reused, the one most recently freed first.
  */
-export class KeySlots {
-  /** Per slot: its key, or `undefined` once freed. */
-  private readonly keyOf: (string | undefined)[] = [];
+export class KeySlots<V> {
+  /** Per slot: its value, or `undefined` once freed. */
+  private readonly values: (V | undefined)[] = [];
   /** Per slot: its key's hash; for a freed slot, the next free slot (-1: none). */
   private hashes = new Int32Array(64);
   /** Open addressing, linear probing: slot + 1 per cell, 0 for empty, -1 for a deleted key. */
@@ -20,17 +21,22 @@ export class KeySlots {
   private used = 0;
   private freeSlot = -1;
 
-  /** Keys held. */
+  constructor(
+    /** The key of a value; it must not change while the value is held. */
+    private readonly keyOf: (value: V) => string,
+  ) {}
+
+  /** Values held. */
   get size(): number {
     return this.live;
   }
 
   /** One past the highest slot ever given: a bound for arrays indexed by slot. */
   get slotLimit(): number {
-    return this.keyOf.length;
+    return this.values.length;
   }
 
-  /** The slot of `key`, or -1. */
+  /** The slot of the value whose key is `key`, or -1. */
   get(key: string): number {
     const table = this.table;
     const mask = table.length - 1;
@@ -38,26 +44,31 @@ export class KeySlots {
     for (let i = h & mask; ; i = (i + 1) & mask) {
       const cell = table[i]!;
       if (cell === 0) return -1;
-      if (cell > 0 && this.hashes[cell - 1] === h && this.keyOf[cell - 1] === key) return cell - 1;
+      if (cell > 0 && this.hashes[cell - 1] === h && this.keyOf(this.values[cell - 1]!) === key) return cell - 1;
     }
   }
 
-  /** The key in `slot`, or `undefined` when the slot is free. */
-  keyAt(slot: number): string | undefined {
-    return this.keyOf[slot];
+  /** The value in `slot`, or `undefined` when the slot is free. */
+  at(slot: number): V | undefined {
+    return this.values[slot];
   }
 
-  /** Gives `key`, which must not be held yet, a slot and returns it. */
-  add(key: string): number {
+  /** Puts `value` in place of the one in `slot`, which has the same key. */
+  replace(slot: number, value: V): void {
+    this.values[slot] = value;
+  }
+
+  /** Gives `value`, whose key must not be held yet, a slot and returns it. */
+  add(value: V): number {
     if ((this.used + 1) * 2 > this.table.length) this.rebuild();
-    const h = hashOf(key);
+    const h = hashOf(this.keyOf(value));
     let slot = this.freeSlot;
     if (slot >= 0) {
       this.freeSlot = this.hashes[slot]!;
-      this.keyOf[slot] = key;
+      this.values[slot] = value;
     } else {
-      slot = this.keyOf.length;
-      this.keyOf.push(key);
+      slot = this.values.length;
+      this.values.push(value);
       if (slot === this.hashes.length) {
         const hashes = new Int32Array(slot * 2);
         hashes.set(this.hashes);
@@ -75,7 +86,7 @@ export class KeySlots {
     return slot;
   }
 
-  /** Frees the slot of `key` and returns it, or -1 when the key is not held. */
+  /** Frees the slot of the value whose key is `key` and returns it, or -1 when none is held. */
   delete(key: string): number {
     const table = this.table;
     const mask = table.length - 1;
@@ -83,10 +94,10 @@ export class KeySlots {
     for (let i = h & mask; ; i = (i + 1) & mask) {
       const cell = table[i]!;
       if (cell === 0) return -1;
-      if (cell > 0 && this.hashes[cell - 1] === h && this.keyOf[cell - 1] === key) {
+      if (cell > 0 && this.hashes[cell - 1] === h && this.keyOf(this.values[cell - 1]!) === key) {
         const slot = cell - 1;
         table[i] = -1;
-        this.keyOf[slot] = undefined;
+        this.values[slot] = undefined;
         this.hashes[slot] = this.freeSlot;
         this.freeSlot = slot;
         this.live -= 1;
@@ -95,11 +106,13 @@ export class KeySlots {
     }
   }
 
-  /** The keys held, by slot. */
-  keys(): string[] {
-    const out: string[] = [];
-    for (const key of this.keyOf) if (key !== undefined) out.push(key);
-    return out;
+  /** The values held, by slot; one deleted while this runs is not visited, one added may be. */
+  *each(): IterableIterator<V> {
+    const values = this.values;
+    for (let slot = 0; slot < values.length; slot++) {
+      const value = values[slot];
+      if (value !== undefined) yield value;
+    }
   }
 
   /** A table sized for three times the live keys at least, without deletion marks. */
@@ -108,8 +121,8 @@ export class KeySlots {
     while ((this.live + 1) * 3 > n) n *= 2;
     const table = new Int32Array(n);
     const mask = n - 1;
-    for (let slot = 0; slot < this.keyOf.length; slot++) {
-      if (this.keyOf[slot] === undefined) continue;
+    for (let slot = 0; slot < this.values.length; slot++) {
+      if (this.values[slot] === undefined) continue;
       let i = this.hashes[slot]! & mask;
       while (table[i] !== 0) i = (i + 1) & mask;
       table[i] = slot + 1;

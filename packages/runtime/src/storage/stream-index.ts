@@ -14,7 +14,7 @@ import { KeySlots } from "../core/key-slots.js";
  * A position is `segment sequence * 2^32 + offset`, so positions order like the log.
  */
 export class StreamIndex {
-  private readonly slots = new KeySlots();
+  private readonly slots = new KeySlots<string>((key) => key);
   /** Per slot: the stream's first live position. */
   private first = new Float64Array(64);
   /** Per slot: the node of its last entry, -1 when it has one. */
@@ -42,7 +42,7 @@ export class StreamIndex {
   }
 
   keys(): string[] {
-    return this.slots.keys();
+    return [...this.slots.each()];
   }
 
   count(key: string): number {

@@ -3,7 +3,7 @@ import { KeySlots } from "../../src/core/key-slots.js";
 
 describe(KeySlots.name, () => {
   it("finds every key it holds and none it does not, across growth and deletions", () => {
-    const slots = new KeySlots();
+    const slots = new KeySlots<string>((key) => key);
     const model = new Map<string, number>();
     const taken = new Set<number>();
     // A fixed sequence of adds and deletes, with deletions frequent enough to reuse slots and to
@@ -29,22 +29,31 @@ describe(KeySlots.name, () => {
     expect(slots.size).to.equal(model.size);
     for (const [key, slot] of model) {
       expect(slots.get(key)).to.equal(slot);
-      expect(slots.keyAt(slot)).to.equal(key);
+      expect(slots.at(slot)).to.equal(key);
     }
     expect(slots.get("run-5000#1")).to.equal(-1);
     expect(slots.delete("run-5000#1")).to.equal(-1);
-    expect(slots.keys().sort()).to.deep.equal([...model.keys()].sort());
+    expect([...slots.each()].sort()).to.deep.equal([...model.keys()].sort());
     expect(slots.slotLimit).to.be.at.most(model.size * 2);
   });
 
+  it("finds a value by the key it carries and replaces it in its slot", () => {
+    const slots = new KeySlots<{ id: string; n: number }>((value) => value.id);
+    const slot = slots.add({ id: "a", n: 1 });
+    slots.replace(slot, { id: "a", n: 2 });
+    expect(slots.get("a")).to.equal(slot);
+    expect(slots.at(slot)).to.deep.equal({ id: "a", n: 2 });
+    expect(slots.size).to.equal(1);
+  });
+
   it("reuses a freed slot for the next key", () => {
-    const slots = new KeySlots();
+    const slots = new KeySlots<string>((key) => key);
     expect(slots.add("a")).to.equal(0);
     expect(slots.add("b")).to.equal(1);
     expect(slots.delete("a")).to.equal(0);
-    expect(slots.keyAt(0)).to.equal(undefined);
+    expect(slots.at(0)).to.equal(undefined);
     expect(slots.add("c")).to.equal(0);
-    expect(slots.keys()).to.deep.equal(["c", "b"]);
+    expect([...slots.each()]).to.deep.equal(["c", "b"]);
     expect(slots.slotLimit).to.equal(2);
   });
 });
