@@ -39,7 +39,7 @@ const THROUGHPUT_ROUNDS = 3;
 let configure = (c: Config): Config => c;
 
 /**
- * `npm run bench -- steps [--json]`: durable steps on the local engine against the disk's floor,
+ * `npm run bench -- steps [--json] [--parked]`: durable steps on the local engine against the disk's floor,
  * measured in one run so their ratio holds on a noisy machine. `--engine postgres` runs the
  * PostgreSQL cluster benchmark instead.
  */
@@ -65,6 +65,11 @@ export async function runStepsBench(args: readonly string[]): Promise<void> {
     say(
       `fusee steps benchmark: ${STEPS}-step workflows, local engine, flush fdatasync, data under ${root}, telemetry ${otel === "memory" ? "recorded in memory" : otel === "off" ? "off" : "on, no SDK"}`,
     );
+    // `--parked` measures only the parked runs and the opens, which the rest does not affect.
+    if (args.includes("--parked")) {
+      await sayParked(root, say);
+      return;
+    }
     const { floor, step } = await sequential(root);
     const ratio = round(step.p50_us / floor.p50_us, 3);
     say(`floor (write + fdatasync)        p50 ${floor.p50_us} us  p99 ${floor.p99_us} us`);
@@ -80,11 +85,7 @@ export async function runStepsBench(args: readonly string[]): Promise<void> {
       );
     }
 
-    const { bytesPerRun, recoverySPerMillion, warmRecoverySPerMillion, records } = await parked(root);
-    say(`heap per parked run              ${bytesPerRun} bytes (${PARKED_RUNS} runs asleep, after GC)`);
-    say(
-      `open and recovery                ${recoverySPerMillion} s per million records (${records} records; opened again: ${warmRecoverySPerMillion})`,
-    );
+    const { bytesPerRun, bufferBytesPerRun, recoverySPerMillion, warmRecoverySPerMillion } = await sayParked(root, say);
 
     if (json) {
       process.stdout.write(
@@ -96,6 +97,7 @@ export async function runStepsBench(args: readonly string[]): Promise<void> {
           step_ratio: ratio,
           throughput,
           parked_bytes_per_run: bytesPerRun,
+          parked_buffer_bytes_per_run: bufferBytesPerRun,
           recovery_s_per_million: recoverySPerMillion,
           recovery_warm_s_per_million: warmRecoverySPerMillion,
         })}\n`,
@@ -161,6 +163,18 @@ async function concurrentRound(dir: string, workflows: number): Promise<number> 
   }
 }
 
+async function sayParked(root: string, say: (line: string) => void): Promise<Awaited<ReturnType<typeof parked>>> {
+  const result = await parked(root);
+  say(
+    `heap per parked run              ${result.bytesPerRun} bytes (${PARKED_RUNS} runs asleep, after GC; ` +
+      `array buffers besides: ${result.bufferBytesPerRun} bytes)`,
+  );
+  say(
+    `open and recovery                ${result.recoverySPerMillion} s per million records (${result.records} records; opened again: ${result.warmRecoverySPerMillion})`,
+  );
+  return result;
+}
+
 function heapAfterGc(): number {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc === undefined) throw new Error("run the benchmark with node --expose-gc (npm run bench does)");
@@ -171,11 +185,19 @@ function heapAfterGc(): number {
 
 async function parked(
   root: string,
-): Promise<{ bytesPerRun: number; recoverySPerMillion: number; warmRecoverySPerMillion: number; records: number }> {
+): Promise<{
+  bytesPerRun: number;
+  bufferBytesPerRun: number;
+  recoverySPerMillion: number;
+  warmRecoverySPerMillion: number;
+  records: number;
+}> {
   const dir = path.join(root, "parked");
   const config = configure(Config.local(dir).shards(2).cache(1_000));
   const engine = await Engine.open(config, { workflows: [Sleeper] });
   const before = heapAfterGc();
+  // Typed arrays keep their contents outside the heap: the indexes' share of them is counted apart.
+  const buffersBefore = process.memoryUsage().arrayBuffers;
   const batch = 5_000;
   for (let i = 0; i < PARKED_RUNS; i += batch) {
     await Promise.all(Array.from({ length: batch }, (_, j) => engine.start(Sleeper, `sleep-${i + j}`, undefined)));
@@ -190,6 +212,7 @@ async function parked(
     await new Promise((r) => setTimeout(r, 50));
   }
   const after = heapAfterGc();
+  const buffersAfter = process.memoryUsage().arrayBuffers;
   await engine.shutdown();
   const records = PARKED_RUNS * 2;
   // The first open runs recovery's code cold, as a restarted process does; at this size that
@@ -205,5 +228,11 @@ async function parked(
   };
   const recoverySPerMillion = await timedOpen();
   const warmRecoverySPerMillion = await timedOpen();
-  return { bytesPerRun: Math.round((after - before) / PARKED_RUNS), recoverySPerMillion, warmRecoverySPerMillion, records };
+  return {
+    bytesPerRun: Math.round((after - before) / PARKED_RUNS),
+    bufferBytesPerRun: Math.round((buffersAfter - buffersBefore) / PARKED_RUNS),
+    recoverySPerMillion,
+    warmRecoverySPerMillion,
+    records,
+  };
 }

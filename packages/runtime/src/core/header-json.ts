@@ -16,6 +16,8 @@ const COMMA = 0x2c;
 const OPEN = 0x7b;
 const CLOSE = 0x7d;
 const BACKSLASH = 0x5c;
+const OPEN_LIST = 0x5b;
+const CLOSE_LIST = 0x5d;
 const MINUS = 0x2d;
 const ZERO = 0x30;
 const NINE = 0x39;
@@ -76,21 +78,28 @@ function parseFlat(b: Buffer, start: number, end: number): Record<string, unknow
       value = ascii ? latin1Text(b, valueStart, i) : utf8Text(b, valueStart, i);
       i++;
     } else if (c === MINUS || (c !== undefined && c >= ZERO && c <= NINE)) {
-      const numberStart = i;
-      const negative = c === MINUS;
-      if (negative) i++;
-      let n = 0;
-      let digits = 0;
-      for (; i < end; i++) {
-        const d = b[i]!;
-        if (d < ZERO || d > NINE) break;
-        n = n * 10 + (d - ZERO);
-        digits++;
-      }
-      // No digits, a leading zero, a fraction or an exponent: rare enough to leave to JSON.parse.
-      if (digits === 0 || (digits > 1 && b[numberStart + (negative ? 1 : 0)] === ZERO)) return undefined;
+      value = readNumber(b, i, end);
+      if (value === undefined) return undefined;
+      i = numberEnd;
       if (b[i] !== COMMA && b[i] !== CLOSE) return undefined;
-      value = digits > MAX_FAST_DIGITS ? Number(latin1Text(b, numberStart, i)) : negative ? -n : n;
+    } else if (c === OPEN_LIST) {
+      // A list of numbers (a start record's flags); anything else in a list goes to JSON.parse.
+      const list: number[] = [];
+      i++;
+      if (b[i] === CLOSE_LIST) i++;
+      else
+        for (;;) {
+          const n = readNumber(b, i, end);
+          if (n === undefined) return undefined;
+          list.push(n);
+          i = numberEnd;
+          if (b[i] === COMMA) i++;
+          else if (b[i] === CLOSE_LIST) {
+            i++;
+            break;
+          } else return undefined;
+        }
+      value = list;
     } else if (c === 0x74 && b[i + 1] === 0x72 && b[i + 2] === 0x75 && b[i + 3] === 0x65) {
       value = true;
       i += 4;
@@ -109,6 +118,32 @@ function parseFlat(b: Buffer, start: number, end: number): Record<string, unknow
     if (sep !== COMMA) return undefined;
     i++;
   }
+}
+
+/** Where the number {@link readNumber} read last ended. */
+let numberEnd = 0;
+
+/**
+ * Reads a JSON integer at `i` and sets `numberEnd` after it; `undefined` for anything else (no
+ * digits, a leading zero, a fraction or an exponent: rare enough to leave to `JSON.parse`).
+ */
+function readNumber(b: Buffer, i: number, end: number): number | undefined {
+  const numberStart = i;
+  const negative = b[i] === MINUS;
+  if (negative) i++;
+  let n = 0;
+  let digits = 0;
+  for (; i < end; i++) {
+    const d = b[i]!;
+    if (d < ZERO || d > NINE) break;
+    n = n * 10 + (d - ZERO);
+    digits++;
+  }
+  if (digits === 0 || (digits > 1 && b[numberStart + (negative ? 1 : 0)] === ZERO)) return undefined;
+  const next = b[i];
+  if (next === 0x2e || next === 0x65 || next === 0x45) return undefined;
+  numberEnd = i;
+  return digits > MAX_FAST_DIGITS ? Number(latin1Text(b, numberStart, i)) : negative ? -n : n;
 }
 
 function nameOf(b: Buffer, start: number, end: number, hash: number): string {

@@ -1,10 +1,11 @@
+import { RunTable } from "./run-table.js";
 import { CancelledError, StorageError, TerminatedError } from "../core/errors.js";
 import type { ChildResultRecord, FinishRecord, JournalRecord } from "../journal/records.js";
 import type { RunEntry } from "./run-entry.js";
 
 /** What getting children's results into their parents needs of the engine. */
 export interface ChildResultsHost {
-  readonly runs: ReadonlyMap<string, RunEntry>;
+  readonly runs: RunTable;
   /** Whether another process of a cluster holds the run. */
   remote(id: string): boolean;
   closed(): boolean;

@@ -1,3 +1,4 @@
+import { RunTable } from "./run-table.js";
 import { FuseeError, RejectedError } from "../core/errors.js";
 import { checkWorkflowId } from "../core/ids.js";
 import type { ChildRecord, FinishRecord } from "../journal/records.js";
@@ -10,7 +11,7 @@ import type { ParentLink, RequestContext, RunService } from "./run-service.js";
 
 /** What starting and closing children needs of the runs around them. */
 export interface ChildRunsDeps {
-  readonly runs: Map<string, RunEntry>;
+  readonly runs: RunTable;
   readonly records: RunRecords;
   now(): number;
   closed(): boolean;

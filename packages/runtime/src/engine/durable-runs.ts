@@ -1,3 +1,4 @@
+import { RunTable } from "./run-table.js";
 import type { Clock } from "../core/clock.js";
 import { CancelledError, CodecError, FuseeError, RejectedError, TerminatedError } from "../core/errors.js";
 import { readBackRecord, type PayloadCodec } from "../journal/record-codec.js";
@@ -20,7 +21,7 @@ import { Waiters } from "./waiters.js";
 /** What following runs through their durable records needs. */
 export interface DurableRunsDeps {
   readonly state: RunsState;
-  readonly runs: ReadonlyMap<string, RunEntry>;
+  readonly runs: RunTable;
   readonly index: Pick<RunIndex, "apply">;
   readonly records: Pick<RunRecords, "append">;
   readonly cache: Pick<RunCache, "load" | "evict" | "changed">;

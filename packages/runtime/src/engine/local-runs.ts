@@ -1,3 +1,4 @@
+import { RunTable } from "./run-table.js";
 import type { DependencyContainer } from "tsyringe";
 import type { Clock } from "../core/clock.js";
 import { CancelledError, FuseeError, NotFoundError, ShardMovedError, TerminatedError } from "../core/errors.js";
@@ -79,7 +80,7 @@ export interface LocalRunsDeps {
  * and answers each call of {@link RunService} by handing it to the part that does it.
  */
 export class LocalRuns implements RunService, PerformsRequests {
-  readonly runs: Map<string, RunEntry>;
+  readonly runs: RunTable;
   readonly records: RunRecords;
   readonly cache: RunCache;
   /** Schedules, debounce windows, batches and limits. */

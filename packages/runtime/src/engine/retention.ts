@@ -1,3 +1,4 @@
+import { RunTable } from "./run-table.js";
 import type { Clock } from "../core/clock.js";
 import type { Log } from "../storage/log.js";
 import { parseStream } from "../journal/stream-names.js";
@@ -7,7 +8,7 @@ import type { RunEntry } from "./run-entry.js";
 export interface RetentionDeps {
   readonly log: Log;
   readonly clock: Clock;
-  readonly runs: Map<string, RunEntry>;
+  readonly runs: RunTable;
   readonly retentionMs: number;
   /** Whether this process holds the shard (always, outside a cluster). */
   owns(shard: number): boolean;

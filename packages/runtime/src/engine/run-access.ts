@@ -1,3 +1,4 @@
+import { RunTable } from "./run-table.js";
 import { NotFoundError, RejectedError, ShardMovedError } from "../core/errors.js";
 import { shardOf } from "../core/ids.js";
 import type { ListFilter, RunStatus } from "../client/types.js";
@@ -13,7 +14,7 @@ import type { WorkflowCatalog } from "./workflow-catalog.js";
 
 /** What reaching the runs of a process needs. */
 export interface RunAccessDeps {
-  readonly runs: ReadonlyMap<string, RunEntry>;
+  readonly runs: RunTable;
   /** Where a run's journal is read to find the requests it performed. */
   readonly log: Log;
   readonly catalog: Pick<WorkflowCatalog, "has">;

@@ -1,3 +1,4 @@
+import { RunTable } from "./run-table.js";
 import { errorOfCode, StorageError } from "../core/errors.js";
 import { decodeRecord, readRecordHeader, readRecordKind, type PayloadCodec, type RecordHeader } from "../journal/record-codec.js";
 import { INDEXED_KINDS } from "../journal/record-kinds.js";
@@ -26,7 +27,7 @@ export class RunIndex {
   constructor(
     private readonly deps: RunIndexDeps,
     /** The runs by workflow ID: empty, or what a one-pass open built (see `RunRecovery`). */
-    readonly runs = new Map<string, RunEntry>(),
+    readonly runs = new RunTable(),
   ) {}
 
   /** Keeps an entry in step with a record that just became durable (or was read on open). */

@@ -1,3 +1,4 @@
+import { RunTable } from "./run-table.js";
 import { FuseeError } from "../core/errors.js";
 import type { PayloadCodec } from "../journal/record-codec.js";
 import { isSystemStream, parseStream } from "../journal/stream-names.js";
@@ -5,14 +6,6 @@ import type { LogEntry } from "../storage/log.js";
 import type { RecoveryVisitor } from "../storage/recovery-visitor.js";
 import type { RunEntry } from "./run-entry.js";
 import { type AttributeSink, RunIndex } from "./run-index.js";
-
-/** A durable timer a record set, kept until the pass is over. */
-interface PendingTimer {
-  readonly until: number;
-  readonly entry: RunEntry;
-  readonly seq: number;
-  readonly runId: number;
-}
 
 /** A record setting search attributes, kept until the payload codec was checked. */
 interface HeldAttributes {
@@ -36,10 +29,10 @@ export class RunRecovery implements RecoveryVisitor {
   private readonly index = new RunIndex({
     codec: UNCHECKED,
     // Timers are armed once the pass is over, for the runs it leaves indexed: their due times wait here.
-    armTimer: (until, entry, seq) => this.timers.push({ until, entry, seq, runId: entry.runId }),
+    armTimer: (until, entry, seq) => this.timers.push(until, entry, seq, entry.runId),
     recoverSystem: () => undefined,
   });
-  private timers: PendingTimer[] = [];
+  private timers = new PendingTimers();
   private readonly superseded: Set<string>[] = [];
   private readonly system: Set<string>[] = [];
   private readonly held = new Map<RunEntry, HeldAttributes[]>();
@@ -60,7 +53,7 @@ export class RunRecovery implements RecoveryVisitor {
    * The runs indexed: the map the engine's index takes over, so open builds it once. Entries of a
    * shard that {@link needsScan} are to be removed before the scan.
    */
-  get runs(): Map<string, RunEntry> {
+  get runs(): RunTable {
     return this.index.runs;
   }
 
@@ -99,6 +92,8 @@ export class RunRecovery implements RecoveryVisitor {
       }
     }
     this.index.runs.delete(run.id);
+    // Its timers are not to be armed: `eachTimer` asks the entry rather than the map.
+    entry.clearTimers();
     this.held.delete(entry);
   }
 
@@ -120,7 +115,7 @@ export class RunRecovery implements RecoveryVisitor {
   /** Lets go of what the pass kept for the engine once the engine took it (the runs stay the index's). */
   finished(): void {
     this.held.clear();
-    this.timers = [];
+    this.timers = new PendingTimers();
     this.superseded.length = 0;
     this.system.length = 0;
   }
@@ -132,8 +127,13 @@ export class RunRecovery implements RecoveryVisitor {
 
   /** Calls `fn` with each timer still pending of a run still indexed, in the order they were set. */
   eachTimer(fn: (until: number, entry: RunEntry, seq: number, runId: number) => void): void {
-    for (const { until, entry, seq, runId } of this.timers) {
-      if (this.index.runs.get(entry.id) === entry && entry.runId === runId && entry.hasTimer(seq)) fn(until, entry, seq, runId);
+    // An entry taken out of the index lost its timers (`dropped`), or is of a shard left to a scan.
+    const { untils, entries, seqs, runIds, size } = this.timers;
+    for (let i = 0; i < size; i++) {
+      const entry = entries[i]!;
+      const seq = seqs[i]!;
+      const runId = runIds[i]!;
+      if (entry.runId === runId && entry.hasTimer(seq) && !this.scans.has(entry.shard)) fn(untils[i]!, entry, seq, runId);
     }
   }
 
@@ -144,6 +144,38 @@ export class RunRecovery implements RecoveryVisitor {
       for (const { body, position } of list) fn(entry, body, position);
     }
   }
+}
+
+/**
+ * The timers read in the pass, as parallel arrays rather than an object each: an open of many
+ * parked runs reads one per run, and objects that live through the pass cost the collector.
+ */
+class PendingTimers {
+  untils: Float64Array = new Float64Array(1024);
+  readonly entries: RunEntry[] = [];
+  seqs: Float64Array = new Float64Array(1024);
+  runIds: Float64Array = new Float64Array(1024);
+  size = 0;
+
+  push(until: number, entry: RunEntry, seq: number, runId: number): void {
+    const i = this.size;
+    if (i === this.untils.length) {
+      this.untils = doubled(this.untils);
+      this.seqs = doubled(this.seqs);
+      this.runIds = doubled(this.runIds);
+    }
+    this.untils[i] = until;
+    this.entries.push(entry);
+    this.seqs[i] = seq;
+    this.runIds[i] = runId;
+    this.size = i + 1;
+  }
+}
+
+function doubled(from: Float64Array): Float64Array {
+  const to = new Float64Array(from.length * 2);
+  to.set(from);
+  return to;
 }
 
 /** How the engine reads its own streams after a one-pass open: a local log's positioned reads. */

@@ -1,3 +1,4 @@
+import { RunTable } from "./run-table.js";
 import { randomInt } from "node:crypto";
 import type { Clock } from "../core/clock.js";
 import { AlreadyExistsError, CancelledError, RejectedError } from "../core/errors.js";
@@ -14,7 +15,7 @@ import type { WorkflowCatalog } from "./workflow-catalog.js";
 
 /** What starting runs needs of the runs around them. */
 export interface RunStartsDeps {
-  readonly runs: Map<string, RunEntry>;
+  readonly runs: RunTable;
   readonly records: RunRecords;
   readonly cache: RunCache;
   readonly catalog: WorkflowCatalog;

@@ -1,25 +1,24 @@
+import { KeySlots } from "../core/key-slots.js";
+
 /**
  * Where each stream's live entries lie in a shard, so `read` seeks instead of scanning.
  *
- * The index must stay small because parked runs cost their index entry only: a `Map` from key to a
- * small-integer slot, and per-slot / per-entry fields in typed arrays. A slot holds its stream's
- * first live position itself (most streams, the journals of parked runs, hold a handful of
- * entries) and the last of the others, which are linked in a ring: the last node's next is the
- * second entry's, so one field per slot finds both ends. Measured with 100,000 streams of 3 entries
- * and the 36-character keys of `stream-index.test.ts`: about 105 bytes per stream (136 when the
- * first entry took a node too), of which about 93 are the key string and the `Map` entry. A
- * `number[]` per stream cost 280 bytes, an object 175.
+ * The index must stay small because parked runs cost their index entry only: a table of slots
+ * (`KeySlots`, an open-addressing hash table in typed arrays rather than a `Map`) from key to a
+ * small integer, and per-slot / per-entry fields in typed arrays. A slot holds its stream's first
+ * live position itself (most streams, the journals of parked runs, hold a handful of entries) and
+ * the last of the others, which are linked in a ring: the last node's next is the second entry's,
+ * so one field per slot finds both ends. Besides its key string, a stream of one entry costs about
+ * 45 bytes (a `Map` entry alone cost 40-60). A `number[]` per stream cost 280 bytes, an object 175.
  *
  * A position is `segment sequence * 2^32 + offset`, so positions order like the log.
  */
 export class StreamIndex {
-  private readonly slots = new Map<string, number>();
+  private readonly slots = new KeySlots<string>((key) => key);
   /** Per slot: the stream's first live position. */
   private first = new Float64Array(64);
-  /** Per slot: the node of its last entry, -1 when it has one; for a free slot, the next free slot. */
+  /** Per slot: the node of its last entry, -1 when it has one. */
   private tail = new Int32Array(64);
-  private slotTop = 0;
-  private freeSlot = -1;
 
   private pos = new Float64Array(128);
   private next = new Int32Array(128);
@@ -43,20 +42,23 @@ export class StreamIndex {
   }
 
   keys(): string[] {
-    return [...this.slots.keys()];
+    return [...this.slots.each()];
   }
 
   count(key: string): number {
     const slot = this.slots.get(key);
-    return slot === undefined ? 0 : this.countOf(slot);
+    return slot < 0 ? 0 : this.countOf(slot);
   }
 
   /** Records a durable entry of `key` at `position` (positions of one key arrive in order). */
   add(key: string, position: number): void {
     const slot = this.slots.get(key);
-    if (slot === undefined) {
-      const fresh = this.allocSlot();
-      this.slots.set(key, fresh);
+    if (slot < 0) {
+      const fresh = this.slots.add(key);
+      if (fresh === this.first.length) {
+        this.first = grow(this.first);
+        this.tail = grow(this.tail);
+      }
       this.first[fresh] = position;
       this.tail[fresh] = -1;
     } else {
@@ -74,9 +76,8 @@ export class StreamIndex {
 
   /** Forgets every entry of `key`; returns how many there were. */
   drop(key: string): number {
-    const slot = this.slots.get(key);
-    if (slot === undefined) return 0;
-    this.slots.delete(key);
+    const slot = this.slots.delete(key);
+    if (slot < 0) return 0;
     const n = this.countOf(slot);
     const tail = this.tail[slot]!;
     if (tail >= 0) {
@@ -85,8 +86,6 @@ export class StreamIndex {
       this.next[tail] = this.freeNode;
       this.freeNode = second;
     }
-    this.tail[slot] = this.freeSlot;
-    this.freeSlot = slot;
     this.live -= n;
     this.dropped += n;
     return n;
@@ -95,7 +94,7 @@ export class StreamIndex {
   /** Positions of the live entries of `key`, in log order. */
   positions(key: string): number[] {
     const slot = this.slots.get(key);
-    if (slot === undefined) return [];
+    if (slot < 0) return [];
     const out = [this.first[slot]!];
     const tail = this.tail[slot]!;
     if (tail >= 0) {
@@ -114,7 +113,7 @@ export class StreamIndex {
    */
   isLive(key: string, position: number): boolean {
     const slot = this.slots.get(key);
-    return slot !== undefined && position >= this.first[slot]!;
+    return slot >= 0 && position >= this.first[slot]!;
   }
 
   /**
@@ -126,7 +125,7 @@ export class StreamIndex {
     const cursor = new Map<number, number>();
     return (key, from, to) => {
       const slot = this.slots.get(key);
-      if (slot === undefined) return false;
+      if (slot < 0) return false;
       let node = cursor.get(slot) ?? FIRST;
       for (;;) {
         const at = node === FIRST ? this.first[slot]! : this.pos[node]!;
@@ -153,19 +152,6 @@ export class StreamIndex {
       } while (node !== tail);
     }
     return n;
-  }
-
-  private allocSlot(): number {
-    if (this.freeSlot >= 0) {
-      const slot = this.freeSlot;
-      this.freeSlot = this.tail[slot]!;
-      return slot;
-    }
-    if (this.slotTop === this.first.length) {
-      this.first = grow(this.first);
-      this.tail = grow(this.tail);
-    }
-    return this.slotTop++;
   }
 
   private allocNode(position: number): number {

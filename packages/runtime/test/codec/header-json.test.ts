@@ -28,6 +28,14 @@ describe("record header parsing", () => {
     '{"name":"\\u0041 escaped"}',
     '{"update":{"id":"u1","name":"add"},"at":5}',
     '{"list":[1,2,3]}',
+    '{"at":1700000000000,"type":"order","runId":1,"seed":3537745400,"flags":[1]}',
+    '{"flags":[]}',
+    '{"flags":[-1,0,123456789012345678]}',
+    '{"flags":[1.5,2]}',
+    '{"flags":[1e3]}',
+    '{"flags":["a",1]}',
+    '{"flags":[[1]],"n":2}',
+    '{"flags":[1, 2]}',
     '{"a":1,"a":2}',
     '{ "spaced" : 1 }',
     '{"__proto__":{"polluted":true}}',
@@ -55,6 +63,7 @@ describe("record header parsing", () => {
       () => next(2) === 0,
       () => null,
       () => ({ id: "n", seq: next(10) }),
+      () => Array.from({ length: next(4) }, () => next(100) - 10),
     ];
     for (let i = 0; i < 2_000; i++) {
       const header: Record<string, unknown> = {};
@@ -65,7 +74,21 @@ describe("record header parsing", () => {
   });
 
   it("refuses what JSON.parse refuses", () => {
-    for (const text of ["", "{", '{"a":}', '{"a":1,}', '{"a":01}', '{"a":1}x', '{"a" 1}', '{"a":tru}', '{"a":"open}']) {
+    for (const text of [
+      "",
+      "{",
+      '{"a":}',
+      '{"a":[1,]}',
+      '{"a":[01]}',
+      '{"a":[1}',
+      '{"a":[-]}',
+      '{"a":1,}',
+      '{"a":01}',
+      '{"a":1}x',
+      '{"a" 1}',
+      '{"a":tru}',
+      '{"a":"open}',
+    ]) {
       expect(() => JSON.parse(text), text).to.throw(SyntaxError);
       expect(() => parse(text), text).to.throw(SyntaxError);
     }
