@@ -8,6 +8,8 @@ export interface Settling {
 
 /** Runs whose code is settling after a record; each goes on once every microtask of this turn ran. */
 let settling: Settling[] = [];
+/** The list of the turn before, emptied, kept for the next turn: with thousands of runs a fresh list would grow (and be copied) anew every turn. */
+let spare: Settling[] = [];
 let turnArmed = false;
 
 /**
@@ -24,8 +26,11 @@ export function afterTurn(run: Settling): void {
 function nextTurn(): void {
   turnArmed = false;
   const ready = settling;
-  settling = [];
+  settling = spare;
+  spare = [];
   outsideSteps(ready, settleAll);
+  ready.length = 0;
+  spare = ready;
 }
 
 function settleAll(this: readonly Settling[]): void {
