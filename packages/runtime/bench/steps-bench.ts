@@ -12,7 +12,16 @@ import { PlainSteps as Plain, STEPS, stepLatencies, TimedSteps as Timed } from "
 
 const SEQUENTIAL_WORKFLOWS = 150;
 const BLOCKS = 5;
-const CONCURRENCY = [1_000, 10_000] as const;
+/**
+ * The throughput curve: concurrent workflows per round, the untimed rounds before the timed ones
+ * (the first lets the JIT compile the hot path; later rows run on compiled code), and the timed
+ * rounds. 100,000 workflows make a million steps a round, so that row times two rounds and no warm-up.
+ */
+const CURVE = [
+  { workflows: 1_000, warm: 1, rounds: 3 },
+  { workflows: 10_000, warm: 1, rounds: 3 },
+  { workflows: 100_000, warm: 0, rounds: 2 },
+] as const;
 const PARKED_RUNS = 100_000;
 
 @Workflow("sleeper")
@@ -28,12 +37,9 @@ interface ThroughputRow {
   readonly workflows: number;
   readonly steps_per_s: number;
   readonly workflows_per_s: number;
-  /** Steps/s of every timed round, in the order they ran; the row's figures are their median. */
+  /** Steps/s of every timed round, in the order they ran; the row's figures are their median (the mean of the middle two for an even count). */
   readonly rounds_steps_per_s: readonly number[];
 }
-
-/** Timed rounds per concurrency, after one untimed round that lets the JIT compile the hot path. */
-const THROUGHPUT_ROUNDS = 3;
 
 /** `--otel off` turns telemetry off in every engine the benchmark opens. */
 let configure = (c: Config): Config => c;
@@ -76,12 +82,12 @@ export async function runStepsBench(args: readonly string[]): Promise<void> {
     say(`sequential step                  p50 ${step.p50_us} us  p99 ${step.p99_us} us  ratio ${ratio}`);
 
     const throughput: ThroughputRow[] = [];
-    for (const workflows of CONCURRENCY) {
-      const row = await concurrent(root, workflows);
+    for (const point of CURVE) {
+      const row = await concurrent(root, point.workflows, point.warm, point.rounds);
       throughput.push(row);
       say(
-        `${String(workflows).padStart(6)} concurrent workflows   ${row.steps_per_s} steps/s  ${row.workflows_per_s} workflows/s` +
-          `  (median of ${THROUGHPUT_ROUNDS} rounds: ${row.rounds_steps_per_s.join(", ")})`,
+        `${String(point.workflows).padStart(6)} concurrent workflows   ${row.steps_per_s} steps/s  ${row.workflows_per_s} workflows/s` +
+          `  (median of ${point.rounds} rounds: ${row.rounds_steps_per_s.join(", ")})`,
       );
     }
 
@@ -136,11 +142,13 @@ async function sequential(root: string): Promise<{ floor: { p50_us: number; p99_
   };
 }
 
-async function concurrent(root: string, workflows: number): Promise<ThroughputRow> {
-  await concurrentRound(path.join(root, `c-${workflows}-warm`), workflows);
+async function concurrent(root: string, workflows: number, warm: number, timed: number): Promise<ThroughputRow> {
+  for (let r = 0; r < warm; r++) await concurrentRound(path.join(root, `c-${workflows}-warm-${r}`), workflows);
   const rounds: number[] = [];
-  for (let r = 0; r < THROUGHPUT_ROUNDS; r++) rounds.push(await concurrentRound(path.join(root, `c-${workflows}-${r}`), workflows));
-  const median = [...rounds].sort((a, b) => a - b)[Math.floor(rounds.length / 2)] as number;
+  for (let r = 0; r < timed; r++) rounds.push(await concurrentRound(path.join(root, `c-${workflows}-${r}`), workflows));
+  const sorted = [...rounds].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const median = sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
   return {
     workflows,
     steps_per_s: Math.round(median),

@@ -29,9 +29,14 @@ export class RunHandle<T = unknown> {
    * and at once with the reason when the run cannot go on (status `stopped`). On the handle of a
    * debounce window or a batch, it first waits for the run to start.
    */
-  async result(): Promise<T> {
-    if (this.startsLater) await this.ops.awaitStarted(this.id);
-    return this.ops.awaitResult(this.id) as Promise<T>;
+  result(): Promise<T> {
+    // Not an async function: a caller may hold one of these per run, thousands at a time.
+    if (this.startsLater) return this.ops.awaitStarted(this.id).then(() => this.ops.awaitResult(this.id) as Promise<T>);
+    try {
+      return this.ops.awaitResult(this.id) as Promise<T>;
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   /** Where the run stands; `NotFoundError` when the ID has no run. */

@@ -7,8 +7,11 @@
  * alone. It allocates nothing but the ancestor stack, so the check costs a fraction of the stringify.
  */
 export function isPlainJson(value: unknown): boolean {
-  return check(value, []);
+  // A primitive (most step results) never looks at the ancestor stack: no array is made for it.
+  return check(value, typeof value === "object" && value !== null ? [] : NO_ANCESTORS);
 }
+
+const NO_ANCESTORS: object[] = [];
 
 function check(value: unknown, ancestors: object[]): boolean {
   switch (typeof value) {

@@ -69,15 +69,28 @@ export function encodeValueTransient(value: unknown, registry: TypeRegistry): Ui
   return encodeWith(value, { registry, label: "value", lenient: false }, true);
 }
 
-/** Encodes with explicit settings; the error codec uses it in lenient mode. */
-export function encodeWith(value: unknown, settings: EncodeSettings, transient = false): Uint8Array {
+/**
+ * The JSON text of a value that {@link encodeValue} writes as plain JSON, or `undefined` when it
+ * needs the tagged encoding. The payload is then the two bytes {@link PLAIN_VALUE_PREFIX} followed
+ * by the text in UTF-8, which lets a record encoder write it straight into the record's buffer.
+ */
+export function plainJsonText(value: unknown): string | undefined {
   let plain = false;
   try {
     plain = isPlainJson(value);
   } catch {
     // A throwing getter or a very deep value: the tagged encoder reports it with its path.
   }
-  if (plain) return frame(BODY_PLAIN, JSON.stringify(value), transient);
+  return plain ? JSON.stringify(value) : undefined;
+}
+
+/** The first two bytes of a plain JSON value's payload: the value format and the plain body kind. */
+export const PLAIN_VALUE_PREFIX: readonly number[] = [VALUE_FORMAT, BODY_PLAIN];
+
+/** Encodes with explicit settings; the error codec uses it in lenient mode. */
+export function encodeWith(value: unknown, settings: EncodeSettings, transient = false): Uint8Array {
+  const text = plainJsonText(value);
+  if (text !== undefined) return frame(BODY_PLAIN, text, transient);
   try {
     return frame(BODY_TAGGED, JSON.stringify(new ValueEncoder(settings).encode(value)), transient);
   } catch (e) {

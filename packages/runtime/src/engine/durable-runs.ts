@@ -86,7 +86,7 @@ export class DurableRuns {
       }
     } else if (entry.stopped !== undefined && !executor.replaying && executor.instance !== undefined) this.resume(entry);
     if (this.deps.telemetry !== undefined && executor.status() !== "running") this.deps.telemetry.idle(entry);
-    this.deps.cache.changed();
+    this.deps.cache.changed(entry);
   }
 
   /** A run's journal could not be read into an executor: a missing key stops the run; a storage failure is the storage's. */

@@ -293,19 +293,23 @@ export class LocalRuns implements RunService, PerformsRequests {
     return deliverMessage(this, target, message, request);
   }
 
-  async awaitResult(id: string): Promise<unknown> {
-    this.access.held(id);
-    const entry = this.runs.get(id);
-    if (entry === undefined)
-      throw new NotFoundError(`no workflow run has the ID '${id}': it never started, or its retention has passed and it was forgotten`);
-    let finish: FinishRecord;
-    if (entry.finished !== undefined) finish = await this.records.finishRecordOf(entry);
-    else {
+  /**
+   * Not an async function: a caller holds this promise for each run it waits on (thousands at a
+   * time), and an async frame suspended per run would add a generator, a promise and two closures.
+   */
+  awaitResult(id: string): Promise<unknown> {
+    try {
+      this.access.held(id);
+      const entry = this.runs.get(id);
+      if (entry === undefined)
+        throw new NotFoundError(`no workflow run has the ID '${id}': it never started, or its retention has passed and it was forgotten`);
+      const answer = (finish: FinishRecord): unknown => resultOf(id, finish);
+      if (entry.finished !== undefined) return this.records.finishRecordOf(entry).then(answer);
       this.access.assertCanGoOn(entry);
-      finish = await this.outcomes.results.wait(id);
+      return this.outcomes.results.wait(id).then(answer);
+    } catch (e) {
+      return Promise.reject(e);
     }
-    if (finish.status === "ok") return finish.value;
-    throw finish.error ?? new FuseeError(`run ${id} ended ${finish.status}`);
   }
 
   async awaitStarted(id: string): Promise<void> {
@@ -526,4 +530,10 @@ export class LocalRuns implements RunService, PerformsRequests {
       deliver: (target, message, request) => this.router.deliver(target, message, request),
     };
   }
+}
+
+/** What awaiting a run's result gives for its finish record: its value, or its error thrown. */
+function resultOf(id: string, finish: FinishRecord): unknown {
+  if (finish.status === "ok") return finish.value;
+  throw finish.error ?? new FuseeError(`run ${id} ended ${finish.status}`);
 }

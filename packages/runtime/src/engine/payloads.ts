@@ -1,7 +1,7 @@
 import type { PayloadCipher } from "../codec/cipher.js";
 import { sealedKeyId } from "../codec/aes-gcm.js";
 import { decodeError, decodeValue, encodeError, encodeValue } from "../codec/index.js";
-import { encodeValueTransient } from "../codec/value-codec.js";
+import { encodeValueTransient, PLAIN_VALUE_PREFIX, plainJsonText } from "../codec/value-codec.js";
 import { CodecError } from "../core/errors.js";
 import { payloadAssociatedData as associatedData, type PayloadCodec, type PayloadContext } from "../journal/record-codec.js";
 import { payloadTypes } from "../workflow/payload-types.js";
@@ -12,6 +12,8 @@ export function createPayloadCodec(cipher: PayloadCipher | undefined): PayloadCo
     return {
       // The record encoder copies the payload into the record at once.
       encodeValue: (value) => encodeValueTransient(value, payloadTypes),
+      plainValueText: plainJsonText,
+      plainValuePrefix: PLAIN_VALUE_PREFIX,
       decodeValue: (bytes, c) => unsealed(bytes, c, () => decodeValue(bytes, payloadTypes)),
       encodeError: (error) => encodeError(error, payloadTypes),
       decodeError: (bytes, c) => unsealed(bytes, c, () => decodeError(bytes, payloadTypes)),

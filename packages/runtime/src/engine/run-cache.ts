@@ -39,6 +39,12 @@ export class RunCache {
   private readonly loads = new Map<RunEntry, { executor: RunExecutor; done: Promise<RunExecutor> }>();
   private resumeQueue: RunEntry[] = [];
   private resuming = 0;
+  /**
+   * Set when the cache is over its size and a scan found no run to park (every run in memory is
+   * busy); cleared once a run comes to wait. Without it, every record of every busy run would scan
+   * all of them again: with more runs at work than the cache holds, a quadratic cost.
+   */
+  private noneIdle = false;
 
   constructor(private readonly deps: RunCacheDeps) {}
 
@@ -95,6 +101,8 @@ export class RunCache {
         throw e;
       } finally {
         if (this.loads.get(entry)?.executor === executor) this.loads.delete(entry);
+        // The load told its change while still loading: a run it left waiting may be parked now.
+        if (this.noneIdle && this.idle(entry)) this.noneIdle = false;
       }
     })();
     this.loads.set(entry, { executor, done });
@@ -128,8 +136,9 @@ export class RunCache {
     this.resumeQueue = this.resumeQueue.filter((entry) => !which(entry));
   }
 
-  /** The executor's state changed: idle runs over the cache's size are parked, waiting runs resume. */
-  changed(): void {
+  /** The executor of `entry` changed state: idle runs over the cache's size are parked, waiting runs resume. */
+  changed(entry: RunEntry): void {
+    if (this.noneIdle && this.idle(entry)) this.noneIdle = false;
     this.parkIdle();
     // A run that came to wait may make room for one waiting to resume.
     if (this.resumeQueue.length > 0) this.pumpResume();
@@ -147,14 +156,22 @@ export class RunCache {
   private touch(entry: RunEntry): void {
     this.live.delete(entry.id);
     this.live.set(entry.id, entry);
+    if (this.noneIdle && this.idle(entry)) this.noneIdle = false;
     if (this.live.size > this.deps.size) this.parkIdle();
   }
 
   /** Parks least recently used runs that are only waiting, until the cache fits. */
   private parkIdle(): void {
-    if (this.live.size <= this.deps.size) return;
+    if (this.live.size <= this.deps.size || this.noneIdle) return;
     while (this.live.size > this.deps.size && this.parkOneIdle());
+    if (this.live.size > this.deps.size) this.noneIdle = true;
     this.pumpResume();
+  }
+
+  /** Whether the run only waits, with nothing of it in flight: it may be parked. */
+  private idle(entry: RunEntry): boolean {
+    const ex = entry.executor;
+    return ex !== undefined && !this.loading(entry) && entry.durable === entry.appended && ex.status() === "suspended";
   }
 
   /**
@@ -166,8 +183,7 @@ export class RunCache {
     let left = this.live.size - 1;
     for (const entry of this.live.values()) {
       if (left-- === 0) return false;
-      const ex = entry.executor;
-      if (ex !== undefined && !this.loading(entry) && entry.durable === entry.appended && ex.status() === "suspended") {
+      if (this.idle(entry)) {
         entry.park(entry.durable);
         this.live.delete(entry.id);
         return true;

@@ -137,7 +137,13 @@ function isCount(n: number): boolean {
  * would cost (the numbers' digits and their concatenation), for the record every step makes.
  */
 function encodeStepRecord(r: StepRecord, codec: PayloadCodec, context: PayloadContext): Uint8Array {
-  const payload = r.ok ? codec.encodeValue(r.value, context) : codec.encodeError(r.error, context);
+  // A plain JSON result is written straight into the record's buffer; anything else is encoded first.
+  const prefix = codec.plainValuePrefix;
+  const text = r.ok && prefix !== undefined && codec.plainValueText !== undefined ? codec.plainValueText(r.value) : undefined;
+  const payload = text !== undefined ? undefined : r.ok ? codec.encodeValue(r.value, context) : codec.encodeError(r.error, context);
+  const textBytes = text === undefined ? 0 : Buffer.byteLength(text, "utf8");
+  const prefixBytes = payload === undefined ? (prefix as readonly number[]).length : 0;
+  const payloadLength = payload === undefined ? prefixBytes + textBytes : payload.length;
   let name = quotedNameBytes.get(r.name);
   if (name === undefined) {
     name = Buffer.from(JSON.stringify(r.name), "utf8");
@@ -159,7 +165,7 @@ function encodeStepRecord(r: StepRecord, codec: PayloadCodec, context: PayloadCo
     attemptDigits +
     (args === undefined ? 0 : STEP_ARGS.length + args.length) +
     1;
-  const out = Buffer.allocUnsafe(6 + headerLength + payload.length);
+  const out = Buffer.allocUnsafe(6 + headerLength + payloadLength);
   out[0] = RECORD_FORMAT;
   out[1] = RECORD_KINDS.step.code;
   out.writeUInt32LE(headerLength, 2);
@@ -177,7 +183,11 @@ function encodeStepRecord(r: StepRecord, codec: PayloadCodec, context: PayloadCo
     at = put(out, at, args);
   }
   out[at++] = 0x7d;
-  out.set(payload, at);
+  if (payload !== undefined) out.set(payload, at);
+  else {
+    for (let i = 0; i < prefixBytes; i++) out[at + i] = (prefix as readonly number[])[i] as number;
+    out.write(text as string, at + prefixBytes, textBytes, "utf8");
+  }
   return out;
 }
 

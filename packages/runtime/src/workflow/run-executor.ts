@@ -120,6 +120,10 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
     return (this.updates_ ??= new Updates(this));
   }
 
+  get updatesUnfinished(): boolean {
+    return this.updates_?.anyUnfinished === true;
+  }
+
   get completions(): Completions {
     return (this.completions_ ??= new Completions(this));
   }

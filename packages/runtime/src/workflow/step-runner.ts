@@ -107,6 +107,26 @@ export function runStep(fn: () => unknown, options: StepOptions, env: StepEnviro
   return call;
 }
 
+/**
+ * What only some step calls need: a limit's permit, timeouts, an observer, an abort. Kept apart so
+ * the call every step makes stays small (it is allocated per step, on the hot path).
+ */
+class StepExtras {
+  /** Why the whole call was aborted (cancel, terminate, shutdown). */
+  aborted: Error | undefined = undefined;
+  permit: PermitRequest | undefined = undefined;
+  /** The permit the running attempt holds, when its limit is shared with other processes. */
+  held: PermitRequest | undefined = undefined;
+  /** What the running attempt's code returned, until the attempt ends; kept only while a permit is held. */
+  body: Promise<unknown> | undefined = undefined;
+  release: Release | undefined = undefined;
+  timers: ClockTimer[] | undefined = undefined;
+  /** The back-off before the next attempt, while it runs. */
+  waiting: ClockTimer | undefined = undefined;
+  /** Watches the running attempt, when something watches steps. */
+  observer: AttemptObserver | undefined = undefined;
+}
+
 /** One step call across its attempts. */
 class StepCall implements RunningStep {
   /** The attempt running or last begun (1-based). */
@@ -119,22 +139,9 @@ class StepCall implements RunningStep {
   private ran = 0;
   /** Set once the outcome was reported: nothing happens after it. */
   private done = false;
-  /** Why the whole call was aborted (cancel, terminate, shutdown). */
-  private aborted: Error | undefined = undefined;
   private scope: AttemptScope | undefined = undefined;
-  private permit: PermitRequest | undefined = undefined;
-  /** The permit the running attempt holds, when its limit is shared with other processes. */
-  private held: PermitRequest | undefined = undefined;
-  /** What the running attempt's code returned, until the attempt ends. */
-  private body: Promise<unknown> | undefined = undefined;
-  private release: Release | undefined = undefined;
-  private timers: ClockTimer[] | undefined = undefined;
-  /** The back-off before the next attempt, while it runs. */
-  private waiting: ClockTimer | undefined = undefined;
-  /** Watches the running attempt, when something watches steps. */
-  private observer: AttemptObserver | undefined = undefined;
-  private readonly timeoutMs: number | undefined;
-  private readonly heartbeatMs: number | undefined;
+  /** Made on first use: permits, timeouts, observers, aborts (see {@link StepExtras}). */
+  private extras: StepExtras | undefined = undefined;
   /** When the first attempt began, on the engine's clock: a policy's total-time bound counts from it. */
   private since = 0;
 
@@ -145,9 +152,15 @@ class StepCall implements RunningStep {
     readonly seq: number,
     private readonly name: string,
   ) {
-    this.timeoutMs = options.timeout === undefined ? undefined : toMillis(options.timeout);
-    this.heartbeatMs = options.heartbeatTimeout === undefined ? undefined : toMillis(options.heartbeatTimeout);
     this.progress = env.stepProgress(seq);
+  }
+
+  private get more(): StepExtras {
+    return (this.extras ??= new StepExtras());
+  }
+
+  private get aborted(): Error | undefined {
+    return this.extras?.aborted;
   }
 
   /** Starts the first attempt, or goes on from the attempts an earlier process journaled. */
@@ -171,13 +184,14 @@ class StepCall implements RunningStep {
 
   abort(reason: Error): void {
     if (this.done || this.aborted !== undefined) return;
-    this.aborted = reason;
+    const more = this.more;
+    more.aborted = reason;
     // A running attempt is told and ends on its own; its outcome is then reported, without a retry.
     if (this.running) return this.scope?.abort(reason);
-    this.permit?.withdraw();
-    this.permit = undefined;
-    this.waiting?.cancel();
-    this.waiting = undefined;
+    more.permit?.withdraw();
+    more.permit = undefined;
+    more.waiting?.cancel();
+    more.waiting = undefined;
     this.report(false, reason, this.ran);
   }
 
@@ -192,23 +206,24 @@ class StepCall implements RunningStep {
       return this.report(false, error, this.ran);
     }
     if (request === undefined) return this.run(attempt);
-    this.permit = request;
+    const more = this.more;
+    more.permit = request;
     // The attempt fails like one that timed out, and its retry waits for a new permit.
     request.onLost?.((reason) => this.timedOut(attempt, reason));
     request.granted.then(
       (release) => {
-        this.permit = undefined;
+        more.permit = undefined;
         if (this.done) return release();
         if (this.env.abandoned()) {
           release();
           return this.report(false, new FuseeError("the step was abandoned while it waited for a permit"), this.ran);
         }
-        this.release = release;
-        this.held = request;
+        more.release = release;
+        more.held = request;
         this.run(attempt);
       },
       (error: unknown) => {
-        this.permit = undefined;
+        more.permit = undefined;
         if (!this.done) this.report(false, error, this.ran);
       },
     );
@@ -221,27 +236,30 @@ class StepCall implements RunningStep {
     this.running = true;
     const scope = new AttemptScope(this, attempt);
     this.scope = scope;
-    if (this.timeoutMs !== undefined) {
-      const ms = this.timeoutMs;
-      (this.timers ??= []).push(
+    const options = this.options;
+    if (options.timeout !== undefined) {
+      const ms = toMillis(options.timeout);
+      (this.more.timers ??= []).push(
         this.env.clock.schedule(ms, () =>
           this.timedOut(attempt, new TimeoutError(`step attempt ${attempt} ran past its timeout of ${ms}ms`)),
         ),
       );
     }
-    if (this.heartbeatMs !== undefined) {
+    if (options.heartbeatTimeout !== undefined) {
       this.lastBeat = this.env.clock.now();
-      this.watchHeartbeat(attempt, this.heartbeatMs);
+      this.watchHeartbeat(attempt, toMillis(options.heartbeatTimeout));
     }
     let result: unknown;
-    const observer = (this.observer = this.env.observeAttempt?.(this.seq, this.name, attempt));
+    const observer = this.env.observeAttempt?.(this.seq, this.name, attempt);
+    if (observer !== undefined) this.more.observer = observer;
     try {
       result = observer === undefined ? stepScope.run(scope, this.fn) : observer.run(() => stepScope.run(scope, this.fn));
     } catch (error) {
       result = Promise.reject(error);
     }
     const body = Promise.resolve(result);
-    this.body = body;
+    // Only a held permit needs the body once the attempt ended (see `end`).
+    if (this.extras?.release !== undefined) this.extras.body = body;
     body.then(
       (value) => this.end(attempt, true, value),
       (error: unknown) => this.end(attempt, false, error),
@@ -249,8 +267,8 @@ class StepCall implements RunningStep {
   }
 
   private watchHeartbeat(attempt: number, delay: number): void {
-    const limit = this.heartbeatMs as number;
-    (this.timers ??= []).push(
+    const limit = toMillis(this.options.heartbeatTimeout as NonNullable<StepOptions["heartbeatTimeout"]>);
+    (this.more.timers ??= []).push(
       this.env.clock.schedule(delay, () => {
         if (attempt !== this.attempt || !this.running) return;
         const quiet = this.env.clock.now() - this.lastBeat;
@@ -276,25 +294,8 @@ class StepCall implements RunningStep {
     if (attempt !== this.attempt || !this.running) return;
     this.running = false;
     this.ran = attempt;
-    if (this.observer !== undefined) {
-      this.observer.end(ok, outcome);
-      this.observer = undefined;
-    }
-    if (this.timers !== undefined) {
-      for (const t of this.timers) t.cancel();
-      this.timers = undefined;
-    }
-    const release = this.release;
-    this.release = undefined;
-    this.held = undefined;
-    if (release !== undefined) {
-      // An attempt that timed out may still run: its permit is given back only once its code
-      // returns, so a limit bounds the bodies that run, not only the attempts that count.
-      const body = this.body;
-      this.body = undefined;
-      if (body === undefined) release();
-      else void body.then(release, release);
-    }
+    const more = this.extras;
+    if (more !== undefined) this.endExtras(more, ok, outcome);
     if (ok || this.aborted !== undefined || this.env.abandoned()) return this.report(ok, outcome, attempt);
     const delay = this.policy().delayAfter(attempt, outcome, this.env.clock.now() - this.since);
     if (delay === undefined) return this.report(false, outcome, attempt);
@@ -307,11 +308,35 @@ class StepCall implements RunningStep {
     }
   }
 
+  /** Tells the observer, stops the timers and gives back the permit of the attempt that ended. */
+  private endExtras(more: StepExtras, ok: boolean, outcome: unknown): void {
+    if (more.observer !== undefined) {
+      more.observer.end(ok, outcome);
+      more.observer = undefined;
+    }
+    if (more.timers !== undefined) {
+      for (const t of more.timers) t.cancel();
+      more.timers = undefined;
+    }
+    const release = more.release;
+    more.release = undefined;
+    more.held = undefined;
+    if (release !== undefined) {
+      // An attempt that timed out may still run: its permit is given back only once its code
+      // returns, so a limit bounds the bodies that run, not only the attempts that count.
+      const body = more.body;
+      more.body = undefined;
+      if (body === undefined) release();
+      else void body.then(release, release);
+    }
+  }
+
   /** Backs off until `at` (a time on the engine's clock), then starts the next attempt. */
   private retryAt(at: number): void {
     if (this.done || this.aborted !== undefined) return;
-    this.waiting = this.env.clock.schedule(Math.max(0, at - this.env.clock.now()), () => {
-      this.waiting = undefined;
+    const more = this.more;
+    more.waiting = this.env.clock.schedule(Math.max(0, at - this.env.clock.now()), () => {
+      more.waiting = undefined;
       if (this.done) return;
       if (this.env.abandoned()) this.report(false, new FuseeError("the step was abandoned while it waited to retry"), this.ran);
       else this.next();
@@ -325,7 +350,7 @@ class StepCall implements RunningStep {
    */
   checkHeld(attempt: number): void {
     const lost =
-      this.held?.lapsed?.() ??
+      this.extras?.held?.lapsed?.() ??
       (this.env.abandoned()
         ? new FuseeError("the step's run can no longer be recorded here: its shard moved to another process or the engine shut down")
         : undefined);

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { decodeRecord, encodeRecord, readRecordHeader, readRecordKind } from "../../src/journal/record-codec.js";
+import { decodeRecord, encodeRecord, readRecordHeader, readRecordKind, readRecordPayload } from "../../src/journal/record-codec.js";
 import type { JournalRecord } from "../../src/journal/records.js";
 import { createPayloadCodec } from "../../src/engine/payloads.js";
 
@@ -60,6 +60,29 @@ describe("journal record encoding", () => {
           }
         }
       }
+    }
+  });
+
+  it("writes a step's result as the payload codec encodes it, plain JSON or not, and reads it back", () => {
+    const values: unknown[] = [
+      "größe 👋",
+      "",
+      42,
+      1.5,
+      null,
+      true,
+      { a: [1, "x"], b: { c: null } },
+      [],
+      new Date(at),
+      undefined,
+      10n,
+      -0,
+      [undefined],
+    ];
+    for (const value of values) {
+      const body = encodeRecord({ kind: "step", at, seq: 4, name: "add", ok: true, attempts: 1, value }, codec, context);
+      expect(Buffer.from(readRecordPayload(body))).to.deep.equal(Buffer.from(codec.encodeValue(value, context)));
+      expect(decodeRecord(body, codec, context)).to.deep.equal({ kind: "step", at, seq: 4, name: "add", ok: true, attempts: 1, value });
     }
   });
 });

@@ -23,6 +23,8 @@ export type LifecycleRun = RunCursor &
     readonly cancellation: Cancellation;
     readonly signals: Signals;
     readonly updates: Updates;
+    /** Whether an update handler has not journaled its outcome; asked at every run's end without making the run's updates. */
+    readonly updatesUnfinished: boolean;
     readonly searchAttributes: SearchAttributes;
     readonly steps: StepAborts;
   };
@@ -118,7 +120,7 @@ export class Lifecycle {
   private end(outcome: BodyOutcome): void {
     const run = this.run;
     if (this.finished) return;
-    if (run.updates.unfinished().length === 0) return this.recordFinish(outcome);
+    if (!run.updatesUnfinished) return this.recordFinish(outcome);
     // Update handlers that return without waiting (one started with the run, say) journal their
     // results before the run ends: the end waits for the code to settle once more.
     this.closing = true;

@@ -217,18 +217,30 @@ export class Steps implements StepEnvironment {
     const { host, broken, finished } = this.run;
     if (host.closed() || broken || finished) return;
     const at = host.clock.now();
-    const args = this.argsBySeq?.get(seq);
-    this.argsBySeq?.delete(seq);
-    const fingerprint = args === undefined ? {} : { args };
+    let args: string | undefined;
+    if (this.argsBySeq !== undefined) {
+      args = this.argsBySeq.get(seq);
+      this.argsBySeq.delete(seq);
+    }
     try {
+      // Literals of one shape each, without a spread: every step makes one of these records.
       host.append(
-        ok
-          ? { kind: "step", seq, name, attempts, at, ok: true, value: outcome, ...fingerprint }
-          : { kind: "step", seq, name, attempts, at, ok: false, error: asError(outcome), ...fingerprint },
+        args === undefined
+          ? ok
+            ? { kind: "step", seq, name, attempts, at, ok: true, value: outcome }
+            : { kind: "step", seq, name, attempts, at, ok: false, error: asError(outcome) }
+          : ok
+            ? { kind: "step", seq, name, attempts, at, ok: true, value: outcome, args }
+            : { kind: "step", seq, name, attempts, at, ok: false, error: asError(outcome), args },
       );
     } catch (encodeError) {
       // A result that cannot be journaled fails the step rather than the engine.
-      this.run.recordOrBreak({ kind: "step", seq, name, attempts, at, ok: false, error: asError(encodeError), ...fingerprint });
+      const error = asError(encodeError);
+      this.run.recordOrBreak(
+        args === undefined
+          ? { kind: "step", seq, name, attempts, at, ok: false, error }
+          : { kind: "step", seq, name, attempts, at, ok: false, error, args },
+      );
     }
   }
 }

@@ -123,6 +123,11 @@ export class Updates {
     return [...this.accepted].filter((id) => !this.results.has(id) && !this.journaled.has(id));
   }
 
+  /** Whether any update's handler has not journaled an outcome yet. */
+  get anyUnfinished(): boolean {
+    return this.running.size > 0;
+  }
+
   /** Updates whose handler has not journaled an outcome: a run continuing as new hands them to the next, which applies them. */
   unfinished(): UpdateRecord[] {
     return [...this.running.values()];
