@@ -21,6 +21,7 @@
  * kernel may have dropped the dirty pages it could not write.
  */
 import { StorageError } from "../core/errors.js";
+import type { CommitScheduler } from "./commit-scheduler.js";
 import { BATCH_FRAME_BYTES, encodeBatchHeader } from "./batch-frame.js";
 import { type FileLayer, writeFully } from "./file-layer.js";
 import { FrameKind, MAX_KEY_BYTES, MAX_PAYLOAD_BYTES, SEAL_FRAME_BYTES, encodeFrame, maxFrameBytes } from "./frame.js";
@@ -52,6 +53,14 @@ export interface CommitTarget {
   /** Told after frames were made durable in `segment` (to start preparing the next segment). */
   written(segment: Segment): void;
 }
+
+/**
+ * An open batch this large is flushed at once when its shard is idle, from inside the append that
+ * filled it, instead of waiting for the scheduler's tick: the appends after it then gather into
+ * the next batch while this one syncs (see `completeAsync`), so a burst of many appenders keeps the
+ * disk and the event loop busy at the same time. Below it, the tick gathers the whole turn.
+ */
+const PIPELINE_BYTES = 128 * 1024;
 
 const STAGE_TEXT = ["writing to", "syncing", "rolling over from"] as const;
 const WRITE = 0;
@@ -101,7 +110,8 @@ export class ShardCommitter extends BatchFront<Batch> {
   /** Set while the scheduler has this committer in its ready list. */
   queued = false;
   private open = new Batch();
-  private spare = new Batch();
+  /** Settled batches kept for reuse, with their grown buffers (at most one per batch ever in use at once). */
+  private readonly free: Batch[] = [new Batch()];
   private flying: Batch | undefined;
   private fatal: StorageError | undefined;
   private stage = WRITE;
@@ -190,12 +200,21 @@ export class ShardCommitter extends BatchFront<Batch> {
     this.finish(b);
   }
 
-  /** Writes the open batch and syncs it on the libuv pool; `done` runs when it settled. */
-  flushAsync(done: () => void): void {
-    const b = this.take();
+  /**
+   * Writes the open batch and syncs it on the libuv pool; `done` runs when it settled, and when the
+   * batches that piled up meanwhile settled too (see {@link completeAsync}). `deferFailure` is set
+   * when the call comes from inside an append: a write that fails at once is then reported on a
+   * microtask, so no appender hears during its own call.
+   */
+  flushAsync(done: () => void, deferFailure = false): void {
+    this.startAsync(this.take(), done, deferFailure);
+  }
+
+  private startAsync(b: Batch, done: () => void, deferFailure: boolean): void {
     const n = b.count;
     const layer = this.target.layer;
     let from = 0;
+    let synchronous = true;
     const step = (): void => {
       try {
         while (from < n) {
@@ -209,6 +228,7 @@ export class ShardCommitter extends BatchFront<Batch> {
           const start = this.frameBatch(b, from, k);
           const end = k < n ? b.start(k) : b.len;
           const advance = (err: Error | null): void => {
+            synchronous = false;
             if (err !== null) {
               this.fail(err);
               done();
@@ -234,14 +254,37 @@ export class ShardCommitter extends BatchFront<Batch> {
           return;
         }
       } catch (err) {
-        this.fail(err);
-        done();
+        if (synchronous && deferFailure) {
+          queueMicrotask(() => {
+            this.fail(err);
+            done();
+          });
+        } else {
+          this.fail(err);
+          done();
+        }
         return;
       }
-      this.finish(b);
-      done();
+      this.completeAsync(b, done);
     };
     step();
+  }
+
+  /**
+   * Ends a batch synced on the pool. Frames appended while it synced are taken as the next batch
+   * before this batch's appenders hear, and written and handed to the pool right after, before
+   * those appenders run again: they append into the batch after that while the disk syncs, so
+   * the event loop's work overlaps the sync instead of alternating with it. The next batch is
+   * written only now, after this batch's sync returned, as recovery requires.
+   */
+  private completeAsync(b: Batch, done: () => void): void {
+    this.flying = undefined;
+    this.counted(b);
+    const next = this.open.count > 0 && this.fatal === undefined && this.syncKind !== SyncKind.None ? this.take() : undefined;
+    b.settle(undefined);
+    this.release(b);
+    if (next !== undefined) this.startAsync(next, done, false);
+    else done();
   }
 
   protected refusal(): StorageError | undefined {
@@ -287,7 +330,12 @@ export class ShardCommitter extends BatchFront<Batch> {
 
   /** Asks the scheduler to flush the open batch (once per batch; the batch in flight needs no asking). */
   protected want(b: Batch): void {
-    if (b.wanted || b === this.flying) return;
+    if (b === this.flying) return;
+    if (b.len >= PIPELINE_BYTES && this.flying === undefined && this.syncKind !== SyncKind.None && this.fatal === undefined) {
+      this.scheduler.flushNow(this);
+      return;
+    }
+    if (b.wanted) return;
     b.wanted = true;
     this.scheduler.want(this);
   }
@@ -295,7 +343,7 @@ export class ShardCommitter extends BatchFront<Batch> {
   private take(): Batch {
     if (this.observer !== undefined) this.takenAt = performance.now();
     const b = this.open;
-    this.open = this.spare;
+    this.open = this.free.pop() ?? new Batch();
     this.flying = b;
     return b;
   }
@@ -349,14 +397,22 @@ export class ShardCommitter extends BatchFront<Batch> {
   }
 
   private finish(b: Batch): void {
+    this.counted(b);
+    this.flying = undefined;
+    b.settle(undefined);
+    this.release(b);
+  }
+
+  private counted(b: Batch): void {
     this.syncs += 1;
     this.appended += b.entries;
     this.observer?.committed(this.target.shard, performance.now() - this.takenAt, b.entries, b.len);
-    this.flying = undefined;
-    // Waiters run before the batch is reused: nothing flushes until a later scheduler tick.
-    b.settle(undefined);
+  }
+
+  /** Waiters ran (in `settle`) before a batch is reused. */
+  private release(b: Batch): void {
     b.reset();
-    this.spare = b;
+    this.free.push(b);
   }
 
   private fail(err: unknown): void {
@@ -398,69 +454,3 @@ function writeAllAsync(
     else done(null);
   });
 }
-
-/**
- * Decides when and how the shards with a ready batch flush (see the top of this file): one shard
- * alone syncs inline, several sync in parallel on the pool.
- *
- * A flush normally waits for `setImmediate`, so every append of the turn joins the batch. When
- * the last flush carried a single frame (one appender awaiting each append), waiting for the next
- * loop turn only adds latency: measured on the target machine, an event-loop turn between two
- * syncs adds 20-25 us to a ~145 us write + fdatasync, a microtask 3 us. So after a one-frame
- * batch the next flush runs on a microtask, but never more than {@link MAX_CHAINED} times in a
- * row, so timers and I/O still get a turn at least every few syncs.
- */
-export class CommitScheduler {
-  private ready: ShardCommitter[] = [];
-  private scheduled = false;
-  private lastFrames = 0;
-  private chained = 0;
-  private asyncInFlight = 0;
-
-  want(c: ShardCommitter): void {
-    if (!c.queued) {
-      c.queued = true;
-      this.ready.push(c);
-    }
-    if (this.scheduled) return;
-    this.scheduled = true;
-    if (this.lastFrames === 1 && this.chained < MAX_CHAINED) {
-      this.chained += 1;
-      queueMicrotask(this.tick);
-    } else {
-      this.chained = 0;
-      setImmediate(this.tick);
-    }
-  }
-
-  private readonly tick = (): void => {
-    this.scheduled = false;
-    const list = this.ready;
-    this.ready = [];
-    let runnable = 0;
-    let frames = 0;
-    for (const c of list) {
-      c.queued = false;
-      if (!c.busy && c.hasPending && c.failure === undefined) {
-        list[runnable++] = c;
-        frames += c.pendingFrames;
-      }
-    }
-    this.lastFrames = frames;
-    if (runnable === 1 && this.asyncInFlight === 0) {
-      list[0]!.flushInline();
-      return;
-    }
-    for (let i = 0; i < runnable; i++) {
-      const c = list[i]!;
-      this.asyncInFlight += 1;
-      c.flushAsync(() => {
-        this.asyncInFlight -= 1;
-        if (c.hasPending && c.failure === undefined) this.want(c);
-      });
-    }
-  };
-}
-
-/** Consecutive microtask flushes before the scheduler yields a full event-loop turn. */
-const MAX_CHAINED = 8;
