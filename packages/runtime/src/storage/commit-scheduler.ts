@@ -35,6 +35,8 @@ export class CommitScheduler {
   private lastFrames = 0;
   private chained = 0;
   private asyncInFlight = 0;
+  /** Set from a flush inside an append until the microtasks of that moment ran. */
+  private inCallTurn = false;
 
   want(c: FlushTarget): void {
     if (!c.queued) {
@@ -51,6 +53,29 @@ export class CommitScheduler {
       setImmediate(this.tick);
     }
   }
+
+  /**
+   * Whether a shard may write and sync its one-entry batch inside the append that made it (see
+   * `ShardCommitter.want`): only while the last batches held one entry each and nothing else is
+   * scheduled or syncing, and within the same bound of {@link MAX_CHAINED} flushes without a loop
+   * turn. A second append in the same turn as such a flush shows that several appenders are at
+   * work: from then on appends gather in batches again, until a batch holds one entry.
+   */
+  claimInCall(): boolean {
+    if (this.inCallTurn) {
+      this.lastFrames = 0;
+      return false;
+    }
+    if (this.lastFrames !== 1 || this.scheduled || this.asyncInFlight > 0 || this.chained >= MAX_CHAINED) return false;
+    this.chained += 1;
+    this.inCallTurn = true;
+    queueMicrotask(this.endInCallTurn);
+    return true;
+  }
+
+  private readonly endInCallTurn = (): void => {
+    this.inCallTurn = false;
+  };
 
   /** Flushes `c`'s open batch now, on the pool, from inside an append (see `PIPELINE_BYTES`). */
   flushNow(c: FlushTarget): void {

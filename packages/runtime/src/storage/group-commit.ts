@@ -331,6 +331,13 @@ export class ShardCommitter extends BatchFront<Batch> {
   /** Asks the scheduler to flush the open batch (once per batch; the batch in flight needs no asking). */
   protected want(b: Batch): void {
     if (b === this.flying) return;
+    // A lone entry awaited by promise (a waiter must not hear during its call) on an idle shard,
+    // when the scheduler sees one appender awaiting each append: written and synced right here,
+    // without the hop to the scheduler's tick.
+    if (b.count === 1 && b.waiters.length === 0 && this.flying === undefined && this.fatal === undefined && this.scheduler.claimInCall()) {
+      this.flushInline();
+      return;
+    }
     if (b.len >= PIPELINE_BYTES && this.flying === undefined && this.syncKind !== SyncKind.None && this.fatal === undefined) {
       this.scheduler.flushNow(this);
       return;
