@@ -64,8 +64,6 @@ export interface CommitTarget {
  * gathers the whole turn, as it does below this size.
  */
 const PIPELINE_BYTES = 128 * 1024;
-/** Frames between two readings of the clock while a batch fills (a reading costs ~40 ns). */
-const CLOCK_EVERY = 32;
 
 const STAGE_TEXT = ["writing to", "syncing", "rolling over from"] as const;
 const WRITE = 0;
@@ -90,8 +88,6 @@ class Batch extends PendingBatch {
   wanted = false;
   /** `performance.now()` when its first frame was added. */
   openedAt = 0;
-  /** `performance.now()` when its last frame was added, read every {@link CLOCK_EVERY} frames only. */
-  lastAt = 0;
 
   start(i: number): number {
     const o = this.offs[i]!;
@@ -127,7 +123,7 @@ export class ShardCommitter extends BatchFront<Batch> {
   /** Told of each batch synced; `takenAt` is when the batch in flight was taken. */
   observer: CommitObserver | undefined = undefined;
   private takenAt = 0;
-  /** How long the last batch took from being taken to durable, in ms; 0 until one did, so the first large batch splits. */
+  /** How long the last batch took from being taken to durable, in ms. */
   private lastFlushMs = 0;
 
   constructor(
@@ -282,18 +278,8 @@ export class ShardCommitter extends BatchFront<Batch> {
   }
 
   /**
-   * Whether the open batch's appenders were still at it late in the last sync: then the event
-   * loop is the slower side and the open batch is flushed at once. Otherwise the loop sat idle
-   * waiting for the disk, and the open batch waits for the appenders of the batch just synced, so
-   * the two groups merge into one batch again and the entries per sync do not stay halved.
-   */
-  private loopIsSlower(): boolean {
-    return performance.now() - this.open.lastAt < this.lastFlushMs / 2;
-  }
-
-  /**
-   * Ends a batch synced on the pool. Frames appended while it synced are, when the loop is the
-   * slower side ({@link loopIsSlower}), taken as the next batch before this batch's appenders hear, and written and handed to the pool right after, before
+   * Ends a batch synced on the pool. Frames appended while it synced are taken as the next batch
+   * before this batch's appenders hear, and written and handed to the pool right after, before
    * those appenders run again: they append into the batch after that while the disk syncs, so
    * the event loop's work overlaps the sync instead of alternating with it. The next batch is
    * written only now, after this batch's sync returned, as recovery requires.
@@ -301,8 +287,7 @@ export class ShardCommitter extends BatchFront<Batch> {
   private completeAsync(b: Batch, done: () => void): void {
     this.flying = undefined;
     this.counted(b);
-    const next =
-      this.open.count > 0 && this.fatal === undefined && this.syncKind !== SyncKind.None && this.loopIsSlower() ? this.take() : undefined;
+    const next = this.open.count > 0 && this.fatal === undefined && this.syncKind !== SyncKind.None ? this.take() : undefined;
     b.settle(undefined);
     this.release(b);
     if (next !== undefined) this.startAsync(next, done, false);
@@ -344,8 +329,7 @@ export class ShardCommitter extends BatchFront<Batch> {
       b.buf.copy(bigger, 0, 0, b.len);
       b.buf = bigger;
     }
-    if (b.count === 0) b.openedAt = b.lastAt = performance.now();
-    else if (b.count % CLOCK_EVERY === 0) b.lastAt = performance.now();
+    if (b.count === 0) b.openedAt = performance.now();
     b.keys[b.count] = key;
     b.offs[b.count] = kind === FrameKind.Drop ? ~b.len : b.len;
     b.count += 1;
@@ -367,7 +351,7 @@ export class ShardCommitter extends BatchFront<Batch> {
       this.flying === undefined &&
       this.syncKind !== SyncKind.None &&
       this.fatal === undefined &&
-      b.lastAt - b.openedAt >= this.lastFlushMs
+      performance.now() - b.openedAt > this.lastFlushMs
     ) {
       this.scheduler.flushNow(this);
       return;
