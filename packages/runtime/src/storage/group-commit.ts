@@ -55,13 +55,10 @@ export interface CommitTarget {
 }
 
 /**
- * An open batch this large may be flushed at once, from inside the append that filled it, instead
- * of at the scheduler's tick: the appends after it then gather into the next batch while this one
- * syncs (see `completeAsync`), so many appenders keep the disk and the event loop busy at the same
- * time. It is done only when the loop has been filling the batch for longer than the shard's last
- * write and sync took: then the sync is likely over before the rest of the turn's appends are in.
- * When the disk is the slower side, splitting would only halve the entries per sync, so the tick
- * gathers the whole turn, as it does below this size.
+ * An open batch this large is flushed at once when its shard is idle, from inside the append that
+ * filled it, instead of waiting for the scheduler's tick: the appends after it then gather into
+ * the next batch while this one syncs (see `completeAsync`), so a burst of many appenders keeps the
+ * disk and the event loop busy at the same time. Below it, the tick gathers the whole turn.
  */
 const PIPELINE_BYTES = 128 * 1024;
 
@@ -86,8 +83,6 @@ class Batch extends PendingBatch {
   entries = 0;
   /** Set once the scheduler was asked to flush this batch. */
   wanted = false;
-  /** `performance.now()` when its first frame was added. */
-  openedAt = 0;
 
   start(i: number): number {
     const o = this.offs[i]!;
@@ -120,11 +115,9 @@ export class ShardCommitter extends BatchFront<Batch> {
   private flying: Batch | undefined;
   private fatal: StorageError | undefined;
   private stage = WRITE;
-  /** Told of each batch synced; `takenAt` is when the batch in flight was taken. */
+  /** Told of each batch synced; `takenAt` is when the batch in flight was taken, while there is one. */
   observer: CommitObserver | undefined = undefined;
   private takenAt = 0;
-  /** How long the last batch took from being taken to durable, in ms. */
-  private lastFlushMs = 0;
 
   constructor(
     private readonly target: CommitTarget,
@@ -329,7 +322,6 @@ export class ShardCommitter extends BatchFront<Batch> {
       b.buf.copy(bigger, 0, 0, b.len);
       b.buf = bigger;
     }
-    if (b.count === 0) b.openedAt = performance.now();
     b.keys[b.count] = key;
     b.offs[b.count] = kind === FrameKind.Drop ? ~b.len : b.len;
     b.count += 1;
@@ -346,13 +338,7 @@ export class ShardCommitter extends BatchFront<Batch> {
       this.flushInline();
       return;
     }
-    if (
-      b.len >= PIPELINE_BYTES &&
-      this.flying === undefined &&
-      this.syncKind !== SyncKind.None &&
-      this.fatal === undefined &&
-      performance.now() - b.openedAt > this.lastFlushMs
-    ) {
+    if (b.len >= PIPELINE_BYTES && this.flying === undefined && this.syncKind !== SyncKind.None && this.fatal === undefined) {
       this.scheduler.flushNow(this);
       return;
     }
@@ -362,7 +348,7 @@ export class ShardCommitter extends BatchFront<Batch> {
   }
 
   private take(): Batch {
-    this.takenAt = performance.now();
+    if (this.observer !== undefined) this.takenAt = performance.now();
     const b = this.open;
     this.open = this.free.pop() ?? new Batch();
     this.flying = b;
@@ -427,8 +413,7 @@ export class ShardCommitter extends BatchFront<Batch> {
   private counted(b: Batch): void {
     this.syncs += 1;
     this.appended += b.entries;
-    this.lastFlushMs = performance.now() - this.takenAt;
-    this.observer?.committed(this.target.shard, this.lastFlushMs, b.entries, b.len);
+    this.observer?.committed(this.target.shard, performance.now() - this.takenAt, b.entries, b.len);
   }
 
   /** Waiters ran (in `settle`) before a batch is reused. */
