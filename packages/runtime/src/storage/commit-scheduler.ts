@@ -15,7 +15,7 @@ export interface FlushTarget {
   /** Writes and syncs the open batch on the calling thread. */
   flushInline(): void;
   /** Writes the open batch and syncs it on the pool; `done` runs when it settled. */
-  flushAsync(done: () => void, deferFailure?: boolean): void;
+  flushAsync(done: () => void): void;
 }
 
 /**
@@ -76,12 +76,6 @@ export class CommitScheduler {
   private readonly endInCallTurn = (): void => {
     this.inCallTurn = false;
   };
-
-  /** Flushes `c`'s open batch now, on the pool, from inside an append (see `PIPELINE_BYTES`). */
-  flushNow(c: FlushTarget): void {
-    this.asyncInFlight += 1;
-    c.flushAsync(() => this.settled(c), true);
-  }
 
   private settled(c: FlushTarget): void {
     this.asyncInFlight -= 1;

@@ -54,14 +54,6 @@ export interface CommitTarget {
   written(segment: Segment): void;
 }
 
-/**
- * An open batch this large is flushed at once when its shard is idle, from inside the append that
- * filled it, instead of waiting for the scheduler's tick: the appends after it then gather into
- * the next batch while this one syncs (see `completeAsync`), so a burst of many appenders keeps the
- * disk and the event loop busy at the same time. Below it, the tick gathers the whole turn.
- */
-const PIPELINE_BYTES = 128 * 1024;
-
 const STAGE_TEXT = ["writing to", "syncing", "rolling over from"] as const;
 const WRITE = 0;
 const SYNC = 1;
@@ -200,21 +192,12 @@ export class ShardCommitter extends BatchFront<Batch> {
     this.finish(b);
   }
 
-  /**
-   * Writes the open batch and syncs it on the libuv pool; `done` runs when it settled, and when the
-   * batches that piled up meanwhile settled too (see {@link completeAsync}). `deferFailure` is set
-   * when the call comes from inside an append: a write that fails at once is then reported on a
-   * microtask, so no appender hears during its own call.
-   */
-  flushAsync(done: () => void, deferFailure = false): void {
-    this.startAsync(this.take(), done, deferFailure);
-  }
-
-  private startAsync(b: Batch, done: () => void, deferFailure: boolean): void {
+  /** Writes the open batch and syncs it on the libuv pool; `done` runs when it settled. */
+  flushAsync(done: () => void): void {
+    const b = this.take();
     const n = b.count;
     const layer = this.target.layer;
     let from = 0;
-    let synchronous = true;
     const step = (): void => {
       try {
         while (from < n) {
@@ -228,7 +211,6 @@ export class ShardCommitter extends BatchFront<Batch> {
           const start = this.frameBatch(b, from, k);
           const end = k < n ? b.start(k) : b.len;
           const advance = (err: Error | null): void => {
-            synchronous = false;
             if (err !== null) {
               this.fail(err);
               done();
@@ -254,37 +236,14 @@ export class ShardCommitter extends BatchFront<Batch> {
           return;
         }
       } catch (err) {
-        if (synchronous && deferFailure) {
-          queueMicrotask(() => {
-            this.fail(err);
-            done();
-          });
-        } else {
-          this.fail(err);
-          done();
-        }
+        this.fail(err);
+        done();
         return;
       }
-      this.completeAsync(b, done);
+      this.finish(b);
+      done();
     };
     step();
-  }
-
-  /**
-   * Ends a batch synced on the pool. Frames appended while it synced are taken as the next batch
-   * before this batch's appenders hear, and written and handed to the pool right after, before
-   * those appenders run again: they append into the batch after that while the disk syncs, so
-   * the event loop's work overlaps the sync instead of alternating with it. The next batch is
-   * written only now, after this batch's sync returned, as recovery requires.
-   */
-  private completeAsync(b: Batch, done: () => void): void {
-    this.flying = undefined;
-    this.counted(b);
-    const next = this.open.count > 0 && this.fatal === undefined && this.syncKind !== SyncKind.None ? this.take() : undefined;
-    b.settle(undefined);
-    this.release(b);
-    if (next !== undefined) this.startAsync(next, done, false);
-    else done();
   }
 
   protected refusal(): StorageError | undefined {
@@ -336,10 +295,6 @@ export class ShardCommitter extends BatchFront<Batch> {
     // without the hop to the scheduler's tick.
     if (b.count === 1 && b.waiters.length === 0 && this.flying === undefined && this.fatal === undefined && this.scheduler.claimInCall()) {
       this.flushInline();
-      return;
-    }
-    if (b.len >= PIPELINE_BYTES && this.flying === undefined && this.syncKind !== SyncKind.None && this.fatal === undefined) {
-      this.scheduler.flushNow(this);
       return;
     }
     if (b.wanted) return;
