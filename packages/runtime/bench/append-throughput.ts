@@ -18,6 +18,8 @@ export interface AppendThroughputOptions {
   readonly durationMs: number;
   /** Acks timed at most; later ones still count towards records/s. */
   readonly maxSamples: number;
+  /** Records each appender hands over per call through `appendAll`; without it, one `append` per record. */
+  readonly perCall?: number;
 }
 
 /** Runs `appenders` concurrent loops of awaited appends for `durationMs` and reads the log's counters. */
@@ -33,9 +35,12 @@ export async function measureAppendThroughput(log: Log, o: AppendThroughputOptio
     Array.from({ length: o.appenders }, async (_, i) => {
       const entry = { stream: `run-${o.appenders}-${i}`, body };
       const shard = i % o.shards;
+      const batch =
+        o.perCall === undefined ? undefined : Array.from({ length: o.perCall }, (_, k) => ({ stream: `${entry.stream}-${k}`, body }));
       while (!stop) {
         const t0 = performance.now();
-        await log.append(shard, entry);
+        if (batch === undefined) await log.append(shard, entry);
+        else await log.appendAll(shard, batch);
         if (count < samples.length) samples[count++] = (performance.now() - t0) * 1000;
       }
     }),

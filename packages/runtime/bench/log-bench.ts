@@ -13,9 +13,14 @@ const SEQUENTIAL_ROUNDS = 3000;
 const THROUGHPUT_MS = 1500;
 const APPENDERS = [1, 16, 256, 4096] as const;
 const SHARDS = [1, 4] as const;
+/** The `appendAll` row: this many callers, each handing over this many records per call. */
+const BATCH_CALLERS = 64;
+const BATCH_RECORDS = 64;
 
 interface ThroughputRow {
   readonly shards: number;
+  /** Records per call: 1 for `append`, more for `appendAll`. */
+  readonly per_call: number;
   readonly appenders: number;
   readonly records_per_s: number;
   readonly records_per_sync: number;
@@ -44,6 +49,7 @@ export async function runLogBench(args: readonly string[]): Promise<void> {
       const log = await openLocalLog({ dir: path.join(root, `tp-${shards}`), shards });
       try {
         for (const appenders of APPENDERS) throughput.push(await measureThroughput(log, shards, appenders));
+        throughput.push(await measureThroughput(log, shards, BATCH_CALLERS, BATCH_RECORDS));
       } finally {
         await log.close();
       }
@@ -71,12 +77,13 @@ export async function runLogBench(args: readonly string[]): Promise<void> {
       `  same without preallocation             p50 ${unallocated.p50_us} us   p99 ${unallocated.p99_us} us` +
         `   ratio to its floor p50 ${result.append_ratio_without_preallocation}`,
       "",
-      "shards  appenders   records/s  records/sync  ack p50 us  ack p99 us",
+      "shards  appenders  per call   records/s  records/sync  ack p50 us  ack p99 us",
       ...throughput.map(
         (r) =>
-          `${pad(r.shards, 6)}  ${pad(r.appenders, 9)}  ${pad(r.records_per_s, 10)}  ${pad(r.records_per_sync, 12)}` +
-          `  ${pad(r.ack_p50_us, 10)}  ${pad(r.ack_p99_us, 10)}`,
+          `${pad(r.shards, 6)}  ${pad(r.appenders, 9)}  ${pad(r.per_call, 8)}  ${pad(r.records_per_s, 10)}` +
+          `  ${pad(r.records_per_sync, 12)}  ${pad(r.ack_p50_us, 10)}  ${pad(r.ack_p99_us, 10)}`,
       ),
+      "(per call 1: each appender awaits `append` of one record; more: `appendAll` of that many)",
     ];
     process.stdout.write(`${lines.join("\n")}\n`);
   } finally {
@@ -131,15 +138,16 @@ async function alternate(dir: string, preallocate: boolean, root: string): Promi
   return { floor: latency(floor), append: latency(append) };
 }
 
-async function measureThroughput(log: LocalLog, shards: number, appenders: number): Promise<ThroughputRow> {
+async function measureThroughput(log: LocalLog, shards: number, appenders: number, perCall = 1): Promise<ThroughputRow> {
   const row = await measureAppendThroughput(log, {
     appenders,
     shards,
     recordBytes: RECORD_BYTES,
     durationMs: THROUGHPUT_MS,
     maxSamples: 4_000_000,
+    ...(perCall > 1 ? { perCall } : {}),
   });
-  return { shards, ...row };
+  return { shards, per_call: perCall, ...row };
 }
 
 function pad(value: number, width: number): string {

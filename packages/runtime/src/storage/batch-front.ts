@@ -83,12 +83,13 @@ export abstract class BatchFront<B extends PendingBatch> {
 
   /** The promise of a batch, made on first use, and the batch asked for. */
   protected promiseOf(b: B): Promise<void> {
-    b.promise ??= new Promise<void>((resolve, reject) => {
+    const promise = (b.promise ??= new Promise<void>((resolve, reject) => {
       b.resolve = resolve;
       b.reject = reject;
-    });
+    }));
+    // `want` may flush and settle the batch at once, and a settled batch forgets its promise.
     this.want(b);
-    return b.promise;
+    return promise;
   }
 
   private admit(stream: string, body: Uint8Array): B | StorageError {

@@ -46,16 +46,46 @@ export function encodeFrame(buf: Buffer, offset: number, kind: FrameKind, key: s
   const bodyStart = offset + HEADER_BYTES;
   buf[bodyStart] = kind;
   const keyStart = bodyStart + BODY_PREFIX_BYTES;
-  const keyBytes = key.length === 0 ? 0 : buf.write(key, keyStart);
-  buf.writeUInt16LE(keyBytes, bodyStart + 1);
+  const keyBytes = key.length === 0 ? 0 : writeKey(buf, key, keyStart);
+  buf[bodyStart + 1] = keyBytes & 0xff;
+  buf[bodyStart + 2] = keyBytes >>> 8;
   let end = keyStart + keyBytes;
   if (payload !== undefined && payload.length > 0) {
     buf.set(payload, end);
     end += payload.length;
   }
-  buf.writeUInt32LE(end - bodyStart, offset);
-  buf.writeUInt32LE(crc32c(buf, bodyStart, end), offset + 4);
+  writeU32(buf, offset, end - bodyStart);
+  writeU32(buf, offset + 4, crc32c(buf, bodyStart, end));
   return end;
+}
+
+/**
+ * Keys shorter than this are copied a character at a time while they are ASCII: for the short keys
+ * of runs (a dozen to a few dozen characters) that costs less than a call into `Buffer.write`.
+ */
+const ASCII_LOOP_CHARS = 64;
+
+/** Writes `key` as UTF-8 at `at`; returns its bytes. */
+function writeKey(buf: Buffer, key: string, at: number): number {
+  const n = key.length;
+  if (n < ASCII_LOOP_CHARS) {
+    let i = 0;
+    for (; i < n; i++) {
+      const c = key.charCodeAt(i);
+      if (c >= 0x80) break;
+      buf[at + i] = c;
+    }
+    if (i === n) return n;
+  }
+  return buf.write(key, at);
+}
+
+/** The bounds of `offset` were reserved by the caller, so the checks of `writeUInt32LE` are not needed. */
+function writeU32(buf: Buffer, offset: number, value: number): void {
+  buf[offset] = value & 0xff;
+  buf[offset + 1] = (value >>> 8) & 0xff;
+  buf[offset + 2] = (value >>> 16) & 0xff;
+  buf[offset + 3] = value >>> 24;
 }
 
 /** Why a frame could not be read at an offset. */

@@ -21,6 +21,7 @@
  * kernel may have dropped the dirty pages it could not write.
  */
 import { StorageError } from "../core/errors.js";
+import type { CommitScheduler } from "./commit-scheduler.js";
 import { BATCH_FRAME_BYTES, encodeBatchHeader } from "./batch-frame.js";
 import { type FileLayer, writeFully } from "./file-layer.js";
 import { FrameKind, MAX_KEY_BYTES, MAX_PAYLOAD_BYTES, SEAL_FRAME_BYTES, encodeFrame, maxFrameBytes } from "./frame.js";
@@ -101,7 +102,8 @@ export class ShardCommitter extends BatchFront<Batch> {
   /** Set while the scheduler has this committer in its ready list. */
   queued = false;
   private open = new Batch();
-  private spare = new Batch();
+  /** Settled batches kept for reuse, with their grown buffers (at most one per batch ever in use at once). */
+  private readonly free: Batch[] = [new Batch()];
   private flying: Batch | undefined;
   private fatal: StorageError | undefined;
   private stage = WRITE;
@@ -287,7 +289,15 @@ export class ShardCommitter extends BatchFront<Batch> {
 
   /** Asks the scheduler to flush the open batch (once per batch; the batch in flight needs no asking). */
   protected want(b: Batch): void {
-    if (b.wanted || b === this.flying) return;
+    if (b === this.flying) return;
+    // A lone entry awaited by promise (a waiter must not hear during its call) on an idle shard,
+    // when the scheduler sees one appender awaiting each append: written and synced right here,
+    // without the hop to the scheduler's tick.
+    if (b.count === 1 && b.waiters.length === 0 && this.flying === undefined && this.fatal === undefined && this.scheduler.claimInCall()) {
+      this.flushInline();
+      return;
+    }
+    if (b.wanted) return;
     b.wanted = true;
     this.scheduler.want(this);
   }
@@ -295,7 +305,7 @@ export class ShardCommitter extends BatchFront<Batch> {
   private take(): Batch {
     if (this.observer !== undefined) this.takenAt = performance.now();
     const b = this.open;
-    this.open = this.spare;
+    this.open = this.free.pop() ?? new Batch();
     this.flying = b;
     return b;
   }
@@ -349,14 +359,22 @@ export class ShardCommitter extends BatchFront<Batch> {
   }
 
   private finish(b: Batch): void {
+    this.counted(b);
+    this.flying = undefined;
+    b.settle(undefined);
+    this.release(b);
+  }
+
+  private counted(b: Batch): void {
     this.syncs += 1;
     this.appended += b.entries;
     this.observer?.committed(this.target.shard, performance.now() - this.takenAt, b.entries, b.len);
-    this.flying = undefined;
-    // Waiters run before the batch is reused: nothing flushes until a later scheduler tick.
-    b.settle(undefined);
+  }
+
+  /** Waiters ran (in `settle`) before a batch is reused. */
+  private release(b: Batch): void {
     b.reset();
-    this.spare = b;
+    this.free.push(b);
   }
 
   private fail(err: unknown): void {
@@ -398,69 +416,3 @@ function writeAllAsync(
     else done(null);
   });
 }
-
-/**
- * Decides when and how the shards with a ready batch flush (see the top of this file): one shard
- * alone syncs inline, several sync in parallel on the pool.
- *
- * A flush normally waits for `setImmediate`, so every append of the turn joins the batch. When
- * the last flush carried a single frame (one appender awaiting each append), waiting for the next
- * loop turn only adds latency: measured on the target machine, an event-loop turn between two
- * syncs adds 20-25 us to a ~145 us write + fdatasync, a microtask 3 us. So after a one-frame
- * batch the next flush runs on a microtask, but never more than {@link MAX_CHAINED} times in a
- * row, so timers and I/O still get a turn at least every few syncs.
- */
-export class CommitScheduler {
-  private ready: ShardCommitter[] = [];
-  private scheduled = false;
-  private lastFrames = 0;
-  private chained = 0;
-  private asyncInFlight = 0;
-
-  want(c: ShardCommitter): void {
-    if (!c.queued) {
-      c.queued = true;
-      this.ready.push(c);
-    }
-    if (this.scheduled) return;
-    this.scheduled = true;
-    if (this.lastFrames === 1 && this.chained < MAX_CHAINED) {
-      this.chained += 1;
-      queueMicrotask(this.tick);
-    } else {
-      this.chained = 0;
-      setImmediate(this.tick);
-    }
-  }
-
-  private readonly tick = (): void => {
-    this.scheduled = false;
-    const list = this.ready;
-    this.ready = [];
-    let runnable = 0;
-    let frames = 0;
-    for (const c of list) {
-      c.queued = false;
-      if (!c.busy && c.hasPending && c.failure === undefined) {
-        list[runnable++] = c;
-        frames += c.pendingFrames;
-      }
-    }
-    this.lastFrames = frames;
-    if (runnable === 1 && this.asyncInFlight === 0) {
-      list[0]!.flushInline();
-      return;
-    }
-    for (let i = 0; i < runnable; i++) {
-      const c = list[i]!;
-      this.asyncInFlight += 1;
-      c.flushAsync(() => {
-        this.asyncInFlight -= 1;
-        if (c.hasPending && c.failure === undefined) this.want(c);
-      });
-    }
-  };
-}
-
-/** Consecutive microtask flushes before the scheduler yields a full event-loop turn. */
-const MAX_CHAINED = 8;
