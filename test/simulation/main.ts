@@ -95,6 +95,7 @@ async function explore(args: Args): Promise<number> {
   const first = args.seed ?? Date.now() % 1_000_000_000;
   console.log(`checking ${args.seeds} schedules, seeds ${first}..${first + args.seeds - 1}`);
   const firstSeeds = new Map<Property, { seed: number; message: string }>();
+  const failingSeeds = new Map<Property, number[]>();
   const counts = new Map<Property, number>();
   const crashes: Array<{ seed: number; error: unknown }> = [];
   const began = Date.now();
@@ -107,6 +108,7 @@ async function explore(args: Args): Promise<number> {
     for (const v of outcome.violations) {
       if (args.only !== undefined && v.property !== args.only) continue;
       counts.set(v.property, (counts.get(v.property) ?? 0) + 1);
+      failingSeeds.set(v.property, [...(failingSeeds.get(v.property) ?? []), seed]);
       if (!firstSeeds.has(v.property)) firstSeeds.set(v.property, { seed, message: v.message });
     }
     actions += outcome.actions;
@@ -128,6 +130,7 @@ async function explore(args: Args): Promise<number> {
     console.log(`\nseed ${c.seed}: the harness failed: ${c.error instanceof Error ? c.error.stack : String(c.error)}`);
   for (const [property, { seed, message }] of firstSeeds) {
     console.log(`\n${counts.get(property)} schedule(s) violate "${PROPERTIES[property]}"; first: seed ${seed}: ${message}`);
+    console.log(`  seeds: ${(failingSeeds.get(property) ?? []).join(", ")}`);
     if (args.shrinkSeconds <= 0) continue;
     const shrunk = await shrink(seed, property, args.shrinkSeconds * 1000, args.space);
     console.log(shrunk === undefined ? `  (seed ${seed} did not fail again when checked for this property alone)` : shrunkText(shrunk));

@@ -23,8 +23,10 @@ export function sendMessage(model: ModelCore, from: ModelRun, i: SendInstr, pc: 
     case "update":
       return model.update(i.to, { n: i.n, step: false }, undefined);
     case "start":
+      if (endedThisInstant(model, i.to)) return ANY;
       return model.start(i.to, stamped(i.prog, messageEpoch(from.id, epoch, pc)), { running: i.running }, undefined);
     case "sws":
+      if (endedThisInstant(model, i.to)) return ANY;
       return model.signalWithStart(i.to, stamped(i.prog, messageEpoch(from.id, epoch, pc)), value);
   }
 }
@@ -33,4 +35,14 @@ export function sendMessage(model: ModelCore, from: ModelRun, i: SendInstr, pc: 
 export function messageObservation(pc: number, e: Expectation): string {
   if (e.outcome === "error") return `m${pc}=${e.errorClass}`;
   return `m${pc}=${"value" in e ? String(e.value) : "ok"}`;
+}
+
+/**
+ * Whether the target's run ended in this very instant (a cancel this sender's code sent a moment
+ * ago, a termination, its own last step): the engine ends it when its code has taken that in, so a
+ * start sent now may still find it running (AlreadyExistsError, or a signal to the old run).
+ */
+function endedThisInstant(model: ModelCore, id: string): boolean {
+  const target = model.runs.get(id);
+  return target !== undefined && target.status !== "running" && target.endedAt === model.now;
 }

@@ -78,9 +78,10 @@ export class Model extends ModelCore {
     const cur = this.target(id);
     if (cur === "unknown") return ANY;
     if (cur === undefined) return error("NotFoundError");
-    if (!cur.determined) return ANY;
-    // The new run starts again the children its code starts after the step, under the same IDs, whatever their policy.
+    // The new run starts again the children its code starts after the step, under the same IDs, whatever
+    // their policy: also when the model no longer follows the parent (an abandoned child it started still counts).
     for (const child of cur.children.keys()) this.loseRun(child, `its parent ${id} was reset`);
+    if (!cur.determined) return ANY;
     const m = /^s(\d+)$/.exec(name);
     if (m === null) {
       // A step of an update, a message or a clean-up: whether it ran is not the model's to tell.
