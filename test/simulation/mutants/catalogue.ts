@@ -107,9 +107,9 @@ export const MUTANTS: readonly Mutant[] = [
   {
     name: "request-cancel-terminates",
     kind: "a close policy misapplied: request-cancel terminates the child",
-    file: "engine/child-runs.ts",
-    search: '      if (close === "terminate") await this.deps.router().terminate(childId, reason);',
-    replace: '      if (close === "terminate" || close === "request-cancel") await this.deps.router().terminate(childId, reason);',
+    file: "engine/local-runs.ts",
+    search: '        close === "terminate" ? this.terminate(id, reason, context) : this.cancel(id, reason, context),',
+    replace: '        close !== "abandon" ? this.terminate(id, reason, context) : this.cancel(id, reason, context),',
   },
   {
     name: "id-policy-inverted",
@@ -136,7 +136,7 @@ export const MUTANTS: readonly Mutant[] = [
     name: "timers-lost-on-recovery",
     kind: "a record dropped on recovery: the timers of recovered runs are not armed",
     file: "engine/run-recovery.ts",
-    search: "    armTimer: (until, entry, seq) => this.timers.push({ until, entry, seq, runId: entry.runId }),",
+    search: "    armTimer: (until, entry, seq) => this.timers.push(until, entry, seq, entry.runId),",
     replace: "    armTimer: () => undefined,",
   },
   {
