@@ -109,7 +109,8 @@ export const MUTANTS: readonly Mutant[] = [
     kind: "a close policy misapplied: request-cancel terminates the child",
     file: "engine/local-runs.ts",
     search: '        close === "terminate" ? this.terminate(id, reason, context) : this.cancel(id, reason, context),',
-    replace: '        close !== "abandon" ? this.terminate(id, reason, context) : this.cancel(id, reason, context),',
+    replace:
+      '        close === "terminate" || close === "request-cancel" ? this.terminate(id, reason, context) : this.cancel(id, reason, context),',
   },
   {
     name: "id-policy-inverted",
