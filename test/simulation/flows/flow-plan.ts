@@ -46,6 +46,8 @@ export type FlowAction =
   | { readonly a: "restart" }
   | { readonly a: "down"; readonly ms: number }
   | { readonly a: "pause" | "resume" | "trigger" | "delete"; readonly s: number }
+  /** A power loss armed `afterOps` file operations ahead, then `trigger()`: the crash lands inside the trigger. */
+  | { readonly a: "crashTrigger"; readonly s: number; readonly afterOps: number }
   | { readonly a: "backfill"; readonly s: number; readonly back: number; readonly len: number }
   | { readonly a: "limited"; readonly n: number; readonly steps: readonly LimitedStep[] }
   | { readonly a: "cancel"; readonly n: number }
@@ -104,6 +106,16 @@ const action: fc.Arbitrary<FlowAction> = fc.oneof(
     arbitrary: fc.record({
       a: fc.constantFrom("pause" as const, "resume" as const, "trigger" as const),
       s: fc.integer({ min: 0, max: 1 }),
+    }),
+  },
+  // A trigger's run starts about five file operations in: these crashes land between the run's start and
+  // the schedule's record of it, where the run must still count as running for the overlap policy.
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      a: fc.constant("crashTrigger" as const),
+      s: fc.constant(0),
+      afterOps: fc.integer({ min: 4, max: 6 }),
     }),
   },
   // Only the second schedule is ever deleted, so the first one runs through every plan.
@@ -194,6 +206,8 @@ export function flowActionText(x: FlowAction): string {
     case "trigger":
     case "delete":
       return `${x.a} s${x.s}`;
+    case "crashTrigger":
+      return `trigger s${x.s} with a crash after ${x.afterOps} file operations`;
     case "backfill":
       return `backfill s${x.s} from ${x.back} periods back, ${x.len} periods long`;
     case "limited":

@@ -181,6 +181,9 @@ class FlowSimulation {
       case "backfill":
       case "delete":
         return this.scheduleOp(x);
+      case "crashTrigger":
+        engines.armCrash(x.afterOps);
+        return this.scheduleOp({ a: "trigger", s: x.s });
       case "limited":
         return this.startLimited(x.n, x.steps);
       case "cancel":

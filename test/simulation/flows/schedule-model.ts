@@ -78,8 +78,10 @@ export class ScheduleModel {
   trigger(now: number, active: readonly Running[], acknowledged: boolean): void {
     if (this.expect.has(now)) return;
     if (!acknowledged) {
-      // A run a trigger in doubt started may have lost its record: the schedule does not count it as running.
-      this.exempt.add(now);
+      // Under skip and buffer-one the engine records a trigger before its run starts, so a run a trigger
+      // in doubt started counts as running, and nothing may start beside it. Under the other policies a
+      // run the trigger started may have lost its record: the schedule need not count it as running.
+      if (this.pick.overlap !== "skip" && this.pick.overlap !== "buffer-one") this.exempt.add(now);
       return this.blur(now);
     }
     this.decide(now, active, now);
@@ -158,7 +160,10 @@ export class ScheduleModel {
   /** A fault may have lost what the engine recorded of instant `t`. */
   blur(t: number): void {
     this.expect.set(t, "either");
-    if (this.pick.overlap === "buffer-one") this.buffered = null;
+    if (this.pick.overlap !== "buffer-one") return;
+    // Once the model loses track of the buffer, a delete may drop the instant it buffered before.
+    if (typeof this.buffered === "number") this.expect.set(this.buffered, "either");
+    this.buffered = null;
   }
 
   /** The pause state the engine recovered, after a pause or resume in doubt. */
