@@ -46,6 +46,8 @@ export type FlowAction =
   | { readonly a: "restart" }
   | { readonly a: "down"; readonly ms: number }
   | { readonly a: "pause" | "resume" | "trigger" | "delete"; readonly s: number }
+  /** `Schedule.update` with a new interval, overlap and catch-up policy (same workflow and input). */
+  | { readonly a: "update"; readonly s: number; readonly everyMs: number; readonly overlap: Overlap; readonly catchUp: CatchUp }
   /** A power loss armed `afterOps` file operations ahead, then `trigger()`: the crash lands inside the trigger. */
   | { readonly a: "crashTrigger"; readonly s: number; readonly afterOps: number }
   | { readonly a: "backfill"; readonly s: number; readonly back: number; readonly len: number }
@@ -106,6 +108,16 @@ const action: fc.Arbitrary<FlowAction> = fc.oneof(
     arbitrary: fc.record({
       a: fc.constantFrom("pause" as const, "resume" as const, "trigger" as const),
       s: fc.integer({ min: 0, max: 1 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      a: fc.constant("update" as const),
+      s: fc.integer({ min: 0, max: 1 }),
+      everyMs: fc.constantFrom(1000, 2000, 3000),
+      overlap: fc.constantFrom(...OVERLAPS),
+      catchUp: fc.constantFrom(...CATCH_UPS),
     }),
   },
   // A trigger's run starts about five file operations in: these crashes land between the run's start and
@@ -206,6 +218,8 @@ export function flowActionText(x: FlowAction): string {
     case "trigger":
     case "delete":
       return `${x.a} s${x.s}`;
+    case "update":
+      return `update s${x.s} to every ${x.everyMs}ms, overlap ${x.overlap}, catch-up ${x.catchUp}`;
     case "crashTrigger":
       return `trigger s${x.s} with a crash after ${x.afterOps} file operations`;
     case "backfill":

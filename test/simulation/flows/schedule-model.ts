@@ -1,5 +1,5 @@
 import type { RunStatus } from "@fusee/runtime";
-import type { SchedulePick } from "./flow-plan.js";
+import type { CatchUp, Overlap, SchedulePick } from "./flow-plan.js";
 
 /** What the model says of an instant: its run must start, must not, or either may be right (a fault blurred it). */
 export type Expect = "start" | "none" | "either";
@@ -25,6 +25,11 @@ export class ScheduleModel {
   readonly expect = new Map<number, Expect>();
   /** Instants started regardless of the overlap policy (backfills, catch-up of all missed instants). */
   readonly exempt = new Set<number>();
+  /**
+   * Instants started before an update changed the overlap policy: they still count as running for the
+   * new policy, but may run beside each other (as the old one let them).
+   */
+  readonly spared = new Set<number>();
   cursor: number;
   /** `undefined`: a pause or resume is in doubt, until the engine is asked. */
   paused: boolean | undefined;
@@ -32,12 +37,14 @@ export class ScheduleModel {
   buffered: number | undefined | null = undefined;
   /** `undefined`: a delete is in doubt, until the engine is asked. */
   deleted: boolean | undefined = false;
+  /** The spec before an update in doubt, until the engine says which one it keeps. */
+  private updatedInDoubt: SchedulePick | undefined;
   /** When a resume in doubt was asked for, until the engine says whether it took effect. */
   private resumedInDoubt: number | undefined;
 
   constructor(
     readonly name: string,
-    readonly pick: SchedulePick,
+    public pick: SchedulePick,
     createdAt: number,
   ) {
     this.cursor = createdAt;
@@ -77,13 +84,9 @@ export class ScheduleModel {
   /** `trigger()` at `now`, acknowledged (or in doubt: then whatever it did is blurred). */
   trigger(now: number, active: readonly Running[], acknowledged: boolean): void {
     if (this.expect.has(now)) return;
-    if (!acknowledged) {
-      // Under skip and buffer-one the engine records a trigger before its run starts, so a run a trigger
-      // in doubt started counts as running, and nothing may start beside it. Under the other policies a
-      // run the trigger started may have lost its record: the schedule need not count it as running.
-      if (this.pick.overlap !== "skip" && this.pick.overlap !== "buffer-one") this.exempt.add(now);
-      return this.blur(now);
-    }
+    // The engine records a trigger before its run starts, so a run a trigger in doubt started counts
+    // as running once the engine recovers: under skip and buffer-one nothing may start beside it.
+    if (!acknowledged) return this.blur(now);
     this.decide(now, active, now);
   }
 
@@ -150,6 +153,64 @@ export class ScheduleModel {
     this.decide(latest, racing, now);
   }
 
+  /**
+   * `update()` at `now`: the new interval's instants after the cursor up to `now` are due at once, as
+   * instants missed on time are (the latest starts, or all of them under catch-up "all"), and the
+   * new overlap policy decides from here on. In doubt, the engine is asked after the fault.
+   */
+  update(
+    spec: { everyMs: number; overlap: Overlap; catchUp: CatchUp },
+    now: number,
+    active: readonly Running[],
+    acknowledged: boolean,
+  ): void {
+    const before = this.pick;
+    if (spec.overlap !== before.overlap) this.spare();
+    this.pick = { ...before, everyMs: spec.everyMs, overlap: spec.overlap, catchUp: spec.catchUp };
+    if (!acknowledged) {
+      this.updatedInDoubt = before;
+      return;
+    }
+    if (this.deleted !== false || this.paused === true) return;
+    const every = this.pick.everyMs;
+    const latest = Math.floor(now / every) * every;
+    if (latest <= this.cursor) return;
+    const missed: number[] = [];
+    for (let t = this.first(this.cursor); t <= latest; t += every) missed.push(t);
+    this.cursor = latest;
+    if (this.paused === undefined) {
+      for (const t of missed) this.blur(t);
+      return;
+    }
+    if (this.pick.catchUp === "all" && missed.length > 1) {
+      for (const t of missed) {
+        if (this.expect.get(t) === "either") continue;
+        this.expect.set(t, "start");
+        this.exempt.add(t);
+      }
+      return;
+    }
+    for (const t of missed.slice(0, -1)) this.expect.set(t, this.expect.get(t) === "either" ? "either" : "none");
+    this.decide(latest, active, now);
+  }
+
+  /**
+   * The spec the engine recovered, after an update in doubt: whatever either spec gave up to `now` is
+   * blurred, and the catch-up of the reopen goes on from the latest instant of the recovered interval.
+   */
+  resyncSpec(everyMs: number, overlap: Overlap, catchUp: CatchUp, now: number): void {
+    const before = this.updatedInDoubt;
+    if (before === undefined) return;
+    this.updatedInDoubt = undefined;
+    if (overlap !== this.pick.overlap) this.spare();
+    this.pick = { ...this.pick, everyMs, overlap, catchUp };
+    if (this.deleted !== false || this.paused === true) return;
+    for (const every of [before.everyMs, everyMs]) {
+      for (let t = (Math.floor(this.cursor / every) + 1) * every; t <= now; t += every) this.blur(t);
+    }
+    this.cursor = Math.max(this.cursor, Math.floor(now / everyMs) * everyMs);
+  }
+
   /** `delete()`: no instant starts from now on, the buffered one neither; runs it started go on. */
   delete(acknowledged: boolean): void {
     if (typeof this.buffered === "number") this.expect.set(this.buffered, acknowledged ? "none" : "either");
@@ -160,7 +221,7 @@ export class ScheduleModel {
   /** A fault may have lost what the engine recorded of instant `t`. */
   blur(t: number): void {
     this.expect.set(t, "either");
-    if (this.pick.overlap !== "buffer-one") return;
+    if (this.pick.overlap !== "buffer-one" && this.buffered === undefined) return;
     // Once the model loses track of the buffer, a delete may drop the instant it buffered before.
     if (typeof this.buffered === "number") this.expect.set(this.buffered, "either");
     this.buffered = null;
@@ -209,6 +270,11 @@ export class ScheduleModel {
         } else this.expect.set(t, "none");
         return;
     }
+  }
+
+  /** Every instant the model lets start so far may run beside the others: an update changed the overlap policy. */
+  private spare(): void {
+    for (const [t, e] of this.expect) if (e !== "none") this.spared.add(t);
   }
 
   /** The first instant after `t`. */
