@@ -21,7 +21,6 @@ export interface FlowReport {
   readonly actions: number;
 }
 
-const START_TIME = Date.UTC(2030, 0, 1);
 /** After the last action: fault-free time for every window to fire, every hold and every limited step to end. */
 const SETTLE_MS = 30_000;
 const SETTLE_TURNS = 100;
@@ -78,7 +77,7 @@ class FlowSimulation {
     private readonly plan: FlowPlan,
     private readonly options: FlowRunOptions,
   ) {
-    this.engines = new FlowEngines(plan, START_TIME, this.trace);
+    this.engines = new FlowEngines(plan, plan.start, this.trace);
     const debounce = plan.debounce;
     for (const key of ["k0", "k1"] as const) {
       this.windows.set(
@@ -104,7 +103,7 @@ class FlowSimulation {
       const r = await this.engines.call(`schedule ${name}`, (e) =>
         e.schedule(name, {
           workflow: FJob,
-          every: pick.everyMs,
+          ...(pick.cron === undefined ? { every: pick.everyMs } : { cron: pick.cron.expr, timezone: pick.cron.zone }),
           overlap: pick.overlap,
           catchUp: pick.catchUp,
           paused: pick.paused,
@@ -211,7 +210,7 @@ class FlowSimulation {
   private async advance(ms: number): Promise<void> {
     for (let left = ms; left > 0; left -= FTICK) {
       const t = this.engines.now + FTICK;
-      const due = this.schedules.filter((s) => t % s.pick.everyMs === 0);
+      const due = this.schedules.filter((s) => s.instants.has(t));
       const active = due.length > 0 ? await this.activeAll() : new Map<string, Running[]>();
       await this.engines.tick(FTICK);
       if (this.engines.struck) {
@@ -257,7 +256,7 @@ class FlowSimulation {
       this.trace.push(
         `  ${s.name} reopened: ${d.paused ? "paused, " : ""}running [${d.running.join(", ")}], started ${d.started}, skipped ${d.skipped}${d.buffered === undefined ? "" : `, buffered ${d.buffered}`}`,
       );
-      s.resyncSpec(d.every ?? s.pick.everyMs, d.overlap, d.catchUp, this.engines.now);
+      s.resyncSpec(d.every, d.overlap, d.catchUp, this.engines.now);
       s.resyncPaused(d.paused);
       s.reopen(this.engines.now, active.get(s.name) ?? [], clean);
       if (s.buffered === null) s.resync(d.paused, d.buffered);
@@ -282,9 +281,10 @@ class FlowSimulation {
       return;
     }
     const now = this.engines.now;
-    const every = s.pick.everyMs;
-    const to = Math.floor(now / every) * every - (x.a === "backfill" ? x.back : 0) * every;
-    const from = to - (x.a === "backfill" ? x.len : 0) * every;
+    const to = x.a === "backfill" ? s.instants.back(s.instants.latest(now), x.back) : now;
+    // A cron spec may give no instant in the hours around the plan: nothing to backfill.
+    if (!Number.isFinite(to)) return;
+    const from = x.a === "backfill" ? s.instants.back(to, x.len) : now;
     const active = x.a === "trigger" || x.a === "update" ? ((await this.activeAll()).get(s.name) ?? []) : [];
     const r = await this.engines.call(`${x.a} ${s.name}`, (e) => {
       const h = e.getSchedule(s.name);
@@ -295,7 +295,7 @@ class FlowSimulation {
     if (x.a === "trigger") s.trigger(now, active, acknowledged);
     else if (x.a === "backfill") s.backfill(from, to, acknowledged);
     else if (x.a === "delete") s.delete(acknowledged);
-    else if (x.a === "update") s.update(x, now, active, acknowledged);
+    else if (x.a === "update") s.update(x, now, active, acknowledged, this.engines.struck);
     else s.pause(x.a === "pause", now, acknowledged);
   }
 

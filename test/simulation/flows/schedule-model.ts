@@ -1,5 +1,6 @@
 import type { RunStatus } from "@fusee/runtime";
 import type { CatchUp, Overlap, SchedulePick } from "./flow-plan.js";
+import { Instants } from "./instants.js";
 
 /** What the model says of an instant: its run must start, must not, or either may be right (a fault blurred it). */
 export type Expect = "start" | "none" | "either";
@@ -37,6 +38,8 @@ export class ScheduleModel {
   buffered: number | undefined | null = undefined;
   /** `undefined`: a delete is in doubt, until the engine is asked. */
   deleted: boolean | undefined = false;
+  /** The instants the spec gives. */
+  instants: Instants;
   /** The spec before an update in doubt, until the engine says which one it keeps. */
   private updatedInDoubt: SchedulePick | undefined;
   /** When a resume in doubt was asked for, until the engine says whether it took effect. */
@@ -49,6 +52,7 @@ export class ScheduleModel {
   ) {
     this.cursor = createdAt;
     this.paused = pick.paused;
+    this.instants = new Instants(pick, createdAt);
   }
 
   prefix(): string {
@@ -104,7 +108,7 @@ export class ScheduleModel {
 
   /** `backfill(from, to)`: every instant of the range the schedule never dealt with starts, whatever runs. */
   backfill(from: number, to: number, acknowledged: boolean): void {
-    for (let t = this.first(from - 1); t <= to; t += this.pick.everyMs) {
+    for (let t = this.first(from - 1); t <= to; t = this.first(t)) {
       const e = this.expect.get(t);
       if (e !== undefined) continue;
       this.exempt.add(t);
@@ -121,11 +125,10 @@ export class ScheduleModel {
    * catch-up policy. `clean`: nothing unsynced was lost, so the engine's cursor is the model's.
    */
   reopen(now: number, active: readonly Running[], clean: boolean): void {
-    const every = this.pick.everyMs;
-    const latest = Math.floor(now / every) * every;
+    const latest = this.instants.latest(now);
     if (this.deleted === true || this.paused === true || latest <= this.cursor) return;
     const missed: number[] = [];
-    for (let t = this.first(this.cursor); t <= latest; t += every) missed.push(t);
+    for (let t = this.first(this.cursor); t <= latest; t = this.first(t)) missed.push(t);
     this.cursor = latest;
     if (this.paused === undefined) {
       for (const t of missed) this.blur(t);
@@ -163,23 +166,27 @@ export class ScheduleModel {
     now: number,
     active: readonly Running[],
     acknowledged: boolean,
+    /** A fault struck after the answer, while the instants the update made due were starting. */
+    struck: boolean,
   ): void {
     const before = this.pick;
     if (spec.overlap !== before.overlap) this.spare();
-    this.pick = { ...before, everyMs: spec.everyMs, overlap: spec.overlap, catchUp: spec.catchUp };
+    this.pick = { ...before, everyMs: spec.everyMs, cron: undefined, overlap: spec.overlap, catchUp: spec.catchUp };
+    this.instants = new Instants(this.pick, now);
     if (!acknowledged) {
       this.updatedInDoubt = before;
       return;
     }
     if (this.deleted !== false || this.paused === true) return;
-    const every = this.pick.everyMs;
-    const latest = Math.floor(now / every) * every;
+    const latest = this.instants.latest(now);
     if (latest <= this.cursor) return;
     const missed: number[] = [];
-    for (let t = this.first(this.cursor); t <= latest; t += every) missed.push(t);
+    for (let t = this.first(this.cursor); t <= latest; t = this.first(t)) missed.push(t);
     this.cursor = latest;
-    if (this.paused === undefined) {
+    if (this.paused === undefined || struck) {
       for (const t of missed) this.blur(t);
+      // Under catch-up "all" the missed instants start as a backfill, whatever runs.
+      if (this.pick.catchUp === "all" && missed.length > 1) for (const t of missed) this.exempt.add(t);
       return;
     }
     if (this.pick.catchUp === "all" && missed.length > 1) {
@@ -198,17 +205,20 @@ export class ScheduleModel {
    * The spec the engine recovered, after an update in doubt: whatever either spec gave up to `now` is
    * blurred, and the catch-up of the reopen goes on from the latest instant of the recovered interval.
    */
-  resyncSpec(everyMs: number, overlap: Overlap, catchUp: CatchUp, now: number): void {
+  resyncSpec(everyMs: number | undefined, overlap: Overlap, catchUp: CatchUp, now: number): void {
     const before = this.updatedInDoubt;
     if (before === undefined) return;
     this.updatedInDoubt = undefined;
     if (overlap !== this.pick.overlap) this.spare();
-    this.pick = { ...this.pick, everyMs, overlap, catchUp };
+    // No interval: the update did not take, and the cron spec stays.
+    this.pick = everyMs === undefined ? { ...before, overlap, catchUp } : { ...this.pick, everyMs, overlap, catchUp };
+    const old = new Instants(before, now);
+    this.instants = new Instants(this.pick, now);
     if (this.deleted !== false || this.paused === true) return;
-    for (const every of [before.everyMs, everyMs]) {
-      for (let t = (Math.floor(this.cursor / every) + 1) * every; t <= now; t += every) this.blur(t);
+    for (const instants of [old, this.instants]) {
+      for (let t = instants.after(this.cursor); t <= now; t = instants.after(t)) this.blur(t);
     }
-    this.cursor = Math.max(this.cursor, Math.floor(now / everyMs) * everyMs);
+    this.cursor = Math.max(this.cursor, this.instants.latest(now));
   }
 
   /** `delete()`: no instant starts from now on, the buffered one neither; runs it started go on. */
@@ -279,7 +289,6 @@ export class ScheduleModel {
 
   /** The first instant after `t`. */
   private first(t: number): number {
-    const every = this.pick.everyMs;
-    return (Math.floor(t / every) + 1) * every;
+    return this.instants.after(t);
   }
 }
