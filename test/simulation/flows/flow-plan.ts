@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import type { CronPick } from "./instants.js";
 
 /**
  * The clock of a flow plan moves in ticks of this many ms; every period, hold, timeout and delay is a
@@ -14,6 +15,8 @@ export const CATCH_UPS: readonly CatchUp[] = ["one", "all", "none"];
 /** A schedule of the plan, created once the first engine is open. */
 export interface SchedulePick {
   readonly everyMs: number;
+  /** A cron spec in a time zone instead of `everyMs`. */
+  readonly cron?: CronPick;
   readonly overlap: Overlap;
   readonly catchUp: CatchUp;
   /** How long each run the schedule starts sleeps (a durable timer) before it ends. */
@@ -46,6 +49,10 @@ export type FlowAction =
   | { readonly a: "restart" }
   | { readonly a: "down"; readonly ms: number }
   | { readonly a: "pause" | "resume" | "trigger" | "delete"; readonly s: number }
+  /** `Schedule.update` with a new interval, overlap and catch-up policy (same workflow and input). */
+  | { readonly a: "update"; readonly s: number; readonly everyMs: number; readonly overlap: Overlap; readonly catchUp: CatchUp }
+  /** A power loss armed `afterOps` file operations ahead, then `trigger()`: the crash lands inside the trigger. */
+  | { readonly a: "crashTrigger"; readonly s: number; readonly afterOps: number }
   | { readonly a: "backfill"; readonly s: number; readonly back: number; readonly len: number }
   | { readonly a: "limited"; readonly n: number; readonly steps: readonly LimitedStep[] }
   | { readonly a: "cancel"; readonly n: number }
@@ -60,6 +67,8 @@ export type FlowAction =
 
 /** A generated plan: the engine's shape, the flow rules, and the actions and faults in order. */
 export interface FlowPlan {
+  /** The virtual time the plan starts at (one of `STARTS`). */
+  readonly start: number;
   readonly shards: number;
   readonly diskSeed: number;
   /** Payloads encrypted with a key that changes at every open (the old ones kept to decrypt), or plain. */
@@ -75,8 +84,24 @@ export interface FlowPlan {
 
 const ticks = (min: number, max: number): fc.Arbitrary<number> => fc.integer({ min, max }).map((n) => n * FTICK);
 
+/** Cron specs whose instants a plan of a few minutes reaches, some of them in the hours a DST transition moves. */
+const cronPick: fc.Arbitrary<CronPick> = fc.record({
+  expr: fc.constantFrom("* * * * *", "*/2 * * * *", "* 1 * * *", "* 2 * * *", "* 3 * * *", "0-30/3 * * * *"),
+  zone: fc.constantFrom("Europe/Paris", "America/New_York", "UTC"),
+});
+
+/** Where the virtual clock starts: a plain day, or a minute before a DST transition in Paris or New York. */
+export const STARTS: readonly number[] = [
+  Date.UTC(2030, 0, 1),
+  Date.UTC(2030, 2, 31, 0, 59),
+  Date.UTC(2030, 9, 27, 0, 59),
+  Date.UTC(2030, 2, 10, 6, 59),
+  Date.UTC(2030, 10, 3, 5, 59),
+];
+
 const schedulePick: fc.Arbitrary<SchedulePick> = fc.record({
   everyMs: fc.constantFrom(1000, 2000, 3000),
+  cron: fc.option(cronPick, { freq: 3, nil: undefined }),
   overlap: fc.constantFrom(...OVERLAPS),
   catchUp: fc.constantFrom(...CATCH_UPS),
   holdMs: ticks(1, 70),
@@ -104,6 +129,26 @@ const action: fc.Arbitrary<FlowAction> = fc.oneof(
     arbitrary: fc.record({
       a: fc.constantFrom("pause" as const, "resume" as const, "trigger" as const),
       s: fc.integer({ min: 0, max: 1 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      a: fc.constant("update" as const),
+      s: fc.integer({ min: 0, max: 1 }),
+      everyMs: fc.constantFrom(1000, 2000, 3000),
+      overlap: fc.constantFrom(...OVERLAPS),
+      catchUp: fc.constantFrom(...CATCH_UPS),
+    }),
+  },
+  // A trigger's run starts about five file operations in: these crashes land between the run's start and
+  // the schedule's record of it, where the run must still count as running for the overlap policy.
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      a: fc.constant("crashTrigger" as const),
+      s: fc.constant(0),
+      afterOps: fc.integer({ min: 4, max: 6 }),
     }),
   },
   // Only the second schedule is ever deleted, so the first one runs through every plan.
@@ -165,6 +210,7 @@ const action: fc.Arbitrary<FlowAction> = fc.oneof(
 /** Plans with every feature mixed in: the scheduler of fast-check picks the interleaving, and shrinks it. */
 export function flowPlanArbitrary(): fc.Arbitrary<FlowPlan> {
   return fc.record({
+    start: fc.constantFrom(...STARTS),
     shards: fc.constantFrom(1, 2, 4),
     diskSeed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
     codec: fc.constantFrom("plain" as const, "rotating" as const),
@@ -194,6 +240,10 @@ export function flowActionText(x: FlowAction): string {
     case "trigger":
     case "delete":
       return `${x.a} s${x.s}`;
+    case "update":
+      return `update s${x.s} to every ${x.everyMs}ms, overlap ${x.overlap}, catch-up ${x.catchUp}`;
+    case "crashTrigger":
+      return `trigger s${x.s} with a crash after ${x.afterOps} file operations`;
     case "backfill":
       return `backfill s${x.s} from ${x.back} periods back, ${x.len} periods long`;
     case "limited":
@@ -219,7 +269,7 @@ export function flowActionText(x: FlowAction): string {
 }
 
 export function flowPlanText(p: FlowPlan): string {
-  const head = `\n  shards ${p.shards}, disk seed ${p.diskSeed}, codec ${p.codec}, upgrade at engine ${p.upgradeAt}, limit ${JSON.stringify(p.limit)}, batch ${JSON.stringify(p.batch)}, debounce ${JSON.stringify(p.debounce)}`;
+  const head = `\n  start ${new Date(p.start).toISOString()}, shards ${p.shards}, disk seed ${p.diskSeed}, codec ${p.codec}, upgrade at engine ${p.upgradeAt}, limit ${JSON.stringify(p.limit)}, batch ${JSON.stringify(p.batch)}, debounce ${JSON.stringify(p.debounce)}`;
   const schedules = p.schedules.map((s, i) => `\n  schedule s${i}: ${JSON.stringify(s)}`).join("");
   return head + schedules + p.actions.map((x, i) => `\n  #${i} ${flowActionText(x)}`).join("");
 }

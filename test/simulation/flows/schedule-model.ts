@@ -1,5 +1,6 @@
 import type { RunStatus } from "@fusee/runtime";
-import type { SchedulePick } from "./flow-plan.js";
+import type { CatchUp, Overlap, SchedulePick } from "./flow-plan.js";
+import { Instants } from "./instants.js";
 
 /** What the model says of an instant: its run must start, must not, or either may be right (a fault blurred it). */
 export type Expect = "start" | "none" | "either";
@@ -25,6 +26,11 @@ export class ScheduleModel {
   readonly expect = new Map<number, Expect>();
   /** Instants started regardless of the overlap policy (backfills, catch-up of all missed instants). */
   readonly exempt = new Set<number>();
+  /**
+   * Instants started before an update changed the overlap policy: they still count as running for the
+   * new policy, but may run beside each other (as the old one let them).
+   */
+  readonly spared = new Set<number>();
   cursor: number;
   /** `undefined`: a pause or resume is in doubt, until the engine is asked. */
   paused: boolean | undefined;
@@ -32,16 +38,21 @@ export class ScheduleModel {
   buffered: number | undefined | null = undefined;
   /** `undefined`: a delete is in doubt, until the engine is asked. */
   deleted: boolean | undefined = false;
+  /** The instants the spec gives. */
+  instants: Instants;
+  /** The spec before an update in doubt, until the engine says which one it keeps. */
+  private updatedInDoubt: SchedulePick | undefined;
   /** When a resume in doubt was asked for, until the engine says whether it took effect. */
   private resumedInDoubt: number | undefined;
 
   constructor(
     readonly name: string,
-    readonly pick: SchedulePick,
+    public pick: SchedulePick,
     createdAt: number,
   ) {
     this.cursor = createdAt;
     this.paused = pick.paused;
+    this.instants = new Instants(pick, createdAt);
   }
 
   prefix(): string {
@@ -77,11 +88,9 @@ export class ScheduleModel {
   /** `trigger()` at `now`, acknowledged (or in doubt: then whatever it did is blurred). */
   trigger(now: number, active: readonly Running[], acknowledged: boolean): void {
     if (this.expect.has(now)) return;
-    if (!acknowledged) {
-      // A run a trigger in doubt started may have lost its record: the schedule does not count it as running.
-      this.exempt.add(now);
-      return this.blur(now);
-    }
+    // The engine records a trigger before its run starts, so a run a trigger in doubt started counts
+    // as running once the engine recovers: under skip and buffer-one nothing may start beside it.
+    if (!acknowledged) return this.blur(now);
     this.decide(now, active, now);
   }
 
@@ -99,7 +108,7 @@ export class ScheduleModel {
 
   /** `backfill(from, to)`: every instant of the range the schedule never dealt with starts, whatever runs. */
   backfill(from: number, to: number, acknowledged: boolean): void {
-    for (let t = this.first(from - 1); t <= to; t += this.pick.everyMs) {
+    for (let t = this.first(from - 1); t <= to; t = this.first(t)) {
       const e = this.expect.get(t);
       if (e !== undefined) continue;
       this.exempt.add(t);
@@ -116,11 +125,10 @@ export class ScheduleModel {
    * catch-up policy. `clean`: nothing unsynced was lost, so the engine's cursor is the model's.
    */
   reopen(now: number, active: readonly Running[], clean: boolean): void {
-    const every = this.pick.everyMs;
-    const latest = Math.floor(now / every) * every;
+    const latest = this.instants.latest(now);
     if (this.deleted === true || this.paused === true || latest <= this.cursor) return;
     const missed: number[] = [];
-    for (let t = this.first(this.cursor); t <= latest; t += every) missed.push(t);
+    for (let t = this.first(this.cursor); t <= latest; t = this.first(t)) missed.push(t);
     this.cursor = latest;
     if (this.paused === undefined) {
       for (const t of missed) this.blur(t);
@@ -148,6 +156,71 @@ export class ScheduleModel {
     this.decide(latest, racing, now);
   }
 
+  /**
+   * `update()` at `now`: the new interval's instants after the cursor up to `now` are due at once, as
+   * instants missed on time are (the latest starts, or all of them under catch-up "all"), and the
+   * new overlap policy decides from here on. In doubt, the engine is asked after the fault.
+   */
+  update(
+    spec: { everyMs: number; overlap: Overlap; catchUp: CatchUp },
+    now: number,
+    active: readonly Running[],
+    acknowledged: boolean,
+    /** A fault struck after the answer, while the instants the update made due were starting. */
+    struck: boolean,
+  ): void {
+    const before = this.pick;
+    if (spec.overlap !== before.overlap) this.spare();
+    this.pick = { ...before, everyMs: spec.everyMs, cron: undefined, overlap: spec.overlap, catchUp: spec.catchUp };
+    this.instants = new Instants(this.pick, now);
+    if (!acknowledged) {
+      this.updatedInDoubt = before;
+      return;
+    }
+    if (this.deleted !== false || this.paused === true) return;
+    const latest = this.instants.latest(now);
+    if (latest <= this.cursor) return;
+    const missed: number[] = [];
+    for (let t = this.first(this.cursor); t <= latest; t = this.first(t)) missed.push(t);
+    this.cursor = latest;
+    if (this.paused === undefined || struck) {
+      for (const t of missed) this.blur(t);
+      // Under catch-up "all" the missed instants start as a backfill, whatever runs.
+      if (this.pick.catchUp === "all" && missed.length > 1) for (const t of missed) this.exempt.add(t);
+      return;
+    }
+    if (this.pick.catchUp === "all" && missed.length > 1) {
+      for (const t of missed) {
+        if (this.expect.get(t) === "either") continue;
+        this.expect.set(t, "start");
+        this.exempt.add(t);
+      }
+      return;
+    }
+    for (const t of missed.slice(0, -1)) this.expect.set(t, this.expect.get(t) === "either" ? "either" : "none");
+    this.decide(latest, active, now);
+  }
+
+  /**
+   * The spec the engine recovered, after an update in doubt: whatever either spec gave up to `now` is
+   * blurred, and the catch-up of the reopen goes on from the latest instant of the recovered interval.
+   */
+  resyncSpec(everyMs: number | undefined, overlap: Overlap, catchUp: CatchUp, now: number): void {
+    const before = this.updatedInDoubt;
+    if (before === undefined) return;
+    this.updatedInDoubt = undefined;
+    if (overlap !== this.pick.overlap) this.spare();
+    // No interval: the update did not take, and the cron spec stays.
+    this.pick = everyMs === undefined ? { ...before, overlap, catchUp } : { ...this.pick, everyMs, overlap, catchUp };
+    const old = new Instants(before, now);
+    this.instants = new Instants(this.pick, now);
+    if (this.deleted !== false || this.paused === true) return;
+    for (const instants of [old, this.instants]) {
+      for (let t = instants.after(this.cursor); t <= now; t = instants.after(t)) this.blur(t);
+    }
+    this.cursor = Math.max(this.cursor, this.instants.latest(now));
+  }
+
   /** `delete()`: no instant starts from now on, the buffered one neither; runs it started go on. */
   delete(acknowledged: boolean): void {
     if (typeof this.buffered === "number") this.expect.set(this.buffered, acknowledged ? "none" : "either");
@@ -158,7 +231,10 @@ export class ScheduleModel {
   /** A fault may have lost what the engine recorded of instant `t`. */
   blur(t: number): void {
     this.expect.set(t, "either");
-    if (this.pick.overlap === "buffer-one") this.buffered = null;
+    if (this.pick.overlap !== "buffer-one" && this.buffered === undefined) return;
+    // Once the model loses track of the buffer, a delete may drop the instant it buffered before.
+    if (typeof this.buffered === "number") this.expect.set(this.buffered, "either");
+    this.buffered = null;
   }
 
   /** The pause state the engine recovered, after a pause or resume in doubt. */
@@ -206,9 +282,13 @@ export class ScheduleModel {
     }
   }
 
+  /** Every instant the model lets start so far may run beside the others: an update changed the overlap policy. */
+  private spare(): void {
+    for (const [t, e] of this.expect) if (e !== "none") this.spared.add(t);
+  }
+
   /** The first instant after `t`. */
   private first(t: number): number {
-    const every = this.pick.everyMs;
-    return (Math.floor(t / every) + 1) * every;
+    return this.instants.after(t);
   }
 }
