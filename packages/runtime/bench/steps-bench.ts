@@ -191,9 +191,7 @@ function heapAfterGc(): number {
   return process.memoryUsage().heapUsed;
 }
 
-async function parked(
-  root: string,
-): Promise<{
+async function parked(root: string): Promise<{
   bytesPerRun: number;
   bufferBytesPerRun: number;
   recoverySPerMillion: number;
