@@ -38,13 +38,19 @@ export class KeySlots<V> {
 
   /** The slot of the value whose key is `key`, or -1. */
   get(key: string): number {
+    const i = this.cellOf(key);
+    return i < 0 ? -1 : this.table[i]! - 1;
+  }
+
+  /** The table cell that holds `key`'s slot, or -1. */
+  private cellOf(key: string): number {
     const table = this.table;
     const mask = table.length - 1;
     const h = hashOf(key);
     for (let i = h & mask; ; i = (i + 1) & mask) {
       const cell = table[i]!;
       if (cell === 0) return -1;
-      if (cell > 0 && this.hashes[cell - 1] === h && this.keyOf(this.values[cell - 1]!) === key) return cell - 1;
+      if (cell > 0 && this.hashes[cell - 1] === h && this.keyOf(this.values[cell - 1]!) === key) return i;
     }
   }
 
@@ -88,22 +94,15 @@ export class KeySlots<V> {
 
   /** Frees the slot of the value whose key is `key` and returns it, or -1 when none is held. */
   delete(key: string): number {
-    const table = this.table;
-    const mask = table.length - 1;
-    const h = hashOf(key);
-    for (let i = h & mask; ; i = (i + 1) & mask) {
-      const cell = table[i]!;
-      if (cell === 0) return -1;
-      if (cell > 0 && this.hashes[cell - 1] === h && this.keyOf(this.values[cell - 1]!) === key) {
-        const slot = cell - 1;
-        table[i] = -1;
-        this.values[slot] = undefined;
-        this.hashes[slot] = this.freeSlot;
-        this.freeSlot = slot;
-        this.live -= 1;
-        return slot;
-      }
-    }
+    const i = this.cellOf(key);
+    if (i < 0) return -1;
+    const slot = this.table[i]! - 1;
+    this.table[i] = -1;
+    this.values[slot] = undefined;
+    this.hashes[slot] = this.freeSlot;
+    this.freeSlot = slot;
+    this.live -= 1;
+    return slot;
   }
 
   /** The values held, by slot; one deleted while this runs is not visited, one added may be. */
