@@ -1,7 +1,8 @@
 import { expect } from "chai";
 import { replay, scanSeed, shrink, shrunkText } from "./explore.js";
 import { PROPERTIES, type Property } from "./properties.js";
-import { loadRegressions } from "./regressions.js";
+import type { Schedule } from "./program.js";
+import { loadRegressions, REGRESSIONS_DIR } from "./regressions.js";
 import { FIRST_SEED, SEEDS, SHRINK_MS } from "./seeds.js";
 import { runSchedule } from "./simulator.js";
 
@@ -68,7 +69,7 @@ describe("the engine under a deterministic simulation of workflows, client calls
 
 describe("schedules that once broke a property (test/simulation/regressions)", function () {
   this.timeout(60_000);
-  for (const [name, r] of loadRegressions()) {
+  for (const [name, r] of loadRegressions<Schedule, Property>(REGRESSIONS_DIR, PROPERTIES)) {
     it(`${name}: ${SPECS[r.property]}`, async () => {
       const report = await runSchedule(r.schedule, { only: r.property }).catch((e: unknown) => e);
       const violations =

@@ -1,4 +1,5 @@
 import { flowShrunkText, replayFlow, scanFlowSeed, shrinkFlow } from "./flow-explore.js";
+import { saveRegression } from "../regressions.js";
 import { flowPlanText } from "./flow-plan.js";
 import { FLOW_PROPERTIES, FlowViolation, type FlowProperty } from "./flow-properties.js";
 
@@ -9,6 +10,8 @@ export interface FlowArgs {
   readonly path: string | undefined;
   readonly only: string | undefined;
   readonly shrinkSeconds: number;
+  /** With a seed, a path and a property: where to keep the plan as a regression every test run replays. */
+  readonly save: string | undefined;
 }
 
 /** `npm run sim -- --flows`: checks generated plans of schedules, limits, batches, debounced starts and tokens. */
@@ -16,7 +19,7 @@ export async function flowsMain(args: FlowArgs): Promise<number> {
   if (args.only !== undefined && !(args.only in FLOW_PROPERTIES))
     throw new Error(`no flow property '${args.only}' (${Object.keys(FLOW_PROPERTIES).join(", ")})`);
   const only = args.only as FlowProperty | undefined;
-  if (args.seed !== undefined && args.path !== undefined) return replayOne(args.seed, args.path, only);
+  if (args.seed !== undefined && args.path !== undefined) return replayOne(args.seed, args.path, only, args.save);
   const first = args.seed ?? Date.now() % 1_000_000_000;
   console.log(`checking ${args.seeds} flow plans, seeds ${first}..${first + args.seeds - 1}`);
   const firstSeeds = new Map<FlowProperty, { seed: number; message: string }>();
@@ -58,11 +61,21 @@ export async function flowsMain(args: FlowArgs): Promise<number> {
   return firstSeeds.size === 0 && crashes.length === 0 ? 0 : 1;
 }
 
-async function replayOne(seed: number, path: string, only: FlowProperty | undefined): Promise<number> {
+async function replayOne(seed: number, path: string, only: FlowProperty | undefined, save: string | undefined): Promise<number> {
   const { plan, report, error } = await replayFlow(seed, path, only);
   console.log(`seed ${seed}, path ${path}:${flowPlanText(plan)}`);
   for (const line of report?.trace ?? (error instanceof FlowViolation ? error.trace : [])) console.log(line);
   const violations = error !== undefined ? [error] : (report?.violations ?? []);
   for (const v of violations) console.log(`\n${v instanceof Error ? (v.stack ?? v.message) : String(v)}`);
+  if (save !== undefined) {
+    if (only === undefined) throw new Error("--save needs --only: a regression checks one property");
+    const first = violations[0];
+    saveRegression(save, {
+      property: only,
+      found: first instanceof Error ? first.message : String(first ?? "nothing (it passed when saved)"),
+      schedule: plan,
+    });
+    console.log(`\nsaved to ${save}`);
+  }
   return violations.length === 0 ? 0 : 1;
 }

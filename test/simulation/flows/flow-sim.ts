@@ -285,7 +285,7 @@ class FlowSimulation {
     // A cron spec may give no instant in the hours around the plan: nothing to backfill.
     if (!Number.isFinite(to)) return;
     const from = x.a === "backfill" ? s.instants.back(to, x.len) : now;
-    const active = x.a === "trigger" || x.a === "update" ? ((await this.activeAll()).get(s.name) ?? []) : [];
+    const active = x.a === "trigger" ? ((await this.activeAll()).get(s.name) ?? []) : [];
     const r = await this.engines.call(`${x.a} ${s.name}`, (e) => {
       const h = e.getSchedule(s.name);
       return x.a === "backfill" ? h.backfill(from, to) : x.a === "update" ? this.update(e, s, x) : h[x.a]();
@@ -295,7 +295,7 @@ class FlowSimulation {
     if (x.a === "trigger") s.trigger(now, active, acknowledged);
     else if (x.a === "backfill") s.backfill(from, to, acknowledged);
     else if (x.a === "delete") s.delete(acknowledged);
-    else if (x.a === "update") s.update(x, now, active, acknowledged, this.engines.struck);
+    else if (x.a === "update") s.update(x, now, acknowledged);
     else s.pause(x.a === "pause", now, acknowledged);
   }
 

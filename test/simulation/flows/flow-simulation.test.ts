@@ -1,6 +1,9 @@
 import { expect } from "chai";
 import { flowShrunkText, replayFlow, scanFlowSeed, shrinkFlow } from "./flow-explore.js";
+import { FLOW_REGRESSIONS_DIR, loadRegressions } from "../regressions.js";
+import type { FlowPlan } from "./flow-plan.js";
 import { FLOW_PROPERTIES, type FlowProperty } from "./flow-properties.js";
+import { runFlowPlan } from "./flow-sim.js";
 
 // Seeds checked on every test run, the same plans each time: a failure here reproduces with
 // `npm run sim -- --flows --seed S --path P`; `npm run sim -- --flows --seeds N` checks more.
@@ -50,4 +53,16 @@ describe("schedules, limits, batches, debounced starts and completion tokens und
     expect(b.report?.trace ?? [], "the second run's trace").to.deep.equal(a.report?.trace ?? []);
     expect((a.report?.trace.length ?? 0) > a.plan.actions.length, "the trace records the actions").to.equal(true);
   });
+});
+
+describe("flow plans that once broke a property (test/simulation/regressions/flows)", function () {
+  this.timeout(60_000);
+  for (const [name, r] of loadRegressions<FlowPlan, FlowProperty>(FLOW_REGRESSIONS_DIR, FLOW_PROPERTIES)) {
+    it(`${name}: ${FLOW_PROPERTIES[r.property]}`, async () => {
+      const report = await runFlowPlan(r.schedule, { only: r.property }).catch((e: unknown) => e);
+      const violations =
+        report instanceof Error ? [report.message] : (report as Awaited<ReturnType<typeof runFlowPlan>>).violations.map((v) => v.message);
+      expect(violations, `once found: ${r.found}`).to.deep.equal([]);
+    });
+  }
 });
