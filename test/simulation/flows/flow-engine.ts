@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { container as rootContainer } from "tsyringe";
-import { aesGcm, Config, Engine, StorageError } from "@fusee/runtime";
+import { aesGcm, Config, Engine, StorageError, type PayloadCipher } from "@fusee/runtime";
 import { VirtualClock } from "@fusee/runtime/testing";
 import { Random, SimDisk } from "../sim-disk.js";
 import type { FlowPlan } from "./flow-plan.js";
@@ -50,6 +50,8 @@ export class FlowEngines {
   crashArmed = false;
   /** The limit's concurrency now: the plan's, until a `relimit` changes it. */
   private concurrent: number;
+  /** The cipher of the engine open now, under a rotating codec. */
+  private cipher: PayloadCipher | undefined;
 
   constructor(
     private readonly plan: FlowPlan,
@@ -92,7 +94,8 @@ export class FlowEngines {
     this.gen = gen;
     this.engine = undefined;
     let config = Config.local(DIR).shards(this.plan.shards).clock(this.clock);
-    if (this.plan.codec === "rotating") config = config.codec(aesGcm(rotatedKeys(gen.n)));
+    this.cipher = this.plan.codec === "rotating" ? aesGcm(rotatedKeys(gen.n)) : undefined;
+    if (this.cipher !== undefined) config = config.codec(this.cipher);
     try {
       this.engine = await Engine.open(config, {
         workflows: [...FLOW_WORKFLOWS, this.upgraded(gen.n) ? FPatchV2 : FPatchV1],
@@ -184,6 +187,7 @@ export class FlowEngines {
       this.trace.push(`  sync failed`);
     }
     if (this.crashImage === undefined) return;
+    this.checkSeals();
     this.trace.push(`  power loss at file operation ${this.disk.ops}`);
     this.faults++;
     this.disk.disarm();
@@ -200,6 +204,7 @@ export class FlowEngines {
     gen.alive = false;
     this.faults++;
     await engine.shutdown().catch(() => undefined);
+    this.checkSeals();
     this.now += downMs;
     await this.open();
   }
@@ -223,6 +228,25 @@ export class FlowEngines {
     if (gen === undefined || !gen.alive || this.engine === undefined) return;
     gen.alive = false;
     await this.engine.shutdown().catch(() => undefined);
+    this.checkSeals();
+  }
+
+  /**
+   * Under a rotating codec, the engine that just stopped sealed every payload with the key its open
+   * put first: the older keys it was given only open what earlier engines wrote. (That every payload
+   * still opens, the reads of every later check show.)
+   */
+  private checkSeals(): void {
+    const cipher = this.cipher;
+    if (cipher === undefined) return;
+    for (const id of cipher.keyIds.slice(1)) {
+      const n = cipher.sealedCount(id);
+      if (n > 0)
+        throw new FlowViolation(
+          "codec",
+          `engine ${this.gen?.n ?? 0} sealed ${n} payload(s) with the older key ${id}; its newest key is ${cipher.keyIds[0] ?? ""}`,
+        );
+    }
   }
 
   /** Lets the engine run until nothing moves: no file operation, no body, no timer set. */

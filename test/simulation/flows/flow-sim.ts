@@ -41,7 +41,10 @@ export async function runFlowPlan(plan: FlowPlan, options: FlowRunOptions = {}):
       if (!(e instanceof FlowViolation)) throw e;
       sim.violate(e.property, e.message.replace(/^\w+: /, ""));
     }
-    await sim.engines.close();
+    await sim.engines.close().catch((e: unknown) => {
+      if (!(e instanceof FlowViolation)) throw e;
+      sim.violate(e.property, e.message.replace(/^\w+: /, ""));
+    });
     for (let i = 0; i < SETTLE_TURNS; i++) await turn();
     for (const reason of escaped)
       sim.violate(
