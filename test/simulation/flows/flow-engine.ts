@@ -39,7 +39,11 @@ export class FlowEngines {
   readonly world = new FlowWorld();
   disk = SimDisk.empty(DIR);
   clock: VirtualClock;
+  /** The data directory on the simulated disk. */
+  readonly dir = DIR;
   engine: Engine | undefined;
+  /** When the engine open now was opened. */
+  openedAt: number;
   gen: FlowGeneration | undefined;
   now: number;
   /** Faults that struck so far (power losses, failed syncs, restarts). */
@@ -60,6 +64,7 @@ export class FlowEngines {
   ) {
     this.rng = new Random(plan.diskSeed);
     this.now = start;
+    this.openedAt = start;
     this.clock = new VirtualClock(start, { runningStepGrace: 0 });
     this.concurrent = plan.limit.concurrent;
     this.world.concurrent = plan.limit.concurrent;
@@ -96,6 +101,8 @@ export class FlowEngines {
     let config = Config.local(DIR).shards(this.plan.shards).clock(this.clock);
     this.cipher = this.plan.codec === "rotating" ? aesGcm(rotatedKeys(gen.n)) : undefined;
     if (this.cipher !== undefined) config = config.codec(this.cipher);
+    if (this.plan.retention !== undefined) config = config.retention(this.plan.retention.ms).keepHistory(this.plan.retention.keepHistory);
+    this.openedAt = this.now;
     try {
       this.engine = await Engine.open(config, {
         workflows: [...FLOW_WORKFLOWS, this.upgraded(gen.n) ? FPatchV2 : FPatchV1],

@@ -6,6 +6,7 @@ import { FlowEvents } from "./flow-events.js";
 import { FlowFinal, type Upgrade } from "./flow-final.js";
 import { FTICK, flowActionText, type FlowAction, type FlowPlan } from "./flow-plan.js";
 import { FlowViolation, type FlowProperty } from "./flow-properties.js";
+import { FlowRetention } from "./flow-retention.js";
 import { FlowSchedules } from "./flow-schedules.js";
 import { FlowStarts } from "./flow-starts.js";
 import type { Running } from "./schedule-model.js";
@@ -66,6 +67,7 @@ class FlowSimulation implements FlowContext {
   private readonly schedules: FlowSchedules;
   private readonly starts: FlowStarts;
   private readonly events: FlowEvents;
+  private readonly retention: FlowRetention;
   /** When the engine of the second version took over from the first. */
   private upgrade: Upgrade | undefined;
   private step = -1;
@@ -78,6 +80,7 @@ class FlowSimulation implements FlowContext {
     this.schedules = new FlowSchedules(this);
     this.starts = new FlowStarts(this);
     this.events = new FlowEvents(this);
+    this.retention = new FlowRetention(this);
   }
 
   async run(): Promise<void> {
@@ -171,6 +174,8 @@ class FlowSimulation implements FlowContext {
         return this.starts.startBeat(x.n, x.plan);
       case "versioned":
         return this.starts.startVersioned(x.n);
+      case "retain":
+        return this.retention.start(x.n, x.hold);
       case "relimit":
         this.engines.relimit(x.concurrent);
         return this.engines.drain();
@@ -217,6 +222,7 @@ class FlowSimulation implements FlowContext {
   private async observe(): Promise<void> {
     if (!this.engines.alive) return;
     await this.schedules.observe();
+    await this.retention.observe();
     const complaints = this.engines.world.complaints.splice(0);
     for (const c of complaints) this.violate("limits", c);
   }
