@@ -31,6 +31,8 @@ interface Retained {
  */
 export class FlowRetention {
   private readonly ids = new Map<string, Retained>();
+  /** The engine and listing the data-directory reader was last compared with. */
+  private readerSaw = "";
 
   constructor(private readonly ctx: FlowContext) {}
 
@@ -107,6 +109,10 @@ export class FlowRetention {
       .sort();
     if (where.join() !== fromList.join())
       this.ctx.violate("retention", `listWhere finds [${where.join(", ")}]; list shows [${fromList.join(", ")}]`);
+    // The reader opens the whole directory: it is asked again only when the engine or what it lists changed.
+    const state = `${engines.gen?.n ?? 0}|${[...listed.values()].map((r) => `${r.id}:${r.runId}:${r.status}`).join()}`;
+    if (state === this.readerSaw) return;
+    this.readerSaw = state;
     await checkReader(engine, engines.disk.layer, engines.dir, (_, detail) => this.ctx.violate("retention", detail));
   }
 

@@ -175,8 +175,8 @@ export class ScheduleModel {
 
   /**
    * The spec the engine recovered, after an update in doubt. When the update took, its spec and
-   * cursor did together: the new spec's instants before it were never due, and the reopen catches
-   * up those after it. When it did not, whatever either spec gave up to `now` is blurred.
+   * cursor did together: the new spec's instants before it are not due (nor dealt with: a backfill
+   * may start them), and the reopen catches up those after it. When it did not, whatever either spec gave up to `now` is blurred.
    */
   resyncSpec(everyMs: number | undefined, overlap: Overlap, catchUp: CatchUp, now: number): void {
     if (this.updatedInDoubt === undefined) return;
@@ -189,8 +189,6 @@ export class ScheduleModel {
     const old = new Instants(before, now);
     this.instants = new Instants(this.pick, now);
     if (took) {
-      for (let t = this.instants.after(this.cursor); t <= at; t = this.instants.after(t))
-        if (!this.expect.has(t)) this.expect.set(t, "none");
       this.cursor = Math.max(this.cursor, at);
       return;
     }
