@@ -122,4 +122,21 @@ describe("Schedule.update and the instants of the new spec that came before it",
         await engine.shutdown();
       }
     });
+
+  it("goes on with a backfill under way over the old spec's instants, across a restart", async () => {
+    const HOUR = 3_600_000;
+    let engine = await TestEngine.create({ workflows: [Tick], startTime: T0 });
+    try {
+      const s = await engine.schedule("p", { workflow: Tick, every: "1h", overlap: "allow-all", paused: true });
+      await s.backfill(T0 - 600 * HOUR, T0 - HOUR);
+      await s.update({ workflow: Tick, every: "30m", overlap: "allow-all" });
+      engine = await engine.restart();
+      await engine.idle();
+      const started = await instants(engine, "p");
+      expect(started).to.have.length(600);
+      expect(started.every((t) => (t - T0) % HOUR === 0)).to.equal(true);
+    } finally {
+      await engine.shutdown();
+    }
+  });
 });
