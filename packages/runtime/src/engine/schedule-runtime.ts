@@ -1,6 +1,7 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
 import { StorageError } from "../core/errors.js";
 import { recurrenceOf } from "../journal/recurrence.js";
+import { recurrenceOfSpec, recurrenceSpec, sameRecurrence } from "../journal/schedule-coverage.js";
 import { ScheduleState, scheduleRunId, stateSpec, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
 import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
 import { retryDelay, startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
@@ -47,6 +48,8 @@ export class ScheduleRuntime extends ScheduleState {
   private queue: Promise<void> = Promise.resolve();
   private inFlight = 0;
   private slotWaiters: Array<() => void> = [];
+  /** Settles once `open` dealt with the instants missed before it. */
+  private opened: Promise<void> = Promise.resolve();
 
   constructor(
     name: string,
@@ -89,15 +92,15 @@ export class ScheduleRuntime extends ScheduleState {
     this.detach(ready);
     for (const b of this.backfills.values()) this.detach(this.runBackfill(b.id));
     // The missed instants are dealt with once a run begun before the crash is known to be running.
-    this.detach(
-      ready
-        .catch(() => undefined)
-        .then(() => {
-          if (this.closed || this.deleted) return;
-          if (!this.paused) this.due(false);
-          this.arm();
-        }),
-    );
+    const caughtUp = ready
+      .catch(() => undefined)
+      .then(() => {
+        if (this.closed || this.deleted) return;
+        if (!this.paused) this.due(false);
+        this.arm();
+      });
+    this.detach(caughtUp);
+    this.opened = caughtUp.catch(() => undefined);
   }
 
   close(): void {
@@ -105,11 +108,24 @@ export class ScheduleRuntime extends ScheduleState {
     this.stopTimers();
   }
 
-  /** Changes the spec (when it differs); the schedule keeps its counts, covered instants and pause state. */
+  /**
+   * Changes the spec (when it differs) from now on; the schedule keeps its counts, covered instants
+   * and pause state. The instants missed before the engine opened are caught up under the spec they
+   * were missed under, and the new spec's instants before the update were never due: the cursor
+   * moves to the update, in the same record as the spec, so a power loss keeps both or neither.
+   */
   async update(settings: ScheduleSettings): Promise<void> {
+    await this.opened;
     if (sameSettings(this.settings, settings)) return;
+    const before = recurrenceSpec(this.settings);
     this.settings = settings;
     this.recurrence = recurrenceOf(settings);
+    if (!sameRecurrence(before, settings)) {
+      // A backfill under way goes on over the instants it was asked for.
+      for (const b of this.backfills.values()) b.spec ??= before;
+      this.covered.changed(settings);
+    }
+    this.cursor = Math.max(this.cursor, this.deps.clock.now());
     await this.snapshot();
     this.arm();
   }
@@ -327,13 +343,14 @@ export class ScheduleRuntime extends ScheduleState {
       for (;;) {
         const b = this.backfills.get(id);
         if (b === undefined || this.closed || this.deleted) return;
+        const recurrence = b.spec === undefined ? this.recurrence : recurrenceOfSpec(b.spec);
         const from = b.next;
         const page: number[] = [];
         let through = b.to;
-        for (let t = this.recurrence.next(from - 1); t !== undefined && t <= b.to;) {
-          const end = this.covered.endOf(t);
+        for (let t = recurrence.next(from - 1); t !== undefined && t <= b.to;) {
+          const end = this.covered.endOf(t, b.spec);
           if (end !== undefined) {
-            t = this.recurrence.next(end);
+            t = recurrence.next(end);
             continue;
           }
           if (!this.claimed.has(t)) {
@@ -343,7 +360,7 @@ export class ScheduleRuntime extends ScheduleState {
               break;
             }
           }
-          t = this.recurrence.next(t);
+          t = recurrence.next(t);
         }
         for (const t of page) this.claimed.add(t);
         let started = 0;
