@@ -1,5 +1,5 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
-import { StorageError } from "../core/errors.js";
+import { NotFoundError, RejectedError, ShutDownError, StorageError } from "../core/errors.js";
 import { recurrenceOf } from "../journal/recurrence.js";
 import { recurrenceOfSpec, recurrenceSpec, sameRecurrence } from "../journal/schedule-coverage.js";
 import { ScheduleState, scheduleRunId, stateSpec, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
@@ -316,8 +316,10 @@ export class ScheduleRuntime extends ScheduleState {
       try {
         if (this.settings.overlap === "cancel-other") await this.deps.runs.cancel(id, reason);
         else await this.deps.runs.terminate(id, reason);
-      } catch {
-        // The run ended meanwhile.
+      } catch (e) {
+        // A run that ended (or cannot go on) meanwhile needs no ending; any other failure, a storage
+        // error above all, may leave it running, and a new run beside it would break the policy.
+        if (!(e instanceof NotFoundError) && !(e instanceof RejectedError && !(e instanceof ShutDownError))) throw e;
       }
       this.active.delete(id);
     }
