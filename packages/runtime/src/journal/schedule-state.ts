@@ -254,3 +254,14 @@ function settingsOf(s: ScheduleStateRecord): ScheduleSettings {
     input: s.input,
   };
 }
+
+/** Whether two specs of a schedule say the same (an update to an equal spec changes nothing). */
+export function sameSettings(a: ScheduleSettings, b: ScheduleSettings): boolean {
+  if (a.workflow !== b.workflow || a.everyMs !== b.everyMs || a.cron !== b.cron || a.timezone !== b.timezone) return false;
+  if (a.overlap !== b.overlap || a.catchUp !== b.catchUp) return false;
+  try {
+    return JSON.stringify(a.input) === JSON.stringify(b.input);
+  } catch {
+    return false;
+  }
+}
