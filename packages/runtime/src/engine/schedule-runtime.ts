@@ -1,14 +1,7 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
 import { StorageError } from "../core/errors.js";
 import { recurrenceOf } from "../journal/recurrence.js";
-import {
-  ScheduleState,
-  sameSettings,
-  scheduleRunId,
-  stateSpec,
-  type ScheduleDescription,
-  type ScheduleSettings,
-} from "../journal/schedule-state.js";
+import { ScheduleState, sameSettings, scheduleRunId, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
 import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
 import { retryDelay, startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
 import { ScheduleStream } from "./schedule-stream.js";
@@ -66,23 +59,6 @@ export class ScheduleRuntime extends ScheduleState {
       snapshot: () => this.snapshotRecord(deps.clock.now()),
       detach: (work) => this.detach(work),
     });
-  }
-
-  /** A new schedule's first state record. */
-  static initial(settings: ScheduleSettings, paused: boolean, now: number): ScheduleStateRecord {
-    return {
-      kind: "schedule-state",
-      at: now,
-      ...stateSpec(settings),
-      paused,
-      cursor: now,
-      started: 0,
-      skipped: 0,
-      covered: [],
-      recent: [],
-      active: [],
-      backfills: [],
-    };
   }
 
   /** Starts the schedule's work after it was created or recovered: its timer, backfills and catch-up. */

@@ -228,6 +228,23 @@ export class ScheduleState {
   }
 }
 
+/** A new schedule's first state record. */
+export function initialState(settings: ScheduleSettings, paused: boolean, now: number): ScheduleStateRecord {
+  return {
+    kind: "schedule-state",
+    at: now,
+    ...stateSpec(settings),
+    paused,
+    cursor: now,
+    started: 0,
+    skipped: 0,
+    covered: [],
+    recent: [],
+    active: [],
+    backfills: [],
+  };
+}
+
 /** The spec fields of a state record. */
 export function stateSpec(
   s: ScheduleSettings,
