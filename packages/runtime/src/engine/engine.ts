@@ -1,42 +1,25 @@
 import { randomUUID } from "node:crypto";
-import { container as rootContainer } from "tsyringe";
-import { systemClock, type Clock } from "../core/clock.js";
 import { FuseeError, ShutDownError } from "../core/errors.js";
 import { checkId, checkName, shardOf, checkWorkflowId } from "../core/ids.js";
 import { RunHandle } from "../client/run-handle.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions } from "../client/types.js";
-import type { Log } from "../storage/log.js";
-import type { PostgresLog } from "../storage/postgres/index.js";
+import { checkFilter } from "../journal/list-filter.js";
 import { unwantedSignal, type WorkflowClass } from "../workflow/registry.js";
 import { checkStartAttributes } from "../workflow/ctx.js";
 import type { InputArgs, WorkflowInput as Input, WorkflowOutput as Output } from "../workflow/workflow-io.js";
-import type { ClusterNode } from "./cluster/node.js";
-import { checkCodec, recordCodec } from "./codec-manifest.js";
 import type { Config } from "./config.js";
-import { type EngineEvent, openEvents } from "./engine-events.js";
-import { EventBus, type EngineEventListener } from "./event-bus.js";
+import type { EngineEvent } from "./engine-events.js";
+import type { EngineDescription, EngineOptions, IdleOptions } from "./engine-options.js";
+import { EngineParts } from "./engine-parts.js";
+import type { EngineEventListener } from "./event-bus.js";
 import type { Batch, Debounce, EventOptions } from "./flow-rules.js";
 import type { LimitSpec } from "./limits.js";
-import { checkFilter } from "../journal/list-filter.js";
-import { LocalRuns } from "./local-runs.js";
-import { createPayloadCodec } from "./payloads.js";
-import { RetentionSweep } from "./retention.js";
-import { RunRecovery } from "./run-recovery.js";
-import type { RoutedRuns } from "./routed-runs.js";
-import { joinCluster } from "./join-cluster.js";
-import { openLog } from "./open-log.js";
-import type { RunService } from "./run-service.js";
 import { Schedule, type ScheduleOperations } from "./schedule-handle.js";
 import type { ScheduleDescription } from "./schedule-runtime.js";
 import { checkScheduleSpec, type ScheduleSpec } from "./schedule-spec.js";
-import { SealBudget } from "./seal-budget.js";
 import { checkFlowName } from "./system-streams.js";
-import { WorkflowCatalog } from "./workflow-catalog.js";
-import type { EngineDescription, EngineOptions, IdleOptions } from "./engine-options.js";
 
 export type { EngineDescription, EngineOptions, IdleOptions } from "./engine-options.js";
-import { RunTelemetry } from "./run-telemetry.js";
-import { loadOtel } from "../telemetry/otel-api.js";
 
 /**
  * The durable-execution engine: starts workflow runs, journals everything they do, and resumes them
@@ -50,115 +33,11 @@ import { loadOtel } from "../telemetry/otel-api.js";
  * await engine.shutdown();
  */
 export class Engine {
-  private readonly catalog = new WorkflowCatalog();
-  /** The runs of the shards this process holds. */
-  private readonly local: LocalRuns;
-  /** Where calls go: `local`, or in a cluster the routed service over it. */
-  private service: RunService;
-  private routed: RoutedRuns | undefined;
-  private cluster: ClusterNode | undefined;
-  private readonly time: Clock;
-  /** The configured cipher, counting seals per key; `undefined` without `Config.codec`. */
-  private readonly sealBudget: SealBudget | undefined;
-  private closed = false;
-  private retention: RetentionSweep | undefined;
-  /** What opening the storage reported. */
-  private openEvents: readonly EngineEvent[] = [];
-  /** Ends this engine's attachment to a virtual clock. */
-  private detachClock: (() => void) | undefined;
-  private readonly events: EventBus;
-
-  private constructor(
-    private readonly config: Config,
-    private readonly log: Log,
-    options: EngineOptions,
-    telemetry: RunTelemetry | undefined,
-    recovery: RunRecovery | undefined,
-  ) {
-    const s = config.settings;
-    this.events = new EventBus(s.logger, options.onEvent);
-    this.time = s.clock ?? systemClock;
-    this.sealBudget = s.cipher === undefined ? undefined : new SealBudget(s.cipher);
-    this.local = new LocalRuns({
-      log,
-      codec: createPayloadCodec(this.sealBudget),
-      clock: this.time,
-      catalog: this.catalog,
-      container: options.container ?? rootContainer,
-      cacheSize: s.cache,
-      maxRecordBytes: s.maxPayloadBytes,
-      keepHistory: s.keepHistory,
-      idempotencyWindowMs: s.idempotencyWindowMs,
-      owns: (shard) => this.cluster === undefined || this.cluster.owns(shard),
-      leased: (shard) => this.cluster === undefined || this.cluster.leased(shard),
-      emit: (event) => this.events.emit(event),
-      logger: s.logger,
-      telemetry,
-      recovery,
-    });
-    this.service = this.local;
-    for (const [name, spec] of Object.entries(options.limits ?? {})) this.local.flows.declareLimit(name, spec);
-  }
+  private constructor(private readonly parts: EngineParts) {}
 
   /** Opens (or creates) the engine's storage, rebuilds its index and resumes every unfinished run. */
   static async open(config: Config, options: EngineOptions = {}): Promise<Engine> {
-    const s = config.settings;
-    const otel = s.telemetry === false ? undefined : await loadOtel();
-    // A local log tells the engine's index what its recovery keeps, so open reads the journals once.
-    const recovery = s.storage.kind === "local" && options.recoveryPasses !== "two-pass" ? new RunRecovery() : undefined;
-    const { log, local } = await openLog(s, options, recovery);
-    let telemetry: RunTelemetry | undefined;
-    if (otel !== undefined && s.telemetry !== false) {
-      telemetry = RunTelemetry.create(otel, s.telemetry, {
-        liveRuns: (): number => engine.local.cache.size,
-        parkedRuns: (): number => engine.parkedRuns(),
-        waitingPermits: (): Map<string, number> => engine.local.flows.waitingByLimit(),
-      });
-      if (telemetry !== undefined) log.observeCommits?.(telemetry);
-    }
-    const engine: Engine = new Engine(config, log, options, telemetry, recovery);
-    const runs = engine.local;
-    try {
-      for (const cls of options.workflows ?? []) engine.catalog.register(cls);
-      checkCodec(log, s.cipher, s.storage.kind === "local" ? s.storage.dir : "the engine's storage");
-      if (local !== undefined) {
-        await local.completeOpen();
-        engine.openEvents = openEvents(local);
-        for (const event of engine.openEvents) engine.events.emit(event);
-      }
-      if (s.storage.kind === "postgres") engine.followLeases(log as PostgresLog);
-      await recordCodec(log, s.cipher);
-      await engine.sealBudget?.load(log);
-      if (s.storage.kind === "postgres" && s.storage.cluster === true) {
-        // Limits are shared before any run resumes, so no step takes a permit of this process alone.
-        const joined = await joinCluster(runs, log as PostgresLog, telemetry, s.storage.forwardTimeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS);
-        engine.cluster = joined.cluster;
-        engine.routed = joined.routed;
-        engine.service = engine.routed;
-      } else await runs.recover(undefined, recovery !== undefined && local !== undefined ? { recovery, log: local } : undefined);
-    } catch (e) {
-      await engine.cluster?.close();
-      await log.close();
-      throw e;
-    }
-    runs.resumeAll();
-    runs.flows.open();
-    engine.detachClock = engine.time.attach?.({ settle: (graceMs) => engine.settle(graceMs) });
-    const retentionMs = s.retentionMs;
-    if (retentionMs !== undefined) {
-      engine.retention = new RetentionSweep({
-        log,
-        clock: engine.time,
-        runs: runs.runs,
-        retentionMs,
-        owns: (shard) => engine.cluster === undefined || engine.cluster.owns(shard),
-        loading: (entry) => runs.cache.loading(entry),
-        failed: (e) => runs.storageFailed(e),
-        sweepEngineState: (cutoff) => runs.flows.sweep(cutoff),
-      });
-      engine.retention.start();
-    }
-    return engine;
+    return new Engine(await EngineParts.open(config, options));
   }
 
   /**
@@ -172,28 +51,14 @@ export class Engine {
    */
   on(name: "event", listener: EngineEventListener): this {
     if (name !== "event") throw new FuseeError(`the engine emits "event" only; got ${JSON.stringify(name)}`);
-    this.events.add(listener);
+    this.parts.events.add(listener);
     return this;
   }
 
   /** Removes a listener added with {@link on}. */
   off(name: "event", listener: EngineEventListener): this {
-    if (name === "event") this.events.remove(listener);
+    if (name === "event") this.parts.events.remove(listener);
     return this;
-  }
-
-  /** Unfinished runs of this process's index whose executor is not in memory. */
-  private parkedRuns(): number {
-    let n = 0;
-    for (const entry of this.local.runs.values()) if (entry.finished === undefined && entry.executor === undefined) n++;
-    return n;
-  }
-
-  /** Tells the listeners when a lease renewal runs late and when this process stops holding a shard. */
-  private followLeases(log: PostgresLog): void {
-    const owner = log.owner;
-    log.onLeaseLate((lateMs, leaseMs) => this.events.emit({ kind: "lease-late", owner, lateMs, leaseMs }));
-    log.onLost((shard, reason, error) => this.events.emit({ kind: "lease-lost", owner, shard, reason, error }));
   }
 
   /**
@@ -205,7 +70,7 @@ export class Engine {
    * for (const e of engine.recoveryEvents()) if (e.kind === "recovery-cut") console.warn(e.segment, e.offset, e.reason);
    */
   recoveryEvents(): readonly EngineEvent[] {
-    return this.openEvents;
+    return this.parts.openEvents;
   }
 
   /**
@@ -217,13 +82,13 @@ export class Engine {
   holdsRun(id: string): boolean {
     this.assertOpen();
     checkWorkflowId(id);
-    return this.cluster === undefined || this.cluster.owns(shardOf(id, this.log.shardCount));
+    return this.parts.owns(shardOf(id, this.parts.log.shardCount));
   }
 
   /** Registers workflow classes; runs of their types that were waiting for them resume. */
   register(...classes: WorkflowClass[]): this {
-    for (const cls of classes) this.catalog.register(cls);
-    this.local.resumeAll();
+    for (const cls of classes) this.parts.catalog.register(cls);
+    this.parts.local.resumeAll();
     return this;
   }
 
@@ -236,9 +101,9 @@ export class Engine {
   async start<R = unknown>(type: string, id: string, input?: unknown, options?: StartOptions): Promise<RunHandle<R>>;
   async start(type: WorkflowClass | string, id: string, input?: unknown, options: StartOptions = {}): Promise<RunHandle<unknown>> {
     this.assertOpen();
-    const name = this.catalog.resolve(type).name;
+    const name = this.parts.catalog.resolve(type).name;
     checkStartAttributes(options, "start");
-    await this.service.start(name, checkWorkflowId(id), input, options);
+    await this.parts.service.start(name, checkWorkflowId(id), input, options);
     return this.run(id);
   }
 
@@ -256,13 +121,13 @@ export class Engine {
     options: StartOptions & { updateId?: string } = {},
   ): Promise<{ run: RunHandle<R>; result: U }> {
     this.assertOpen();
-    const name = this.catalog.resolve(type).name;
+    const name = this.parts.catalog.resolve(type).name;
     checkWorkflowId(id);
     checkName(update, "update name");
     checkStartAttributes(options, "start");
     const { updateId, ...start } = options;
     // The ID is chosen here, so an owner that performs the call again applies the update once.
-    const result = await this.service.updateWithStart(
+    const result = await this.parts.service.updateWithStart(
       name,
       id,
       input,
@@ -306,30 +171,30 @@ export class Engine {
     options: StartOptions = {},
   ): Promise<RunHandle<unknown>> {
     this.assertOpen();
-    const def = this.catalog.resolve(type);
+    const def = this.parts.catalog.resolve(type);
     const name = def.name;
     checkWorkflowId(id);
     checkName(signal, "signal name");
     checkStartAttributes(options, "signalWithStart");
     const unwanted = unwantedSignal(def, signal, id);
     if (unwanted !== undefined) throw unwanted;
-    await this.service.signalWithStart(name, id, input, signal, arg, options);
+    await this.parts.service.signalWithStart(name, id, input, signal, arg, options);
     return this.run(id);
   }
 
   /** A handle on the ID's runs; it does not check that the ID exists. */
   run<R = unknown>(id: string): RunHandle<R> {
-    return new RunHandle<R>(this.service, id);
+    return new RunHandle<R>(this.parts.service, id);
   }
 
   /** The status of the ID's run, or `undefined` when it has none. */
   status(id: string): Promise<RunStatus | undefined> {
-    return this.service.status(id);
+    return this.parts.service.status(id);
   }
 
   /** The ID's run with its journal, or `undefined` when it has none. */
   describe(id: string): Promise<RunDetail | undefined> {
-    return this.service.describe(id);
+    return this.parts.service.describe(id);
   }
 
   /**
@@ -342,12 +207,12 @@ export class Engine {
    * if (codec && codec.sealed[codec.encryptingKeyId]! > codec.limit / 2) console.warn("rotate the key");
    */
   describeEngine(): EngineDescription {
-    const b = this.sealBudget;
+    const b = this.parts.sealBudget;
     return {
-      storage: this.config.settings.storage.kind,
-      shards: this.log.shardCount,
-      runs: this.local.runs.size,
-      liveRuns: this.local.cache.size,
+      storage: this.parts.config.settings.storage.kind,
+      shards: this.parts.log.shardCount,
+      runs: this.parts.local.runs.size,
+      liveRuns: this.parts.local.cache.size,
       ...(b === undefined
         ? {}
         : { codec: { algorithm: b.algorithm, encryptingKeyId: b.encryptingKeyId, keyIds: b.keyIds, sealed: b.counts(), limit: b.limit } }),
@@ -369,7 +234,7 @@ export class Engine {
     this.assertOpen();
     checkFilter(filter);
     // In a cluster, the runs of shards other processes hold are in their indexes: each owner lists its shard.
-    return this.routed !== undefined ? this.routed.listAll(filter, limit) : this.local.listHeld(filter, limit);
+    return this.parts.routed !== undefined ? this.parts.routed.listAll(filter, limit) : this.parts.local.listHeld(filter, limit);
   }
 
   /**
@@ -381,17 +246,17 @@ export class Engine {
    * engine.limit("stripe", { concurrent: 2, perSecond: 10 });
    */
   limit(name: string, spec: LimitSpec): void {
-    this.local.flows.declareLimit(name, spec);
+    this.parts.local.flows.declareLimit(name, spec);
   }
 
   /** Permits of the limit held right now (in a cluster, by this process's steps); `RejectedError` when no limit has that name. */
   limitInUse(name: string): number {
-    return this.local.flows.limitInUse(name);
+    return this.parts.local.flows.limitInUse(name);
   }
 
   /** Steps waiting for a permit of the limit (in a cluster, this process's); `RejectedError` when no limit has that name. */
   limitWaiting(name: string): number {
-    return this.local.flows.limitWaiting(name);
+    return this.parts.local.flows.limitWaiting(name);
   }
 
   /**
@@ -406,8 +271,8 @@ export class Engine {
   async schedule(name: string, spec: ScheduleSpec): Promise<Schedule> {
     this.assertOpen();
     checkFlowName(name, "schedule name");
-    const settings = checkScheduleSpec(name, spec, (w) => this.catalog.resolve(w).name);
-    await this.service.schedule(name, settings, spec.paused === true);
+    const settings = checkScheduleSpec(name, spec, (w) => this.parts.catalog.resolve(w).name);
+    await this.parts.service.schedule(name, settings, spec.paused === true);
     return new Schedule(this.scheduleOps, name);
   }
 
@@ -419,7 +284,9 @@ export class Engine {
    */
   async listSchedules(): Promise<ScheduleDescription[]> {
     this.assertOpen();
-    const shards = await Promise.all(Array.from({ length: this.log.shardCount }, (_, shard) => this.service.listSchedules(shard)));
+    const shards = await Promise.all(
+      Array.from({ length: this.parts.log.shardCount }, (_, shard) => this.parts.service.listSchedules(shard)),
+    );
     return shards.flat().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
@@ -463,10 +330,14 @@ export class Engine {
     options: EventOptions = {},
   ): Promise<RunHandle<unknown>> {
     this.assertOpen();
-    const name = this.catalog.resolve(type).name;
+    const name = this.parts.catalog.resolve(type).name;
     checkFlowName(key, "debounce key");
     const { delayMs, maxWaitMs } = rule.resolve();
-    return new RunHandle(this.service, await this.service.debounce(name, key, input, { delayMs, maxWaitMs }, eventId(options)), true);
+    return new RunHandle(
+      this.parts.service,
+      await this.parts.service.debounce(name, key, input, { delayMs, maxWaitMs }, eventId(options)),
+      true,
+    );
   }
 
   /**
@@ -493,22 +364,22 @@ export class Engine {
     options: EventOptions = {},
   ): Promise<RunHandle<unknown>> {
     this.assertOpen();
-    const name = this.catalog.resolve(type).name;
+    const name = this.parts.catalog.resolve(type).name;
     checkFlowName(key, "batch key");
     const { size, timeoutMs } = rule.resolve();
-    return new RunHandle(this.service, await this.service.batch(name, key, event, { size, timeoutMs }, eventId(options)), true);
+    return new RunHandle(this.parts.service, await this.parts.service.batch(name, key, event, { size, timeoutMs }, eventId(options)), true);
   }
 
   /** Answers the token a step of `ctx.awaitCompletion` sent: the waiting run goes on with `value`. */
   async complete(token: string, value?: unknown): Promise<void> {
     this.assertOpen();
-    await this.service.complete(token, value);
+    await this.parts.service.complete(token, value);
   }
 
   /** Answers the token of `ctx.awaitCompletion` with an error, thrown where the run waits. */
   async fail(token: string, error: unknown): Promise<void> {
     this.assertOpen();
-    await this.service.fail(token, error instanceof Error ? error : new FuseeError(String(error)));
+    await this.parts.service.fail(token, error instanceof Error ? error : new FuseeError(String(error)));
   }
 
   /**
@@ -524,66 +395,30 @@ export class Engine {
    * expect((await engine.status("order-1"))?.status).to.equal("suspended");
    */
   async idle(options: IdleOptions = {}): Promise<void> {
-    const steps = options.runningSteps !== "ignore";
-    for (let turn = 0; ; turn++) {
-      if (this.closed || this.local.failure !== undefined || options.signal?.aborted === true) return;
-      // Quiet twice across a turn: a due timer or a commit scheduled in this turn runs on the next.
-      if (this.local.quiet(steps)) {
-        await nextTurn();
-        if (this.local.quiet(steps)) return;
-      }
-      // Waiting on a sync or a step's I/O: poll gently once a few turns did not do it.
-      await (turn < 64 ? nextTurn() : pause(1));
-    }
+    return this.parts.idle(options);
   }
 
   /** Stops timers and new work, waits until every acknowledged record is on disk, closes the storage. */
   async shutdown(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.detachClock?.();
-    this.retention?.stop();
-    this.local.close(new ShutDownError());
-    await this.cluster?.close();
-    await this.sealBudget?.settle();
-    await this.log.close();
+    await this.parts.close(new ShutDownError());
   }
 
-  /** For a virtual clock: idle, waiting for running step attempts no longer than `graceMs` of real time. */
-  private async settle(graceMs: number): Promise<void> {
-    if (graceMs <= 0) return this.idle({ runningSteps: "ignore" });
-    const stop = new AbortController();
-    const timer = setTimeout(() => stop.abort(), graceMs);
-    try {
-      await this.idle({ signal: stop.signal });
-    } finally {
-      clearTimeout(timer);
-    }
-    await this.idle({ runningSteps: "ignore" });
-  }
-
-  /** What schedule handles call; `service` is read at each call, as a cluster replaces it after open. */
+  /** What schedule handles call, through the engine's run service. */
   private readonly scheduleOps: ScheduleOperations = {
-    scheduleOp: (name, op, args) => this.service.scheduleOp(name, op, args),
+    scheduleOp: (name, op, args) => this.parts.service.scheduleOp(name, op, args),
     updateSchedule: async (name, spec) => {
       this.assertOpen();
-      const settings = checkScheduleSpec(name, spec, (w) => this.catalog.resolve(w).name);
+      const settings = checkScheduleSpec(name, spec, (w) => this.parts.catalog.resolve(w).name);
       // Only an existing schedule is updated: the describe is refused (NotFoundError) for a deleted one.
-      await this.service.scheduleOp(name, "describe", []);
-      await this.service.schedule(name, settings, false);
+      await this.parts.service.scheduleOp(name, "describe", []);
+      await this.parts.service.schedule(name, settings, false);
     },
   };
 
   private assertOpen(): void {
-    this.local.assertOpen();
+    this.parts.local.assertOpen();
   }
 }
-
-/** How long a call context to another process of a cluster waits for its answer, by default. */
-const DEFAULT_FORWARD_TIMEOUT_MS = 30_000;
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function eventId(options: EventOptions): string | undefined {
   return options.eventId === undefined ? undefined : checkId(options.eventId, "event ID");

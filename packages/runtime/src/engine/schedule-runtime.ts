@@ -2,9 +2,11 @@ import type { Clock, ClockTimer } from "../core/clock.js";
 import { NotFoundError, RejectedError, ShutDownError, StorageError } from "../core/errors.js";
 import { recurrenceOf } from "../journal/recurrence.js";
 import { recurrenceOfSpec, recurrenceSpec, sameRecurrence } from "../journal/schedule-coverage.js";
-import { ScheduleState, scheduleRunId, stateSpec, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
+import { ScheduleState, sameSettings, scheduleRunId, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
 import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
 import { retryDelay, startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
+import { ScheduleStream } from "./schedule-stream.js";
+import { StartSlots } from "./start-slots.js";
 import type { SystemLog } from "./system-streams.js";
 
 export { scheduleRunId, type ScheduleDescription } from "../journal/schedule-state.js";
@@ -17,8 +19,6 @@ export interface ScheduleDeps {
   readonly failed: (e: unknown) => void;
 }
 
-/** A schedule stream gets a fresh generation, holding one snapshot, after this many records. */
-const SNAPSHOT_EVERY = 512;
 /** Instants a backfill starts between two progress records. */
 const PAGE = 256;
 /** Backfilled runs that may be unfinished at once; the backfill waits when it has this many. */
@@ -33,8 +33,7 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
  * under the instant's run ID, so a crash in between neither loses the instant nor starts it twice.
  */
 export class ScheduleRuntime extends ScheduleState {
-  private gen: number;
-  private records = 0;
+  private readonly stream: ScheduleStream;
   /** Instants being started right now, not covered yet. */
   private readonly claimed = new Set<number>();
   /** Instants whose run this process started (or is starting) and whose tick is not applied yet: counted in `started` ahead. */
@@ -46,8 +45,7 @@ export class ScheduleRuntime extends ScheduleState {
   private closed = false;
   private backfillSeq = 0;
   private queue: Promise<void> = Promise.resolve();
-  private inFlight = 0;
-  private slotWaiters: Array<() => void> = [];
+  private readonly slots = new StartSlots(MAX_IN_FLIGHT);
   /** Settles once `open` dealt with the instants missed before it. */
   private opened: Promise<void> = Promise.resolve();
 
@@ -58,24 +56,12 @@ export class ScheduleRuntime extends ScheduleState {
     private readonly deps: ScheduleDeps,
   ) {
     super(name, state);
-    this.gen = gen;
-  }
-
-  /** A new schedule's first state record. */
-  static initial(settings: ScheduleSettings, paused: boolean, now: number): ScheduleStateRecord {
-    return {
-      kind: "schedule-state",
-      at: now,
-      ...stateSpec(settings),
-      paused,
-      cursor: now,
-      started: 0,
-      skipped: 0,
-      covered: [],
-      recent: [],
-      active: [],
-      backfills: [],
-    };
+    this.stream = new ScheduleStream(name, gen, {
+      sys: deps.sys,
+      failed: deps.failed,
+      snapshot: () => this.snapshotRecord(deps.clock.now()),
+      detach: (work) => this.detach(work),
+    });
   }
 
   /** Starts the schedule's work after it was created or recovered: its timer, backfills and catch-up. */
@@ -126,7 +112,7 @@ export class ScheduleRuntime extends ScheduleState {
       this.covered.changed(settings);
     }
     this.cursor = Math.max(this.cursor, this.deps.clock.now());
-    await this.snapshot();
+    await this.stream.snapshot();
     this.arm();
   }
 
@@ -161,8 +147,7 @@ export class ScheduleRuntime extends ScheduleState {
   async delete(): Promise<void> {
     this.deleted = true;
     this.stopTimers();
-    const gens = this.gen > 0 ? [this.gen - 1, this.gen] : [this.gen];
-    await this.deps.sys.drop("schedule", this.name, gens);
+    await this.stream.drop();
   }
 
   // ---- the live ticker ----
@@ -369,7 +354,7 @@ export class ScheduleRuntime extends ScheduleState {
         let failure: unknown;
         await Promise.all(
           page.map(async (t) => {
-            await this.slot();
+            await this.slots.take(() => !this.closed && !this.deleted);
             if (this.closed || this.deleted) return;
             const runId = scheduleRunId(this.name, t);
             // Counted before the start: the run's code begins as soon as its start is durable,
@@ -379,10 +364,10 @@ export class ScheduleRuntime extends ScheduleState {
             try {
               await startOnce(this.deps.runs, this.settings.workflow, runId, this.settings.input);
               started++;
-              this.detach(whenFinished(this.deps.runs, runId).then(() => this.freeSlot()));
+              this.detach(whenFinished(this.deps.runs, runId).then(() => this.slots.free()));
             } catch (e) {
               this.startedUnrecorded--;
-              this.freeSlot();
+              this.slots.free();
               failure ??= e;
             }
           }),
@@ -413,51 +398,19 @@ export class ScheduleRuntime extends ScheduleState {
     }
   }
 
-  /** Takes one of the backfill's slots, waiting for one to free; the taker frees it (`freeSlot`). */
-  private async slot(): Promise<void> {
-    while (this.inFlight >= MAX_IN_FLIGHT && !this.closed && !this.deleted) {
-      await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
-    }
-    // Taken before the start is awaited, so instants waking together cannot overshoot the bound.
-    this.inFlight++;
-  }
-
-  private freeSlot(): void {
-    this.inFlight--;
-    this.slotWaiters.shift()?.();
-  }
-
   // ---- records ----
 
   /** Applies a record to the state and appends it; resolves once durable. */
   private write(record: SystemRecord): Promise<void> {
     if (this.deleted) return Promise.resolve();
     this.apply(record);
-    return this.append(record);
-  }
-
-  private append(record: SystemRecord): Promise<void> {
-    if (this.deleted) return Promise.resolve();
-    const done = this.deps.sys.append("schedule", this.name, this.gen, record);
-    done.catch((e: unknown) => this.deps.failed(e));
-    this.records++;
-    if (this.records > SNAPSHOT_EVERY) this.detach(this.snapshot());
-    return done;
-  }
-
-  /** Moves the schedule to a new generation of its stream holding one record, its whole state; drops the old one. */
-  private async snapshot(): Promise<void> {
-    const old = this.gen;
-    this.gen++;
-    this.records = 0;
-    await this.append(this.snapshotRecord(this.deps.clock.now()));
-    if (!this.deleted) await this.deps.sys.drop("schedule", this.name, [old]);
+    return this.stream.append(record);
   }
 
   // ---- plumbing ----
 
   /**
-   * Lets `work` go on without waiting. Its writes report their own failures (`append`); anything
+   * Lets `work` go on without waiting. Its writes report their own failures (`ScheduleStream.append`); anything
    * else that escapes it while the schedule is open is a failure of the schedules too.
    */
   private detach(work: Promise<unknown>): void {
@@ -495,16 +448,6 @@ export class ScheduleRuntime extends ScheduleState {
     this.timer = undefined;
     for (const t of this.retries) t.cancel();
     this.retries.clear();
-    for (const w of this.slotWaiters.splice(0)) w();
-  }
-}
-
-function sameSettings(a: ScheduleSettings, b: ScheduleSettings): boolean {
-  if (a.workflow !== b.workflow || a.everyMs !== b.everyMs || a.cron !== b.cron || a.timezone !== b.timezone) return false;
-  if (a.overlap !== b.overlap || a.catchUp !== b.catchUp) return false;
-  try {
-    return JSON.stringify(a.input) === JSON.stringify(b.input);
-  } catch {
-    return false;
+    this.slots.wakeAll();
   }
 }

@@ -3,6 +3,7 @@ import type { ScheduleOp } from "./schedule-handle.js";
 import { ScheduleRuntime, type ScheduleDeps, type ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
 import { ScheduleGenerations } from "../journal/schedule-generations.js";
+import { initialState } from "../journal/schedule-state.js";
 import type { SystemRecord } from "../journal/system-records.js";
 import type { StreamName } from "../journal/stream-names.js";
 
@@ -107,7 +108,7 @@ export class Schedules {
     if (this.closed) throw new ShutDownError(`schedule '${name}' cannot be set: the engine is shut down`);
     const known = this.schedules.get(name);
     if (known !== undefined) return known.update(settings);
-    const state = ScheduleRuntime.initial(settings, paused, this.deps.clock.now());
+    const state = initialState(settings, paused, this.deps.clock.now());
     const s = new ScheduleRuntime(name, state, 0, this.deps);
     await this.deps.sys.append("schedule", name, 0, state);
     this.schedules.set(name, s);

@@ -2,7 +2,8 @@ import { Buffer } from "node:buffer";
 import { CodecError } from "../core/errors.js";
 import { parseHeaderJson } from "../core/header-json.js";
 import type { PayloadCodec, PayloadContext } from "./payload-codec.js";
-import { KINDS_BY_CODE, RECORD_KINDS, decodeFromPayload, kindOf, readsBackUnchanged, splitRecord } from "./record-kinds.js";
+import { EMPTY, type Header, type PayloadReader, type PayloadWriter } from "./record-kind-descriptor.js";
+import { KINDS_BY_CODE, RECORD_KINDS, kindOf, readsBackUnchanged } from "./record-kinds.js";
 import type { JournalRecord, RecordKind, StepRecord } from "./records.js";
 
 export { payloadAssociatedData, type PayloadCodec, type PayloadContext } from "./payload-codec.js";
@@ -210,4 +211,25 @@ function putDigits(out: Buffer, at: number, n: number, digits: number): number {
     rest = Math.floor(rest / 10);
   }
   return at + digits;
+}
+
+/** A payload writer for when only a record's header is wanted: it encodes nothing. */
+const HEADER_ONLY: PayloadWriter = { value: () => EMPTY, error: () => EMPTY };
+
+/**
+ * Decodes a record from its own header fields and the payload bytes it was encoded to: what
+ * `decodeRecord` of its encoding gives, without parsing the header back (the header holds numbers,
+ * strings and plain objects of them, which read back equal).
+ */
+function decodeFromPayload(record: JournalRecord, payload: PayloadReader): JournalRecord {
+  const kind = kindOf(record.kind);
+  return kind.decode(kind.encode(record, HEADER_ONLY).header, payload);
+}
+
+/** Encodes the header and payload of any record through its kind's descriptor. */
+function splitRecord(record: JournalRecord, codec: PayloadCodec, context: PayloadContext): { header: Header; payload: Uint8Array } {
+  return kindOf(record.kind).encode(record, {
+    value: (v) => codec.encodeValue(v, context),
+    error: (e) => codec.encodeError(e, context),
+  });
 }

@@ -238,6 +238,23 @@ export class ScheduleState {
   }
 }
 
+/** A new schedule's first state record. */
+export function initialState(settings: ScheduleSettings, paused: boolean, now: number): ScheduleStateRecord {
+  return {
+    kind: "schedule-state",
+    at: now,
+    ...stateSpec(settings),
+    paused,
+    cursor: now,
+    started: 0,
+    skipped: 0,
+    covered: [],
+    recent: [],
+    active: [],
+    backfills: [],
+  };
+}
+
 /** The spec fields of a state record. */
 export function stateSpec(
   s: ScheduleSettings,
@@ -263,4 +280,15 @@ function settingsOf(s: ScheduleStateRecord): ScheduleSettings {
     catchUp: s.catchUp as CatchUp,
     input: s.input,
   };
+}
+
+/** Whether two specs of a schedule say the same (an update to an equal spec changes nothing). */
+export function sameSettings(a: ScheduleSettings, b: ScheduleSettings): boolean {
+  if (a.workflow !== b.workflow || a.everyMs !== b.everyMs || a.cron !== b.cron || a.timezone !== b.timezone) return false;
+  if (a.overlap !== b.overlap || a.catchUp !== b.catchUp) return false;
+  try {
+    return JSON.stringify(a.input) === JSON.stringify(b.input);
+  } catch {
+    return false;
+  }
 }

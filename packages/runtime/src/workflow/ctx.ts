@@ -7,9 +7,10 @@ import { checkStepOptions } from "./registry.js";
 import type { StepOptions } from "./step-options.js";
 import type { InputArgs, WorkflowInput, WorkflowOutput } from "./workflow-io.js";
 import type { Message } from "./messages.js";
-import type { LogLevel } from "../core/logger.js";
-import { WorkflowLog, type LogFields } from "./workflow-log.js";
+import { WorkflowLog } from "./workflow-log.js";
 import type { StartOptions } from "../client/types.js";
+import type { CtxBackend } from "./ctx-backend.js";
+import type { AwaitCompletionOptions, ChildHandle, ChildOptions, Completion, ContinueAsNewOptions, WaitOptions } from "./ctx-options.js";
 import type { WorkflowClass } from "./registry.js";
 
 /**
@@ -21,82 +22,6 @@ export interface PatchIds {}
 
 /** A declared patch ID, or any string while no IDs are declared. */
 export type PatchId = [keyof PatchIds] extends [never] ? string : keyof PatchIds & string;
-
-/** Options of `ctx.waitFor` and `ctx.condition`. */
-export interface WaitOptions {
-  /** Give up after this long: `waitFor` resolves `undefined`, `condition` resolves `false`. */
-  timeout?: Duration;
-}
-
-/** Options of `ctx.startChild` and `ctx.executeChild`. */
-export interface ChildOptions {
-  /** What happens to the child when this run ends first: terminate it (default), ask it to cancel, or leave it. */
-  close?: "terminate" | "request-cancel" | "abandon";
-  /** Stop waiting for the child's result after this long (the child is then closed by `close`). */
-  timeout?: Duration;
-  /** @internal The timeout in ms. */
-  timeoutMs?: number;
-}
-
-/** Options of `ctx.continueAsNew`. */
-export interface ContinueAsNewOptions {
-  /**
-   * The search attributes the next run starts with, instead of this run's (which it carries over
-   * by default); `{}` starts it with none.
-   */
-  attributes?: Record<string, unknown>;
-}
-
-/** A child run started by `ctx.startChild`. */
-export interface ChildHandle<T> {
-  readonly id: string;
-  /** The child's result, journaled in the parent; rejects with its error or a `TimeoutError`. */
-  result(): Promise<T>;
-}
-
-/** What `ctx.awaitCompletion` hands its `send` function. */
-export interface Completion {
-  /** Pass it to whoever completes the work; they call `engine.complete(token, value)`. */
-  readonly token: string;
-}
-
-/** Options of `ctx.awaitCompletion`: those of the step that sends the token, and a bound on the wait. */
-export interface AwaitCompletionOptions extends StepOptions {
-  /**
-   * Stop waiting for the answer after this long (a durable timer, counted once the token is sent):
-   * the call then rejects with a `TimeoutError`, and a late answer to the token changes nothing.
-   */
-  waitTimeout?: Duration;
-}
-
-/** What a {@link Ctx} delegates to: the executor of the run. */
-export interface CtxBackend {
-  readonly workflowId: string;
-  readonly workflowType: string;
-  runId(): number;
-  now(): number;
-  random(): number;
-  uuid(): string;
-  /** `args`: the fingerprint of a `@Step` method call's arguments (see `fingerprintArgs`). */
-  step(name: string, fn: () => unknown, options: StepOptions, args?: string): Promise<unknown>;
-  sleepUntil(ms: number): Promise<void>;
-  waitFor(name: string, timeoutMs: number | undefined): Promise<unknown>;
-  condition(pred: () => boolean, timeoutMs: number | undefined): Promise<boolean>;
-  patched(id: string, deprecated: boolean): boolean;
-  setAttributes(attributes: Record<string, unknown>, removed?: readonly string[]): void;
-  attributes(): Readonly<Record<string, unknown>>;
-  journalSize(): number;
-  startChild(type: string, id: string, input: unknown, options: ChildOptions): Promise<ChildHandle<unknown>>;
-  continueAsNew(input: unknown, attributes?: Readonly<Record<string, unknown>>): Promise<never>;
-  awaitCompletion(
-    name: string,
-    send: (c: Completion) => unknown,
-    options: StepOptions,
-    waitTimeoutMs: number | undefined,
-  ): Promise<unknown>;
-  send(target: string, message: Message): Promise<unknown>;
-  log(level: LogLevel, message: string, fields: LogFields | undefined): void;
-}
 
 /** Refuses start attributes that are not a plain object of well-formed names, before anything is written. */
 export function checkStartAttributes(options: StartOptions, where: string): void {

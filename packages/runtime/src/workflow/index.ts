@@ -17,17 +17,8 @@ export {
 } from "./registry.js";
 export { registerType } from "./payload-types.js";
 export { registerConstructorTypes, registerWorkflowTypes, type WorkflowTypes, type HandlerTypes } from "./workflow-types.js";
-export {
-  Ctx,
-  type PatchIds,
-  type PatchId,
-  type WaitOptions,
-  type ChildOptions,
-  type ContinueAsNewOptions,
-  type ChildHandle,
-  type Completion,
-  type AwaitCompletionOptions,
-} from "./ctx.js";
+export { Ctx, type PatchIds, type PatchId } from "./ctx.js";
+export type { WaitOptions, ChildOptions, ContinueAsNewOptions, ChildHandle, Completion, AwaitCompletionOptions } from "./ctx-options.js";
 export { RetryPolicy, type ErrorClass } from "./retry-policy.js";
 export { WorkflowLog, type LogFields } from "./workflow-log.js";
 export type { StepOptions, ClassType } from "./step-options.js";

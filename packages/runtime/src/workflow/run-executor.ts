@@ -1,10 +1,13 @@
 import type { DependencyContainer } from "tsyringe";
-import { FuseeError, NonDeterminismError } from "../core/errors.js";
+import { FuseeError, type NonDeterminismError } from "../core/errors.js";
 import { InlineFirstMap } from "../core/inline-first-map.js";
-import { callName, describeRecord, isCallRecord } from "../journal/record-kinds.js";
+import { isCallRecord } from "../journal/record-kinds.js";
 import type { CallRecord, Carried, JournalRecord, RecordKind } from "../journal/records.js";
+import { CallCheck } from "./call-check.js";
+import { CatchUp } from "./catch-up.js";
 import type { FinishedStatus } from "../core/status.js";
-import type { ChildHandle, ChildOptions, CtxBackend } from "./ctx.js";
+import type { CtxBackend } from "./ctx-backend.js";
+import type { ChildHandle, ChildOptions } from "./ctx-options.js";
 import { unknownHandler, type WorkflowDefinition } from "./registry.js";
 import { outsideSteps, type StepHost } from "./run-binding.js";
 import type { RunHost } from "./run-host.js";
@@ -29,12 +32,6 @@ import { Updates, updateRecords, type UpdateOutcome } from "./features/updates.j
 
 export type { ChildRequest, RunHost } from "./run-host.js";
 
-/** A call of the workflow code the journal being replayed answers, and where. */
-interface Recorded {
-  readonly record: CallRecord;
-  readonly position: number;
-}
-
 /**
  * Runs one workflow run by applying its journal, record by record, to fresh workflow code.
  *
@@ -49,26 +46,17 @@ interface Recorded {
  */
 export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   private lastAt = 0;
-  private seq = 0;
   private applied = 0;
   private replayEnd = 0;
   /** `ctx.log` writes nothing while the code reacts to the records before this position. */
   private quietUntil = 0;
   private held: Array<() => void> | null = null;
-  /** While replaying: the journal's call records by call number. */
-  private replayCalls: Map<number, Recorded> | undefined;
+  private readonly calls: CallCheck;
   private readonly arrived = new InlineFirstMap<JournalRecord>();
   readonly pending = new InlineFirstMap<Pending>();
   private idleWaiters: Array<() => void> | undefined;
-  /** Actions waiting for the code to react to the records appended before them (see `whenCaughtUp`). */
-  private catchingUp: Array<{ readonly upTo: number; readonly action: () => void }> | undefined;
-  /** Positions of records this executor appended that it has not applied yet: nothing there for the code to react to. */
-  private own: Set<number> | undefined;
+  private readonly catchUp = new CatchUp();
   private driving = false;
-  /** The latest call of the code, for determinism errors. */
-  private lastKind: CallRecord["kind"] | undefined;
-  private lastName: string | undefined;
-  private lastSeq = 0;
   /** Set when the code and the journal disagree, or the workflow cannot be instantiated. */
   broken: Error | undefined;
 
@@ -89,6 +77,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
     readonly host: RunHost,
   ) {
     this.lifecycle = new Lifecycle(this, container);
+    this.calls = new CallCheck(definition, host);
   }
 
   /** The workflow instance, once the start record applied. */
@@ -146,7 +135,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
     this.quietUntil = Math.min(reacted, records.length);
     if (records.length > 0) this.held = [];
     records.forEach((record, position) => {
-      if (isCallRecord(record)) (this.replayCalls ??= new Map()).set(record.seq, { record, position });
+      this.calls.replays(record, position);
       if (record.kind === "finish") this.lifecycle.finishReplayed = true;
       if (record.kind === "update-result") this.updates.resultReplayed(record.id);
       this.arrived.set(position, record);
@@ -172,7 +161,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
       this.steps.inFlight > 0 ||
       this.arrived.size > 0 ||
       this.held !== null ||
-      this.catchingUp !== undefined
+      this.catchUp.waits
     )
       return "running";
     return "suspended";
@@ -181,7 +170,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   /** Resolves once every record delivered so far has been applied and the code has settled. */
   whenIdle(): Promise<void> {
     // A broken run applies nothing more: what arrived stays, and waiting for it would never end.
-    if ((!this.driving && this.arrived.size === 0 && this.catchingUp === undefined) || this.broken !== undefined) return Promise.resolve();
+    if ((!this.driving && this.arrived.size === 0 && !this.catchUp.waits) || this.broken !== undefined) return Promise.resolve();
     return new Promise((resolve) => (this.idleWaiters ??= []).push(resolve));
   }
 
@@ -240,8 +229,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
    */
   busy(steps: boolean): boolean {
     if (this.broken !== undefined || this.finished !== undefined) return false;
-    if (this.driving || this.arrived.size > 0 || this.held !== null || this.catchingUp !== undefined || this.instance === undefined)
-      return true;
+    if (this.driving || this.arrived.size > 0 || this.held !== null || this.catchUp.waits || this.instance === undefined) return true;
     return steps && this.steps.active();
   }
 
@@ -356,15 +344,15 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   }
 
   recorded(seq: number): boolean {
-    return this.replayCalls?.has(seq) === true;
+    return this.calls.recorded(seq);
   }
 
   nextRecorded(): CallRecord | undefined {
-    return this.replayCalls?.get(this.seq + 1)?.record;
+    return this.calls.nextRecorded();
   }
 
   skipCall(): void {
-    this.seq++;
+    this.calls.skip();
   }
 
   inReplay(): boolean {
@@ -372,37 +360,10 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   }
 
   call(kind: CallRecord["kind"], name: string | undefined, args?: string): number {
-    const seq = ++this.seq;
-    this.lastKind = kind;
-    this.lastName = name;
-    this.lastSeq = seq;
-    const recorded = this.replayCalls?.get(seq);
-    if (recorded !== undefined) {
-      const r = recorded.record;
-      if (r.kind !== kind || callName(r) !== name) {
-        const error = this.nonDeterminism(recorded.position, describeRecord(r), this.lastCall());
-        this.breakWith(error);
-        throw error;
-      }
-      if (r.kind === "step" && r.args !== undefined && args !== undefined && r.args !== args) {
-        const error = this.argumentsDiffer(recorded.position, r.name, seq);
-        this.breakWith(error);
-        throw error;
-      }
-    }
-    return seq;
-  }
-
-  /**
-   * A recorded step call answered for a call with other arguments (two calls swapped, an argument
-   * computed another way) would get the result of a call it is not. A run and a replay check alike
-   * stop there, as for a call of another step: the journal's fingerprint is the rule.
-   */
-  private argumentsDiffer(position: number, name: string, seq: number): NonDeterminismError {
-    return new NonDeterminismError(
-      `workflow ${this.definition.name} (ID ${this.workflowId}, run ${this.host.runId}) called step '${name}' (call #${seq}) with other arguments than the journal recorded at position ${position}, ` +
-        `so the recorded result is that of another call. Fix: guard the changed arguments with ctx.patched(), keeping the old ones in its else branch.`,
-    );
+    const seq = this.calls.call(kind, name, args);
+    if (typeof seq === "number") return seq;
+    this.breakWith(seq);
+    throw seq;
   }
 
   whenLive(action: () => void): void {
@@ -411,26 +372,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   }
 
   whenCaughtUp(action: () => void): void {
-    const upTo = this.host.appended?.() ?? 0;
-    if (this.reactedUpTo(upTo)) action();
-    else (this.catchingUp ??= []).push({ upTo, action });
-  }
-
-  /** Whether the code reacted to every record before `upTo` that another party appended. */
-  private reactedUpTo(upTo: number): boolean {
-    for (let position = this.applied; position < upTo; position++) if (this.own?.has(position) !== true) return false;
-    return true;
-  }
-
-  /** Runs the actions waiting for records the code has now reacted to: it settled after each of them. */
-  private caughtUp(): void {
-    const waiting = this.catchingUp;
-    if (waiting === undefined || this.broken) return;
-    const due = waiting.filter((w) => this.reactedUpTo(w.upTo));
-    if (due.length === 0) return;
-    const rest = waiting.filter((w) => !this.reactedUpTo(w.upTo));
-    this.catchingUp = rest.length > 0 ? rest : undefined;
-    for (const w of due) w.action();
+    this.catchUp.when(this.applied, this.host.appended?.() ?? 0, action);
   }
 
   /**
@@ -450,7 +392,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
     if (this.host.closed() || this.broken) return;
     const position = this.host.appended?.();
     this.host.append(record);
-    if (position !== undefined && (this.host.appended?.() ?? 0) > position) (this.own ??= new Set()).add(position);
+    if (position !== undefined && (this.host.appended?.() ?? 0) > position) this.catchUp.appendedOwn(position);
   }
 
   codeFailed(error: Error): void {
@@ -458,7 +400,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   }
 
   mismatch(position: number, record: JournalRecord, asking: string): NonDeterminismError {
-    return this.nonDeterminism(position, describeRecord(record), `${this.lastCall()} ${asking}`);
+    return this.calls.mismatch(position, record, asking);
   }
 
   // ---- the cursor ----
@@ -473,12 +415,13 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   private applyNext(): void {
     let waiting = false;
     try {
-      this.caughtUp();
+      // Actions waiting for the code to react to the records before them run once it has (it settled after each).
+      if (!this.broken) this.catchUp.runDue(this.applied);
       const record = this.arrived.get(this.applied);
       if (record === undefined || this.broken) return;
       this.arrived.take(this.applied);
       const position = this.applied++;
-      if (this.own?.delete(position) === true && this.own.size === 0) this.own = undefined;
+      this.catchUp.applying(position);
       const replayed = position < this.replayEnd;
       this.lastAt = record.at;
       this.apply(record, position, replayed);
@@ -505,7 +448,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
 
   private stopDriving(): void {
     this.driving = false;
-    if ((this.arrived.size === 0 && this.catchingUp === undefined) || this.broken) {
+    if ((this.arrived.size === 0 && !this.catchUp.waits) || this.broken) {
       for (const w of this.idleWaiters?.splice(0) ?? []) w();
     }
     this.host.changed();
@@ -514,7 +457,7 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   private endReplay(): void {
     const held = this.held ?? [];
     this.held = null;
-    this.replayCalls = undefined;
+    this.calls.endReplay();
     // A finished run is replayed only to answer (a query, an update's refusal): nothing it asks for runs.
     if (this.finished !== undefined) return;
     for (const action of held) action();
@@ -524,8 +467,8 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
     const lifecycle = this.lifecycle;
     if (lifecycle.continuing && lifecycle.divert(record)) return;
     if (record.kind === "start" || (record as { request?: string }).request !== undefined) lifecycle.note(record);
-    // Calls are numbered from 1 as the code makes them, so the code has made call `seq` iff seq <= this.seq.
-    if (replayed && isCallRecord(record) && record.seq > this.seq) {
+    // A replayed call record whose call the code has not made: the code ended or waits where the journal goes on.
+    if (replayed && isCallRecord(record) && !this.calls.made(record.seq)) {
       this.breakWith(this.mismatch(position, record, this.lifecycle.ending("and is now waiting")));
       return;
     }
@@ -538,22 +481,6 @@ export class RunExecutor implements CtxBackend, StepHost, RunCursor {
   }
 
   // ---- failures ----
-
-  /** The code's latest call as determinism errors name it. */
-  private lastCall(): string {
-    const kind = this.lastKind;
-    if (kind === undefined) return "nothing yet";
-    return kind === "attributes" || kind === "timer"
-      ? `${kind} (call #${this.lastSeq})`
-      : `${kind} '${this.lastName}' (call #${this.lastSeq})`;
-  }
-
-  private nonDeterminism(position: number, holds: string, asked: string): NonDeterminismError {
-    return new NonDeterminismError(
-      `workflow ${this.definition.name} (ID ${this.workflowId}, run ${this.host.runId}) does not match its journal at position ${position}: ` +
-        `the journal holds ${holds}, the code asked for ${asked}. Guard changed code paths with ctx.patched().`,
-    );
-  }
 
   private assertUsable(): void {
     if (this.broken) throw this.broken;

@@ -1,7 +1,7 @@
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import type { JournalRecord } from "../journal/records.js";
-import type { ChildOptions } from "./ctx.js";
+import type { ChildOptions } from "./ctx-options.js";
 import type { AttemptObserver, PermitRequest } from "./step-runner.js";
 import type { Message } from "./messages.js";
 import type { StepOptions } from "./step-options.js";

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { CancelledError } from "../../src/core/errors.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Signal, Workflow } from "../../src/workflow/decorators.js";
-import type { ChildOptions } from "../../src/workflow/ctx.js";
+import type { ChildOptions } from "../../src/workflow/ctx-options.js";
 import { eventually, onEachEngine } from "../runtime/harness.js";
 
 /** Two steps, then counts `add` signals until `finish`. */

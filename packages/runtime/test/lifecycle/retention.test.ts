@@ -130,7 +130,8 @@ describe("retention on disk (local)", () => {
         .retention("1h");
       const engine = await Engine.open(config, { workflows: [Report] });
       for (let i = 0; i < 50; i++) await (await engine.start(Report, `big-${i}`, 20_000)).result();
-      const log = engine["log" as keyof Engine] as unknown as { stats(): { liveEntries: readonly number[]; bytes: readonly number[] } };
+      const log = (engine as unknown as { parts: { log: { stats(): { liveEntries: readonly number[]; bytes: readonly number[] } } } }).parts
+        .log;
       expect(log.stats().liveEntries[0]).to.be.greaterThan(100);
       const before = log.stats().bytes[0] as number;
       await clock.advance("2h");

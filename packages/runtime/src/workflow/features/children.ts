@@ -1,6 +1,6 @@
 import { TimeoutError } from "../../core/errors.js";
 import type { ChildResultRecord } from "../../journal/records.js";
-import type { ChildHandle, ChildOptions } from "../ctx.js";
+import type { ChildHandle, ChildOptions } from "../ctx-options.js";
 import type { Interrupts, RecordAppliers, RunCursor, TimerCalls } from "./run-cursor.js";
 
 type Answer = ChildResultRecord | Error;

@@ -11,10 +11,11 @@ export interface RunIndexView {
 
 /** Reads what an open engine holds of its runs: the entries, and the queued timers still pending for them. */
 export function runIndexOf(engine: Engine): RunIndexView {
-  const local = (engine as unknown as { local: { runs: Map<string, RunEntry>; timers: TimerQueue<RunEntry> } }).local;
+  const local = (engine as unknown as { parts: { local: { runs: Map<string, RunEntry>; parts: { timers: TimerQueue<RunEntry> } } } }).parts
+    .local;
   const timers = new Map<RunEntry, [number, number][]>();
   // The queue keeps timers that fired or whose run ended until they come due; only pending ones count.
-  local.timers.forEach((at, entry, seq, runId) => {
+  local.parts.timers.forEach((at, entry, seq, runId) => {
     if (local.runs.get(entry.id) !== entry || (entry.runId | 0) !== runId || !entry.hasTimer(seq)) return;
     let list = timers.get(entry);
     if (list === undefined) timers.set(entry, (list = []));
