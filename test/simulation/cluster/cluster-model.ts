@@ -6,11 +6,13 @@
 import { isDeepStrictEqual } from "node:util";
 import { FINISHED, type Bumped, type Inspection } from "./wire.js";
 
-type Outcome = "acked" | "doubt";
+/** A call acknowledged, in doubt (it may or may not have been applied), or refused by its target (it must not be applied). */
+export type Outcome = "acked" | "doubt" | "refused";
 
 interface RunModel {
   started: Outcome | undefined;
   readonly tags: Map<string, Outcome>;
+  /** By tag: a client's update ID, or the tag a relay's update carries in its argument. */
   readonly updates: Map<string, { readonly by: number; outcome: Outcome; answer?: Bumped }>;
   /** The answer the next update gets, or undefined once an update is in doubt for good. */
   applied: Bumped | undefined;
@@ -53,7 +55,13 @@ export class ClusterModel {
   }
 
   cancel(id: string, outcome: Outcome): void {
-    this.run(id).cancel = outcome;
+    // A refused cancel leaves the run as it was: it must not end.
+    if (outcome !== "refused") this.run(id).cancel = outcome;
+  }
+
+  /** An update its target refused: it must not be in the journal, and later answers are as before it. */
+  updateRefused(id: string, tag: string, by: number): void {
+    this.run(id).updates.set(tag, { by, outcome: "refused" });
   }
 
   /** What an update of `by` must answer, when the model knows (no earlier update of the run is in doubt). */
@@ -100,29 +108,34 @@ export class ClusterModel {
     for (const [tag, n] of counts) {
       const o = r.tags.get(tag);
       if (o === undefined) out.push({ property: "exactlyOnce", detail: `${id} holds signal ${tag}, which was never sent to it` });
+      else if (o === "refused") out.push({ property: "exactlyOnce", detail: `${id} holds signal ${tag}, which was refused` });
       else if (n > 1) out.push({ property: "exactlyOnce", detail: `${id} holds signal ${tag} ${n} times (${o})` });
     }
     for (const [tag, o] of r.tags)
       if (o === "acked" && !counts.has(tag))
         out.push({ property: "exactlyOnce", detail: `the acknowledged signal ${tag} is missing from ${id}` });
-    const accepted = new Map<string, number>();
-    for (const u of seen.updates) accepted.set(u, (accepted.get(u) ?? 0) + 1);
-    for (const [uid, n] of accepted) {
-      if (!r.updates.has(uid)) out.push({ property: "exactlyOnce", detail: `${id} holds update ${uid}, which was never sent to it` });
-      else if (n > 1) out.push({ property: "exactlyOnce", detail: `${id} accepted update ${uid} ${n} times` });
+    // Each update's journal IDs by its tag (a relay's updates get IDs the engine derives).
+    const accepted = new Map<string, string[]>();
+    for (const u of seen.updates) accepted.set(u.tag, [...(accepted.get(u.tag) ?? []), u.id]);
+    for (const [tag, ids] of accepted) {
+      const o = r.updates.get(tag)?.outcome;
+      if (o === undefined) out.push({ property: "exactlyOnce", detail: `${id} holds update ${tag}, which was never sent to it` });
+      else if (o === "refused") out.push({ property: "exactlyOnce", detail: `${id} holds update ${tag}, which was refused` });
+      else if (ids.length > 1) out.push({ property: "exactlyOnce", detail: `${id} accepted update ${tag} ${ids.length} times` });
     }
-    for (const [uid, u] of r.updates) {
+    for (const [tag, u] of r.updates) {
       if (u.outcome !== "acked") continue;
-      const results = seen.results.filter((x) => x.id === uid);
-      if (accepted.get(uid) !== 1 || results.length !== 1) {
+      const ids = accepted.get(tag) ?? [];
+      const results = seen.results.filter((x) => ids.includes(x.id));
+      if (ids.length !== 1 || results.length !== 1) {
         out.push({
           property: "exactlyOnce",
-          detail: `the acknowledged update ${uid} of ${id} is in the journal ${accepted.get(uid) ?? 0} times with ${results.length} answers`,
+          detail: `the acknowledged update ${tag} of ${id} is in the journal ${ids.length} times with ${results.length} answers`,
         });
       } else if (!isDeepStrictEqual(results[0]?.value, u.answer)) {
         out.push({
           property: "answers",
-          detail: `update ${uid} of ${id} was answered ${JSON.stringify(u.answer)}, but the journal holds ${JSON.stringify(results[0])}`,
+          detail: `update ${tag} of ${id} was answered ${JSON.stringify(u.answer)}, but the journal holds ${JSON.stringify(results[0])}`,
         });
       }
     }

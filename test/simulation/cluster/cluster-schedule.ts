@@ -4,6 +4,7 @@
  * between them. Everything here is a pure function of the seed.
  */
 
+import type { Relayed } from "./wire.js";
 import type * as SeededModule from "../../../packages/runtime/test/support/seeded.js";
 
 // The runtime's test support is not part of its package: loaded from its build output, whose place
@@ -56,7 +57,17 @@ export type ClusterAction =
       readonly by: number;
       readonly atMs: number;
     }
+  /**
+   * A relay run started on its own shard sends `plan` from workflow code to other runs; the process
+   * holding the relay's shard (`sender`) or its first target's (`target`) may be SIGKILLed `atMs` after its start is acknowledged.
+   */
+  | { readonly a: "relay"; readonly id: string; readonly plan: readonly Relayed[]; readonly kill?: RelayKill }
   | { readonly a: "gap"; readonly ms: number };
+
+export interface RelayKill {
+  readonly who: "sender" | "target";
+  readonly atMs: number;
+}
 
 export interface ClusterSchedule {
   readonly seed: number;
@@ -95,6 +106,7 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
   const faults = [...space.faults].filter((f) => f !== "skew");
   let tags = 0;
   let uids = 0;
+  let relays = 0;
   const via = (): Via => ({ route: r.pick<Route>(["owner", "other", "other", "slot"]), slot: r.int(0, engines - 1) });
   // Some runs start at once, the others when first used: their starts meet the faults too.
   const started = new Set(ids.filter(() => r.chance(0.5)));
@@ -109,11 +121,24 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
       started.add(id);
       actions.push({ a: "start", id, via: via() });
     }
-    if (roll < 0.36) actions.push({ a: "signal", id, tag: `t${tags++}`, via: via() });
-    else if (roll < 0.62) actions.push({ a: "update", id, uid: `u${uids++}`, by: r.int(1, 9), via: via() });
-    else if (roll < 0.67) {
+    if (roll < 0.3) actions.push({ a: "signal", id, tag: `t${tags++}`, via: via() });
+    else if (roll < 0.52) actions.push({ a: "update", id, uid: `u${uids++}`, by: r.int(1, 9), via: via() });
+    else if (roll < 0.56) {
       actions.push({ a: "cancel", id, via: via() });
       cancelled.add(id);
+    } else if (roll < 0.68) {
+      const plan = relayPlan(
+        r,
+        id,
+        ids,
+        started,
+        cancelled,
+        () => `t${tags++}`,
+        () => `u${uids++}`,
+      );
+      const kill =
+        space.faults.has("ownerLost") && r.chance(0.5) ? { who: r.pick(["sender", "target"] as const), atMs: r.int(0, 60) } : undefined;
+      actions.push({ a: "relay", id: `m${relays++}`, plan, ...(kill === undefined ? {} : { kill }) });
     } else if (roll < 0.8) actions.push({ a: "gap", ms: r.int(20, 400) });
     else if (faults.length > 0)
       actions.push(
@@ -130,6 +155,45 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
     if (r.chance(0.5)) actions.push({ a: "gap", ms: r.int(0, 40) });
   }
   return { seed, engines, shards, leaseMs, skews, ids, actions };
+}
+
+/**
+ * One to four messages, the first to `id`: signals and updates to runs not cancelled, now and then
+ * a cancel, and starts (`startWorkflow`, `signalWithStart`) of IDs not started yet, which the relay
+ * starts instead of a client. Marks what the plan starts and cancels.
+ */
+function relayPlan(
+  r: Seeded,
+  id: string,
+  ids: readonly string[],
+  started: Set<string>,
+  cancelled: Set<string>,
+  tag: () => string,
+  uid: () => string,
+): Relayed[] {
+  const plan: Relayed[] = [];
+  const n = r.int(1, 4);
+  for (let i = 0; i < n; i++) {
+    const fresh = ids.filter((x) => !started.has(x));
+    if (fresh.length > 0 && r.chance(0.25)) {
+      const to = r.pick(fresh);
+      started.add(to);
+      plan.push(r.chance(0.5) ? { op: "startWorkflow", to } : { op: "signalWithStart", to, tag: tag() });
+      continue;
+    }
+    const open = ids.filter((x) => started.has(x) && !cancelled.has(x));
+    if (open.length === 0) break;
+    const to = i === 0 && open.includes(id) ? id : r.pick(open);
+    const roll = r.next();
+    if (roll < 0.4) plan.push({ op: "signalWorkflow", to, tag: tag() });
+    else if (roll < 0.8) plan.push({ op: "updateWorkflow", to, tag: uid(), by: r.int(1, 9) });
+    else if (roll < 0.9) plan.push({ op: "signalWithStart", to, tag: tag() });
+    else {
+      plan.push({ op: "cancelWorkflow", to });
+      cancelled.add(to);
+    }
+  }
+  return plan;
 }
 
 function fault(
@@ -183,7 +247,24 @@ export function actionText(a: ClusterAction): string {
       return `terminate the database sessions of slot ${a.slot}`;
     case "dropMidCall":
       return `send add(${a.tags.join(",")}) and bump(${a.by}) id ${a.uid} to ${a.id}'s owner, its database sessions terminated at ${a.atMs} ms`;
+    case "relay": {
+      const kill = a.kill === undefined ? "" : `, its ${a.kill.who}'s owner SIGKILLed at ${a.kill.atMs} ms`;
+      return `relay ${a.id} sends ${a.plan.map(relayedText).join(", ")}${kill}`;
+    }
     case "gap":
       return `wait ${a.ms} ms`;
+  }
+}
+
+function relayedText(m: Relayed): string {
+  switch (m.op) {
+    case "signalWorkflow":
+    case "signalWithStart":
+      return `${m.op}(${m.to}, add(${m.tag}))`;
+    case "updateWorkflow":
+      return `${m.op}(${m.to}, bump(${m.by}) tag ${m.tag})`;
+    case "cancelWorkflow":
+    case "startWorkflow":
+      return `${m.op}(${m.to})`;
   }
 }

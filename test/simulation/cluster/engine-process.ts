@@ -6,7 +6,7 @@
 import "reflect-metadata";
 import { createInterface } from "node:readline";
 import { Config, Ctx, Engine, Query, Signal, Update, Workflow, type Clock } from "@fusee/runtime";
-import { ACC_TYPE, FINISHED, type Bumped, type Inspection } from "./wire.js";
+import { ACC_TYPE, FINISHED, RELAY_TYPE, type Bump, type Bumped, type Inspection, type Relayed, type RelayOutcome } from "./wire.js";
 
 const [url, schema, owner, leaseMs, skewMs, forwardTimeoutMs, shards] = process.argv.slice(2) as [
   string,
@@ -39,14 +39,51 @@ class Acc {
     this.tags.push(tag);
   }
 
-  @Update() bump(n: number): Bumped {
+  @Update() bump(arg: Bump): Bumped {
     this.count++;
-    this.total += n;
+    this.total += arg.by;
     return { count: this.count, total: this.total };
   }
 
   @Query() state(): { tags: string[]; count: number; total: number } {
     return { tags: this.tags, count: this.count, total: this.total };
+  }
+}
+
+/**
+ * Sends its plan's messages to runs of `ACC_TYPE` from workflow code, one after the other, and ends
+ * with what each call answered: the calls whose sends the cluster must apply exactly once.
+ */
+@Workflow(RELAY_TYPE)
+class Relay {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(plan: Relayed[]): Promise<RelayOutcome[]> {
+    const out: RelayOutcome[] = [];
+    for (const m of plan) {
+      try {
+        out.push({ ok: true, value: (await this.send(m)) ?? null });
+      } catch (e) {
+        // The target's refusal (no such run, a run that ended) is journaled as the send's answer.
+        out.push({ ok: false, value: null, error: `${(e as Error).name}: ${(e as Error).message}` });
+      }
+    }
+    return out;
+  }
+
+  private send(m: Relayed): Promise<unknown> {
+    switch (m.op) {
+      case "signalWorkflow":
+        return this.ctx.signalWorkflow(m.to, "add", m.tag);
+      case "updateWorkflow":
+        return this.ctx.updateWorkflow<Bumped>(m.to, "bump", { by: m.by, tag: m.tag } satisfies Bump);
+      case "cancelWorkflow":
+        return this.ctx.cancelWorkflow(m.to);
+      case "startWorkflow":
+        return this.ctx.startWorkflow(ACC_TYPE, m.to);
+      case "signalWithStart":
+        return this.ctx.signalWithStart(ACC_TYPE, m.to, undefined, "add", m.tag);
+    }
   }
 }
 
@@ -63,13 +100,14 @@ const engine = await Engine.open(
   Config.postgres(url, { schema, owner, leaseMs: Number(leaseMs), cluster: true, forwardTimeoutMs: Number(forwardTimeoutMs) })
     .shards(Number(shards))
     .clock(skewedClock),
-  { workflows: [Acc] },
+  { workflows: [Acc, Relay] },
 );
 
 type Command =
-  | { n: number; op: "start"; id: string }
+  | { n: number; op: "start"; id: string; relay?: Relayed[] }
   | { n: number; op: "signal"; id: string; tag: string }
   | { n: number; op: "update"; id: string; by: number; uid: string }
+  | { n: number; op: "result"; id: string }
   | { n: number; op: "cancel"; id: string }
   | { n: number; op: "holds"; id: string }
   | { n: number; op: "inspect"; id: string };
@@ -77,13 +115,16 @@ type Command =
 async function perform(c: Command): Promise<unknown> {
   switch (c.op) {
     case "start":
-      await engine.start(Acc, c.id, undefined);
+      if (c.relay === undefined) await engine.start(Acc, c.id, undefined);
+      else await engine.start(Relay, c.id, c.relay);
       return null;
     case "signal":
       await engine.run(c.id).signal("add", c.tag);
       return null;
     case "update":
-      return engine.run(c.id).update("bump", c.by, { id: c.uid });
+      return engine.run(c.id).update("bump", { by: c.by, tag: c.uid } satisfies Bump, { id: c.uid });
+    case "result":
+      return engine.run(c.id).result();
     case "cancel":
       await engine.run(c.id).cancel("the cluster simulation cancels it");
       return null;
@@ -98,18 +139,25 @@ async function perform(c: Command): Promise<unknown> {
 async function inspect(id: string): Promise<Inspection | null> {
   const detail = await engine.describe(id);
   if (detail === undefined) return null;
-  const out: Inspection = { status: detail.status, runs: 1, tags: [], signalRequests: [], updates: [], results: [], cancels: 0 };
+  const out: Inspection = { status: detail.status, runs: 1, tags: [], signalRequests: [], updates: [], results: [], cancels: 0, steps: [] };
   for (const r of detail.journal) {
-    if (r.kind === "start" && r.from !== undefined) out.runs++;
-    else if (r.kind === "signal" && r.name === "add") {
+    if (r.kind === "start") {
+      if (r.from !== undefined) out.runs++;
+      if (r.signal?.name === "add") {
+        out.tags.push(r.signal.value as string);
+        out.signalRequests.push(r.request ?? null);
+      }
+    } else if (r.kind === "signal" && r.name === "add") {
       out.tags.push(r.value as string);
       out.signalRequests.push(r.request ?? null);
-    } else if (r.kind === "update") out.updates.push(r.id);
+    } else if (r.kind === "update") out.updates.push({ id: r.id, tag: (r.arg as Bump).tag });
     else if (r.kind === "update-result") out.results.push({ id: r.id, ok: r.ok, value: r.ok ? (r.value as Bumped) : null });
     else if (r.kind === "cancel") out.cancels++;
+    else if (r.kind === "step") out.steps.push({ name: r.name, ok: r.ok });
   }
   // What the workflow code holds, replayed from the journal by whichever process owns the run.
-  if (!FINISHED.has(detail.status)) out.state = await engine.run(id).query<{ tags: string[]; count: number; total: number }>("state");
+  if (detail.type === ACC_TYPE && !FINISHED.has(detail.status))
+    out.state = await engine.run(id).query<{ tags: string[]; count: number; total: number }>("state");
   return out;
 }
 

@@ -1,6 +1,9 @@
 /** The workflow type every engine process of the simulated cluster runs. */
 export const ACC_TYPE = "cluster-sim-acc";
 
+/** The workflow type that sends messages to other runs from workflow code (`ctx.signalWorkflow` and the rest). */
+export const RELAY_TYPE = "cluster-sim-relay";
+
 /** The statuses of a run that ended; the simulated runs end only when cancelled. */
 export const FINISHED: ReadonlySet<string> = new Set(["ok", "failed", "cancelled", "terminated", "stopped"]);
 
@@ -10,21 +13,44 @@ export interface Bumped {
   readonly total: number;
 }
 
+/** The argument of a `bump` update: the value, and a tag naming the update in the target's journal. */
+export interface Bump {
+  readonly by: number;
+  readonly tag: string;
+}
+
+/** One message a relay run sends, in its plan's order, with the `ctx` call named by `op`. */
+export type Relayed =
+  | { readonly op: "signalWorkflow"; readonly to: string; readonly tag: string }
+  | { readonly op: "updateWorkflow"; readonly to: string; readonly tag: string; readonly by: number }
+  | { readonly op: "cancelWorkflow"; readonly to: string }
+  | { readonly op: "startWorkflow"; readonly to: string }
+  | { readonly op: "signalWithStart"; readonly to: string; readonly tag: string };
+
+/** What the relay's code saw for one message: sent (an update's answer in `value`), or the error the target answered. */
+export interface RelayOutcome {
+  readonly ok: boolean;
+  readonly value: unknown;
+  readonly error?: string;
+}
+
 /** What an engine process reads from a run's journal for the checks. */
 export interface Inspection {
   readonly status: string;
   /** Runs of the ID the journal shows (1 unless the run was replaced). */
   runs: number;
-  /** The values of the `add` signals, in journal order. */
+  /** The values of the `add` signals, in journal order (a signal carried by the start record first). */
   readonly tags: string[];
   /** The cluster request each `add` signal performed (null: performed by the process it was sent to). */
   readonly signalRequests: (string | null)[];
-  /** The IDs of the `bump` updates the journal accepted. */
-  readonly updates: string[];
+  /** The `bump` updates the journal accepted: their update IDs and tags. */
+  readonly updates: { readonly id: string; readonly tag: string }[];
   /** The answers the journal holds, by update ID. */
   readonly results: { readonly id: string; readonly ok: boolean; readonly value: Bumped | null }[];
   /** Cancel records. */
   cancels: number;
-  /** What the workflow's `state` query answers, for a run that has not ended. */
+  /** The steps of the run's journal (a relay's message steps among them), in order. */
+  readonly steps: { readonly name: string; readonly ok: boolean }[];
+  /** What the workflow's `state` query answers, for a run of `ACC_TYPE` that has not ended. */
   state?: { readonly tags: string[]; readonly count: number; readonly total: number };
 }
