@@ -32,7 +32,8 @@ export class ClientCalls {
    * Starts `id` (a relay with its plan, or a run of the model), asking again until it is answered;
    * true once it is acknowledged.
    */
-  async start(id: string, via: Via, relay?: readonly Relayed[]): Promise<boolean> {
+  async start(id: string, via: Via, input: { readonly relay?: readonly Relayed[]; readonly every?: number } = {}): Promise<boolean> {
+    const { relay } = input;
     const deadline = Date.now() + RETRY_MS;
     const started = (): true => {
       if (relay === undefined) this.run.model.started(id, "acked");
@@ -41,7 +42,7 @@ export class ClientCalls {
     for (let attempt = 0; ; attempt++) {
       const h = await this.run.procs.route(via, id, attempt);
       try {
-        await h.send({ op: "start", id, ...(relay === undefined ? {} : { relay }) });
+        await h.send({ op: "start", id, ...input });
         this.run.outcome(`start ${id}`, true, `by ${h.owner}`);
         return started();
       } catch (e) {

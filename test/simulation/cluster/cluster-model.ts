@@ -37,6 +37,9 @@ export type ClusterProperty = keyof typeof CLUSTER_PROPERTIES;
 export class ClusterModel {
   private readonly runs = new Map<string, RunModel>();
 
+  /** `renew`: the IDs whose runs continue as new, by how many messages each run applies first. */
+  constructor(private readonly renew: Readonly<Record<string, number>>) {}
+
   private run(id: string): RunModel {
     let r = this.runs.get(id);
     if (r === undefined) {
@@ -95,7 +98,11 @@ export class ClusterModel {
     return [...this.runs].filter(([, r]) => r.started !== undefined).map(([id]) => id);
   }
 
-  /** Compares what a run's journal holds (undefined: the cluster does not know the run) with the model. */
+  /**
+   * Compares what a run's journal holds (undefined: the cluster does not know the run) with the
+   * model. The journal of a run that continued as new shows only its last run: what every run of
+   * the ID applied is read from the state the runs handed on, as its code saw it.
+   */
   compare(id: string, seen: Inspection | null): Disagreement[] {
     const r = this.run(id);
     const out: Disagreement[] = [];
@@ -103,8 +110,12 @@ export class ClusterModel {
       if (r.started === "acked") out.push({ property: "runsKept", detail: `the acknowledged run ${id} is unknown to the cluster` });
       return out;
     }
+    const renews = this.renew[id] !== undefined;
+    if (renews && seen.state === undefined) return [{ property: "live", detail: `${id}, which continues as new, answered no state` }];
+    const tags = renews ? seen.state!.tags : seen.tags;
+    const updates = renews ? seen.state!.updates.map((tag) => ({ id: tag, tag })) : seen.updates;
     const counts = new Map<string, number>();
-    for (const t of seen.tags) counts.set(t, (counts.get(t) ?? 0) + 1);
+    for (const t of tags) counts.set(t, (counts.get(t) ?? 0) + 1);
     for (const [tag, n] of counts) {
       const o = r.tags.get(tag);
       if (o === undefined) out.push({ property: "exactlyOnce", detail: `${id} holds signal ${tag}, which was never sent to it` });
@@ -116,7 +127,7 @@ export class ClusterModel {
         out.push({ property: "exactlyOnce", detail: `the acknowledged signal ${tag} is missing from ${id}` });
     // Each update's journal IDs by its tag (a relay's updates get IDs the engine derives).
     const accepted = new Map<string, string[]>();
-    for (const u of seen.updates) accepted.set(u.tag, [...(accepted.get(u.tag) ?? []), u.id]);
+    for (const u of updates) accepted.set(u.tag, [...(accepted.get(u.tag) ?? []), u.id]);
     for (const [tag, ids] of accepted) {
       const o = r.updates.get(tag)?.outcome;
       if (o === undefined) out.push({ property: "exactlyOnce", detail: `${id} holds update ${tag}, which was never sent to it` });
@@ -126,7 +137,8 @@ export class ClusterModel {
     for (const [tag, u] of r.updates) {
       if (u.outcome !== "acked") continue;
       const ids = accepted.get(tag) ?? [];
-      const results = seen.results.filter((x) => ids.includes(x.id));
+      // Answers were checked when they came; the journal of a renewing ID may no longer hold them.
+      const results = renews ? [{ value: u.answer }] : seen.results.filter((x) => ids.includes(x.id));
       if (ids.length !== 1 || results.length !== 1) {
         out.push({
           property: "exactlyOnce",
@@ -148,7 +160,7 @@ export class ClusterModel {
       out.push({ property: "exactlyOnce", detail: `${id} was cancelled (acknowledged) but its status is ${seen.status}` });
     if (r.cancel === undefined && FINISHED.has(seen.status))
       out.push({ property: "exactlyOnce", detail: `${id} was never cancelled but it ended ${seen.status}` });
-    if (seen.state !== undefined) {
+    if (seen.state !== undefined && !renews) {
       const sorted = (xs: readonly string[]): string[] => [...xs].sort();
       const accepted = seen.updates.length;
       if (!isDeepStrictEqual(sorted(seen.state.tags), sorted(seen.tags)) || seen.state.count !== accepted)
@@ -157,7 +169,8 @@ export class ClusterModel {
           detail: `${id}'s workflow holds ${JSON.stringify(seen.state)}; its journal has signals ${JSON.stringify(seen.tags)} and ${accepted} updates`,
         });
     }
-    if (seen.runs !== 1) out.push({ property: "exactlyOnce", detail: `${id} has ${seen.runs} runs; nothing replaced its first` });
+    if (seen.runs !== 1 && !renews)
+      out.push({ property: "exactlyOnce", detail: `${id} has ${seen.runs} runs; nothing replaced its first` });
     return out;
   }
 }

@@ -35,7 +35,7 @@ export class Relays {
     const { procs } = this.run;
     // The victim is found before the start, so the kill lands while the relay sends: between a send and its record, or mid-call at the target.
     const victim = a.kill === undefined ? undefined : await procs.ownerOf(a.kill.who === "sender" ? a.id : a.plan[0]!.to);
-    const started = await this.calls.start(a.id, { route: "owner", slot: 0 }, a.plan);
+    const started = await this.calls.start(a.id, { route: "owner", slot: 0 }, { relay: a.plan });
     if (a.kill !== undefined && victim !== undefined) {
       await sleep(a.kill.atMs);
       if (await procs.kill(victim)) this.run.later(procs.spawn(victim));

@@ -77,6 +77,8 @@ export interface ClusterSchedule {
   /** Each slot's clock skew in ms (all zero unless the schedule skews clocks). */
   readonly skews: readonly number[];
   readonly ids: readonly string[];
+  /** The IDs whose runs continue as new, by how many signals and updates each run applies first. */
+  readonly renew: Readonly<Record<string, number>>;
   readonly actions: readonly ClusterAction[];
 }
 
@@ -101,6 +103,8 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
   const skewMs = r.pick([400, 3_000]);
   const skews = Array.from({ length: engines }, () => (space.faults.has("skew") && r.chance(0.5) ? r.int(-skewMs, skewMs) : 0));
   const ids = Array.from({ length: r.int(2, 5) }, (_, i) => `r${i}`);
+  const renew: Record<string, number> = {};
+  for (const id of ids) if (r.chance(0.5)) renew[id] = r.int(2, 4);
   const actions: ClusterAction[] = [];
   const cancelled = new Set<string>();
   const faults = [...space.faults].filter((f) => f !== "skew");
@@ -131,6 +135,7 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
         r,
         id,
         ids,
+        renew,
         started,
         cancelled,
         () => `t${tags++}`,
@@ -154,7 +159,7 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
       );
     if (r.chance(0.5)) actions.push({ a: "gap", ms: r.int(0, 40) });
   }
-  return { seed, engines, shards, leaseMs, skews, ids, actions };
+  return { seed, engines, shards, leaseMs, skews, ids, renew, actions };
 }
 
 /**
@@ -166,6 +171,7 @@ function relayPlan(
   r: Seeded,
   id: string,
   ids: readonly string[],
+  renew: Readonly<Record<string, number>>,
   started: Set<string>,
   cancelled: Set<string>,
   tag: () => string,
@@ -178,7 +184,8 @@ function relayPlan(
     if (fresh.length > 0 && r.chance(0.25)) {
       const to = r.pick(fresh);
       started.add(to);
-      plan.push(r.chance(0.5) ? { op: "startWorkflow", to } : { op: "signalWithStart", to, tag: tag() });
+      const every = renew[to] === undefined ? {} : { every: renew[to] };
+      plan.push(r.chance(0.5) ? { op: "startWorkflow", to, ...every } : { op: "signalWithStart", to, tag: tag(), ...every });
       continue;
     }
     const open = ids.filter((x) => started.has(x) && !cancelled.has(x));
@@ -222,7 +229,8 @@ function fault(
 
 /** A schedule as a reader follows it: one line per action. */
 export function clusterScheduleText(s: ClusterSchedule): string {
-  const head = `${s.engines} engines, ${s.shards} shards, lease ${s.leaseMs} ms, clock skews [${s.skews.join(", ")}] ms, runs ${s.ids.join(" ")}`;
+  const ids = s.ids.map((id) => (s.renew[id] === undefined ? id : `${id} (continues as new every ${s.renew[id]})`));
+  const head = `${s.engines} engines, ${s.shards} shards, lease ${s.leaseMs} ms, clock skews [${s.skews.join(", ")}] ms, runs ${ids.join(", ")}`;
   return [head, ...s.actions.map((a, i) => `  #${i} ${actionText(a)}`)].join("\n");
 }
 

@@ -74,7 +74,7 @@ class ClusterRun implements ScheduleRun {
   acked = 0;
   doubts = 0;
   takeovers = 0;
-  readonly model = new ClusterModel();
+  readonly model: ClusterModel;
   private readonly tag: string;
   private readonly schema: string;
   readonly procs: ClusterProcesses;
@@ -87,6 +87,7 @@ class ClusterRun implements ScheduleRun {
   constructor(private readonly schedule: ClusterSchedule) {
     this.tag = `c${randomBytes(3).toString("hex")}`;
     this.schema = `sim_${this.tag}`;
+    this.model = new ClusterModel(schedule.renew);
     this.procs = new ClusterProcesses(schedule, this.schema, this.tag, (l) => this.note(l));
   }
 
@@ -142,7 +143,10 @@ class ClusterRun implements ScheduleRun {
   private async perform(action: ClusterAction): Promise<void> {
     switch (action.a) {
       case "start":
-        return this.chain(action.id, async () => void (await this.calls.start(action.id, action.via)));
+        return this.chain(
+          action.id,
+          async () => void (await this.calls.start(action.id, action.via, { every: this.schedule.renew[action.id] })),
+        );
       case "signal":
         return this.chain(action.id, () => this.calls.signal(action));
       case "update":

@@ -6,7 +6,17 @@
 import "reflect-metadata";
 import { createInterface } from "node:readline";
 import { Config, Ctx, Engine, Query, Signal, Update, Workflow, type Clock } from "@fusee/runtime";
-import { ACC_TYPE, FINISHED, RELAY_TYPE, type Bump, type Bumped, type Inspection, type Relayed, type RelayOutcome } from "./wire.js";
+import {
+  ACC_TYPE,
+  RELAY_TYPE,
+  type AccInput,
+  type AccState,
+  type Bump,
+  type Bumped,
+  type Inspection,
+  type Relayed,
+  type RelayOutcome,
+} from "./wire.js";
 
 const [url, schema, owner, leaseMs, skewMs, forwardTimeoutMs, shards] = process.argv.slice(2) as [
   string,
@@ -20,33 +30,48 @@ const [url, schema, owner, leaseMs, skewMs, forwardTimeoutMs, shards] = process.
 
 /**
  * Collects `add` signals and `bump` updates until it is cancelled. One step and one timer make the
- * run do durable work of its own on whichever process holds its shard.
+ * run do durable work of its own on whichever process holds its shard. Started with `every`, it
+ * continues as new once its run has applied that many signals and updates, handing its state on.
  */
 @Workflow(ACC_TYPE)
 class Acc {
-  private readonly tags: string[] = [];
+  private tags: string[] = [];
+  private updates: string[] = [];
   private count = 0;
   private total = 0;
+  /** Signals and updates this run applied. */
+  private applied = 0;
   constructor(private readonly ctx: Ctx) {}
 
-  async run(): Promise<void> {
+  async run(input?: AccInput): Promise<void> {
+    // Before the first await: the messages a replaced run hands on are applied to the state it handed on.
+    if (input?.state !== undefined) ({ tags: this.tags, updates: this.updates, count: this.count, total: this.total } = input.state);
     await this.ctx.step("init", () => Promise.resolve(owner));
     await this.ctx.sleep("30ms");
-    await this.ctx.waitFor("never");
+    const every = input?.every;
+    if (every === undefined) {
+      await this.ctx.waitFor("never");
+      return;
+    }
+    await this.ctx.condition(() => this.applied >= every);
+    await this.ctx.continueAsNew({ every, state: this.state() } satisfies AccInput);
   }
 
   @Signal() add(tag: string): void {
     this.tags.push(tag);
+    this.applied++;
   }
 
   @Update() bump(arg: Bump): Bumped {
     this.count++;
     this.total += arg.by;
+    this.updates.push(arg.tag);
+    this.applied++;
     return { count: this.count, total: this.total };
   }
 
-  @Query() state(): { tags: string[]; count: number; total: number } {
-    return { tags: this.tags, count: this.count, total: this.total };
+  @Query() state(): AccState {
+    return { tags: [...this.tags], updates: [...this.updates], count: this.count, total: this.total };
   }
 }
 
@@ -80,11 +105,15 @@ class Relay {
       case "cancelWorkflow":
         return this.ctx.cancelWorkflow(m.to);
       case "startWorkflow":
-        return this.ctx.startWorkflow(ACC_TYPE, m.to);
+        return this.ctx.startWorkflow(ACC_TYPE, m.to, accInput(m.every));
       case "signalWithStart":
-        return this.ctx.signalWithStart(ACC_TYPE, m.to, undefined, "add", m.tag);
+        return this.ctx.signalWithStart(ACC_TYPE, m.to, accInput(m.every), "add", m.tag);
     }
   }
+}
+
+function accInput(every: number | undefined): AccInput | undefined {
+  return every === undefined ? undefined : { every };
 }
 
 const skew = Number(skewMs);
@@ -104,7 +133,7 @@ const engine = await Engine.open(
 );
 
 type Command =
-  | { n: number; op: "start"; id: string; relay?: Relayed[] }
+  | { n: number; op: "start"; id: string; relay?: Relayed[]; every?: number }
   | { n: number; op: "signal"; id: string; tag: string }
   | { n: number; op: "update"; id: string; by: number; uid: string }
   | { n: number; op: "result"; id: string }
@@ -115,7 +144,7 @@ type Command =
 async function perform(c: Command): Promise<unknown> {
   switch (c.op) {
     case "start":
-      if (c.relay === undefined) await engine.start(Acc, c.id, undefined);
+      if (c.relay === undefined) await engine.start(Acc, c.id, c.every === undefined ? undefined : { every: c.every });
       else await engine.start(Relay, c.id, c.relay);
       return null;
     case "signal":
@@ -143,6 +172,8 @@ async function inspect(id: string): Promise<Inspection | null> {
   for (const r of detail.journal) {
     if (r.kind === "start") {
       if (r.from !== undefined) out.runs++;
+      // A cancel the replaced run was told of but its code did not see is applied by this run.
+      out.cancels += r.carried?.messages?.filter((m) => m.kind === "cancel").length ?? 0;
       if (r.signal?.name === "add") {
         out.tags.push(r.signal.value as string);
         out.signalRequests.push(r.request ?? null);
@@ -156,8 +187,8 @@ async function inspect(id: string): Promise<Inspection | null> {
     else if (r.kind === "step") out.steps.push({ name: r.name, ok: r.ok });
   }
   // What the workflow code holds, replayed from the journal by whichever process owns the run.
-  if (detail.type === ACC_TYPE && !FINISHED.has(detail.status))
-    out.state = await engine.run(id).query<{ tags: string[]; count: number; total: number }>("state");
+  // A run that ended answers from its journal too, replayed; a run that could not go on does not.
+  if (detail.type === ACC_TYPE && detail.status !== "stopped") out.state = await engine.run(id).query<AccState>("state");
   return out;
 }
 

@@ -13,6 +13,20 @@ export interface Bumped {
   readonly total: number;
 }
 
+/** What a run of `ACC_TYPE` holds: the tags of the signals and updates it applied, in order, and their count and sum. */
+export interface AccState {
+  readonly tags: string[];
+  readonly updates: string[];
+  readonly count: number;
+  readonly total: number;
+}
+
+/** The input of a run of `ACC_TYPE`: how many messages each of its runs applies before it continues as new, and the state handed on. */
+export interface AccInput {
+  readonly every?: number;
+  readonly state?: AccState;
+}
+
 /** The argument of a `bump` update: the value, and a tag naming the update in the target's journal. */
 export interface Bump {
   readonly by: number;
@@ -24,8 +38,8 @@ export type Relayed =
   | { readonly op: "signalWorkflow"; readonly to: string; readonly tag: string }
   | { readonly op: "updateWorkflow"; readonly to: string; readonly tag: string; readonly by: number }
   | { readonly op: "cancelWorkflow"; readonly to: string }
-  | { readonly op: "startWorkflow"; readonly to: string }
-  | { readonly op: "signalWithStart"; readonly to: string; readonly tag: string };
+  | { readonly op: "startWorkflow"; readonly to: string; readonly every?: number }
+  | { readonly op: "signalWithStart"; readonly to: string; readonly tag: string; readonly every?: number };
 
 /** What the relay's code saw for one message: sent (an update's answer in `value`), or the error the target answered. */
 export interface RelayOutcome {
@@ -52,5 +66,5 @@ export interface Inspection {
   /** The steps of the run's journal (a relay's message steps among them), in order. */
   readonly steps: { readonly name: string; readonly ok: boolean }[];
   /** What the workflow's `state` query answers, for a run of `ACC_TYPE` that has not ended. */
-  state?: { readonly tags: string[]; readonly count: number; readonly total: number };
+  state?: AccState;
 }
