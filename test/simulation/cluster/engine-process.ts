@@ -112,6 +112,8 @@ class Relay {
   }
 }
 
+const ONCE = { idPolicy: { running: "fail", finished: "refuse" } } as const;
+
 function accInput(every: number | undefined): AccInput | undefined {
   return every === undefined ? undefined : { every };
 }
@@ -144,8 +146,9 @@ type Command =
 async function perform(c: Command): Promise<unknown> {
   switch (c.op) {
     case "start":
-      if (c.relay === undefined) await engine.start(Acc, c.id, c.every === undefined ? undefined : { every: c.every });
-      else await engine.start(Relay, c.id, c.relay);
+      // Asked again until answered: a repeat must not start a second run of an ID whose first (a relay's) has ended.
+      if (c.relay === undefined) await engine.start(Acc, c.id, accInput(c.every), ONCE);
+      else await engine.start(Relay, c.id, c.relay, ONCE);
       return null;
     case "signal":
       await engine.run(c.id).signal("add", c.tag);
