@@ -138,6 +138,27 @@ export class ClientCalls {
     await this.settleUpdate(a.id, a.uid, a.by, bumped, caller.owner);
   }
 
+  /**
+   * A reset through a non-owner (forwarded to the run's owner) while signals and an update to the
+   * run are in flight: the new run applies again every message the old one had after its first
+   * step, so the model's messages and answers stand; only the run count may grow.
+   */
+  async reset(a: Extract<ClusterAction, { a: "reset" }>): Promise<void> {
+    const caller = await this.run.procs.route({ route: "other", slot: a.slot }, a.id);
+    const send = (tag: string): Promise<unknown> => caller.send({ op: "signal", id: a.id, tag });
+    const before = a.tags.slice(0, a.before).map(send);
+    this.run.model.reset(a.id);
+    const reset = caller.send({ op: "reset", id: a.id }).then(
+      () => "ok",
+      (e: unknown) => (e instanceof CallFailed && e.errorName === "RejectedError" ? `refused: ${e.message}` : `in doubt: ${String(e)}`),
+    );
+    const after = a.tags.slice(a.before).map(send);
+    const bumped = answerOf(caller.send<Bumped>({ op: "update", id: a.id, uid: a.uid, by: a.by }));
+    await this.run.note(`  reset ${a.id} through ${caller.owner}: ${await reset}`);
+    await this.settleBurst(a.id, a.tags, [...before, ...after], caller.owner);
+    await this.settleUpdate(a.id, a.uid, a.by, bumped, caller.owner);
+  }
+
   /** Signals and an update sent to the run's owner while its database sessions are cut off. */
   async dropMidCall(a: Extract<ClusterAction, { a: "dropMidCall" }>): Promise<void> {
     const owner = await this.run.procs.route({ route: "owner", slot: 0 }, a.id);

@@ -17,6 +17,8 @@ interface RunModel {
   /** The answer the next update gets, or undefined once an update is in doubt for good. */
   applied: Bumped | undefined;
   cancel: Outcome | undefined;
+  /** A reset was sent: the ID may have more than one run. */
+  reset: boolean;
 }
 
 /** A way the cluster disagrees with the model. */
@@ -43,7 +45,7 @@ export class ClusterModel {
   private run(id: string): RunModel {
     let r = this.runs.get(id);
     if (r === undefined) {
-      r = { started: undefined, tags: new Map(), updates: new Map(), applied: { count: 0, total: 0 }, cancel: undefined };
+      r = { started: undefined, tags: new Map(), updates: new Map(), applied: { count: 0, total: 0 }, cancel: undefined, reset: false };
       this.runs.set(id, r);
     }
     return r;
@@ -60,6 +62,11 @@ export class ClusterModel {
   cancel(id: string, outcome: Outcome): void {
     // A refused cancel leaves the run as it was: it must not end.
     if (outcome !== "refused") this.run(id).cancel = outcome;
+  }
+
+  /** A reset of the run was sent (its outcome changes no message's). */
+  reset(id: string): void {
+    this.run(id).reset = true;
   }
 
   /** An update its target refused: it must not be in the journal, and later answers are as before it. */
@@ -169,7 +176,7 @@ export class ClusterModel {
           detail: `${id}'s workflow holds ${JSON.stringify(seen.state)}; its journal has signals ${JSON.stringify(seen.tags)} and ${accepted} updates`,
         });
     }
-    if (seen.runs !== 1 && !renews)
+    if (seen.runs !== 1 && !renews && !r.reset)
       out.push({ property: "exactlyOnce", detail: `${id} has ${seen.runs} runs; nothing replaced its first` });
     return out;
   }

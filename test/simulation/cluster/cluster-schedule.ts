@@ -42,6 +42,16 @@ export type ClusterAction =
       readonly by: number;
       readonly killAtMs: number;
     }
+  /** `run.reset("init")` through a non-owner, amid signals (the first `before` of `tags` sent ahead of it) and an update. */
+  | {
+      readonly a: "reset";
+      readonly id: string;
+      readonly tags: readonly string[];
+      readonly before: number;
+      readonly uid: string;
+      readonly by: number;
+      readonly slot: number;
+    }
   /** SIGKILL of the process in `slot`; a new process takes its place after `restartAfterMs`. */
   | { readonly a: "kill"; readonly slot: number; readonly restartAfterMs: number }
   /** SIGSTOP of the process in `slot` for `ms`, longer than its lease when `ms` exceeds `leaseMs`. */
@@ -125,12 +135,23 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
       started.add(id);
       actions.push({ a: "start", id, via: via() });
     }
-    if (roll < 0.3) actions.push({ a: "signal", id, tag: `t${tags++}`, via: via() });
-    else if (roll < 0.52) actions.push({ a: "update", id, uid: `u${uids++}`, by: r.int(1, 9), via: via() });
-    else if (roll < 0.56) {
+    if (roll < 0.28) actions.push({ a: "signal", id, tag: `t${tags++}`, via: via() });
+    else if (roll < 0.48) actions.push({ a: "update", id, uid: `u${uids++}`, by: r.int(1, 9), via: via() });
+    else if (roll < 0.52) {
       actions.push({ a: "cancel", id, via: via() });
       cancelled.add(id);
-    } else if (roll < 0.68) {
+    } else if (roll < 0.57) {
+      const burst = Array.from({ length: r.int(1, 5) }, () => `t${tags++}`);
+      actions.push({
+        a: "reset",
+        id,
+        tags: burst,
+        before: r.int(0, burst.length),
+        uid: `u${uids++}`,
+        by: r.int(1, 9),
+        slot: r.int(0, engines - 1),
+      });
+    } else if (roll < 0.69) {
       const plan = relayPlan(
         r,
         id,
@@ -247,6 +268,10 @@ export function actionText(a: ClusterAction): string {
       return `cancel ${a.id} ${via(a.via)}`;
     case "ownerLost":
       return `forward add(${a.tags.join(",")}) and bump(${a.by}) id ${a.uid} to ${a.id}'s owner, SIGKILLed at ${a.killAtMs} ms`;
+    case "reset": {
+      const [before, after] = [a.tags.slice(0, a.before), a.tags.slice(a.before)];
+      return `reset ${a.id} to init via a non-owner, amid add(${before.join(",")}) before, add(${after.join(",")}) after and bump(${a.by}) id ${a.uid}`;
+    }
     case "kill":
       return `SIGKILL slot ${a.slot}, a new process after ${a.restartAfterMs} ms`;
     case "pause":

@@ -157,6 +157,8 @@ class ClusterRun implements ScheduleRun {
         return this.chain(action.id, () => this.calls.ownerLost(action));
       case "dropMidCall":
         return this.chain(action.id, () => this.calls.dropMidCall(action));
+      case "reset":
+        return this.chain(action.id, () => this.calls.reset(action));
       case "relay":
         return this.chain(Relays.targets(action), () => this.relays.relay(action));
       case "kill": {

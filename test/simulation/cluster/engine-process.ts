@@ -139,6 +139,7 @@ type Command =
   | { n: number; op: "signal"; id: string; tag: string }
   | { n: number; op: "update"; id: string; by: number; uid: string }
   | { n: number; op: "result"; id: string }
+  | { n: number; op: "reset"; id: string }
   | { n: number; op: "cancel"; id: string }
   | { n: number; op: "holds"; id: string }
   | { n: number; op: "inspect"; id: string };
@@ -155,6 +156,9 @@ async function perform(c: Command): Promise<unknown> {
       return null;
     case "update":
       return engine.run(c.id).update("bump", { by: c.by, tag: c.uid } satisfies Bump, { id: c.uid });
+    case "reset":
+      await engine.run(c.id).reset("init");
+      return null;
     case "result":
       return engine.run(c.id).result();
     case "cancel":
