@@ -7,7 +7,7 @@ import type { ClusterModel, ClusterProperty } from "./cluster-model.js";
 import { CallFailed, type ClusterProcesses, sleep } from "./cluster-processes.js";
 import { terminateSessionsOf } from "./cluster-db.js";
 import type { ClusterAction, Via } from "./cluster-schedule.js";
-import type { Bumped, Relayed } from "./wire.js";
+import type { Bumped, Family, Relayed } from "./wire.js";
 
 /** How long a start or an update is asked again (with the same ID) before it stays in doubt. */
 export const RETRY_MS = 15_000;
@@ -32,11 +32,16 @@ export class ClientCalls {
    * Starts `id` (a relay with its plan, or a run of the model), asking again until it is answered;
    * true once it is acknowledged.
    */
-  async start(id: string, via: Via, input: { readonly relay?: readonly Relayed[]; readonly every?: number } = {}): Promise<boolean> {
-    const { relay } = input;
+  async start(
+    id: string,
+    via: Via,
+    input: { readonly relay?: readonly Relayed[]; readonly family?: Family; readonly every?: number } = {},
+  ): Promise<boolean> {
+    // Relays and parents are not runs of the model.
+    const modelled = input.relay === undefined && input.family === undefined;
     const deadline = Date.now() + RETRY_MS;
     const started = (): true => {
-      if (relay === undefined) this.run.model.started(id, "acked");
+      if (modelled) this.run.model.started(id, "acked");
       return true;
     };
     for (let attempt = 0; ; attempt++) {
@@ -56,7 +61,7 @@ export class ClientCalls {
           return started();
         }
         if (Date.now() > deadline) {
-          if (relay === undefined) this.run.model.started(id, "doubt");
+          if (modelled) this.run.model.started(id, "doubt");
           this.run.outcome(`start ${id}`, false, String(e));
           return false;
         }

@@ -31,6 +31,7 @@ export const CLUSTER_PROPERTIES = {
   exactlyOnce: "every acknowledged signal, update and cancel is applied exactly once, and nothing else is applied",
   answers: "acknowledged update answers equal the model's",
   runsKept: "no acknowledged run is lost",
+  closePolicy: "each child of a parent that ended is closed once as its close policy says",
   fencing: "at most one owner writes a shard per epoch, under a lease it holds",
   live: "the cluster answers every call once it has an owner for every shard",
 } as const;

@@ -8,15 +8,15 @@
  * relay's end is not known.
  */
 import { sleep } from "./cluster-processes.js";
-import { type ClientCalls, RETRY_GAP_MS, type ScheduleRun } from "./cluster-calls.js";
+import type { ClientCalls, ScheduleRun } from "./cluster-calls.js";
 import type { ClusterAction } from "./cluster-schedule.js";
 import type { Outcome } from "./cluster-model.js";
 import type { Bumped, Inspection, Relayed, RelayOutcome } from "./wire.js";
 
 /** How long the harness waits for a relay's end; a killed owner's shards wait for its lease to run out. */
-const RELAY_END_MS = 25_000;
-/** How long one process is asked for the relay's result before another is. */
-const RESULT_ASK_MS = 4_000;
+export const RELAY_END_MS = 25_000;
+/** How long one process is asked for a run's result before another is. */
+export const RESULT_ASK_MS = 4_000;
 
 type RelayAction = Extract<ClusterAction, { a: "relay" }>;
 
@@ -40,7 +40,7 @@ export class Relays {
       await sleep(a.kill.atMs);
       if (await procs.kill(victim)) this.run.later(procs.spawn(victim));
     }
-    const outcomes = started ? await this.result(a.id) : undefined;
+    const outcomes = started ? await procs.result<RelayOutcome[]>(a.id, RELAY_END_MS, RESULT_ASK_MS) : undefined;
     if (outcomes === undefined) {
       this.run.note(`  relay ${a.id}: its end is unknown; every message it may have sent is in doubt`);
       for (const m of a.plan) this.note(m, "doubt", undefined);
@@ -52,21 +52,6 @@ export class Relays {
       this.note(m, o === undefined ? "refused" : o.ok ? "acked" : "refused", o?.value as Bumped | undefined);
       this.run.note(`  ${m.op} ${m.to} from ${a.id}: ${o === undefined ? "not sent" : o.ok ? `ok ${JSON.stringify(o.value)}` : o.error}`);
     });
-  }
-
-  /** The relay's result, asked of live processes in turn until one answers. */
-  private async result(id: string): Promise<RelayOutcome[] | undefined> {
-    const deadline = Date.now() + RELAY_END_MS;
-    for (let attempt = 0; Date.now() < deadline; attempt++) {
-      const h = this.run.procs.liveFrom(attempt);
-      const answer = await Promise.race([
-        h.send<RelayOutcome[]>({ op: "result", id }).catch(() => undefined),
-        sleep(RESULT_ASK_MS).then(() => undefined),
-      ]);
-      if (answer !== undefined) return answer;
-      await sleep(RETRY_GAP_MS);
-    }
-    return undefined;
   }
 
   /** The relay's journal holds one message step per message, sent or refused as its code saw it. */

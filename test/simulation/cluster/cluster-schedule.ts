@@ -4,7 +4,7 @@
  * between them. Everything here is a pure function of the seed.
  */
 
-import type { Relayed } from "./wire.js";
+import type { ClosePolicy, Family, Relayed } from "./wire.js";
 import type * as SeededModule from "../../../packages/runtime/test/support/seeded.js";
 
 // The runtime's test support is not part of its package: loaded from its build output, whose place
@@ -72,6 +72,11 @@ export type ClusterAction =
    * holding the relay's shard (`sender`) or its first target's (`target`) may be SIGKILLed `atMs` after its start is acknowledged.
    */
   | { readonly a: "relay"; readonly id: string; readonly plan: readonly Relayed[]; readonly kill?: RelayKill }
+  /**
+   * A parent run starting children on other shards with close policies, signalled `finish` through
+   * a non-owner, then ending or continuing as new, its owner SIGKILLed `killAtMs` after the signal.
+   */
+  | { readonly a: "family"; readonly id: string; readonly family: Family; readonly killAtMs?: number }
   | { readonly a: "gap"; readonly ms: number };
 
 export interface RelayKill {
@@ -121,6 +126,7 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
   let tags = 0;
   let uids = 0;
   let relays = 0;
+  let families = 0;
   const via = (): Via => ({ route: r.pick<Route>(["owner", "other", "other", "slot"]), slot: r.int(0, engines - 1) });
   // Some runs start at once, the others when first used: their starts meet the faults too.
   const started = new Set(ids.filter(() => r.chance(0.5)));
@@ -165,6 +171,14 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
       const kill =
         space.faults.has("ownerLost") && r.chance(0.5) ? { who: r.pick(["sender", "target"] as const), atMs: r.int(0, 60) } : undefined;
       actions.push({ a: "relay", id: `m${relays++}`, plan, ...(kill === undefined ? {} : { kill }) });
+    } else if (roll < 0.74) {
+      const id = `p${families++}`;
+      const children = Array.from({ length: r.int(1, 3) }, (_, i) => ({
+        id: `${id}c${i}`,
+        close: r.pick<ClosePolicy>(["terminate", "request-cancel", "abandon"]),
+      }));
+      const killAtMs = space.faults.has("ownerLost") && r.chance(0.5) ? { killAtMs: r.int(0, 60) } : {};
+      actions.push({ a: "family", id, family: { children, then: r.pick(["end", "continue"] as const) }, ...killAtMs });
     } else if (roll < 0.8) actions.push({ a: "gap", ms: r.int(20, 400) });
     else if (faults.length > 0)
       actions.push(
@@ -283,6 +297,11 @@ export function actionText(a: ClusterAction): string {
     case "relay": {
       const kill = a.kill === undefined ? "" : `, its ${a.kill.who}'s owner SIGKILLed at ${a.kill.atMs} ms`;
       return `relay ${a.id} sends ${a.plan.map(relayedText).join(", ")}${kill}`;
+    }
+    case "family": {
+      const children = a.family.children.map((c) => `${c.id} (${c.close})`).join(", ");
+      const kill = a.killAtMs === undefined ? "" : `, its owner SIGKILLed ${a.killAtMs} ms after the signal`;
+      return `parent ${a.id} starts ${children}, then ${a.family.then === "end" ? "ends" : "continues as new"} when signalled${kill}`;
     }
     case "gap":
       return `wait ${a.ms} ms`;

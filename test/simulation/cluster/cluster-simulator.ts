@@ -17,6 +17,7 @@ import { dropSchema, fencingBreaches, holders, prepareSchema, terminateSessionsO
 import { actionText, type ClusterAction, type ClusterSchedule } from "./cluster-schedule.js";
 import { ClientCalls, RETRY_GAP_MS, type ScheduleRun } from "./cluster-calls.js";
 import { Relays } from "./cluster-relays.js";
+import { Families } from "./cluster-children.js";
 import type { Inspection } from "./wire.js";
 
 /** How long the cluster may take to have an owner for every shard, and to answer a run's inspection, at the end. */
@@ -80,6 +81,7 @@ class ClusterRun implements ScheduleRun {
   readonly procs: ClusterProcesses;
   private readonly calls = new ClientCalls(this);
   private readonly relays = new Relays(this, this.calls);
+  private readonly families = new Families(this, this.calls);
   private readonly chains = new Map<string, Promise<void>>();
   private readonly background: Promise<void>[] = [];
   private readonly began = Date.now();
@@ -159,6 +161,8 @@ class ClusterRun implements ScheduleRun {
         return this.chain(action.id, () => this.calls.dropMidCall(action));
       case "reset":
         return this.chain(action.id, () => this.calls.reset(action));
+      case "family":
+        return this.chain(action.id, () => this.families.family(action));
       case "relay":
         return this.chain(Relays.targets(action), () => this.relays.relay(action));
       case "kill": {

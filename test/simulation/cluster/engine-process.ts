@@ -8,6 +8,8 @@ import { createInterface } from "node:readline";
 import { Config, Ctx, Engine, Query, Signal, Update, Workflow, type Clock } from "@fusee/runtime";
 import {
   ACC_TYPE,
+  PARENT_TYPE,
+  type Family,
   RELAY_TYPE,
   type AccInput,
   type AccState,
@@ -114,6 +116,24 @@ class Relay {
 
 const ONCE = { idPolicy: { running: "fail", finished: "refuse" } } as const;
 
+/**
+ * Starts its children on their own shards, waits to be signalled `finish`, then ends or continues as
+ * new: either way each child gets its close policy.
+ */
+@Workflow(PARENT_TYPE)
+class Parent {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(family: Family): Promise<string> {
+    if (family.then === "done") return "done";
+    await this.ctx.step("init", () => Promise.resolve(owner));
+    for (const c of family.children) await this.ctx.startChild(ACC_TYPE, c.id, undefined, { close: c.close });
+    await this.ctx.waitFor("finish");
+    if (family.then === "continue") return this.ctx.continueAsNew({ children: [], then: "done" } satisfies Family);
+    return "done";
+  }
+}
+
 function accInput(every: number | undefined): AccInput | undefined {
   return every === undefined ? undefined : { every };
 }
@@ -131,11 +151,12 @@ const engine = await Engine.open(
   Config.postgres(url, { schema, owner, leaseMs: Number(leaseMs), cluster: true, forwardTimeoutMs: Number(forwardTimeoutMs) })
     .shards(Number(shards))
     .clock(skewedClock),
-  { workflows: [Acc, Relay] },
+  { workflows: [Acc, Relay, Parent] },
 );
 
 type Command =
-  | { n: number; op: "start"; id: string; relay?: Relayed[]; every?: number }
+  | { n: number; op: "start"; id: string; relay?: Relayed[]; every?: number; family?: Family }
+  | { n: number; op: "finish"; id: string }
   | { n: number; op: "signal"; id: string; tag: string }
   | { n: number; op: "update"; id: string; by: number; uid: string }
   | { n: number; op: "result"; id: string }
@@ -148,14 +169,18 @@ async function perform(c: Command): Promise<unknown> {
   switch (c.op) {
     case "start":
       // Asked again until answered: a repeat must not start a second run of an ID whose first (a relay's) has ended.
-      if (c.relay === undefined) await engine.start(Acc, c.id, accInput(c.every), ONCE);
-      else await engine.start(Relay, c.id, c.relay, ONCE);
+      if (c.relay !== undefined) await engine.start(Relay, c.id, c.relay, ONCE);
+      else if (c.family !== undefined) await engine.start(Parent, c.id, c.family, ONCE);
+      else await engine.start(Acc, c.id, accInput(c.every), ONCE);
       return null;
     case "signal":
       await engine.run(c.id).signal("add", c.tag);
       return null;
     case "update":
       return engine.run(c.id).update("bump", { by: c.by, tag: c.uid } satisfies Bump, { id: c.uid });
+    case "finish":
+      await engine.run(c.id).signal("finish", null);
+      return null;
     case "reset":
       await engine.run(c.id).reset("init");
       return null;

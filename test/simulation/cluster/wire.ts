@@ -4,6 +4,18 @@ export const ACC_TYPE = "cluster-sim-acc";
 /** The workflow type that sends messages to other runs from workflow code (`ctx.signalWorkflow` and the rest). */
 export const RELAY_TYPE = "cluster-sim-relay";
 
+/** The workflow type that starts children of `ACC_TYPE` with close policies, then ends or continues as new. */
+export const PARENT_TYPE = "cluster-sim-parent";
+
+export type ClosePolicy = "terminate" | "request-cancel" | "abandon";
+
+/** The input of a parent run: its children, and whether it ends or continues as new once signalled `finish`. */
+export interface Family {
+  readonly children: readonly { readonly id: string; readonly close: ClosePolicy }[];
+  /** `done`: the run after a continue-as-new, which ends at once. */
+  readonly then: "end" | "continue" | "done";
+}
+
 /** The statuses of a run that ended; the simulated runs end only when cancelled. */
 export const FINISHED: ReadonlySet<string> = new Set(["ok", "failed", "cancelled", "terminated", "stopped"]);
 
