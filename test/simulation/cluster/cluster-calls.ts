@@ -6,7 +6,7 @@
 import type { ClusterModel, ClusterProperty } from "./cluster-model.js";
 import { CallFailed, type ClusterProcesses, sleep } from "./cluster-processes.js";
 import { terminateSessionsOf } from "./cluster-db.js";
-import type { ClusterAction, Via } from "./cluster-schedule.js";
+import type { ClusterAction, ClusterSchedule, Via } from "./cluster-schedule.js";
 import type { Bumped, Family, Relayed } from "./wire.js";
 
 /** How long a start or an update is asked again (with the same ID) before it stays in doubt. */
@@ -15,6 +15,8 @@ export const RETRY_GAP_MS = 150;
 
 /** What the jobs of one schedule's run share: its processes, its model and its trace. */
 export interface ScheduleRun {
+  readonly schedule: ClusterSchedule;
+  readonly schema: string;
   readonly procs: ClusterProcesses;
   readonly model: ClusterModel;
   note(line: string): void;

@@ -32,6 +32,7 @@ export const CLUSTER_PROPERTIES = {
   answers: "acknowledged update answers equal the model's",
   runsKept: "no acknowledged run is lost",
   closePolicy: "each child of a parent that ended is closed once as its close policy says",
+  schedules: "each instant of a schedule starts once, across the loss of its shard's owner",
   fencing: "at most one owner writes a shard per epoch, under a lease it holds",
   live: "the cluster answers every call once it has an owner for every shard",
 } as const;

@@ -77,6 +77,17 @@ export type ClusterAction =
    * a non-owner, then ending or continuing as new, its owner SIGKILLed `killAtMs` after the signal.
    */
   | { readonly a: "family"; readonly id: string; readonly family: Family; readonly killAtMs?: number }
+  /**
+   * A schedule every `everyMs`, created through any process and paused `lifeMs` later; `atMs` after
+   * its creation the process holding its shard is SIGKILLed or stopped past its lease (or nothing).
+   */
+  | {
+      readonly a: "schedule";
+      readonly name: string;
+      readonly everyMs: number;
+      readonly lifeMs: number;
+      readonly fault: { readonly kind: "kill" | "pause" | "none"; readonly atMs: number };
+    }
   | { readonly a: "gap"; readonly ms: number };
 
 export interface RelayKill {
@@ -131,6 +142,12 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
   // Some runs start at once, the others when first used: their starts meet the faults too.
   const started = new Set(ids.filter(() => r.chance(0.5)));
   for (const id of started) actions.push({ a: "start", id, via: via() });
+  // A schedule runs alongside the other calls, from the start, in most schedules.
+  if (r.chance(0.75)) {
+    const kinds = (["kill", "pause"] as const).filter((k) => space.faults.has(k));
+    const fault = { kind: kinds.length > 0 && r.chance(0.8) ? r.pick(kinds) : ("none" as const), atMs: r.int(300, 1_500) };
+    actions.push({ a: "schedule", name: "s0", everyMs: r.pick([200, 300, 500]), lifeMs: r.int(3_000, 5_000), fault });
+  }
   const count = r.int(Math.floor(space.maxActions / 2), space.maxActions);
   for (let i = 0; i < count; i++) {
     const open = ids.filter((id) => !cancelled.has(id));
@@ -302,6 +319,13 @@ export function actionText(a: ClusterAction): string {
       const children = a.family.children.map((c) => `${c.id} (${c.close})`).join(", ");
       const kill = a.killAtMs === undefined ? "" : `, its owner SIGKILLed ${a.killAtMs} ms after the signal`;
       return `parent ${a.id} starts ${children}, then ${a.family.then === "end" ? "ends" : "continues as new"} when signalled${kill}`;
+    }
+    case "schedule": {
+      const fault =
+        a.fault.kind === "none"
+          ? ""
+          : `, the holder of its shard ${a.fault.kind === "kill" ? "SIGKILLed" : "stopped past its lease"} at ${a.fault.atMs} ms`;
+      return `schedule ${a.name} every ${a.everyMs} ms for ${a.lifeMs} ms${fault}`;
     }
     case "gap":
       return `wait ${a.ms} ms`;

@@ -18,6 +18,7 @@ import { actionText, type ClusterAction, type ClusterSchedule } from "./cluster-
 import { ClientCalls, RETRY_GAP_MS, type ScheduleRun } from "./cluster-calls.js";
 import { Relays } from "./cluster-relays.js";
 import { Families } from "./cluster-children.js";
+import { Schedules } from "./cluster-schedules.js";
 import type { Inspection } from "./wire.js";
 
 /** How long the cluster may take to have an owner for every shard, and to answer a run's inspection, at the end. */
@@ -77,16 +78,17 @@ class ClusterRun implements ScheduleRun {
   takeovers = 0;
   readonly model: ClusterModel;
   private readonly tag: string;
-  private readonly schema: string;
+  readonly schema: string;
   readonly procs: ClusterProcesses;
   private readonly calls = new ClientCalls(this);
   private readonly relays = new Relays(this, this.calls);
   private readonly families = new Families(this, this.calls);
+  private readonly schedules = new Schedules(this);
   private readonly chains = new Map<string, Promise<void>>();
   private readonly background: Promise<void>[] = [];
   private readonly began = Date.now();
 
-  constructor(private readonly schedule: ClusterSchedule) {
+  constructor(readonly schedule: ClusterSchedule) {
     this.tag = `c${randomBytes(3).toString("hex")}`;
     this.schema = `sim_${this.tag}`;
     this.model = new ClusterModel(schedule.renew);
@@ -161,6 +163,8 @@ class ClusterRun implements ScheduleRun {
         return this.chain(action.id, () => this.calls.dropMidCall(action));
       case "reset":
         return this.chain(action.id, () => this.calls.reset(action));
+      case "schedule":
+        return this.chain(`schedule ${action.name}`, () => this.schedules.schedule(action));
       case "family":
         return this.chain(action.id, () => this.families.family(action));
       case "relay":

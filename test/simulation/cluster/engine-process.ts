@@ -9,6 +9,7 @@ import { Config, Ctx, Engine, Query, Signal, Update, Workflow, type Clock } from
 import {
   ACC_TYPE,
   PARENT_TYPE,
+  TICK_TYPE,
   type Family,
   RELAY_TYPE,
   type AccInput,
@@ -134,6 +135,14 @@ class Parent {
   }
 }
 
+/** What a schedule's instants start: a run that ends at once. */
+@Workflow(TICK_TYPE)
+class Tick {
+  run(): Promise<string> {
+    return Promise.resolve(owner);
+  }
+}
+
 function accInput(every: number | undefined): AccInput | undefined {
   return every === undefined ? undefined : { every };
 }
@@ -151,12 +160,16 @@ const engine = await Engine.open(
   Config.postgres(url, { schema, owner, leaseMs: Number(leaseMs), cluster: true, forwardTimeoutMs: Number(forwardTimeoutMs) })
     .shards(Number(shards))
     .clock(skewedClock),
-  { workflows: [Acc, Relay, Parent] },
+  { workflows: [Acc, Relay, Parent, Tick] },
 );
 
 type Command =
   | { n: number; op: "start"; id: string; relay?: Relayed[]; every?: number; family?: Family }
   | { n: number; op: "finish"; id: string }
+  | { n: number; op: "schedule"; name: string; everyMs: number }
+  | { n: number; op: "schedulePause"; name: string }
+  | { n: number; op: "scheduleDescribe"; name: string }
+  | { n: number; op: "runId"; id: string }
   | { n: number; op: "signal"; id: string; tag: string }
   | { n: number; op: "update"; id: string; by: number; uid: string }
   | { n: number; op: "result"; id: string }
@@ -178,6 +191,17 @@ async function perform(c: Command): Promise<unknown> {
       return null;
     case "update":
       return engine.run(c.id).update("bump", { by: c.by, tag: c.uid } satisfies Bump, { id: c.uid });
+    case "schedule":
+      // Every instant starts, late ones too (caught up after a takeover), whatever still runs.
+      await engine.schedule(c.name, { workflow: Tick, every: c.everyMs, overlap: "allow-all", catchUp: "all" });
+      return null;
+    case "schedulePause":
+      await engine.getSchedule(c.name).pause();
+      return null;
+    case "scheduleDescribe":
+      return engine.getSchedule(c.name).describe();
+    case "runId":
+      return (await engine.describe(c.id))?.runId ?? null;
     case "finish":
       await engine.run(c.id).signal("finish", null);
       return null;

@@ -16,6 +16,9 @@ export interface Family {
   readonly then: "end" | "continue" | "done";
 }
 
+/** The workflow type a schedule's instants start; its runs end at once. */
+export const TICK_TYPE = "cluster-sim-tick";
+
 /** The statuses of a run that ended; the simulated runs end only when cancelled. */
 export const FINISHED: ReadonlySet<string> = new Set(["ok", "failed", "cancelled", "terminated", "stopped"]);
 
