@@ -115,7 +115,7 @@ export interface ScheduleSpace {
   readonly maxActions: number;
 }
 
-export const FULL_CLUSTER_SPACE: ScheduleSpace = { faults: new Set(FAULTS), maxActions: 28 };
+export const FULL_CLUSTER_SPACE: ScheduleSpace = { faults: new Set(FAULTS), maxActions: 24 };
 
 const LEASE_CHOICES = [900, 1_200];
 
@@ -146,7 +146,7 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
   if (r.chance(0.75)) {
     const kinds = (["kill", "pause"] as const).filter((k) => space.faults.has(k));
     const fault = { kind: kinds.length > 0 && r.chance(0.8) ? r.pick(kinds) : ("none" as const), atMs: r.int(300, 1_500) };
-    actions.push({ a: "schedule", name: "s0", everyMs: r.pick([200, 300, 500]), lifeMs: r.int(3_000, 5_000), fault });
+    actions.push({ a: "schedule", name: "s0", everyMs: r.pick([200, 300, 500]), lifeMs: r.int(2_500, 4_000), fault });
   }
   const count = r.int(Math.floor(space.maxActions / 2), space.maxActions);
   for (let i = 0; i < count; i++) {

@@ -2,7 +2,7 @@
  * Schedules across processes: a schedule (`every`, `overlap: "allow-all"`, `catchUp: "all"`) runs
  * while the process holding its shard is SIGKILLed or paused past its lease, then is paused. The
  * model computes the instants itself, the multiples of the interval between the schedule's creation
- * and its pause: each must have started once (a run of ID `<name>@<instant>` with one run), none
+ * and its pause (as acknowledged, with the clocks' skews and an interval to spare): each must have started once (a run of ID `<name>@<instant>` with one run), none
  * twice, and the schedule's own count must agree. Instants closer to either end than the clocks'
  * skews and an interval are not required, only allowed.
  */
@@ -34,16 +34,17 @@ export class Schedules {
   constructor(private readonly run: ScheduleRun) {}
 
   async schedule(a: ScheduleAction): Promise<void> {
-    const created = Date.now();
+    const creating = Date.now();
     if (!(await this.call(`schedule ${a.name}`, { op: "schedule", name: a.name, everyMs: a.everyMs }))) return;
+    const created = Date.now();
     await sleep(a.fault.atMs);
     await this.strike(a);
-    await sleep(Math.max(0, created + a.lifeMs - Date.now()));
+    await sleep(Math.max(0, creating + a.lifeMs - Date.now()));
     const pausing = Date.now();
     if (!(await this.call(`pause ${a.name}`, { op: "schedulePause", name: a.name }))) return;
     const paused = Date.now();
     await sleep(LAND_MS);
-    await this.check(a, created, pausing, paused);
+    await this.check(a, { creating, created, pausing, paused });
   }
 
   /** SIGKILLs the process holding the schedule's shard, or stops it past its lease. */
@@ -82,14 +83,18 @@ export class Schedules {
     return false;
   }
 
-  /** Instants from `created` to `pausing` (asked) must have started; up to `paused` (acknowledged) may have. */
-  private async check(a: ScheduleAction, created: number, pausing: number, paused: number): Promise<void> {
+  /**
+   * Instants from the creation's acknowledgement to the pause's request must have started; from the
+   * creation's request to the pause's acknowledgement they may have.
+   */
+  private async check(a: ScheduleAction, at: { creating: number; created: number; pausing: number; paused: number }): Promise<void> {
+    const { created, pausing } = at;
     const { schedule } = this.run;
     const slack = Math.max(0, ...schedule.skews.map(Math.abs)) + a.everyMs + 300;
-    const first = Math.ceil((created - slack) / a.everyMs) * a.everyMs;
+    const first = Math.ceil((at.creating - slack) / a.everyMs) * a.everyMs;
     const started: number[] = [];
     const missing: number[] = [];
-    for (let instant = first; instant <= paused + slack; instant += a.everyMs) {
+    for (let instant = first; instant <= at.paused + slack; instant += a.everyMs) {
       const id = `${a.name}@${instant}`;
       const runId = await this.ask<number | null>({ op: "runId", id });
       if (runId === undefined) return;
