@@ -2,9 +2,9 @@
  * Schedules across processes: a schedule (`every`, `overlap: "allow-all"`, `catchUp: "all"`) runs
  * while the process holding its shard is SIGKILLed or paused past its lease, then is paused. The
  * model computes the instants itself, the multiples of the interval between the schedule's creation
- * and its pause (as acknowledged, with the clocks' skews and an interval to spare): each must have started once (a run of ID `<name>@<instant>` with one run), none
+ * and its pause: each must have started once (a run of ID `<name>@<instant>` with one run), none
  * twice, and the schedule's own count must agree. Instants closer to either end than the clocks'
- * skews and an interval are not required, only allowed.
+ * skews and an interval, or between a call and its acknowledgement, are not required, only allowed.
  */
 import type * as Ids from "../../../packages/runtime/src/core/ids.js";
 import { sleep } from "./cluster-processes.js";
