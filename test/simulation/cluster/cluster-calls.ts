@@ -25,7 +25,11 @@ export interface ScheduleRun {
   outcome(what: string, ok: boolean, detail: string): void;
   /** Work that goes on while the schedule does, awaited before the checks. */
   later(work: Promise<void>): void;
+  /** Counts of what the checks covered, so a test can tell they had something to check. */
+  readonly covered: Record<Covered, number>;
 }
+
+export type Covered = "relayed" | "closed" | "instants";
 
 export class ClientCalls {
   constructor(private readonly run: ScheduleRun) {}

@@ -77,6 +77,7 @@ export class Families {
       await sleep(RETRY_GAP_MS);
     }
     this.run.note(`  child ${child} (${close}): ${seen.status}`);
+    this.run.covered.closed++;
     if (seen.runs !== 1 || seen.cancels > 1)
       this.run.violate("closePolicy", `child ${child} of ${parent} has ${seen.runs} runs and ${seen.cancels} cancels`);
   }

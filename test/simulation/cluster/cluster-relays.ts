@@ -50,6 +50,7 @@ export class Relays {
     a.plan.forEach((m, i) => {
       const o = outcomes[i];
       this.note(m, o === undefined ? "refused" : o.ok ? "acked" : "refused", o?.value as Bumped | undefined);
+      if (o?.ok === true) this.run.covered.relayed++;
       this.run.note(`  ${m.op} ${m.to} from ${a.id}: ${o === undefined ? "not sent" : o.ok ? `ok ${JSON.stringify(o.value)}` : o.error}`);
     });
   }

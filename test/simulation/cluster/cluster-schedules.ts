@@ -105,6 +105,7 @@ export class Schedules {
     }
     if (missing.length > 0)
       this.run.violate("schedules", `${a.name} never started the instants ${missing.join(", ")} (every ${a.everyMs} ms)`);
+    this.run.covered.instants += started.length;
     const described = await this.ask<Described>({ op: "scheduleDescribe", name: a.name });
     if (described === undefined) return;
     this.run.note(

@@ -15,7 +15,7 @@ import { ClusterModel, type ClusterProperty, type Disagreement } from "./cluster
 import { ClusterProcesses, sleep } from "./cluster-processes.js";
 import { dropSchema, fencingBreaches, holders, prepareSchema, terminateSessionsOf } from "./cluster-db.js";
 import { actionText, type ClusterAction, type ClusterSchedule } from "./cluster-schedule.js";
-import { ClientCalls, RETRY_GAP_MS, type ScheduleRun } from "./cluster-calls.js";
+import { ClientCalls, RETRY_GAP_MS, type Covered, type ScheduleRun } from "./cluster-calls.js";
 import { Relays } from "./cluster-relays.js";
 import { Families } from "./cluster-children.js";
 import { Schedules } from "./cluster-schedules.js";
@@ -34,6 +34,8 @@ export interface ClusterReport {
   readonly inDoubt: number;
   /** Epochs written beyond one per shard: leases that moved to another process (or back) and were written under. */
   readonly takeovers: number;
+  /** What the checks covered beyond client calls: messages relays sent, children closed, schedule instants started. */
+  readonly covered: Readonly<Record<Covered, number>>;
   readonly ms: number;
 }
 
@@ -66,6 +68,7 @@ export async function runClusterSchedule(schedule: ClusterSchedule, options: Clu
     acknowledged: run.acked,
     inDoubt: run.doubts,
     takeovers: run.takeovers,
+    covered: run.covered,
     ms: Date.now() - began,
   };
 }
@@ -76,6 +79,7 @@ class ClusterRun implements ScheduleRun {
   acked = 0;
   doubts = 0;
   takeovers = 0;
+  readonly covered: Record<Covered, number> = { relayed: 0, closed: 0, instants: 0 };
   readonly model: ClusterModel;
   private readonly tag: string;
   readonly schema: string;
