@@ -53,7 +53,7 @@ export class Schedules {
     const { procs, schedule, schema } = this.run;
     const shard = shardOf(`${SYSTEM_STREAM_PREFIX}schedule/${a.name}`, schedule.shards);
     const owner = (await holders(schema))[shard];
-    const slot = [0, 1, 2].find((s) => procs.at(s)?.owner === owner);
+    const slot = Array.from({ length: schedule.engines }, (_, s) => s).find((s) => owner !== undefined && procs.at(s)?.owner === owner);
     if (slot === undefined) return this.run.note(`  schedule ${a.name}: its shard ${shard} has no live owner to strike`);
     if (a.fault.kind === "kill") {
       if (await procs.kill(slot)) this.run.later(procs.spawn(slot));
