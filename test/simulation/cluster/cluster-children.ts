@@ -31,6 +31,7 @@ export class Families {
   async family(a: FamilyAction): Promise<void> {
     const { procs } = this.run;
     if (!(await this.calls.start(a.id, { route: "owner", slot: 0 }, { family: a.family }))) return;
+    if (a.family.then === "reset" && !(await this.resetKeepingChildren(a))) return;
     const owner = a.killAtMs === undefined ? undefined : await procs.ownerOf(a.id);
     if (!(await this.finish(a.id))) return;
     if (owner !== undefined) {
@@ -41,6 +42,40 @@ export class Families {
     if (ended === undefined) return this.run.note(`  parent ${a.id}: its end is unknown; its children are not checked`);
     this.run.note(`  parent ${a.id} ended: ${ended}`);
     for (const c of a.family.children) await this.closed(a.id, c.id, c.close);
+  }
+
+  /**
+   * Resets the parent to its step after the children's start, through a non-owner: the new run
+   * keeps its children, so none may have ended by it. False when the reset could not be made.
+   */
+  private async resetKeepingChildren(a: FamilyAction): Promise<boolean> {
+    const deadline = Date.now() + RETRY_MS;
+    for (let attempt = 0; ; attempt++) {
+      const seen = await this.run.procs
+        .liveFrom(attempt)
+        .send<Inspection | null>({ op: "inspect", id: a.id })
+        .catch(() => undefined);
+      if (seen?.steps.some((s) => s.name === "spawned") === true) break;
+      if (Date.now() > deadline) return false;
+      await sleep(RETRY_GAP_MS);
+    }
+    const h = await this.run.procs.route({ route: "other", slot: 0 }, a.id);
+    try {
+      await h.send({ op: "reset", id: a.id, step: "spawned" });
+      this.run.outcome(`reset ${a.id}`, true, `through ${h.owner}`);
+    } catch (e) {
+      // A reset in doubt may or may not have happened; either way the children stay the parent's.
+      this.run.outcome(`reset ${a.id}`, false, `through ${h.owner}: ${String(e)}`);
+    }
+    for (const c of a.family.children) {
+      const child = await this.run.procs
+        .liveFrom(0)
+        .send<Inspection | null>({ op: "inspect", id: c.id })
+        .catch(() => undefined);
+      if (child !== undefined && (child === null || FINISHED.has(child.status)))
+        this.run.violate("closePolicy", `child ${c.id} of ${a.id} is ${child?.status ?? "unknown"} after a reset that keeps it`);
+    }
+    return true;
   }
 
   /** Signals `finish` through a non-owner until one is acknowledged: a repeat is a signal no one waits for. */

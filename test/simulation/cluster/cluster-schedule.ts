@@ -195,7 +195,7 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
         close: r.pick<ClosePolicy>(["terminate", "request-cancel", "abandon"]),
       }));
       const killAtMs = space.faults.has("ownerLost") && r.chance(0.5) ? { killAtMs: r.int(0, 60) } : {};
-      actions.push({ a: "family", id, family: { children, then: r.pick(["end", "continue"] as const) }, ...killAtMs });
+      actions.push({ a: "family", id, family: { children, then: r.pick(["end", "continue", "reset"] as const) }, ...killAtMs });
     } else if (roll < 0.8) actions.push({ a: "gap", ms: r.int(20, 400) });
     else if (faults.length > 0)
       actions.push(
@@ -318,7 +318,13 @@ export function actionText(a: ClusterAction): string {
     case "family": {
       const children = a.family.children.map((c) => `${c.id} (${c.close})`).join(", ");
       const kill = a.killAtMs === undefined ? "" : `, its owner SIGKILLed ${a.killAtMs} ms after the signal`;
-      return `parent ${a.id} starts ${children}, then ${a.family.then === "end" ? "ends" : "continues as new"} when signalled${kill}`;
+      const then = {
+        end: "ends",
+        continue: "continues as new",
+        reset: "is reset through a non-owner to its step after the children's start, then ends",
+        done: "",
+      }[a.family.then];
+      return `parent ${a.id} starts ${children}, then ${then} when signalled${kill}`;
     }
     case "schedule": {
       const fault =

@@ -129,6 +129,7 @@ class Parent {
     if (family.then === "done") return "done";
     await this.ctx.step("init", () => Promise.resolve(owner));
     for (const c of family.children) await this.ctx.startChild(ACC_TYPE, c.id, undefined, { close: c.close });
+    await this.ctx.step("spawned", () => Promise.resolve(owner));
     await this.ctx.waitFor("finish");
     if (family.then === "continue") return this.ctx.continueAsNew({ children: [], then: "done" } satisfies Family);
     return "done";
@@ -173,7 +174,7 @@ type Command =
   | { n: number; op: "signal"; id: string; tag: string }
   | { n: number; op: "update"; id: string; by: number; uid: string }
   | { n: number; op: "result"; id: string }
-  | { n: number; op: "reset"; id: string }
+  | { n: number; op: "reset"; id: string; step?: string }
   | { n: number; op: "cancel"; id: string }
   | { n: number; op: "holds"; id: string }
   | { n: number; op: "inspect"; id: string };
@@ -206,7 +207,7 @@ async function perform(c: Command): Promise<unknown> {
       await engine.run(c.id).signal("finish", null);
       return null;
     case "reset":
-      await engine.run(c.id).reset("init");
+      await engine.run(c.id).reset(c.step ?? "init");
       return null;
     case "result":
       return engine.run(c.id).result();

@@ -12,8 +12,11 @@ export type ClosePolicy = "terminate" | "request-cancel" | "abandon";
 /** The input of a parent run: its children, and whether it ends or continues as new once signalled `finish`. */
 export interface Family {
   readonly children: readonly { readonly id: string; readonly close: ClosePolicy }[];
-  /** `done`: the run after a continue-as-new, which ends at once. */
-  readonly then: "end" | "continue" | "done";
+  /**
+   * `reset`: the harness resets the run to its step `spawned`, after the children started (the new
+   * run keeps them), before it signals `finish`. `done`: the run after a continue-as-new, which ends at once.
+   */
+  readonly then: "end" | "continue" | "reset" | "done";
 }
 
 /** The workflow type a schedule's instants start; its runs end at once. */
