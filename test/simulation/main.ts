@@ -1,9 +1,10 @@
-import { PROPERTIES, Violation, type Property } from "./properties.js";
-import { replay, scanSeed, shrink, shrunkText } from "./explore.js";
-import { FULL_SPACE, scheduleText, type ProgramSpace } from "./program.js";
+import { PROPERTIES } from "./properties.js";
+import { singleSimulation } from "./explore.js";
+import { FULL_SPACE, type ProgramSpace } from "./program.js";
 import { clusterMain } from "./cluster/cluster-main.js";
 import { saveRegression } from "./regressions.js";
-import { flowsMain } from "./flows/flow-main.js";
+import { FLOWS } from "./flows/flow-explore.js";
+import { replayOne, scanSeeds, type Simulation } from "./seed-scanner.js";
 
 const USAGE = `usage: npm run sim -- [--flows | --cluster] [--seeds N] [--seed S] [--path P] [--only PROPERTY] [--shrink-seconds T] [--no-spawn]
 
@@ -11,9 +12,10 @@ const USAGE = `usage: npm run sim -- [--flows | --cluster] [--seeds N] [--seed S
   --seeds N          schedules to check, one per seed from S on (default 200)
   --seed S           the first seed (default: chosen from the time and printed)
   --path P           with --seed: replay the counterexample fast-check printed, and print its trace
-  --only PROPERTY    check one property (${Object.keys(PROPERTIES).join(", ")})
+  --only PROPERTY    check one property (${Object.keys(PROPERTIES).join(", ")};
+                     with --flows: ${Object.keys(FLOWS.properties).join(", ")})
   --save FILE        with --path and --only: write the schedule to FILE, a regression every test run replays
-                     (test/simulation/regressions/NAME.json)
+                     (test/simulation/regressions/NAME.json; with --flows, regressions/flows/NAME.json)
   --shrink-seconds T time to shrink the first counterexample of each property (default 30; 0: none)
   --no-spawn         programs without steps that start workflows (whose known bug hides others)
   --cluster          the cluster simulation instead: engine processes on one PostgreSQL (--cluster --help)`;
@@ -22,11 +24,10 @@ interface Args {
   seeds: number;
   seed: number | undefined;
   path: string | undefined;
-  only: Property | undefined;
   shrinkSeconds: number;
   space: ProgramSpace;
   flows: boolean;
-  onlyName: string | undefined;
+  only: string | undefined;
   save: string | undefined;
 }
 
@@ -35,11 +36,10 @@ function parse(argv: readonly string[]): Args {
     seeds: 200,
     seed: undefined,
     path: undefined,
-    only: undefined,
     shrinkSeconds: 30,
     space: FULL_SPACE,
     flows: false,
-    onlyName: undefined,
+    only: undefined,
     save: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -55,13 +55,8 @@ function parse(argv: readonly string[]): Args {
     else if (flag === "--path") args.path = need();
     else if (flag === "--save") args.save = need();
     else if (flag === "--flows") args.flows = true;
-    else if (flag === "--only") {
-      const p = need();
-      args.onlyName = p;
-      if (argv.includes("--flows")) continue;
-      if (!(p in PROPERTIES)) throw new Error(`no property '${p}'\n${USAGE}`);
-      args.only = p as Property;
-    } else if (flag === "--shrink-seconds") args.shrinkSeconds = Number(need());
+    else if (flag === "--only") args.only = need();
+    else if (flag === "--shrink-seconds") args.shrinkSeconds = Number(need());
     else if (flag === "--no-spawn") args.space = { ...args.space, spawn: false };
     else if (flag === "--help" || flag === "-h") {
       console.log(USAGE);
@@ -72,70 +67,25 @@ function parse(argv: readonly string[]): Args {
   return args;
 }
 
-async function replayOne(args: Args & { seed: number }): Promise<number> {
-  const { schedule, report, error } = await replay(args.seed, args.path, args.only, args.space);
-  console.log(`seed ${args.seed}${args.path ? `, path ${args.path}` : ""}:${scheduleText(schedule)}`);
-  for (const line of report?.trace ?? (error instanceof Violation ? error.trace : [])) console.log(line);
-  const violations = error !== undefined ? [error] : (report?.violations ?? []);
-  for (const v of violations) console.log(`\n${v instanceof Error ? (v.stack ?? v.message) : String(v)}`);
+/** Replays one counterexample (saving it when asked) or scans seeds, with the simulation asked for. */
+async function drive<Input, P extends string>(sim: Simulation<Input, P>, args: Args): Promise<number> {
+  const only = args.only as P | undefined;
+  if (only !== undefined && !(only in sim.properties))
+    throw new Error(`no property '${only}' of the ${sim.noun}s (${Object.keys(sim.properties).join(", ")})`);
+  if (args.seed === undefined || args.path === undefined)
+    return scanSeeds(sim, { seeds: args.seeds, first: args.seed ?? Date.now() % 1_000_000_000, only, shrinkSeconds: args.shrinkSeconds });
+  const { code, input, violations } = await replayOne(sim, args.seed, args.path, only);
   if (args.save !== undefined) {
-    if (args.only === undefined) throw new Error(`--save needs --only: a regression checks one property\n${USAGE}`);
+    if (only === undefined) throw new Error(`--save needs --only: a regression checks one property\n${USAGE}`);
     const first = violations[0];
     saveRegression(args.save, {
-      property: args.only,
+      property: only,
       found: first instanceof Error ? first.message : String(first ?? "nothing (it passed when saved)"),
-      schedule,
+      schedule: input,
     });
     console.log(`\nsaved to ${args.save}`);
   }
-  return violations.length === 0 ? 0 : 1;
-}
-
-async function explore(args: Args): Promise<number> {
-  const first = args.seed ?? Date.now() % 1_000_000_000;
-  console.log(`checking ${args.seeds} schedules, seeds ${first}..${first + args.seeds - 1}`);
-  const firstSeeds = new Map<Property, { seed: number; message: string }>();
-  const failingSeeds = new Map<Property, number[]>();
-  const counts = new Map<Property, number>();
-  const crashes: Array<{ seed: number; error: unknown }> = [];
-  const began = Date.now();
-  let lastReport = began;
-  let actions = 0;
-  for (let i = 0; i < args.seeds; i++) {
-    const seed = first + i;
-    const outcome = await scanSeed(seed, args.space);
-    if (outcome.crash !== undefined) crashes.push({ seed, error: outcome.crash });
-    for (const v of outcome.violations) {
-      if (args.only !== undefined && v.property !== args.only) continue;
-      counts.set(v.property, (counts.get(v.property) ?? 0) + 1);
-      failingSeeds.set(v.property, [...(failingSeeds.get(v.property) ?? []), seed]);
-      if (!firstSeeds.has(v.property)) firstSeeds.set(v.property, { seed, message: v.message });
-    }
-    actions += outcome.actions;
-    const now = Date.now();
-    if (now - lastReport > 5_000 || i === args.seeds - 1) {
-      lastReport = now;
-      const rate = (i + 1) / ((now - began) / 1000);
-      const failing = [...counts].map(([p, n]) => `${p} ${n}`).join(", ") || "none";
-      console.log(
-        `${i + 1}/${args.seeds} schedules, ${rate.toFixed(1)}/s (${Math.round(rate * 3600)}/h), ${actions} actions; violations by property: ${failing}`,
-      );
-    }
-  }
-  const seconds = (Date.now() - began) / 1000;
-  console.log(
-    `\n${args.seeds} schedules in ${seconds.toFixed(1)} s: ${(args.seeds / seconds).toFixed(2)} schedules/s, ${Math.round((args.seeds / seconds) * 3600)} schedules/h`,
-  );
-  for (const c of crashes)
-    console.log(`\nseed ${c.seed}: the harness failed: ${c.error instanceof Error ? c.error.stack : String(c.error)}`);
-  for (const [property, { seed, message }] of firstSeeds) {
-    console.log(`\n${counts.get(property)} schedule(s) violate "${PROPERTIES[property]}"; first: seed ${seed}: ${message}`);
-    console.log(`  seeds: ${(failingSeeds.get(property) ?? []).join(", ")}`);
-    if (args.shrinkSeconds <= 0) continue;
-    const shrunk = await shrink(seed, property, args.shrinkSeconds * 1000, args.space);
-    console.log(shrunk === undefined ? `  (seed ${seed} did not fail again when checked for this property alone)` : shrunkText(shrunk));
-  }
-  return firstSeeds.size === 0 && crashes.length === 0 ? 0 : 1;
+  return code;
 }
 
 async function main(): Promise<void> {
@@ -148,9 +98,12 @@ async function main(): Promise<void> {
     console.error((e as Error).message);
     process.exit(2);
   }
-  if (args.flows) process.exit(await flowsMain({ ...args, only: args.onlyName }));
-  const code = args.path !== undefined && args.seed !== undefined ? await replayOne({ ...args, seed: args.seed }) : await explore(args);
-  process.exit(code);
+  try {
+    process.exit(args.flows ? await drive(FLOWS, args) : await drive(singleSimulation(args.space), args));
+  } catch (e) {
+    console.error((e as Error).message);
+    process.exit(2);
+  }
 }
 
 await main();

@@ -21,7 +21,7 @@ import { shardOf } from "../src/core/ids.js";
 import { ClusterWorker, holders, rerunsAfterAck } from "../test/postgres/support/cluster.js";
 import { PG_URL, sql } from "../test/postgres/support/database.js";
 import { maxConcurrentBodies, terminateSessionsOf, uniqueOwner } from "../test/postgres/support/faults.js";
-import { eventually, sleep } from "../test/postgres/support/wait.js";
+import { eventually, sleep } from "../test/support/wait.js";
 import { percentile } from "./percentile.js";
 
 const SHARDS = 8;

@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { container as rootContainer } from "tsyringe";
-import { aesGcm, Config, Engine, StorageError } from "@fusee/runtime";
+import { aesGcm, Config, Engine, StorageError, type PayloadCipher } from "@fusee/runtime";
 import { VirtualClock } from "@fusee/runtime/testing";
 import { Random, SimDisk } from "../sim-disk.js";
 import type { FlowPlan } from "./flow-plan.js";
@@ -39,7 +39,11 @@ export class FlowEngines {
   readonly world = new FlowWorld();
   disk = SimDisk.empty(DIR);
   clock: VirtualClock;
+  /** The data directory on the simulated disk. */
+  readonly dir = DIR;
   engine: Engine | undefined;
+  /** When the engine open now was opened. */
+  openedAt: number;
   gen: FlowGeneration | undefined;
   now: number;
   /** Faults that struck so far (power losses, failed syncs, restarts). */
@@ -50,6 +54,8 @@ export class FlowEngines {
   crashArmed = false;
   /** The limit's concurrency now: the plan's, until a `relimit` changes it. */
   private concurrent: number;
+  /** The cipher of the engine open now, under a rotating codec. */
+  private cipher: PayloadCipher | undefined;
 
   constructor(
     private readonly plan: FlowPlan,
@@ -58,6 +64,7 @@ export class FlowEngines {
   ) {
     this.rng = new Random(plan.diskSeed);
     this.now = start;
+    this.openedAt = start;
     this.clock = new VirtualClock(start, { runningStepGrace: 0 });
     this.concurrent = plan.limit.concurrent;
     this.world.concurrent = plan.limit.concurrent;
@@ -92,7 +99,10 @@ export class FlowEngines {
     this.gen = gen;
     this.engine = undefined;
     let config = Config.local(DIR).shards(this.plan.shards).clock(this.clock);
-    if (this.plan.codec === "rotating") config = config.codec(aesGcm(rotatedKeys(gen.n)));
+    this.cipher = this.plan.codec === "rotating" ? aesGcm(rotatedKeys(gen.n)) : undefined;
+    if (this.cipher !== undefined) config = config.codec(this.cipher);
+    if (this.plan.retention !== undefined) config = config.retention(this.plan.retention.ms).keepHistory(this.plan.retention.keepHistory);
+    this.openedAt = this.now;
     try {
       this.engine = await Engine.open(config, {
         workflows: [...FLOW_WORKFLOWS, this.upgraded(gen.n) ? FPatchV2 : FPatchV1],
@@ -184,6 +194,7 @@ export class FlowEngines {
       this.trace.push(`  sync failed`);
     }
     if (this.crashImage === undefined) return;
+    this.checkSeals();
     this.trace.push(`  power loss at file operation ${this.disk.ops}`);
     this.faults++;
     this.disk.disarm();
@@ -200,6 +211,7 @@ export class FlowEngines {
     gen.alive = false;
     this.faults++;
     await engine.shutdown().catch(() => undefined);
+    this.checkSeals();
     this.now += downMs;
     await this.open();
   }
@@ -223,6 +235,25 @@ export class FlowEngines {
     if (gen === undefined || !gen.alive || this.engine === undefined) return;
     gen.alive = false;
     await this.engine.shutdown().catch(() => undefined);
+    this.checkSeals();
+  }
+
+  /**
+   * Under a rotating codec, the engine that just stopped sealed every payload with the key its open
+   * put first: the older keys it was given only open what earlier engines wrote. (That every payload
+   * still opens, the reads of every later check show.)
+   */
+  private checkSeals(): void {
+    const cipher = this.cipher;
+    if (cipher === undefined) return;
+    for (const id of cipher.keyIds.slice(1)) {
+      const n = cipher.sealedCount(id);
+      if (n > 0)
+        throw new FlowViolation(
+          "codec",
+          `engine ${this.gen?.n ?? 0} sealed ${n} payload(s) with the older key ${id}; its newest key is ${cipher.keyIds[0] ?? ""}`,
+        );
+    }
   }
 
   /** Lets the engine run until nothing moves: no file operation, no body, no timer set. */

@@ -62,6 +62,8 @@ export type FlowAction =
   | { readonly a: "fail"; readonly n: number }
   | { readonly a: "beat"; readonly n: number; readonly plan: BeatPlan }
   | { readonly a: "versioned"; readonly n: number }
+  /** A run of ID `R<n>` that sleeps `hold` ms, started anew if the ID's last run finished (a retention plan's only start). */
+  | { readonly a: "retain"; readonly n: number; readonly hold: number }
   /** `engine.limit` changes the limit's concurrency while the engine runs (its rate stays the plan's); 0: unbounded. */
   | { readonly a: "relimit"; readonly concurrent: number };
 
@@ -73,6 +75,11 @@ export interface FlowPlan {
   readonly diskSeed: number;
   /** Payloads encrypted with a key that changes at every open (the old ones kept to decrypt), or plain. */
   readonly codec: "plain" | "rotating";
+  /**
+   * `Config.retention` and `keepHistory`: set in retention plans alone, which start only `retain`
+   * runs, so the runs every other part checks at the end are not removed under it.
+   */
+  readonly retention?: { readonly ms: number; readonly keepHistory: boolean };
   /** The engine (counted from 1) from which versioned runs run their second version; 0: never. */
   readonly upgradeAt: number;
   readonly schedules: readonly SchedulePick[];
@@ -118,12 +125,17 @@ const limitedStep: fc.Arbitrary<LimitedStep> = fc.record({
 
 const RUN_NUMBERS = 6;
 
-const action: fc.Arbitrary<FlowAction> = fc.oneof(
-  { weight: 12, arbitrary: fc.record({ a: fc.constant("advance" as const), ms: ticks(1, 25) }) },
+/** Power losses (at a file operation ahead), failed syncs, clean restarts and downtime. */
+const faults: ReadonlyArray<fc.WeightedArbitrary<FlowAction>> = [
   { weight: 2, arbitrary: fc.record({ a: fc.constant("crash" as const), afterOps: fc.integer({ min: 0, max: 40 }) }) },
   { weight: 1, arbitrary: fc.record({ a: fc.constant("failSync" as const) }) },
   { weight: 1, arbitrary: fc.record({ a: fc.constant("restart" as const) }) },
   { weight: 2, arbitrary: fc.record({ a: fc.constant("down" as const), ms: ticks(1, 80) }) },
+];
+
+const action: fc.Arbitrary<FlowAction> = fc.oneof(
+  { weight: 12, arbitrary: fc.record({ a: fc.constant("advance" as const), ms: ticks(1, 25) }) },
+  ...faults,
   {
     weight: 3,
     arbitrary: fc.record({
@@ -207,23 +219,51 @@ const action: fc.Arbitrary<FlowAction> = fc.oneof(
   },
 );
 
-/** Plans with every feature mixed in: the scheduler of fast-check picks the interleaving, and shrinks it. */
+/** The actions of a retention plan: runs of a few IDs, ending within a retention or two, among the faults. */
+const retentionAction: fc.Arbitrary<FlowAction> = fc.oneof(
+  { weight: 10, arbitrary: fc.record({ a: fc.constant("advance" as const), ms: ticks(1, 25) }) },
+  ...faults,
+  {
+    weight: 6,
+    arbitrary: fc.record({ a: fc.constant("retain" as const), n: fc.integer({ min: 0, max: 3 }), hold: ticks(0, 30) }),
+  },
+);
+
+/** Plans with every feature mixed in, and one in five a retention plan: fast-check picks the interleaving, and shrinks it. */
 export function flowPlanArbitrary(): fc.Arbitrary<FlowPlan> {
+  return fc.oneof({ weight: 4, arbitrary: mixedPlan() }, { weight: 1, arbitrary: retentionPlan() });
+}
+
+function retentionPlan(): fc.Arbitrary<FlowPlan> {
   return fc.record({
-    start: fc.constantFrom(...STARTS),
-    shards: fc.constantFrom(1, 2, 4),
-    diskSeed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
-    codec: fc.constantFrom("plain" as const, "rotating" as const),
-    upgradeAt: fc.constantFrom(0, 2, 3),
+    ...shape,
+    schedules: fc.constant([]),
+    retention: fc.record({ ms: fc.constantFrom(2_000, 5_000, 10_000), keepHistory: fc.boolean() }),
+    actions: fc.array(retentionAction, { minLength: 10, maxLength: 40 }),
+  });
+}
+
+function mixedPlan(): fc.Arbitrary<FlowPlan> {
+  return fc.record({
+    ...shape,
     schedules: fc.array(schedulePick, { minLength: 1, maxLength: 2 }),
-    limit: fc.record({ concurrent: fc.integer({ min: 0, max: 3 }), perSecond: fc.integer({ min: 0, max: 4 }) }),
-    batch: fc.record({ size: fc.integer({ min: 1, max: 4 }), timeoutMs: ticks(2, 15) }),
-    debounce: fc
-      .record({ delayMs: ticks(1, 8), extra: fc.option(ticks(0, 10), { nil: undefined }) })
-      .map(({ delayMs, extra }) => ({ delayMs, maxWaitMs: extra === undefined ? undefined : delayMs + extra })),
     actions: fc.array(action, { minLength: 10, maxLength: 40 }),
   });
 }
+
+/** The engine's shape and the flow rules, in every plan. */
+const shape = {
+  start: fc.constantFrom(...STARTS),
+  shards: fc.constantFrom(1, 2, 4),
+  diskSeed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+  codec: fc.constantFrom("plain" as const, "rotating" as const),
+  upgradeAt: fc.constantFrom(0, 2, 3),
+  limit: fc.record({ concurrent: fc.integer({ min: 0, max: 3 }), perSecond: fc.integer({ min: 0, max: 4 }) }),
+  batch: fc.record({ size: fc.integer({ min: 1, max: 4 }), timeoutMs: ticks(2, 15) }),
+  debounce: fc
+    .record({ delayMs: ticks(1, 8), extra: fc.option(ticks(0, 10), { nil: undefined }) })
+    .map(({ delayMs, extra }) => ({ delayMs, maxWaitMs: extra === undefined ? undefined : delayMs + extra })),
+};
 
 export function flowActionText(x: FlowAction): string {
   switch (x.a) {
@@ -265,11 +305,13 @@ export function flowActionText(x: FlowAction): string {
       return `start B${x.n} ${JSON.stringify(x.plan)}`;
     case "relimit":
       return `limit concurrent ${x.concurrent}`;
+    case "retain":
+      return `start R${x.n} holding ${x.hold}ms`;
   }
 }
 
 export function flowPlanText(p: FlowPlan): string {
-  const head = `\n  start ${new Date(p.start).toISOString()}, shards ${p.shards}, disk seed ${p.diskSeed}, codec ${p.codec}, upgrade at engine ${p.upgradeAt}, limit ${JSON.stringify(p.limit)}, batch ${JSON.stringify(p.batch)}, debounce ${JSON.stringify(p.debounce)}`;
+  const head = `\n  start ${new Date(p.start).toISOString()}, shards ${p.shards}, disk seed ${p.diskSeed}, codec ${p.codec}${p.retention === undefined ? "" : `, retention ${JSON.stringify(p.retention)}`}, upgrade at engine ${p.upgradeAt}, limit ${JSON.stringify(p.limit)}, batch ${JSON.stringify(p.batch)}, debounce ${JSON.stringify(p.debounce)}`;
   const schedules = p.schedules.map((s, i) => `\n  schedule s${i}: ${JSON.stringify(s)}`).join("");
   return head + schedules + p.actions.map((x, i) => `\n  #${i} ${flowActionText(x)}`).join("");
 }

@@ -7,7 +7,10 @@ export const FLOW_PROPERTIES = {
   progress:
     "each attempt of a heartbeating step resumes from the progress the attempt before it reported, and the run ends with all its work",
   patches: "a run that passed a patched point under old code keeps the old path; runs reaching it under new code take the new one",
+  retention:
+    "a run that ended within the retention is listed, described, found by listWhere and the data-directory reader; one past it is in none of them, never comes back across crashes, and its ID starts over at run 1",
   calls: "client calls give the outcomes the reference model predicts",
+  codec: "under a key rotated at every open, each engine seals with its newest key and reads what every older key sealed",
   recovery: "opens every image a power loss leaves, refuses work after a failed sync, and answers every call",
   unhandled: "lets no rejection escape unhandled",
 } as const;

@@ -40,8 +40,8 @@ export class ScheduleModel {
   deleted: boolean | undefined = false;
   /** The instants the spec gives. */
   instants: Instants;
-  /** The spec before an update in doubt, until the engine says which one it keeps. */
-  private updatedInDoubt: SchedulePick | undefined;
+  /** The spec before an update in doubt and when it was asked for, until the engine says which spec it keeps. */
+  private updatedInDoubt: { readonly before: SchedulePick; readonly at: number } | undefined;
   /** When a resume in doubt was asked for, until the engine says whether it took effect. */
   private resumedInDoubt: number | undefined;
 
@@ -157,63 +157,41 @@ export class ScheduleModel {
   }
 
   /**
-   * `update()` at `now`: the new interval's instants after the cursor up to `now` are due at once, as
-   * instants missed on time are (the latest starts, or all of them under catch-up "all"), and the
-   * new overlap policy decides from here on. In doubt, the engine is asked after the fault.
+   * `update()` at `now`: the new spec takes effect at the update, whose record holds the spec and the
+   * cursor together; its instants before the update are never due, and the new overlap policy
+   * decides from here on. In doubt, the engine is asked after the fault.
    */
-  update(
-    spec: { everyMs: number; overlap: Overlap; catchUp: CatchUp },
-    now: number,
-    active: readonly Running[],
-    acknowledged: boolean,
-    /** A fault struck after the answer, while the instants the update made due were starting. */
-    struck: boolean,
-  ): void {
+  update(spec: { everyMs: number; overlap: Overlap; catchUp: CatchUp }, now: number, acknowledged: boolean): void {
     const before = this.pick;
     if (spec.overlap !== before.overlap) this.spare();
     this.pick = { ...before, everyMs: spec.everyMs, cron: undefined, overlap: spec.overlap, catchUp: spec.catchUp };
     this.instants = new Instants(this.pick, now);
     if (!acknowledged) {
-      this.updatedInDoubt = before;
+      this.updatedInDoubt = { before, at: now };
       return;
     }
-    if (this.deleted !== false || this.paused === true) return;
-    const latest = this.instants.latest(now);
-    if (latest <= this.cursor) return;
-    const missed: number[] = [];
-    for (let t = this.first(this.cursor); t <= latest; t = this.first(t)) missed.push(t);
-    this.cursor = latest;
-    if (this.paused === undefined || struck) {
-      for (const t of missed) this.blur(t);
-      // Under catch-up "all" the missed instants start as a backfill, whatever runs.
-      if (this.pick.catchUp === "all" && missed.length > 1) for (const t of missed) this.exempt.add(t);
-      return;
-    }
-    if (this.pick.catchUp === "all" && missed.length > 1) {
-      for (const t of missed) {
-        if (this.expect.get(t) === "either") continue;
-        this.expect.set(t, "start");
-        this.exempt.add(t);
-      }
-      return;
-    }
-    for (const t of missed.slice(0, -1)) this.expect.set(t, this.expect.get(t) === "either" ? "either" : "none");
-    this.decide(latest, active, now);
+    this.cursor = Math.max(this.cursor, now);
   }
 
   /**
-   * The spec the engine recovered, after an update in doubt: whatever either spec gave up to `now` is
-   * blurred, and the catch-up of the reopen goes on from the latest instant of the recovered interval.
+   * The spec the engine recovered, after an update in doubt. When the update took, its spec and
+   * cursor did together: the new spec's instants before it are not due (nor dealt with: a backfill
+   * may start them), and the reopen catches up those after it. When it did not, whatever either spec gave up to `now` is blurred.
    */
   resyncSpec(everyMs: number | undefined, overlap: Overlap, catchUp: CatchUp, now: number): void {
-    const before = this.updatedInDoubt;
-    if (before === undefined) return;
+    if (this.updatedInDoubt === undefined) return;
+    const { before, at } = this.updatedInDoubt;
     this.updatedInDoubt = undefined;
+    const took = everyMs === this.pick.everyMs && overlap === this.pick.overlap && catchUp === this.pick.catchUp;
     if (overlap !== this.pick.overlap) this.spare();
     // No interval: the update did not take, and the cron spec stays.
     this.pick = everyMs === undefined ? { ...before, overlap, catchUp } : { ...this.pick, everyMs, overlap, catchUp };
     const old = new Instants(before, now);
     this.instants = new Instants(this.pick, now);
+    if (took) {
+      this.cursor = Math.max(this.cursor, at);
+      return;
+    }
     if (this.deleted !== false || this.paused === true) return;
     for (const instants of [old, this.instants]) {
       for (let t = instants.after(this.cursor); t <= now; t = instants.after(t)) this.blur(t);

@@ -53,27 +53,45 @@ export class RetentionSweep {
     const cutoff = this.deps.clock.now() - this.deps.retentionMs;
     await this.deps.sweepEngineState(cutoff);
     const expired = new Set<string>();
+    const dropped = Array.from({ length: log.shardCount }, () => settler());
     for (const entry of runs.values()) {
       if (entry.finished !== undefined && (entry.endedAt ?? 0) <= cutoff && entry.executor === undefined && !this.deps.loading(entry)) {
         expired.add(entry.id);
         runs.delete(entry.id);
+        runs.retire(entry.id, (dropped[entry.shard] as Settler).promise);
       }
     }
-    if (expired.size === 0) return;
-    for (let shard = 0; shard < log.shardCount; shard++) {
-      if (!this.deps.owns(shard)) continue;
-      const streams = log.streams(shard).filter((stream) => {
-        const run = parseStream(stream);
-        return run !== undefined && expired.has(run.id);
-      });
-      if (streams.length === 0) continue;
-      try {
-        await log.drop(shard, streams);
-        await log.compact(shard);
-      } catch (e) {
-        // A shard this process of a cluster lost meanwhile is swept by its new owner.
-        if (this.deps.owns(shard)) throw e;
+    try {
+      if (expired.size === 0) return;
+      for (let shard = 0; shard < log.shardCount; shard++) {
+        if (!this.deps.owns(shard)) continue;
+        const streams = log.streams(shard).filter((stream) => {
+          const run = parseStream(stream);
+          return run !== undefined && expired.has(run.id);
+        });
+        if (streams.length === 0) continue;
+        try {
+          await log.drop(shard, streams);
+          (dropped[shard] as Settler).resolve();
+          await log.compact(shard);
+        } catch (e) {
+          // A shard this process of a cluster lost meanwhile is swept by its new owner.
+          if (this.deps.owns(shard)) throw e;
+        }
       }
+    } finally {
+      for (const d of dropped) d.resolve();
     }
   }
+}
+
+interface Settler {
+  readonly promise: Promise<void>;
+  resolve(): void;
+}
+
+function settler(): Settler {
+  let resolve = (): void => undefined;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
 }

@@ -53,6 +53,9 @@ export class RunStarts {
     lineage: Lineage = {},
   ): Promise<"started" | "existing"> {
     const { runs, records, cache, clock } = this.deps;
+    // Checked without awaiting when nothing is dropped: a start yields only when it must.
+    const retiring = runs.retiring(id);
+    if (retiring !== undefined) await retiring.catch(() => undefined);
     let existing = runs.get(id);
     // The same call of the same parent run started this child before (a crash lost the parent's
     // record of it); a child continuing as new carries its parent's link on, and is a new run.

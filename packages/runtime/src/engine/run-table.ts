@@ -10,6 +10,8 @@ import type { RunEntry } from "./run-entry.js";
  */
 export class RunTable {
   private readonly slots = new KeySlots<RunEntry>((entry) => entry.id);
+  /** IDs whose removed run's journals retention is dropping, until it has. */
+  private readonly dropping = new Map<string, Promise<void>>();
 
   get size(): number {
     return this.slots.size;
@@ -34,6 +36,23 @@ export class RunTable {
 
   delete(id: string): boolean {
     return this.slots.delete(id) >= 0;
+  }
+
+  /**
+   * Retention removed the run of `id` and drops its journals until `dropped` settles: a new run of
+   * the ID, which starts over at run 1 under the same stream name, must begin after the drop.
+   */
+  retire(id: string, dropped: Promise<void>): void {
+    this.dropping.set(id, dropped);
+    const done = (): void => {
+      if (this.dropping.get(id) === dropped) this.dropping.delete(id);
+    };
+    dropped.then(done, done);
+  }
+
+  /** While retention drops the journals of the ID's removed run, what settles once it has; else `undefined`. */
+  retiring(id: string): Promise<void> | undefined {
+    return this.dropping.get(id);
   }
 
   /** The entries, by slot; an entry deleted while this runs is not visited, one added may be. */

@@ -72,6 +72,15 @@ export class Schedule {
    * its pause state (`paused` in the new spec is ignored; use `pause`/`resume`). `NotFoundError`
    * when the schedule was deleted.
    *
+   * The new spec takes effect at the update, as `resume` does: its first instant is the first one
+   * after the update, and its instants before the update are never started, whatever the catch-up
+   * policy (`backfill` starts them). Instants missed while the engine was down are caught up under
+   * the spec they were missed under, even when the spec changes as the engine opens. The new spec
+   * and the point it takes effect at are recorded together: after a power loss the schedule has
+   * both or neither. A backfill under way goes on over the instants of the spec it was asked under;
+   * a backfill asked after the update starts the new spec's instants the schedule never dealt with,
+   * including those inside a period the old spec's runs covered.
+   *
    * @example
    * await engine.getSchedule("nightly").update({ workflow: Report, cron: "0 3 * * *", overlap: "skip" });
    */

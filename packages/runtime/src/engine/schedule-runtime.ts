@@ -1,6 +1,7 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
-import { StorageError } from "../core/errors.js";
+import { NotFoundError, RejectedError, ShutDownError, StorageError } from "../core/errors.js";
 import { recurrenceOf } from "../journal/recurrence.js";
+import { recurrenceOfSpec, recurrenceSpec, sameRecurrence } from "../journal/schedule-coverage.js";
 import { ScheduleState, scheduleRunId, stateSpec, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
 import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
 import { retryDelay, startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
@@ -47,6 +48,8 @@ export class ScheduleRuntime extends ScheduleState {
   private queue: Promise<void> = Promise.resolve();
   private inFlight = 0;
   private slotWaiters: Array<() => void> = [];
+  /** Settles once `open` dealt with the instants missed before it. */
+  private opened: Promise<void> = Promise.resolve();
 
   constructor(
     name: string,
@@ -93,15 +96,15 @@ export class ScheduleRuntime extends ScheduleState {
     this.detach(ready);
     for (const b of this.backfills.values()) this.detach(this.runBackfill(b.id));
     // The missed instants are dealt with once a run begun before the crash is known to be running.
-    this.detach(
-      ready
-        .catch(() => undefined)
-        .then(() => {
-          if (this.closed || this.deleted) return;
-          if (!pausedAtOpen) this.due(false, openedAt);
-          this.arm();
-        }),
-    );
+    const caughtUp = ready
+      .catch(() => undefined)
+      .then(() => {
+        if (this.closed || this.deleted) return;
+        if (!pausedAtOpen) this.due(false, openedAt);
+        this.arm();
+      });
+    this.detach(caughtUp);
+    this.opened = caughtUp.catch(() => undefined);
   }
 
   close(): void {
@@ -109,11 +112,24 @@ export class ScheduleRuntime extends ScheduleState {
     this.stopTimers();
   }
 
-  /** Changes the spec (when it differs); the schedule keeps its counts, covered instants and pause state. */
+  /**
+   * Changes the spec (when it differs) from now on; the schedule keeps its counts, covered instants
+   * and pause state. The instants missed before the engine opened are caught up under the spec they
+   * were missed under, and the new spec's instants before the update were never due: the cursor
+   * moves to the update, in the same record as the spec, so a power loss keeps both or neither.
+   */
   async update(settings: ScheduleSettings): Promise<void> {
+    await this.opened;
     if (sameSettings(this.settings, settings)) return;
+    const before = recurrenceSpec(this.settings);
     this.settings = settings;
     this.recurrence = recurrenceOf(settings);
+    if (!sameRecurrence(before, settings)) {
+      // A backfill under way goes on over the instants it was asked for.
+      for (const b of this.backfills.values()) b.spec ??= before;
+      this.covered.changed(settings);
+    }
+    this.cursor = Math.max(this.cursor, this.deps.clock.now());
     await this.snapshot();
     this.arm();
   }
@@ -303,8 +319,10 @@ export class ScheduleRuntime extends ScheduleState {
       try {
         if (this.settings.overlap === "cancel-other") await this.deps.runs.cancel(id, reason);
         else await this.deps.runs.terminate(id, reason);
-      } catch {
-        // The run ended meanwhile.
+      } catch (e) {
+        // A run that ended (or cannot go on) meanwhile needs no ending; any other failure, a storage
+        // error above all, may leave it running, and a new run beside it would break the policy.
+        if (!(e instanceof NotFoundError) && !(e instanceof RejectedError && !(e instanceof ShutDownError))) throw e;
       }
       this.active.delete(id);
     }
@@ -330,13 +348,14 @@ export class ScheduleRuntime extends ScheduleState {
       for (;;) {
         const b = this.backfills.get(id);
         if (b === undefined || this.closed || this.deleted) return;
+        const recurrence = b.spec === undefined ? this.recurrence : recurrenceOfSpec(b.spec);
         const from = b.next;
         const page: number[] = [];
         let through = b.to;
-        for (let t = this.recurrence.next(from - 1); t !== undefined && t <= b.to;) {
-          const end = this.covered.endOf(t);
+        for (let t = recurrence.next(from - 1); t !== undefined && t <= b.to;) {
+          const end = this.covered.endOf(t, b.spec);
           if (end !== undefined) {
-            t = this.recurrence.next(end);
+            t = recurrence.next(end);
             continue;
           }
           if (!this.claimed.has(t)) {
@@ -346,7 +365,7 @@ export class ScheduleRuntime extends ScheduleState {
               break;
             }
           }
-          t = this.recurrence.next(t);
+          t = recurrence.next(t);
         }
         for (const t of page) this.claimed.add(t);
         let started = 0;

@@ -26,6 +26,12 @@ export class CoveredRanges {
     return r !== undefined && t <= r[1] ? r[1] : undefined;
   }
 
+  /** The range holding `t`, or `undefined` when `t` is not covered. */
+  rangeOf(t: number): readonly [number, number] | undefined {
+    const r = this.ranges[this.indexAtOrBefore(t)];
+    return r !== undefined && t <= r[1] ? r : undefined;
+  }
+
   has(t: number): boolean {
     return this.endOf(t) !== undefined;
   }

@@ -1,4 +1,4 @@
-import { CoveredRanges } from "./covered-ranges.js";
+import { ScheduleCoverage, type RecurrenceSpec } from "./schedule-coverage.js";
 import { recurrenceOf, type Recurrence } from "./recurrence.js";
 import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "./system-records.js";
 
@@ -53,6 +53,8 @@ export interface BackfillState {
   next: number;
   readonly to: number;
   readonly catchUp: boolean;
+  /** The spec whose instants it starts, when the schedule's spec changed since it was asked for. */
+  spec?: RecurrenceSpec;
   /** True while this process pages through it. */
   running: boolean;
 }
@@ -80,7 +82,7 @@ export class ScheduleState {
   /** Runs a backfill page started whose page is not recorded yet: started, but not in `started`. */
   protected startedUnrecorded = 0;
   protected skipped = 0;
-  protected covered = new CoveredRanges();
+  protected covered: ScheduleCoverage;
   protected recent: string[] = [];
   protected readonly active = new Set<string>();
   protected buffered: number | undefined;
@@ -96,6 +98,7 @@ export class ScheduleState {
   ) {
     this.settings = settingsOf(state);
     this.recurrence = recurrenceOf(this.settings);
+    this.covered = new ScheduleCoverage(this.settings);
     this.load(state);
   }
 
@@ -122,9 +125,9 @@ export class ScheduleState {
         if (record.catchUp) this.cursor = Math.max(this.cursor, record.to);
         return;
       case "schedule-backfill-page": {
-        this.cover(record.first, record.through);
-        this.started += record.started;
         const b = this.backfills.get(record.id);
+        this.covered.add(record.first, record.through, b?.spec);
+        this.started += record.started;
         if (b !== undefined) {
           b.next = record.through + 1;
           if (b.next > b.to) this.backfills.delete(record.id);
@@ -178,10 +181,17 @@ export class ScheduleState {
       started: this.started,
       skipped: this.skipped,
       covered: this.covered.list(),
+      ...(this.covered.earlierList().length > 0 ? { earlier: this.covered.earlierList() } : {}),
       recent: [...this.recent],
       active: [...this.active],
       ...(this.buffered !== undefined ? { buffered: this.buffered } : {}),
-      backfills: [...this.backfills.values()].map((b) => ({ id: b.id, next: b.next, to: b.to, catchUp: b.catchUp })),
+      backfills: [...this.backfills.values()].map((b) => ({
+        id: b.id,
+        next: b.next,
+        to: b.to,
+        catchUp: b.catchUp,
+        ...(b.spec !== undefined ? { spec: b.spec } : {}),
+      })),
       ...(this.triggering.size > 0 ? { triggering: [...this.triggering] } : {}),
     };
   }
@@ -207,7 +217,7 @@ export class ScheduleState {
   }
 
   protected cover(first: number, last: number): void {
-    this.covered.add(first, last, (t) => this.recurrence.next(t));
+    this.covered.add(first, last);
   }
 
   private load(s: ScheduleStateRecord): void {
@@ -217,7 +227,7 @@ export class ScheduleState {
     this.cursor = s.cursor;
     this.started = s.started;
     this.skipped = s.skipped;
-    this.covered = new CoveredRanges(s.covered);
+    this.covered = new ScheduleCoverage(this.settings, s.covered, s.earlier);
     this.recent = [...s.recent];
     this.active.clear();
     for (const id of s.active) this.active.add(id);

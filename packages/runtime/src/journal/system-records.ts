@@ -1,5 +1,6 @@
 import { CodecError } from "../core/errors.js";
 import type { PayloadCodec, PayloadContext } from "./payload-codec.js";
+import type { EarlierCoverage, RecurrenceSpec } from "./schedule-coverage.js";
 
 /**
  * Records of the engine's own streams (schedules, debounce windows, batches), kept in the same log
@@ -28,10 +29,19 @@ export interface ScheduleStateRecord {
   readonly skipped: number;
   /** Time ranges whose every instant was started or skipped, as `[first, last]` pairs. */
   readonly covered: readonly (readonly [number, number])[];
+  /** The ranges covered under specs the schedule had before (see `ScheduleCoverage`); absent when none. */
+  readonly earlier?: readonly EarlierCoverage[];
   readonly recent: readonly string[];
   readonly active: readonly string[];
   readonly buffered?: number;
-  readonly backfills: readonly { readonly id: string; readonly next: number; readonly to: number; readonly catchUp: boolean }[];
+  readonly backfills: readonly {
+    readonly id: string;
+    readonly next: number;
+    readonly to: number;
+    readonly catchUp: boolean;
+    /** The spec whose instants the backfill starts, when the schedule's spec changed since it was asked for. */
+    readonly spec?: RecurrenceSpec;
+  }[];
   /** Triggered instants whose run was being started (see `ScheduleTickRecord`); absent when none. */
   readonly triggering?: readonly number[];
 }

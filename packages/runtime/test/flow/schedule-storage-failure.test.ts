@@ -6,7 +6,9 @@ import { Engine } from "../../src/engine/engine.js";
 import { VirtualClock } from "../../src/testing/virtual-clock.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
-import { MemoryFileLayer } from "../storage/support/memory-file-layer.js";
+import { shardOf } from "../../src/core/ids.js";
+import { scheduleRunId } from "../../src/journal/schedule-state.js";
+import { MemoryFileLayer, Random } from "../storage/support/memory-file-layer.js";
 
 @Workflow("schedule-storage-failure-job")
 class Job {
@@ -79,6 +81,59 @@ describe("a schedule on a disk whose sync fails", () => {
       }
     } finally {
       await engine.shutdown().catch(() => undefined);
+    }
+  });
+
+  it("starts no instant's run beside a run of the schedule it could not terminate (terminate-other)", async () => {
+    const disk = new MemoryFileLayer();
+    disk.mkdirDurable("/data");
+    const shards = 4;
+    // The sync that fails is that of the shard of the run to terminate, so the new run's shard still writes.
+    const paths = new Map<number, string>();
+    const open = disk.open.bind(disk);
+    disk.open = (file, mode, perm, dsync) => {
+      const fd = open(file, mode, perm, dsync);
+      paths.set(fd, file);
+      return fd;
+    };
+    let failShard: number | undefined;
+    const sync = disk.sync.bind(disk);
+    disk.sync = (fd) => {
+      if (failShard !== undefined && (paths.get(fd) ?? "").includes(`/shard-${String(failShard).padStart(4, "0")}/`)) {
+        failShard = undefined;
+        disk.failNextSync = true;
+      }
+      sync(fd);
+    };
+    const clock = new VirtualClock(Date.UTC(2030, 0, 1));
+    const engine = await Engine.open(Config.local("/data").shards(shards).clock(clock), { workflows: [Job], fileLayer: disk });
+    let image: MemoryFileLayer;
+    try {
+      const schedule = await engine.schedule("s", { workflow: Job, every: "1d", overlap: "terminate-other" });
+      await schedule.trigger();
+      await engine.idle();
+      const [first] = (await schedule.describe()).running;
+      expect(first).to.be.a("string");
+      const firstShard = shardOf(first as string, shards);
+      // A trigger at an instant whose run lands on another shard than the run it must end.
+      while (shardOf(scheduleRunId("s", clock.now()), shards) === firstShard) await clock.advance(1);
+      failShard = firstShard;
+      const outcome = await schedule.trigger().then(
+        () => "acknowledged",
+        (e: unknown) => e,
+      );
+      expect(outcome).to.be.instanceOf(StorageError);
+      image = disk.crashImage(new Random(1), () => "old");
+    } finally {
+      await engine.shutdown().catch(() => undefined);
+    }
+    const again = await Engine.open(Config.local("/data").shards(shards).clock(clock), { workflows: [Job], fileLayer: image });
+    try {
+      await again.idle();
+      const running = (await again.list()).filter((r) => r.status === "running" || r.status === "suspended");
+      expect(running.map((r) => r.id)).to.have.length(1);
+    } finally {
+      await again.shutdown();
     }
   });
 });

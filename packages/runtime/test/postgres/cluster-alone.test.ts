@@ -3,7 +3,7 @@ import { expect } from "chai";
 import { Batch, Config, Ctx, Debounce, Engine, Workflow } from "../../src/index.js";
 import { shardOf } from "../../src/core/ids.js";
 import { PG_URL, useSchemas } from "./support/database.js";
-import { eventually } from "./support/wait.js";
+import { eventually } from "../support/wait.js";
 
 const SHARDS = 4;
 

@@ -3,7 +3,7 @@ import { SYSTEM_STREAM_PREFIX, shardOf } from "../../src/core/ids.js";
 import type { ScheduleDescription } from "../../src/journal/schedule-state.js";
 import { type ClusterWorker, holders, useClusterPair } from "./support/cluster.js";
 import { useSchemas } from "./support/database.js";
-import { eventually } from "./support/wait.js";
+import { eventually } from "../support/wait.js";
 
 const SHARDS = 8;
 const LEASE_MS = 1_000;

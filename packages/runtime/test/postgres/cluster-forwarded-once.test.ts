@@ -7,7 +7,7 @@ import { shardOf } from "../../src/core/ids.js";
 import { ClusterWorker, holders } from "./support/cluster.js";
 import { PG_URL, useSchemas } from "./support/database.js";
 import { uniqueOwner } from "./support/faults.js";
-import { eventually, sleep } from "./support/wait.js";
+import { eventually, sleep } from "../support/wait.js";
 
 const SHARDS = 8;
 const LEASE_MS = 1_500;

@@ -5,7 +5,7 @@ import { ShardMovedError } from "../../src/core/errors.js";
 import { Config, Ctx, Engine, Workflow } from "../../src/index.js";
 import { PG_URL, useSchemas } from "./support/database.js";
 import { uniqueOwner } from "./support/faults.js";
-import { eventually } from "./support/wait.js";
+import { eventually } from "../support/wait.js";
 
 const attempts: { started: number; aborted: unknown[] } = { started: 0, aborted: [] };
 

@@ -4,7 +4,7 @@ import pg from "pg";
 import { Config, Ctx, Engine, FuseeError, Update, Workflow } from "../../src/index.js";
 import { PG_URL, useSchemas } from "./support/database.js";
 import { uniqueOwner } from "./support/faults.js";
-import { eventually, sleep } from "./support/wait.js";
+import { eventually, sleep } from "../support/wait.js";
 
 /** Waits for ever, counting the updates it applies. */
 @Workflow("lease-lost-mid-update")

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { shardOf } from "../../src/core/ids.js";
 import { holders, useClusterPair } from "./support/cluster.js";
 import { useSchemas } from "./support/database.js";
-import { eventually, sleep } from "./support/wait.js";
+import { eventually, sleep } from "../support/wait.js";
 
 const SHARDS = 8;
 const LEASE_MS = 1_000;

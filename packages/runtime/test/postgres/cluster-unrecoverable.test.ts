@@ -4,7 +4,7 @@ import { type ClusterWorker, holders, rerunsAfterAck, useClusterPair } from "./s
 import { hideFirstEntry, leaseOf, reviveEntry } from "./support/damage.js";
 import { useSchemas } from "./support/database.js";
 import { uniqueOwner } from "./support/faults.js";
-import { eventually } from "./support/wait.js";
+import { eventually } from "../support/wait.js";
 
 const SHARDS = 8;
 const LEASE_MS = 1_500;

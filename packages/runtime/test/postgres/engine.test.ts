@@ -4,7 +4,7 @@ import { Config, ConfigError, Engine, StorageError } from "../../src/index.js";
 import { type Child, killHard, startChild } from "../storage/support/child.js";
 import { PG_URL, storedEntries, useSchemas } from "./support/database.js";
 import { calls, PgOrder } from "./support/order-workflow.js";
-import { eventually } from "./support/wait.js";
+import { eventually } from "../support/wait.js";
 
 const WORKER = new URL("./fixtures/engine-worker.js", import.meta.url);
 

@@ -5,7 +5,7 @@ import { openPostgresLog, type PostgresLog, type PostgresLogOptions } from "../.
 import { PG_URL, sql, storedEntries, useSchemas } from "./support/database.js";
 import pg from "pg";
 import { uniqueOwner } from "./support/faults.js";
-import { eventually, sleep } from "./support/wait.js";
+import { eventually, sleep } from "../support/wait.js";
 
 const entry = (stream: string, body: string): LogEntry => ({ stream, body: new TextEncoder().encode(body) });
 

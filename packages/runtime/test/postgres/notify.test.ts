@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { StorageError } from "../../src/core/errors.js";
 import { openPostgresLog, type PostgresLog, type PostgresLogOptions } from "../../src/storage/postgres/pg-log.js";
 import { PG_URL, sql, useSchemas } from "./support/database.js";
-import { eventually, sleep } from "./support/wait.js";
+import { eventually, sleep } from "../support/wait.js";
 
 describe("PostgreSQL wake-ups", () => {
   const schema = useSchemas();

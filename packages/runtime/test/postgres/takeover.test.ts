@@ -3,7 +3,7 @@ import { openPostgresLog, type PostgresLog } from "../../src/storage/postgres/pg
 import { type Child, killHard } from "../storage/support/child.js";
 import { PG_URL, useSchemas } from "./support/database.js";
 import { startLeaseHolder } from "./support/lease-holder.js";
-import { eventually } from "./support/wait.js";
+import { eventually } from "../support/wait.js";
 
 const LEASE_MS = 1_000;
 /** The survivor looks every third of a lease, plus time for a few queries on a loaded machine. */

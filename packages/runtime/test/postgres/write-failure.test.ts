@@ -4,7 +4,7 @@ import { StorageError } from "../../src/core/errors.js";
 import { openPostgresLog, type PostgresLog } from "../../src/storage/postgres/pg-log.js";
 import { PG_URL, sql, storedEntries, useSchemas } from "./support/database.js";
 import { terminateSessionsOf, uniqueOwner } from "./support/faults.js";
-import { eventually, sleep } from "./support/wait.js";
+import { eventually, sleep } from "../support/wait.js";
 
 const entry = (body: string) => ({ stream: "s", body: new TextEncoder().encode(body) });
 

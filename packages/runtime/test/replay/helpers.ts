@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Config } from "../../src/engine/config.js";
 import { Engine, type EngineOptions } from "../../src/engine/engine.js";
+export { eventually } from "../support/wait.js";
 
 /** A fresh temporary folder; `cleanup` removes it. */
 export function tempDir(label: string): { dir: string; cleanup(): void } {
@@ -18,15 +19,6 @@ export function localConfig(dir: string): Config {
 
 export function openLocal(dir: string, options: EngineOptions, configure: (c: Config) => Config = (c) => c): Promise<Engine> {
   return Engine.open(configure(localConfig(dir)), options);
-}
-
-/** Polls until `check` holds, failing after `ms`. */
-export async function eventually(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 /** Every file under `dir`, recursively. */

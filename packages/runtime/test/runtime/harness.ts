@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Config } from "../../src/engine/config.js";
 import { Engine, type EngineOptions } from "../../src/engine/engine.js";
 import { freshSchema, PG_URL, sql } from "../postgres/support/database.js";
+export { eventually, sleep } from "../support/wait.js";
 
 /** A storage the runtime suite runs on; `reopen` reopens the same data (local only). */
 export interface EngineKind {
@@ -73,14 +74,3 @@ export function onEachEngine(title: string, body: (kind: () => EngineKind) => vo
 export function tempDir(label: string): string {
   return mkdtempSync(join(tmpdir(), `fusee-${label}-`));
 }
-
-/** Polls until `check` holds, failing after `ms`. */
-export async function eventually(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -11,7 +11,7 @@ import pg from "pg";
 import { ShardMovedError } from "../../../src/core/errors.js";
 import { openPostgresLog, type PostgresLog } from "../../../src/storage/postgres/pg-log.js";
 import { PG_URL, freshSchema, sql, storedEntries, type StoredEntry } from "../support/database.js";
-import { sleep } from "../support/wait.js";
+import { sleep } from "../../support/wait.js";
 import type { LeaseAction, LeaseSchedule } from "./lease-schedule.js";
 
 /** One append and how it ended. */

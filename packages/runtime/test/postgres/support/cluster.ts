@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { PG_URL, sql } from "./database.js";
-import { eventually } from "./wait.js";
+import { eventually } from "../../support/wait.js";
 
 const WORKER = new URL("../fixtures/cluster-worker.js", import.meta.url);
 

@@ -1,6 +1,6 @@
 import { type Child, startChild } from "../../storage/support/child.js";
 import { PG_URL } from "./database.js";
-import { eventually } from "./wait.js";
+import { eventually } from "../../support/wait.js";
 
 const HOLDER = new URL("../fixtures/lease-holder.js", import.meta.url);
 
