@@ -74,6 +74,7 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
   let acknowledged = 0;
   let inDoubt = 0;
   let takeovers = 0;
+  const covered = { relayed: 0, closed: 0, instants: 0 };
   for (let i = 0; i < args.seeds; i++) {
     const seed = first + i;
     const schedule = clusterSchedule(seed, args.space);
@@ -81,6 +82,7 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
     acknowledged += report.acknowledged;
     inDoubt += report.inDoubt;
     takeovers += report.takeovers;
+    for (const k of ["relayed", "closed", "instants"] as const) covered[k] += report.covered[k];
     const bad = report.violations.length > 0 || report.harnessError !== undefined;
     if (report.harnessError !== undefined) console.log(`seed ${seed}: the harness failed: ${report.harnessError}`);
     if (bad) failing.push(seed);
@@ -99,7 +101,8 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
   const seconds = (Date.now() - began) / 1000;
   console.log(
     `\n${args.seeds} cluster schedules in ${seconds.toFixed(1)} s: ${Math.round((args.seeds / seconds) * 3600)} schedules/h; ` +
-      `${acknowledged} calls acknowledged, ${inDoubt} in doubt, ${takeovers} takeovers that wrote`,
+      `${acknowledged} calls acknowledged, ${inDoubt} in doubt, ${takeovers} takeovers that wrote; ` +
+      `${covered.relayed} messages relayed, ${covered.closed} children closed, ${covered.instants} schedule instants started`,
   );
   for (const [p, n] of counts) console.log(`${n} violation(s) of "${CLUSTER_PROPERTIES[p]}"`);
   if (failing.length > 0) console.log(`failing seeds: ${failing.join(" ")}`);

@@ -6,15 +6,19 @@
 import { isDeepStrictEqual } from "node:util";
 import { FINISHED, type Bumped, type Inspection } from "./wire.js";
 
-type Outcome = "acked" | "doubt";
+/** A call acknowledged, in doubt (it may or may not have been applied), or refused by its target (it must not be applied). */
+export type Outcome = "acked" | "doubt" | "refused";
 
 interface RunModel {
   started: Outcome | undefined;
   readonly tags: Map<string, Outcome>;
+  /** By tag: a client's update ID, or the tag a relay's update carries in its argument. */
   readonly updates: Map<string, { readonly by: number; outcome: Outcome; answer?: Bumped }>;
   /** The answer the next update gets, or undefined once an update is in doubt for good. */
   applied: Bumped | undefined;
   cancel: Outcome | undefined;
+  /** A reset was sent: the ID may have more than one run. */
+  reset: boolean;
 }
 
 /** A way the cluster disagrees with the model. */
@@ -27,6 +31,8 @@ export const CLUSTER_PROPERTIES = {
   exactlyOnce: "every acknowledged signal, update and cancel is applied exactly once, and nothing else is applied",
   answers: "acknowledged update answers equal the model's",
   runsKept: "no acknowledged run is lost",
+  closePolicy: "each child of a parent that ended is closed once as its close policy says",
+  schedules: "each instant of a schedule starts once, across the loss of its shard's owner",
   fencing: "at most one owner writes a shard per epoch, under a lease it holds",
   live: "the cluster answers every call once it has an owner for every shard",
 } as const;
@@ -35,10 +41,13 @@ export type ClusterProperty = keyof typeof CLUSTER_PROPERTIES;
 export class ClusterModel {
   private readonly runs = new Map<string, RunModel>();
 
+  /** `renew`: the IDs whose runs continue as new, by how many messages each run applies first. */
+  constructor(private readonly renew: Readonly<Record<string, number>>) {}
+
   private run(id: string): RunModel {
     let r = this.runs.get(id);
     if (r === undefined) {
-      r = { started: undefined, tags: new Map(), updates: new Map(), applied: { count: 0, total: 0 }, cancel: undefined };
+      r = { started: undefined, tags: new Map(), updates: new Map(), applied: { count: 0, total: 0 }, cancel: undefined, reset: false };
       this.runs.set(id, r);
     }
     return r;
@@ -53,7 +62,18 @@ export class ClusterModel {
   }
 
   cancel(id: string, outcome: Outcome): void {
-    this.run(id).cancel = outcome;
+    // A refused cancel leaves the run as it was: it must not end.
+    if (outcome !== "refused") this.run(id).cancel = outcome;
+  }
+
+  /** A reset of the run was sent (its outcome changes no message's). */
+  reset(id: string): void {
+    this.run(id).reset = true;
+  }
+
+  /** An update its target refused: it must not be in the journal, and later answers are as before it. */
+  updateRefused(id: string, tag: string, by: number): void {
+    this.run(id).updates.set(tag, { by, outcome: "refused" });
   }
 
   /** What an update of `by` must answer, when the model knows (no earlier update of the run is in doubt). */
@@ -87,7 +107,11 @@ export class ClusterModel {
     return [...this.runs].filter(([, r]) => r.started !== undefined).map(([id]) => id);
   }
 
-  /** Compares what a run's journal holds (undefined: the cluster does not know the run) with the model. */
+  /**
+   * Compares what a run's journal holds (undefined: the cluster does not know the run) with the
+   * model. The journal of a run that continued as new shows only its last run: what every run of
+   * the ID applied is read from the state the runs handed on, as its code saw it.
+   */
   compare(id: string, seen: Inspection | null): Disagreement[] {
     const r = this.run(id);
     const out: Disagreement[] = [];
@@ -95,34 +119,44 @@ export class ClusterModel {
       if (r.started === "acked") out.push({ property: "runsKept", detail: `the acknowledged run ${id} is unknown to the cluster` });
       return out;
     }
+    const renews = this.renew[id] !== undefined;
+    if (renews && seen.state === undefined) return [{ property: "live", detail: `${id}, which continues as new, answered no state` }];
+    const tags = renews ? seen.state!.tags : seen.tags;
+    const updates = renews ? seen.state!.updates.map((tag) => ({ id: tag, tag })) : seen.updates;
     const counts = new Map<string, number>();
-    for (const t of seen.tags) counts.set(t, (counts.get(t) ?? 0) + 1);
+    for (const t of tags) counts.set(t, (counts.get(t) ?? 0) + 1);
     for (const [tag, n] of counts) {
       const o = r.tags.get(tag);
       if (o === undefined) out.push({ property: "exactlyOnce", detail: `${id} holds signal ${tag}, which was never sent to it` });
+      else if (o === "refused") out.push({ property: "exactlyOnce", detail: `${id} holds signal ${tag}, which was refused` });
       else if (n > 1) out.push({ property: "exactlyOnce", detail: `${id} holds signal ${tag} ${n} times (${o})` });
     }
     for (const [tag, o] of r.tags)
       if (o === "acked" && !counts.has(tag))
         out.push({ property: "exactlyOnce", detail: `the acknowledged signal ${tag} is missing from ${id}` });
-    const accepted = new Map<string, number>();
-    for (const u of seen.updates) accepted.set(u, (accepted.get(u) ?? 0) + 1);
-    for (const [uid, n] of accepted) {
-      if (!r.updates.has(uid)) out.push({ property: "exactlyOnce", detail: `${id} holds update ${uid}, which was never sent to it` });
-      else if (n > 1) out.push({ property: "exactlyOnce", detail: `${id} accepted update ${uid} ${n} times` });
+    // Each update's journal IDs by its tag (a relay's updates get IDs the engine derives).
+    const accepted = new Map<string, string[]>();
+    for (const u of updates) accepted.set(u.tag, [...(accepted.get(u.tag) ?? []), u.id]);
+    for (const [tag, ids] of accepted) {
+      const o = r.updates.get(tag)?.outcome;
+      if (o === undefined) out.push({ property: "exactlyOnce", detail: `${id} holds update ${tag}, which was never sent to it` });
+      else if (o === "refused") out.push({ property: "exactlyOnce", detail: `${id} holds update ${tag}, which was refused` });
+      else if (ids.length > 1) out.push({ property: "exactlyOnce", detail: `${id} accepted update ${tag} ${ids.length} times` });
     }
-    for (const [uid, u] of r.updates) {
+    for (const [tag, u] of r.updates) {
       if (u.outcome !== "acked") continue;
-      const results = seen.results.filter((x) => x.id === uid);
-      if (accepted.get(uid) !== 1 || results.length !== 1) {
+      const ids = accepted.get(tag) ?? [];
+      // Answers were checked when they came; the journal of a renewing ID may no longer hold them.
+      const results = renews ? [{ value: u.answer }] : seen.results.filter((x) => ids.includes(x.id));
+      if (ids.length !== 1 || results.length !== 1) {
         out.push({
           property: "exactlyOnce",
-          detail: `the acknowledged update ${uid} of ${id} is in the journal ${accepted.get(uid) ?? 0} times with ${results.length} answers`,
+          detail: `the acknowledged update ${tag} of ${id} is in the journal ${ids.length} times with ${results.length} answers`,
         });
       } else if (!isDeepStrictEqual(results[0]?.value, u.answer)) {
         out.push({
           property: "answers",
-          detail: `update ${uid} of ${id} was answered ${JSON.stringify(u.answer)}, but the journal holds ${JSON.stringify(results[0])}`,
+          detail: `update ${tag} of ${id} was answered ${JSON.stringify(u.answer)}, but the journal holds ${JSON.stringify(results[0])}`,
         });
       }
     }
@@ -135,7 +169,7 @@ export class ClusterModel {
       out.push({ property: "exactlyOnce", detail: `${id} was cancelled (acknowledged) but its status is ${seen.status}` });
     if (r.cancel === undefined && FINISHED.has(seen.status))
       out.push({ property: "exactlyOnce", detail: `${id} was never cancelled but it ended ${seen.status}` });
-    if (seen.state !== undefined) {
+    if (seen.state !== undefined && !renews) {
       const sorted = (xs: readonly string[]): string[] => [...xs].sort();
       const accepted = seen.updates.length;
       if (!isDeepStrictEqual(sorted(seen.state.tags), sorted(seen.tags)) || seen.state.count !== accepted)
@@ -144,7 +178,8 @@ export class ClusterModel {
           detail: `${id}'s workflow holds ${JSON.stringify(seen.state)}; its journal has signals ${JSON.stringify(seen.tags)} and ${accepted} updates`,
         });
     }
-    if (seen.runs !== 1) out.push({ property: "exactlyOnce", detail: `${id} has ${seen.runs} runs; nothing replaced its first` });
+    if (seen.runs !== 1 && !renews && !r.reset)
+      out.push({ property: "exactlyOnce", detail: `${id} has ${seen.runs} runs; nothing replaced its first` });
     return out;
   }
 }

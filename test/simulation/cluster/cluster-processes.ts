@@ -10,6 +10,7 @@ import { SIM_PG_URL } from "./cluster-db.js";
 const FORWARD_TIMEOUT_MS = 4_000;
 /** How long the harness waits for a process to say whether it holds a run's shard. */
 const HOLDS_TIMEOUT_MS = 1_500;
+const RESULT_GAP_MS = 150;
 
 export class ClusterProcesses {
   private readonly slots: EngineHandle[] = [];
@@ -123,6 +124,22 @@ export class ClusterProcesses {
     if (via.route === "owner") return this.slots[owner]!;
     const others = this.slots.filter((h, slot) => slot !== owner && h.alive && !h.paused);
     return others.length === 0 ? fallback() : others[(via.slot + attempt) % others.length]!;
+  }
+
+  /** A run's result, asked of live processes in turn (`askMs` each) until one answers or `withinMs` passes. */
+  async result<T>(id: string, withinMs: number, askMs: number): Promise<T | undefined> {
+    const deadline = Date.now() + withinMs;
+    for (let attempt = 0; Date.now() < deadline; attempt++) {
+      const answer = await Promise.race([
+        this.liveFrom(attempt)
+          .send<T>({ op: "result", id })
+          .catch(() => undefined),
+        sleep(askMs).then(() => undefined),
+      ]);
+      if (answer !== undefined) return answer;
+      await sleep(RESULT_GAP_MS);
+    }
+    return undefined;
   }
 
   /** The first live process from `slot` on (a paused one if none runs), or the slot's own (dead) one. */

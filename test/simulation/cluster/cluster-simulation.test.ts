@@ -41,6 +41,11 @@ describe("a cluster of engine processes on one PostgreSQL under seeded schedules
     expect(acknowledged).to.be.greaterThan(SEEDS * 5);
     const takeovers = reports.reduce((n, r) => n + r.takeovers, 0);
     expect(takeovers, "shards written under a later epoch than their first").to.be.greaterThan(0);
+    for (const what of ["relayed", "closed", "instants"] as const)
+      expect(
+        reports.reduce((n, r) => n + r.covered[what], 0),
+        `${what}: relayed messages, closed children and schedule instants are checked`,
+      ).to.be.greaterThan(0);
   });
 
   it("generates the same schedule from the same seed", () => {

@@ -154,7 +154,8 @@ export class ChildRuns {
     try {
       if (this.deps.local(childId)) await this.deps.closeHere(childId, close, reason, { request: closeRequest(parent) });
       else if (close === "terminate") await this.deps.router().terminate(childId, reason);
-      else await this.deps.router().cancel(childId, reason);
+      // Under the same request as a close here: whichever process applies the policy again finds it performed.
+      else await this.deps.router().deliver(childId, { op: "cancel", reason }, closeRequest(parent));
     } catch (e) {
       if (child !== undefined) this.appendFailed(e, child.shard);
     }

@@ -67,6 +67,10 @@ export class ScheduleRuntime extends ScheduleState {
   /** Starts the schedule's work after it was created or recovered: its timer, backfills and catch-up. */
   open(): void {
     const recovered = this.recurrence.next(this.cursor);
+    // The instants missed so far were due before a pause asked for while the recovery below reads
+    // runs' statuses: they are dealt with as of now, whatever the pause says by then.
+    const openedAt = this.deps.clock.now();
+    const pausedAtOpen = this.paused;
     const ready = this.serial(async () => {
       await this.pruneActive();
       await this.adoptUnrecorded(recovered);
@@ -82,7 +86,7 @@ export class ScheduleRuntime extends ScheduleState {
       .catch(() => undefined)
       .then(() => {
         if (this.closed || this.deleted) return;
-        if (!this.paused) this.due(false);
+        if (!pausedAtOpen) this.due(false, openedAt);
         this.arm();
       });
     this.detach(caughtUp);
@@ -170,8 +174,7 @@ export class ScheduleRuntime extends ScheduleState {
    * Deals with the instants after the cursor that are due. On time, the latest starts and any
    * earlier ones (a stalled event loop) follow the catch-up policy; after a restart, all of them do.
    */
-  private due(onTime: boolean): void {
-    const now = this.deps.clock.now();
+  private due(onTime: boolean, now = this.deps.clock.now()): void {
     const latest = this.recurrence.latest(now);
     if (latest === undefined || latest <= this.cursor) return;
     const first = this.recurrence.next(this.cursor) as number;

@@ -1,0 +1,136 @@
+/*
+ * Schedules across processes: a schedule (`every`, `overlap: "allow-all"`, `catchUp: "all"`) runs
+ * while the process holding its shard is SIGKILLed or paused past its lease, then is paused. The
+ * model computes the instants itself, the multiples of the interval between the schedule's creation
+ * and its pause: each must have started once (a run of ID `<name>@<instant>` with one run), none
+ * twice, and the schedule's own count must agree. Instants closer to either end than the clocks'
+ * skews and an interval, or between a call and its acknowledgement, are not required, only allowed.
+ */
+import type * as Ids from "../../../packages/runtime/src/core/ids.js";
+import { sleep } from "./cluster-processes.js";
+import { RETRY_GAP_MS, RETRY_MS, type ScheduleRun } from "./cluster-calls.js";
+import { holders } from "./cluster-db.js";
+import type { ClusterAction } from "./cluster-schedule.js";
+
+// The shard of a schedule is the runtime's own business: read from its build output, whose place
+// relative to this file's differs between the source and the build.
+const { SYSTEM_STREAM_PREFIX, shardOf } = (await import(
+  new URL("../../../../packages/runtime/dist/src/core/ids.js", import.meta.url).href
+)) as typeof Ids;
+
+type ScheduleAction = Extract<ClusterAction, { a: "schedule" }>;
+
+/** What the checks read of a schedule's description. */
+interface Described {
+  readonly started: number;
+  readonly skipped: number;
+  readonly lastError?: string;
+}
+
+/** How long after a pause the checks wait for starts already under way to land. */
+const LAND_MS = 1_000;
+
+export class Schedules {
+  constructor(private readonly run: ScheduleRun) {}
+
+  async schedule(a: ScheduleAction): Promise<void> {
+    const creating = Date.now();
+    if (!(await this.call(`schedule ${a.name}`, { op: "schedule", name: a.name, everyMs: a.everyMs }))) return;
+    const created = Date.now();
+    await sleep(a.fault.atMs);
+    await this.strike(a);
+    await sleep(Math.max(0, creating + a.lifeMs - Date.now()));
+    const pausing = Date.now();
+    if (!(await this.call(`pause ${a.name}`, { op: "schedulePause", name: a.name }))) return;
+    const paused = Date.now();
+    await sleep(LAND_MS);
+    await this.check(a, { creating, created, pausing, paused });
+  }
+
+  /** SIGKILLs the process holding the schedule's shard, or stops it past its lease. */
+  private async strike(a: ScheduleAction): Promise<void> {
+    if (a.fault.kind === "none") return;
+    const { procs, schedule, schema } = this.run;
+    const shard = shardOf(`${SYSTEM_STREAM_PREFIX}schedule/${a.name}`, schedule.shards);
+    const owner = (await holders(schema))[shard];
+    const slot = Array.from({ length: schedule.engines }, (_, s) => s).find((s) => owner !== undefined && procs.at(s)?.owner === owner);
+    if (slot === undefined) return this.run.note(`  schedule ${a.name}: its shard ${shard} has no live owner to strike`);
+    if (a.fault.kind === "kill") {
+      if (await procs.kill(slot)) this.run.later(procs.spawn(slot));
+      return;
+    }
+    const h = procs.at(slot)!;
+    if (h.paused) return;
+    h.pause();
+    this.run.note(`  ${h.owner}, holding schedule ${a.name}, stopped for ${schedule.leaseMs * 2} ms`);
+    this.run.later(sleep(schedule.leaseMs * 2).then(() => h.resume()));
+  }
+
+  /** Asks live processes in turn until one acknowledges the call. */
+  private async call(what: string, command: Record<string, unknown>): Promise<boolean> {
+    const deadline = Date.now() + RETRY_MS;
+    for (let attempt = 0; Date.now() < deadline; attempt++) {
+      const h = this.run.procs.liveFrom(attempt);
+      try {
+        await h.send(command);
+        this.run.outcome(what, true, `through ${h.owner}`);
+        return true;
+      } catch {
+        await sleep(RETRY_GAP_MS);
+      }
+    }
+    this.run.outcome(what, false, "no process acknowledged it");
+    return false;
+  }
+
+  /**
+   * Instants from the creation's acknowledgement to the pause's request must have started; from the
+   * creation's request to the pause's acknowledgement they may have.
+   */
+  private async check(a: ScheduleAction, at: { creating: number; created: number; pausing: number; paused: number }): Promise<void> {
+    const { created, pausing } = at;
+    const { schedule } = this.run;
+    const slack = Math.max(0, ...schedule.skews.map(Math.abs)) + a.everyMs + 300;
+    const first = Math.ceil((at.creating - slack) / a.everyMs) * a.everyMs;
+    const started: number[] = [];
+    const missing: number[] = [];
+    for (let instant = first; instant <= at.paused + slack; instant += a.everyMs) {
+      const id = `${a.name}@${instant}`;
+      const runId = await this.ask<number | null>({ op: "runId", id });
+      if (runId === undefined) return;
+      if (runId !== null) started.push(instant);
+      if (runId !== null && runId !== 1) this.run.violate("schedules", `instant ${instant} of ${a.name} started ${runId} runs of ${id}`);
+      const required = instant >= created + slack && instant <= pausing - slack;
+      if (required && runId === null) missing.push(instant);
+    }
+    if (missing.length > 0)
+      this.run.violate("schedules", `${a.name} never started the instants ${missing.join(", ")} (every ${a.everyMs} ms)`);
+    this.run.covered.instants += started.length;
+    const described = await this.ask<Described>({ op: "scheduleDescribe", name: a.name });
+    if (described === undefined) return;
+    this.run.note(
+      `  schedule ${a.name}: ${started.length} instants started from ${started[0] ?? "-"} to ${started.at(-1) ?? "-"}; it counts ${described.started} started, ${described.skipped} skipped`,
+    );
+    if (described.started !== started.length || described.skipped !== 0)
+      this.run.violate(
+        "schedules",
+        `${a.name} counts ${described.started} started and ${described.skipped} skipped; ${started.length} instants have runs`,
+      );
+  }
+
+  /** A question any live process answers; undefined (and a liveness violation) when none does in time. */
+  private async ask<T>(command: Record<string, unknown>): Promise<T | undefined> {
+    const deadline = Date.now() + RETRY_MS;
+    let last: unknown;
+    for (let attempt = 0; Date.now() < deadline; attempt++) {
+      try {
+        return await this.run.procs.liveFrom(attempt).send<T>(command);
+      } catch (e) {
+        last = e;
+        await sleep(RETRY_GAP_MS);
+      }
+    }
+    this.run.violate("live", `no process answered ${JSON.stringify(command)}: ${String(last)}`);
+    return undefined;
+  }
+}
