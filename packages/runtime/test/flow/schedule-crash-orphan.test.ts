@@ -104,3 +104,29 @@ describe("a schedule whose engine crashed while trigger() started a run", () => 
     expect(started).to.equal(2);
   });
 });
+
+describe("a schedule paused right after its engine recovered from a crash between starting a run and recording it", () => {
+  it("counts the run as its own, so overlap 'skip' starts no second run beside it after the resume", async () => {
+    let engine = await TestEngine.create({ workflows: [Hold], startTime: T0, seed: 1 });
+    await engine.schedule("s", { workflow: Hold, every: "1h", overlap: "skip" });
+    let crashed: Promise<TestEngine> | undefined;
+    const first = engine;
+    onFirstRun = () => void (crashed = first.crash());
+    await engine.clock.advance("1h");
+    engine = await (crashed as Promise<TestEngine>);
+    try {
+      // Paused as soon as the engine is back, before any instant after the crash.
+      await engine.getSchedule("s").pause();
+      await engine.idle();
+      await engine.clock.advance("30m");
+      await engine.getSchedule("s").resume();
+      await engine.clock.advance("1h");
+      await engine.idle();
+      const running = (await engine.list(10)).filter((r) => r.status === "suspended" || r.status === "running" || r.status === "parked");
+      expect(running.map((r) => r.id)).to.deep.equal([`s@${T0 + HOUR}`]);
+      expect((await engine.getSchedule("s").describe()).started).to.equal(1);
+    } finally {
+      await engine.shutdown();
+    }
+  });
+});
