@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import type { Action, ClientCall, Instr, Program, RunningPolicy, SendInstr, StartId, Tag } from "./program.js";
+import type { Action, ClientCall, ClosePolicy, Instr, Program, RunningPolicy, SendInstr, StartId, Tag } from "./program.js";
 
 /*
  * The generator's part for the paths where one run becomes another or talks to another: search
@@ -100,6 +100,45 @@ export function handOffArb(next: fc.Arbitrary<Program>): fc.Arbitrary<Action[]> 
         ...(targetFirst ? [{ a: "start" as const, id: to, prog: target }] : []),
         { a: "crash", afterOps },
         { a: "start", id: from, prog: sender },
+      ];
+    });
+}
+
+/**
+ * A parent run replaced while its child runs, with a power loss close behind: a client starts a
+ * parent whose code starts a child (on whichever shard its ID falls) and then waits, a power loss is
+ * armed a few file operations ahead, and a client starts the parent's ID again, terminating the
+ * running run, or (`ended`) the new start is issued in the instant the parent's wait runs out and it
+ * ends. The power may go after the new start was durable and before the child's close was. The child
+ * may catch the cancellation and wait on; clean restarts follow, each of which finds the close
+ * performed and must not ask again.
+ */
+export function replacedParentArb(next: fc.Arbitrary<Program>): fc.Arbitrary<Action[]> {
+  return fc
+    .record({
+      id: idArb,
+      close: fc.constantFrom<ClosePolicy>("terminate", "request-cancel"),
+      linger: fc.boolean(),
+      ended: fc.boolean(),
+      afterOps: fc.integer({ min: 1, max: 24 }),
+      restarts: fc.integer({ min: 0, max: 2 }),
+      next,
+    })
+    .map(({ id, close, linger, ended, afterOps, restarts, next }): Action[] => {
+      const child: Program = { body: [{ k: "wait", name: "a" }], catchCancel: linger, ...(linger ? { linger } : {}) };
+      const parent: Program = {
+        body: [{ k: "child", prog: child, wait: false, close }, ended ? { k: "wait", name: "b", timeout: 50 } : { k: "wait", name: "b" }],
+        catchCancel: false,
+      };
+      const again: Action = ended
+        ? { a: "burst", calls: [{ a: "start", id, prog: next, policy: { finished: "allow" } }], tick: true }
+        : { a: "start", id, prog: next, policy: { running: "terminate-existing" } };
+      return [
+        { a: "start", id, prog: parent },
+        ...(ended ? [{ a: "advance" as const, ms: 40 }] : []),
+        { a: "crash", afterOps },
+        again,
+        ...Array.from({ length: restarts }, (): Action => ({ a: "restart" })),
       ];
     });
 }
