@@ -378,7 +378,7 @@ export function scheduleArbitrary(space: ProgramSpace = FULL_SPACE): fc.Arbitrar
             fc.oneof(
               { weight: 40, arbitrary: actionArbitrary(space).map((a) => [a]) },
               { weight: 1, arbitrary: handOffArb(leafProgramArb) },
-              { weight: 1, arbitrary: replacedParentArb(leafProgramArb) },
+              { weight: 2, arbitrary: replacedParentArb(leafProgramArb) },
             ),
             { minLength: 1, maxLength: 24, size: "max" },
           ),
