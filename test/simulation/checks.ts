@@ -4,12 +4,12 @@ import { container as rootContainer } from "tsyringe";
 import type { Engine, JournalRecord, RunDetail } from "@fusee/runtime";
 import { Replayer } from "@fusee/runtime/testing";
 import { Deliveries } from "./deliveries.js";
-import { Generation, Ledger, type Execution } from "./ledger.js";
+import { Generation, type Ledger, type Execution } from "./ledger.js";
 import { checkAttributes, checkChildResults, checkClosePolicies, checkListing } from "./lineage-checks.js";
 import type { Model, ModelRun } from "./model.js";
 import type { Program } from "./program.js";
 import type { Property } from "./properties.js";
-import { errorClass, Sim } from "./sim-workflow.js";
+import { errorClass, Sim, SimLate } from "./sim-workflow.js";
 
 /**
  * The properties checked after every action: what the engine lists, describes and replays, and
@@ -37,10 +37,11 @@ export class Checks {
     private readonly violate: (property: Property, detail: string) => void,
   ) {
     const replayContainer = rootContainer.createChildContainer();
-    const dead = new Generation(0, new Ledger());
+    // What replayed code reads of its context goes to the schedule's ledger, to compare with the engine's runs.
+    const dead = new Generation(0, ledger);
     dead.alive = false;
     replayContainer.registerInstance(Generation, dead);
-    this.replayer = new Replayer({ container: replayContainer }).register(Sim);
+    this.replayer = new Replayer({ container: replayContainer }).register(Sim, SimLate);
     this.deliveries = new Deliveries(violate);
   }
 
@@ -56,6 +57,7 @@ export class Checks {
    */
   async after(engine: Engine, gen: Generation, mustAbort: readonly Execution[]): Promise<string> {
     this.ledger.settle(gen.n);
+    this.ledger.confirm(gen.n);
     const listed = await engine.list(100_000);
     const ids = new Set(listed.map((r) => r.id));
     this.checkRunSet(ids);
@@ -72,6 +74,7 @@ export class Checks {
       await this.checkRun(detail);
     }
     this.checkLedger(gen, mustAbort);
+    for (const c of this.ledger.complaints.splice(0)) this.violate("replays", c);
     this.deliveries.check(details);
     checkListing(listed, details, this.violate);
     checkClosePolicies(details, this.violate);

@@ -1,7 +1,7 @@
 import type { Engine } from "@fusee/runtime";
 import type { Expectation, Model } from "./model.js";
-import { signalValue, stamped, updateId, type ClientCall, type Program } from "./program.js";
-import { Sim, type AddArg } from "./sim-workflow.js";
+import { signalValue, stamped, startAttributes, updateId, type ClientCall, type Program } from "./program.js";
+import { Sim, SimLate, type AddArg } from "./sim-workflow.js";
 
 /**
  * A client call as made: the schedule's action with what is chosen when it is made (a mailbox
@@ -50,9 +50,15 @@ export function issue(engine: Engine, c: MadeCall): Promise<unknown> {
     case "start": {
       const options = {
         ...(x.policy === undefined ? {} : { idPolicy: x.policy }),
-        ...(x.tag === undefined ? {} : { attributes: { tag: x.tag } }),
+        ...(x.tag === undefined ? {} : { attributes: startAttributes(x.tag) }),
       };
-      return engine.start(Sim, x.id, c.prog as Program, options).then((h) => h.id);
+      // Asked before the start: it answers once the ID has a run (at once if it had one already).
+      const started = x.watch === true ? run.started() : undefined;
+      started?.catch(() => undefined);
+      return engine.start(x.late === true ? SimLate : Sim, x.id, c.prog as Program, options).then(async (h) => {
+        await started;
+        return h.id;
+      });
     }
     case "signal":
       return run.signal(x.name, c.value);
@@ -88,7 +94,7 @@ export function expect(model: Model, c: MadeCall): Expectation {
   model.event();
   switch (x.a) {
     case "start":
-      return model.start(x.id, c.prog as Program, x.policy, x.tag);
+      return model.start(x.id, c.prog as Program, x.policy, x.tag, x.late === true ? "SimLate" : "Sim");
     case "signal":
       return model.signal(x.id, x.name, c.value as number | string);
     case "update":

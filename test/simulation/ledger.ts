@@ -35,8 +35,38 @@ export interface Execution {
  */
 export class Ledger {
   readonly executions: Execution[] = [];
-  /** Problems a body itself noticed (a step key of another run), reported by the next check. */
+  /** Problems a body itself noticed, reported by the next check. */
   readonly complaints: string[] = [];
+  /**
+   * What workflow code read of the context at each place, as the first execution there read it, and
+   * whether that run is durable for sure (a check of a live engine, which waits for quiet, came since).
+   */
+  private readonly observations = new Map<string, { value: string; generation: number; confirmed: boolean }>();
+
+  /**
+   * Workflow code at `where` read `value` (random numbers, a UUID, the journal's size): every replay
+   * there must read what the first execution read, whichever engine runs it. A run whose start a power
+   * loss undid is another run under the same number: what it read before does not count.
+   */
+  observe(gen: Generation, where: string, value: string): void {
+    // An abandoned engine's runs may be ones a power loss undid; the checks' own replays (generation 0) count.
+    if (!gen.alive && gen.n !== 0) return;
+    const [r, uuid] = value.split(" ");
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(uuid ?? "") || !(Number(r) >= 0 && Number(r) < 1))
+      this.complaints.push(`${where} read random() ${r} and uuid() ${uuid}: not a number in [0, 1) and a version 4 UUID`);
+    const first = this.observations.get(where);
+    if (first === undefined || (!first.confirmed && first.generation !== gen.n)) {
+      this.observations.set(where, { value, generation: gen.n, confirmed: gen.n === 0 });
+      return;
+    }
+    if (first.value !== value)
+      this.complaints.push(`${where} read random(), uuid(), journalSize() as ${value}; its first execution read ${first.value}`);
+  }
+
+  /** A check of the live engine of generation `n`, at a quiet point: the runs its code ran in are durable. */
+  confirm(n: number): void {
+    for (const o of this.observations.values()) if (o.generation === n) o.confirmed = true;
+  }
 
   begin(gen: Generation, fields: Pick<Execution, "workflowId" | "runId" | "name" | "key" | "attempt" | "tries">): Execution | undefined {
     if (!gen.alive) return undefined;

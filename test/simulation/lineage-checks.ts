@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { Engine, ListFilter, RunDetail, RunStatus } from "@fusee/runtime";
 import { DataDirReader } from "@fusee/runtime/replay";
 import type { Model } from "./model.js";
-import type { Program } from "./program.js";
+import { START_TIME, type Program } from "./program.js";
 import type { Property } from "./properties.js";
 import type { MemoryFileLayer } from "./sim-disk.js";
 
@@ -66,20 +66,59 @@ export function checkChildResults(details: ReadonlyMap<string, RunDetail>, viola
   }
 }
 
+/** A run as a `listWhere` filter reads it; the model knows no start times, and no more of a running run than that it runs. */
+interface Listed {
+  readonly attrs: Readonly<Record<string, unknown>>;
+  readonly type: string;
+  readonly status: string;
+  readonly startedAt?: number;
+  readonly endedAt?: number;
+}
+
+const has = (a: Readonly<Record<string, unknown>>, field: string, v: string): boolean => {
+  const list = a[field];
+  return Array.isArray(list) && list.includes(v);
+};
+const T = (ms: number): number => START_TIME + ms;
+
 /**
  * The `listWhere` filters the checks ask, each with the model's own reading of it over a run's
- * attributes: `ne` holds for a run without the attribute, `in` and the orderings only for a run
- * that has it (the tag is a string, compared as one).
+ * attributes, type, status and times: `ne` holds for a run without the attribute, `in` and the
+ * orderings only for a run that has it (the tag is a string, compared as one), `has` only for a list
+ * that holds the value, and a time only for a run that has it (a running run has no end).
+ * `model: false`: the model cannot read it (start times; a running run's status).
  */
-const FILTERS: ReadonlyArray<{ readonly filter: ListFilter; readonly holds: (attrs: Readonly<Record<string, unknown>>) => boolean }> = [
-  { filter: { tag: "p" }, holds: (a) => a["tag"] === "p" },
-  { filter: { tag: "q" }, holds: (a) => a["tag"] === "q" },
-  { filter: { tag: { ne: "p" } }, holds: (a) => a["tag"] !== "p" },
-  { filter: { tag: { in: ["p", "q"] } }, holds: (a) => a["tag"] === "p" || a["tag"] === "q" },
-  { filter: { tag: { gt: "p" } }, holds: (a) => typeof a["tag"] === "string" && a["tag"] > "p" },
-  { filter: { tag: { gte: "p", lt: "q" } }, holds: (a) => typeof a["tag"] === "string" && a["tag"] >= "p" && a["tag"] < "q" },
-  { filter: { tag: { lte: "q", ne: "q" } }, holds: (a) => typeof a["tag"] === "string" && a["tag"] <= "q" && a["tag"] !== "q" },
-  { filter: { type: "Sim", tag: { in: ["q"] } }, holds: (a) => a["tag"] === "q" },
+const FILTERS: ReadonlyArray<{ readonly filter: ListFilter; readonly holds: (r: Listed) => boolean; readonly model?: false }> = [
+  { filter: { tag: "p" }, holds: (r) => r.attrs["tag"] === "p" },
+  { filter: { tag: "q" }, holds: (r) => r.attrs["tag"] === "q" },
+  { filter: { tag: { ne: "p" } }, holds: (r) => r.attrs["tag"] !== "p" },
+  { filter: { tag: { in: ["p", "q"] } }, holds: (r) => r.attrs["tag"] === "p" || r.attrs["tag"] === "q" },
+  { filter: { tag: { gt: "p" } }, holds: (r) => typeof r.attrs["tag"] === "string" && r.attrs["tag"] > "p" },
+  {
+    filter: { tag: { gte: "p", lt: "q" } },
+    holds: (r) => typeof r.attrs["tag"] === "string" && r.attrs["tag"] >= "p" && r.attrs["tag"] < "q",
+  },
+  {
+    filter: { tag: { lte: "q", ne: "q" } },
+    holds: (r) => typeof r.attrs["tag"] === "string" && r.attrs["tag"] <= "q" && r.attrs["tag"] !== "q",
+  },
+  { filter: { type: "Sim", tag: { in: ["q"] } }, holds: (r) => r.type === "Sim" && r.attrs["tag"] === "q" },
+  { filter: { tags: { has: "p" } }, holds: (r) => has(r.attrs, "tags", "p") },
+  { filter: { type: "SimLate", tags: { has: "q" } }, holds: (r) => r.type === "SimLate" && has(r.attrs, "tags", "q") },
+  { filter: { status: "ok" }, holds: (r) => r.status === "ok" },
+  { filter: { status: { in: ["cancelled", "terminated"] } }, holds: (r) => r.status === "cancelled" || r.status === "terminated" },
+  { filter: { status: "failed", tag: { ne: "q" } }, holds: (r) => r.status === "failed" && r.attrs["tag"] !== "q" },
+  { filter: { endedAt: { lt: T(200) } }, holds: (r) => r.endedAt !== undefined && r.endedAt < T(200) },
+  {
+    filter: { endedAt: { gte: T(200), lte: T(600) } },
+    holds: (r) => r.endedAt !== undefined && r.endedAt >= T(200) && r.endedAt <= T(600),
+  },
+  { filter: { startedAt: { gt: T(300) } }, holds: (r) => r.startedAt !== undefined && r.startedAt > T(300), model: false },
+  {
+    filter: { startedAt: { lte: T(100) }, status: { ne: "ok" } },
+    holds: (r) => r.startedAt !== undefined && r.startedAt <= T(100) && r.status !== "ok",
+    model: false,
+  },
 ];
 
 /**
@@ -93,21 +132,28 @@ export async function checkAttributes(
   model: Model,
   violate: Violate,
 ): Promise<void> {
-  for (const { filter, holds } of FILTERS) {
+  for (const { filter, holds, model: modelReads } of FILTERS) {
     const found = new Set((await engine.listWhere(filter, 100_000)).map((r) => r.id));
     const text = JSON.stringify(filter);
     for (const [id, d] of details) {
-      if (holds(d.attributes) !== found.has(id))
+      const shown: Listed = { attrs: d.attributes, type: d.type, status: d.status, startedAt: d.startedAt, endedAt: d.endedAt };
+      if (holds(shown) !== found.has(id))
         violate(
           "attributes",
-          `listWhere(${text}) ${found.has(id) ? "finds" : "misses"} ${id}, whose attributes are ${JSON.stringify(d.attributes)}`,
+          `listWhere(${text}) ${found.has(id) ? "finds" : "misses"} ${id}, which describe shows as ${listedText(shown)}`,
         );
       const m = model.runs.get(id);
-      if (m === undefined || !m.determined || m.exists !== true || m.runId !== d.runId) continue;
-      if (holds(m.attrs) !== found.has(id))
+      if (modelReads === false || m === undefined || !m.determined || m.exists !== true || m.runId !== d.runId) continue;
+      const computed: Listed = {
+        attrs: m.attrs,
+        type: m.type,
+        status: m.status,
+        ...(m.endedAt === undefined ? {} : { endedAt: m.endedAt }),
+      };
+      if (holds(computed) !== found.has(id))
         violate(
           "attributes",
-          `listWhere(${text}) ${found.has(id) ? "finds" : "misses"} ${id}, whose attributes the model computed as ${JSON.stringify(m.attrs)}`,
+          `listWhere(${text}) ${found.has(id) ? "finds" : "misses"} ${id}, which the model computed as ${listedText(computed)}`,
         );
     }
   }
@@ -120,6 +166,11 @@ export async function checkAttributes(
         `run ${d.runId} of ${id} has the attributes ${JSON.stringify(d.attributes)}; the model expected ${JSON.stringify(m.attrs)}`,
       );
   }
+}
+
+function listedText(r: Listed): string {
+  const at = (t: number | undefined): string => (t === undefined ? "-" : `+${t - START_TIME}ms`);
+  return `${r.type} ${r.status}, started ${at(r.startedAt)}, ended ${at(r.endedAt)}, attributes ${JSON.stringify(r.attrs)}`;
 }
 
 /** `list` (the engine's index) shows each run as `describe` (its journal) does: run, status and attributes. */

@@ -1,7 +1,15 @@
 import type { AddArg } from "./sim-workflow.js";
 import { STEP_FAILURE } from "./sim-workflow.js";
 import { messageObservation, sendMessage } from "./model-messages.js";
-import { childObservation, freshRun, messageTargets, type Expectation, type ModelRun, type ModelStatus } from "./model-run.js";
+import {
+  childObservation,
+  freshRun,
+  messageTargets,
+  type Expectation,
+  type ModelRun,
+  type ModelStatus,
+  type WorkflowType,
+} from "./model-run.js";
 import {
   childId,
   nextEpoch,
@@ -143,12 +151,14 @@ export abstract class ModelCore {
     prog: Program,
     runId: number | undefined,
     parent: ModelRun["parent"],
-    attrs: Record<string, string> = {},
+    attrs: Record<string, unknown> = {},
     signals: readonly (number | string)[] = [],
     total = 0,
+    type: WorkflowType = "Sim",
   ): ModelRun {
     const old = this.runs.get(id);
     const run = freshRun(id, prog, runId, parent);
+    run.type = type;
     run.attrs = { ...attrs };
     run.total = total;
     if (signals.length > 0) run.mailbox.set("a", [...signals]);
@@ -197,6 +207,7 @@ export abstract class ModelCore {
     this.running.add(run);
     try {
       while (run.status === "running" && run.determined && run.block.on === "none") {
+        if (run.lingering === true) return this.finish(run, "ok", { obs: [...run.obs], total: run.total }, undefined);
         if (run.pc >= run.prog.body.length) {
           this.endOfBody(run);
           return;
@@ -272,6 +283,8 @@ export abstract class ModelCore {
         if (existing === undefined) this.begin(sid, stamped(i.prog, "1"), 1, undefined).origin = run.id;
         return this.done(run, `spawn${pc}=${sid}`);
       }
+      case "look":
+        return this.done(run, `look${pc}=${typeof run.attrs["tag"] === "string" ? run.attrs["tag"] : "-"}`);
       case "attrs":
         run.attrs.tag = i.tag;
         return this.done(run, undefined);
@@ -332,6 +345,7 @@ export abstract class ModelCore {
     // What the code did not take is handed on, and so are the outcomes of updates and the attributes.
     for (const [name, box] of run.mailbox) if (box.length > 0) fresh.mailbox.set(name, [...box]);
     fresh.updates = new Map(run.updates);
+    fresh.type = run.type;
     const replace = run.prog.nextAttrs;
     fresh.attrs = replace === undefined ? { ...run.attrs } : replace === "none" ? {} : { tag: replace };
     this.runs.set(run.id, fresh);
@@ -343,9 +357,15 @@ export abstract class ModelCore {
     const b = run.block;
     if (b.on === "sleep" || b.on === "wait" || b.on === "cond") {
       run.block = { on: "none" };
-      if (run.prog.catchCancel) {
+      // A cancellation that reaches a run lingering after the one it caught is not caught.
+      if (run.prog.catchCancel && run.lingering !== true) {
         run.obs.push("caught");
-        return this.finish(run, "ok", { obs: [...run.obs], total: run.total }, undefined);
+        if (run.prog.linger !== true) return this.finish(run, "ok", { obs: [...run.obs], total: run.total }, undefined);
+        run.lingering = true;
+        const box = run.mailbox.get("b");
+        if (box !== undefined && box.length > 0) return this.resume(run, `b=${box.shift()}`);
+        run.block = { on: "wait", name: "b" };
+        return;
       }
       return this.finish(run, "cancelled", undefined, "CancelledError");
     }
@@ -411,6 +431,8 @@ export abstract class ModelCore {
         continue;
       }
       if (child === undefined || child.status !== "running" || !child.determined || close === "abandon") continue;
+      // A child the run's wait for it timed out on was closed then: a run closes each child once.
+      if (child.reported === true) continue;
       if (this.dueNow.has(cid) || ("at" in child.block && child.block.at === this.now && this.dueNow.size > 0)) {
         this.lose(child, `its parent ${run.id} ended in the same instant as its own timer`);
         continue;

@@ -1,5 +1,7 @@
 import type { ClosePolicy, Program, SimResult } from "./program.js";
 
+export type WorkflowType = "Sim" | "SimLate";
+
 export type ModelStatus = "running" | "ok" | "failed" | "cancelled" | "terminated";
 
 /** What a client call should give, as far as the model can tell. */
@@ -36,7 +38,9 @@ export interface ModelRun {
   /** Outcomes of updates by update ID (a repeated ID is answered from them): this run's and those of earlier runs it continues. */
   updates: Map<string, Expectation>;
   /** Search attributes. */
-  attrs: Record<string, string>;
+  attrs: Record<string, unknown>;
+  /** The workflow type its client start named; what its code starts is `Sim`. */
+  type: WorkflowType;
   status: ModelStatus;
   value: SimResult | undefined;
   errorClass: string | undefined;
@@ -59,6 +63,8 @@ export interface ModelRun {
   origin?: string;
   /** Set when its parent was waiting for its result and took it: its end came first for sure. */
   reported?: boolean;
+  /** Set when it caught a cancellation and waits on for mailbox `b` (a program that lingers): the next wake-up ends it. */
+  lingering?: boolean;
 }
 
 export function freshRun(id: string, prog: Program, runId: number | undefined, parent: ModelRun["parent"]): ModelRun {
@@ -73,6 +79,7 @@ export function freshRun(id: string, prog: Program, runId: number | undefined, p
     mailbox: new Map(),
     updates: new Map(),
     attrs: {},
+    type: "Sim",
     status: "running",
     value: undefined,
     errorClass: undefined,

@@ -1,18 +1,18 @@
 import type { AddArg } from "./sim-workflow.js";
 import { ModelCore } from "./model-core.js";
-import { ANY, error, freshRun, messageTargets, OK, type Expectation } from "./model-run.js";
-import type { IdPolicyChoice, Program, Tag } from "./program.js";
+import { ANY, error, freshRun, messageTargets, OK, type Expectation, type WorkflowType } from "./model-run.js";
+import { startAttributes, type IdPolicyChoice, type Program, type Tag } from "./program.js";
 
 export type { Expectation, ModelRun, ModelStatus } from "./model-run.js";
 
 /** The reference model with the client calls: what each should give, applied to the model's runs (see {@link ModelCore}). */
 export class Model extends ModelCore {
-  start(id: string, prog: Program, policy: IdPolicyChoice | undefined, tag: Tag | undefined): Expectation {
-    const attrs: Record<string, string> = tag === undefined ? {} : { tag };
+  start(id: string, prog: Program, policy: IdPolicyChoice | undefined, tag: Tag | undefined, type: WorkflowType = "Sim"): Expectation {
+    const attrs = startAttributes(tag);
     const cur = this.runs.get(id);
     if (cur === undefined) {
       if (this.mayExistUnseen(id)) return this.unknownStart(id, prog);
-      this.begin(id, prog, 1, undefined, attrs);
+      this.begin(id, prog, 1, undefined, attrs, [], 0, type);
       return OK;
     }
     if (!cur.determined) return this.unknownStart(id, prog);
@@ -25,7 +25,7 @@ export class Model extends ModelCore {
       const finished = policy?.finished ?? "allow";
       if (finished === "refuse" || (finished === "allow-if-failed" && cur.status === "ok")) return error("AlreadyExistsError");
     }
-    this.begin(id, prog, cur.runId === undefined ? undefined : cur.runId + 1, undefined, attrs);
+    this.begin(id, prog, cur.runId === undefined ? undefined : cur.runId + 1, undefined, attrs, [], 0, type);
     return OK;
   }
 
@@ -104,11 +104,18 @@ export class Model extends ModelCore {
    * After an acknowledged start of an ID the model had lost track of: when the policy makes a new
    * run whatever the old one was doing, the model follows the new run from here.
    */
-  startedAnyway(id: string, prog: Program, policy: IdPolicyChoice | undefined, tag: Tag | undefined, runId: number): void {
+  startedAnyway(
+    id: string,
+    prog: Program,
+    policy: IdPolicyChoice | undefined,
+    tag: Tag | undefined,
+    runId: number,
+    type: WorkflowType,
+  ): void {
     const cur = this.runs.get(id);
     if (cur === undefined || cur.determined) return;
     const fresh = (policy?.running ?? "fail") === "terminate-existing" && (policy?.finished ?? "allow") === "allow";
-    if (fresh) this.begin(id, prog, runId, undefined, tag === undefined ? {} : { tag });
+    if (fresh) this.begin(id, prog, runId, undefined, startAttributes(tag), [], 0, type);
     else cur.exists = true;
   }
 

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import type { Action, ClientCall, Instr, Program, RunningPolicy, SendInstr, StartId, Tag } from "./program.js";
+import type { Action, ClientCall, ClosePolicy, IdPolicyChoice, Instr, Program, RunningPolicy, SendInstr, StartId, Tag } from "./program.js";
 
 /*
  * The generator's part for the paths where one run becomes another or talks to another: search
@@ -100,6 +100,53 @@ export function handOffArb(next: fc.Arbitrary<Program>): fc.Arbitrary<Action[]> 
         ...(targetFirst ? [{ a: "start" as const, id: to, prog: target }] : []),
         { a: "crash", afterOps },
         { a: "start", id: from, prog: sender },
+      ];
+    });
+}
+
+/**
+ * A parent run replaced while its child runs, with a power loss close behind: a client starts a
+ * parent (maybe after a run of the ID that ends at once) whose code starts a child (on whichever shard its ID falls) and then waits, a power loss is
+ * armed a few file operations ahead, and a client starts the parent's ID again, terminating the
+ * running run, or (`ended`) the new start is issued in the instant the parent's wait runs out and it
+ * ends. The power may go after the new start was durable and before the child's close was. The child
+ * may catch the cancellation and wait on; clean restarts follow, each of which finds the close
+ * performed and must not ask again.
+ */
+export function replacedParentArb(next: fc.Arbitrary<Program>): fc.Arbitrary<Action[]> {
+  return fc
+    .record({
+      id: idArb,
+      close: fc.constantFrom<ClosePolicy>("terminate", "request-cancel"),
+      linger: fc.boolean(),
+      ended: fc.integer({ min: 0, max: 3 }).map((n) => n === 0),
+      again: fc.boolean(),
+      // The child's close comes a few file operations after the new start's.
+      afterOps: fc.integer({ min: 4, max: 12 }),
+      restarts: fc.integer({ min: 0, max: 2 }),
+      next,
+    })
+    .map(({ id, close, linger, ended, again: twice, afterOps, restarts, next }): Action[] => {
+      const child: Program = { body: [{ k: "wait", name: "a" }], catchCancel: linger, ...(linger ? { linger } : {}) };
+      // Three children, whose IDs fall on different shards of most engines.
+      const starts = Array.from({ length: 3 }, (): Instr => ({ k: "child", prog: child, wait: false, close }));
+      const parent: Program = {
+        body: [...starts, ended ? { k: "wait", name: "b", timeout: 50 } : { k: "wait", name: "b" }],
+        catchCancel: false,
+      };
+      // Whatever ran under the ID before gives way.
+      const replace: IdPolicyChoice = { running: "terminate-existing" };
+      const again: Action = ended
+        ? { a: "burst", calls: [{ a: "start", id, prog: next, policy: { finished: "allow" } }], tick: true }
+        : { a: "start", id, prog: next, policy: { running: "terminate-existing" } };
+      return [
+        // A run before, ended at once, moves the child's ID (and its shard) on.
+        ...(twice ? [{ a: "start" as const, id, prog: { body: [], catchCancel: false }, policy: replace }] : []),
+        { a: "start", id, prog: parent, policy: replace },
+        ...(ended ? [{ a: "advance" as const, ms: 40 }] : []),
+        { a: "crash", afterOps },
+        again,
+        ...Array.from({ length: restarts }, (): Action => ({ a: "restart" })),
       ];
     });
 }

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { attrsArb, burstArb, featureCallArbs, handOffArb, nextAttrsArb, sendArb, tagArb } from "./program-features.js";
+import { attrsArb, burstArb, featureCallArbs, handOffArb, nextAttrsArb, replacedParentArb, sendArb, tagArb } from "./program-features.js";
 
 /**
  * What a generated workflow does. One generic workflow class interprets it (`sim-workflow.ts`), and
@@ -12,6 +12,11 @@ export interface Program {
   readonly body: readonly Instr[];
   /** The body catches `CancelledError`, runs a clean-up step and finishes `ok` on purpose. */
   readonly catchCancel: boolean;
+  /**
+   * With `catchCancel`: after the clean-up the run waits on for mailbox `b` (with no timeout), so a
+   * second cancellation would end it `cancelled`; a close policy must ask it once.
+   */
+  readonly linger?: boolean;
   /** After the body, the run continues as new with this program. */
   readonly next?: Program;
   /** The search attributes `continueAsNew` gives the next run instead of carrying this run's: `{ tag }`, or `{}` for `none`. */
@@ -47,7 +52,20 @@ export type Instr =
   | { readonly k: "wait"; readonly name: MailboxName; readonly timeout?: number }
   | { readonly k: "cond"; readonly flag: Flag; readonly timeout?: number }
   /** `timeout`: the child is started with one (only a child waited for), and closed by its policy when it runs out. */
-  | { readonly k: "child"; readonly prog: Program; readonly wait: boolean; readonly close: ClosePolicy; readonly timeout?: number }
+  /** `exec`: waited for through `ctx.executeChild` instead of `startChild` and the handle's `result()`. */
+  | {
+      readonly k: "child";
+      readonly prog: Program;
+      readonly wait: boolean;
+      readonly close: ClosePolicy;
+      readonly timeout?: number;
+      readonly exec?: boolean;
+    }
+  /**
+   * `ctx.attributes()`, observed as the tag it holds; `ctx.random()`, `ctx.uuid()` and
+   * `ctx.journalSize()`, which every replay of the run must see as its first execution did.
+   */
+  | { readonly k: "look" }
   /** A step whose body starts another workflow through the engine. */
   | { readonly k: "spawn"; readonly prog: Program }
   /** `ctx.setAttributes({ tag })`. */
@@ -72,6 +90,8 @@ export type Flag = "x" | "y";
 export type ClosePolicy = "terminate" | "request-cancel" | "abandon";
 
 export const TICK = 10;
+/** The simulated clock's time when a schedule begins. */
+export const START_TIME = Date.UTC(2030, 0, 1);
 /** The grid `sleepUntil` deadlines fall on: a whole number of ticks, so a deadline is on a tick too. */
 export const UNTIL_GRID = 50;
 /** The time a `sleepUntil` instruction of `ms` sleeps until, from `now`. */
@@ -96,7 +116,19 @@ export interface IdPolicyChoice {
 }
 
 export type Action =
-  | { readonly a: "start"; readonly id: string; readonly prog: Program; readonly policy?: IdPolicyChoice; readonly tag?: Tag }
+  /**
+   * `late`: of the workflow type registered only after the engine opened (`engine.register`).
+   * `watch`: `run.started()` is called before the start, and answered once the ID has a run.
+   */
+  | {
+      readonly a: "start";
+      readonly id: string;
+      readonly prog: Program;
+      readonly policy?: IdPolicyChoice;
+      readonly tag?: Tag;
+      readonly late?: boolean;
+      readonly watch?: boolean;
+    }
   /** A mailbox signal's value is made unique when the call is made (see {@link signalValue}), so each delivery can be traced. */
   | { readonly a: "signal"; readonly id: string; readonly name: MailboxName | "set"; readonly value: number | Flag }
   /** `handle`: sent with `run.startUpdate`, whose handle's `result()` gives the answer. */
@@ -166,6 +198,7 @@ const leafArb: fc.Arbitrary<Instr> = fc.oneof(
   { weight: 4, arbitrary: stepArb },
   { weight: 1, arbitrary: fc.record({ k: fc.constant("sleep" as const), ms: ms([10, 50, 100]) }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant("until" as const), ms: ms([10, 60]) }) },
+  { weight: 1, arbitrary: fc.constant<Instr>({ k: "look" }) },
   {
     weight: 2,
     arbitrary: fc.record(
@@ -183,10 +216,13 @@ const leafArb: fc.Arbitrary<Instr> = fc.oneof(
 );
 
 /** A program of leaf instructions only: what children and spawned workflows run. */
-const leafProgramArb: fc.Arbitrary<Program> = fc.record({
-  body: fc.array(leafArb, { minLength: 0, maxLength: 3 }),
-  catchCancel: fc.boolean(),
-});
+const leafProgramArb: fc.Arbitrary<Program> = fc
+  .record({
+    body: fc.array(leafArb, { minLength: 0, maxLength: 3 }),
+    catchCancel: fc.boolean(),
+    linger: fc.boolean(),
+  })
+  .map(({ linger, ...p }): Program => (linger && p.catchCancel ? { ...p, linger } : p));
 
 /** What a run continues as new with: leaf instructions, attributes and messages. */
 const nextProgramArb: fc.Arbitrary<Program> = fc.record({
@@ -217,8 +253,13 @@ function instrArbitrary(space: ProgramSpace): fc.Arbitrary<Instr> {
           wait: fc.boolean(),
           close: fc.constantFrom<ClosePolicy>("terminate", "request-cancel", "abandon"),
           timeout: fc.option(ms([30, 80]), { nil: undefined, freq: 3 }),
+          exec: fc.boolean(),
         })
-        .map(({ timeout, ...i }): Instr => (timeout === undefined || !i.wait ? i : { ...i, timeout })),
+        .map(({ timeout, exec, ...i }): Instr => {
+          if (!i.wait) return i;
+          if (timeout !== undefined) return { ...i, timeout };
+          return exec ? { ...i, exec } : i;
+        }),
     },
     { weight: space.spawn ? 1 : 0, arbitrary: fc.record({ k: fc.constant("spawn" as const), prog: leafProgramArb }) },
     { weight: 1, arbitrary: attrsArb },
@@ -256,7 +297,15 @@ function callArbitrary(space: ProgramSpace): fc.Arbitrary<ClientCall> {
     {
       weight: 5,
       arbitrary: fc.record(
-        { a: fc.constant("start" as const), id: startIdArb, prog, policy: policyArb, tag: tagArb },
+        {
+          a: fc.constant("start" as const),
+          id: startIdArb,
+          prog,
+          policy: policyArb,
+          tag: tagArb,
+          late: fc.constant(true),
+          watch: fc.constant(true),
+        },
         { requiredKeys: ["a", "id", "prog"] },
       ),
     },
@@ -329,6 +378,7 @@ export function scheduleArbitrary(space: ProgramSpace = FULL_SPACE): fc.Arbitrar
             fc.oneof(
               { weight: 40, arbitrary: actionArbitrary(space).map((a) => [a]) },
               { weight: 1, arbitrary: handOffArb(leafProgramArb) },
+              { weight: 2, arbitrary: replacedParentArb(leafProgramArb) },
             ),
             { minLength: 1, maxLength: 24, size: "max" },
           ),
@@ -355,7 +405,7 @@ export function scheduleText(s: Schedule): string {
 export function actionText(x: Action): string {
   switch (x.a) {
     case "start":
-      return `start ${x.id}${x.policy && Object.keys(x.policy).length > 0 ? ` ${JSON.stringify(x.policy)}` : ""}${x.tag ? ` tag ${x.tag}` : ""} ${programText(x.prog)}`;
+      return `${x.watch === true ? "started() then " : ""}start ${x.late === true ? "(registered late) " : ""}${x.id}${x.policy && Object.keys(x.policy).length > 0 ? ` ${JSON.stringify(x.policy)}` : ""}${x.tag ? ` tag ${x.tag}` : ""} ${programText(x.prog)}`;
     case "sws":
       return `signalWithStart ${x.id} a ${programText(x.prog)}`;
     case "uws":
@@ -386,7 +436,8 @@ export function actionText(x: Action): string {
 export function programText(p: Program): string {
   const body = p.body.map(instrText).join("; ");
   const attrs = p.nextAttrs === undefined ? "" : ` with attributes ${p.nextAttrs === "none" ? "{}" : `{ tag: ${p.nextAttrs} }`}`;
-  return `{ ${body}${p.catchCancel ? " | catches cancel" : ""}${p.next ? ` | then continue as new${attrs} ${programText(p.next)}` : ""} }`;
+  const caught = p.catchCancel ? ` | catches cancel${p.linger === true ? " and waits for b" : ""}` : "";
+  return `{ ${body}${caught}${p.next ? ` | then continue as new${attrs} ${programText(p.next)}` : ""} }`;
 }
 
 function instrText(i: Instr): string {
@@ -405,7 +456,9 @@ function instrText(i: Instr): string {
     case "cond":
       return `condition ${i.flag}${i.timeout ? ` within ${i.timeout}ms` : ""}`;
     case "child":
-      return `${i.wait ? "executeChild" : "startChild"}(${i.close}${i.timeout === undefined ? "" : `, timeout ${i.timeout}ms`}) ${programText(i.prog)}`;
+      return `${i.exec === true ? "executeChild" : i.wait ? "startChild, result" : "startChild"}(${i.close}${i.timeout === undefined ? "" : `, timeout ${i.timeout}ms`}) ${programText(i.prog)}`;
+    case "look":
+      return "look at attributes(), random(), uuid(), journalSize()";
     case "spawn":
       return `step starting workflow ${programText(i.prog)}`;
     case "attrs":
@@ -441,3 +494,5 @@ export const messageEpoch = (id: string, epoch: string, pc: number): string => `
 export const messageValue = (id: string, epoch: string, runId: number, pc: number): string => `${id}.${epoch}.r${runId}.${pc}`;
 /** A program as started: with the epoch that names what it starts. */
 export const stamped = (prog: Program, epoch: string): Program => ({ ...prog, epoch });
+/** The search attributes a client start with `tag` gives the run: the tag, and a list holding it (for `has`). */
+export const startAttributes = (tag: Tag | undefined): Record<string, unknown> => (tag === undefined ? {} : { tag, tags: [tag] });

@@ -82,6 +82,11 @@ export class Sim {
         { retry: RetryPolicy.none() },
       );
       this.obs.push("caught");
+      if (p.linger === true) {
+        // A second cancellation ends the run here, uncaught.
+        const v = await this.ctx.waitFor<number | string>("b");
+        this.obs.push(`b=${v}`);
+      }
       return this.state();
     }
     if (p.next !== undefined) {
@@ -148,13 +153,13 @@ export class Sim {
         const id = childId(this.ctx.workflowId, this.epoch, pc);
         const input: Program = { ...stamped(i.prog, "1"), close: i.close };
         const options = i.timeout === undefined ? { close: i.close } : { close: i.close, timeout: i.timeout };
-        const handle = await this.ctx.startChild<SimResult>("Sim", id, input, options);
+        const handle = i.exec === true ? undefined : await this.ctx.startChild<SimResult>("Sim", id, input, options);
         if (!i.wait) {
           this.obs.push(`c${pc}=started`);
           return;
         }
         try {
-          const r = await handle.result();
+          const r = handle === undefined ? await this.ctx.executeChild<SimResult>("Sim", id, input, options) : await handle.result();
           this.obs.push(`c${pc}=ok:${JSON.stringify(r)}`);
         } catch (e) {
           // This run's own cancellation is not the child's outcome.
@@ -183,6 +188,13 @@ export class Sim {
           { retry: RetryPolicy.exponential(2, "10ms", "80ms") },
         );
         this.obs.push(`${name}=${id}`);
+        return;
+      }
+      case "look": {
+        const tag = this.ctx.attributes()["tag"];
+        const seen = `${this.ctx.random()} ${this.ctx.uuid()} ${this.ctx.journalSize()}`;
+        this.gen.ledger.observe(this.gen, `${this.ctx.workflowId} run ${this.ctx.runId()} at #${pc}`, seen);
+        this.obs.push(`look${pc}=${typeof tag === "string" ? tag : "-"}`);
         return;
       }
       case "attrs":
@@ -304,3 +316,7 @@ export class Sim {
     throw error;
   }
 }
+
+/** The same workflow under another type, which the engine learns only after it opened (`engine.register`). */
+@Workflow("SimLate")
+export class SimLate extends Sim {}

@@ -8,10 +8,10 @@ import { expect, issue, makeCall, type MadeCall } from "./client-calls.js";
 import { checkReader } from "./lineage-checks.js";
 import { Generation, Ledger, type Execution } from "./ledger.js";
 import { Model, type Expectation } from "./model.js";
-import { actionText, TICK, type Action, type ClientCall, type Program, type Schedule } from "./program.js";
+import { actionText, START_TIME, TICK, type Action, type ClientCall, type Program, type Schedule } from "./program.js";
 import { Violation, type Property } from "./properties.js";
 import { Random, SimDisk } from "./sim-disk.js";
-import { errorClass, Sim } from "./sim-workflow.js";
+import { errorClass, Sim, SimLate } from "./sim-workflow.js";
 
 export interface RunOptions {
   /** Check only this property: violations of the others are noted and the schedule goes on. */
@@ -28,7 +28,6 @@ export interface RunReport {
 }
 
 const DIR = "/data";
-const START_TIME = Date.UTC(2030, 0, 1);
 const QUIET_ROUNDS = 3;
 const MAX_ROUNDS = 2000;
 const SETTLE_AFTER_TURNS = 100;
@@ -224,7 +223,14 @@ class Simulation {
       const first = detail?.journal[0];
       if (detail !== undefined && first?.kind === "start") {
         const runId = first.from?.reason === "continue-as-new" ? first.from.runId : detail.runId;
-        this.model.startedAnyway(action.id, made.prog as Program, action.policy, action.tag, runId);
+        this.model.startedAnyway(
+          action.id,
+          made.prog as Program,
+          action.policy,
+          action.tag,
+          runId,
+          action.late === true ? "SimLate" : "Sim",
+        );
       }
     }
     judge(actionText(action), expected, c, (property, detail) => this.violate(property, detail));
@@ -328,6 +334,8 @@ class Simulation {
       .clock(this.clock);
     try {
       this.engine = await Engine.open(config, { workflows: [Sim], container, fileLayer: this.disk.layer });
+      // Runs of a type the engine learns only now wait for it, recovered ones too.
+      this.engine.register(SimLate);
     } catch (e) {
       this.kill(gen);
       throw new Violation(

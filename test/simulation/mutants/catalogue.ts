@@ -177,6 +177,20 @@ export const MUTANTS: readonly Mutant[] = [
     replace: "        if (keptCalls.has(-1 - link.seq)) await this.deps.closeChild(",
   },
   {
+    name: "orphaned-child-left-after-recovery",
+    kind: "a close policy lost to a power loss: recovery leaves running the child of a run a new start replaced",
+    file: "engine/child-runs.ts",
+    search: "      this.closeIfOrphaned(entry);\n",
+    replace: "",
+  },
+  {
+    name: "close-asked-again-on-open",
+    kind: "a close policy applied twice: each opening of the engine asks the child of an ended parent to cancel again",
+    file: "engine/local-runs.ts",
+    search: ": this.cancel(id, reason, context),",
+    replace: ": this.cancel(id, reason),",
+  },
+  {
     name: "lease-checked-after-write",
     kind: "a lease checked after the write: a batch is inserted whether or not the shard's lease still holds",
     file: "storage/postgres/group-insert.ts",

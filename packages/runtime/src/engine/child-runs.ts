@@ -189,16 +189,22 @@ export class ChildRuns {
   /**
    * A running child whose parent run a later run of the parent's ID replaced (a new start, a
    * continue-as-new, a reset that did not keep it): the replaced run's index entry, which listed it,
-   * is gone, and a crash may have cut its close short. The child's own link says the policy.
+   * is gone, and a crash may have cut its close short. Or its parent run ended while the child
+   * started, before journaling it: the parent's entry does not list it. The child's own link says the policy.
    */
   private closeIfOrphaned(child: RunEntry): void {
     const link = child.parent;
     if (link?.close === undefined || link.close === "abandon" || child.finished !== undefined || !this.deps.local(link.id)) return;
     const parent = this.deps.runs.get(link.id);
-    if (parent === undefined || parent.runId <= link.runId) return;
-    // A reset keeps the children started before its step: they report to the new run.
+    if (parent === undefined || parent.runId < link.runId) return;
+    if (parent.runId === link.runId && parent.finished === undefined) return;
+    // A reset keeps the children started before its step: they report to the new run. An ended run
+    // that lists the child closes it itself (see `reconcile`).
     if (parent.children?.get(child.id)?.runId === child.runId) return;
-    const reason = `run ${link.runId} of its parent '${link.id}' was replaced`;
+    const reason =
+      parent.runId === link.runId
+        ? `run ${link.runId} of its parent '${link.id}' ended`
+        : `run ${link.runId} of its parent '${link.id}' was replaced`;
     this.closeLink(child.id, child.runId, link, link.close, reason).catch((e: unknown) => this.appendFailed(e, child.shard));
   }
 
