@@ -107,10 +107,10 @@ export const MUTANTS: readonly Mutant[] = [
   {
     name: "request-cancel-terminates",
     kind: "a close policy misapplied: request-cancel terminates the child",
-    file: "engine/local-runs.ts",
-    search: '        close === "terminate" ? this.terminate(id, reason, context) : this.cancel(id, reason, context),',
+    file: "engine/local-run-parts.ts",
+    search: '        close === "terminate" ? calls.terminate(id, reason, context) : calls.cancel(id, reason, context),',
     replace:
-      '        close === "terminate" || close === "request-cancel" ? this.terminate(id, reason, context) : this.cancel(id, reason, context),',
+      '        close === "terminate" || close === "request-cancel" ? calls.terminate(id, reason, context) : calls.cancel(id, reason, context),',
   },
   {
     name: "id-policy-inverted",
@@ -186,9 +186,9 @@ export const MUTANTS: readonly Mutant[] = [
   {
     name: "close-asked-again-on-open",
     kind: "a close policy applied twice: each opening of the engine asks the child of an ended parent to cancel again",
-    file: "engine/local-runs.ts",
-    search: ": this.cancel(id, reason, context),",
-    replace: ": this.cancel(id, reason),",
+    file: "engine/local-run-parts.ts",
+    search: ": calls.cancel(id, reason, context),",
+    replace: ": calls.cancel(id, reason),",
   },
   {
     name: "lease-checked-after-write",
