@@ -73,9 +73,17 @@ export class RunIndex {
    * of search attributes go to `attributes`, which decodes and applies them now or later; a timer is
    * armed through `RunIndexDeps.armTimer` as it is read.
    *
-   * @throws StorageError when a run's record comes before its start record.
+   * @throws StorageError when a run's record comes before its start record, unless `beforeStart`
+   * takes such a record instead (a later tombstone may drop it; see `RunRecovery`).
    */
-  recoverRun(shard: number, stream: string, body: Uint8Array, superseded: Set<string>, attributes: AttributeSink): void {
+  recoverRun(
+    shard: number,
+    stream: string,
+    body: Uint8Array,
+    superseded: Set<string>,
+    attributes: AttributeSink,
+    beforeStart?: () => void,
+  ): void {
     const run = parseStream(stream);
     if (run === undefined) return;
     // Most records (steps, signals, updates) only count; only those the index keeps are parsed.
@@ -87,14 +95,14 @@ export class RunIndex {
       if (copy.bodies.length <= copy.copied) return;
       // The whole copy is durable: the new run begins.
       this.copying.delete(run.id);
-      for (const b of copy.bodies) this.index(shard, stream, run, b, superseded, attributes);
+      for (const b of copy.bodies) this.index(shard, stream, run, b, superseded, attributes, beforeStart);
       return;
     }
     if (header.kind === "start" && typeof header.copied === "number" && header.copied > 0) {
       this.copying.set(run.id, { shard, stream, copied: header.copied, bodies: [body] });
       return;
     }
-    this.index(shard, stream, run, body, superseded, attributes, kind, header);
+    this.index(shard, stream, run, body, superseded, attributes, beforeStart, kind, header);
   }
 
   /**
@@ -125,6 +133,7 @@ export class RunIndex {
     body: Uint8Array,
     superseded: Set<string>,
     attributes: AttributeSink,
+    beforeStart: (() => void) | undefined,
     kind = readRecordKind(body),
     header: RecordHeader = INDEXED_KINDS.has(kind) ? readRecordHeader(body) : { kind },
   ): void {
@@ -143,6 +152,7 @@ export class RunIndex {
       if (header.parent !== undefined) entry.parent = header.parent as RunEntry["parent"];
       if (typeof header.trace === "string") entry.trace = header.trace;
     } else if (entry === undefined || run.runId !== entry.runId) {
+      if (beforeStart !== undefined) return beforeStart();
       throw new StorageError(`shard ${shard} holds a ${header.kind} record of run ${run.runId} of '${run.id}' before its start record`);
     }
     const position = entry.appended++;

@@ -22,8 +22,8 @@ interface HeldAttributes {
  * What it leaves to the engine once the open's checks passed: decoding search attributes (the codec
  * may be the wrong one, which the checks report first), arming timers, the engine's own streams
  * (read then from the few that are live) and dropping superseded streams. A shard whose records it
- * cannot index the way a scan would (a record before its run's start, a dropped current run with an
- * older run still live) is left to a scan: {@link needsScan}.
+ * cannot index the way a scan would (a record before its run's start that no later tombstone drops,
+ * a dropped current run with an older run still live) is left to a scan: {@link needsScan}.
  */
 export class RunRecovery implements RecoveryVisitor {
   private readonly index = new RunIndex({
@@ -37,6 +37,12 @@ export class RunRecovery implements RecoveryVisitor {
   private readonly system: Set<string>[] = [];
   private readonly held = new Map<RunEntry, HeldAttributes[]>();
   private readonly scans = new Set<number>();
+  /**
+   * Per shard, streams met with a record before their start, ignored until a tombstone drops them.
+   * Compaction rewrites sealed segments only, so a stream dropped in the active segment may have lost
+   * its start there while its later records, dead too, stay in the active segment before the tombstone.
+   */
+  private readonly headless: Set<string>[] = [];
   private readonly sink: AttributeSink = {
     take: (entry, body, position) => {
       let list = this.held.get(entry);
@@ -63,8 +69,11 @@ export class RunRecovery implements RecoveryVisitor {
       (this.system[shard] ??= new Set()).add(stream);
       return;
     }
+    if (this.headless[shard]?.has(stream) === true) return;
     try {
-      this.index.recoverRun(shard, stream, body, this.supersededOf(shard), this.sink);
+      this.index.recoverRun(shard, stream, body, this.supersededOf(shard), this.sink, () =>
+        (this.headless[shard] ??= new Set()).add(stream),
+      );
     } catch {
       // The scan after the checks reads the shard's live records and reports what is wrong.
       this.scans.add(shard);
@@ -73,6 +82,8 @@ export class RunRecovery implements RecoveryVisitor {
 
   dropped(shard: number, stream: string): void {
     if (this.scans.has(shard)) return;
+    // A scan would not see the records before the tombstone, nor fail on them.
+    this.headless[shard]?.delete(stream);
     this.index.forgetCopy(stream);
     if (isSystemStream(stream)) {
       this.system[shard]?.delete(stream);
@@ -104,7 +115,7 @@ export class RunRecovery implements RecoveryVisitor {
 
   /** Whether the shard's runs are to be read by a scan after all; its entries here are to be ignored. */
   needsScan(shard: number): boolean {
-    return this.scans.has(shard);
+    return this.scans.has(shard) || (this.headless[shard]?.size ?? 0) > 0;
   }
 
   /** Streams of runs that a later run of the same ID replaced and that are still live, in the order found. */
@@ -117,6 +128,7 @@ export class RunRecovery implements RecoveryVisitor {
     this.held.clear();
     this.timers = new PendingTimers();
     this.superseded.length = 0;
+    this.headless.length = 0;
     this.system.length = 0;
   }
 
@@ -133,14 +145,14 @@ export class RunRecovery implements RecoveryVisitor {
       const entry = entries[i]!;
       const seq = seqs[i]!;
       const runId = runIds[i]!;
-      if (entry.runId === runId && entry.hasTimer(seq) && !this.scans.has(entry.shard)) fn(untils[i]!, entry, seq, runId);
+      if (entry.runId === runId && entry.hasTimer(seq) && !this.needsScan(entry.shard)) fn(untils[i]!, entry, seq, runId);
     }
   }
 
   /** Calls `fn` with each held attributes record of a run still indexed, each run's in log order. */
   eachAttributes(fn: (entry: RunEntry, body: Uint8Array, position: number) => void): void {
     for (const [entry, list] of this.held) {
-      if (this.scans.has(entry.shard) || this.index.runs.get(entry.id) !== entry) continue;
+      if (this.needsScan(entry.shard) || this.index.runs.get(entry.id) !== entry) continue;
       for (const { body, position } of list) fn(entry, body, position);
     }
   }

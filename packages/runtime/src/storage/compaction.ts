@@ -23,14 +23,15 @@ interface Kept {
  * can go because by the time segment k is rewritten, every older segment has been rewritten in
  * this same pass without the entries those tombstones drop; tombstones in the active segment stay.
  * A live entry dropped while its segment is being copied stays in the copy, still covered by its
- * tombstone, which is newer and so in the active segment.
+ * tombstone, which is newer and so in the active segment. So the pass takes only the segments sealed
+ * when it begins: the active segment may be sealed while the pass waits on a sync, and its
+ * tombstones, written after older segments were copied, must outlive the entries they drop there.
  */
 export async function compactShard(shard: Shard): Promise<number> {
   const { layer } = shard;
   const view = new FrameView();
   let freed = 0;
-  for (const seg of shard.list()) {
-    if (!seg.sealed) continue;
+  for (const seg of shard.list().filter((s) => s.sealed)) {
     const out = Buffer.allocUnsafe(seg.end);
     let outLen = 0;
     let changed = false;

@@ -258,6 +258,30 @@ describe("one-pass open of a local data directory", function () {
     );
     expect(refused, "opens refused out of the cases").to.be.below(cases);
   });
+
+  it("needs no scan when compaction left the tail of a retired run before its tombstone", async () => {
+    const root = tempDir("one-pass-retired");
+    try {
+      const dir = join(root, "data");
+      const chain = (steps: number): Command => ({ op: "start", id: 0, plan: { steps, sleeps: [], attributes: false, more: 2 } });
+      // Nine runs of run-0 fill the first segment of its shard but for the last run's final record,
+      // which opens the second. Retention then drops the last run: compaction removes the first
+      // segment, start record and all, while the tail and its tombstone stay in the active segment.
+      const now = await write(dir, [chain(5), chain(6), chain(5), { op: "advance", ms: 3_374_093 }, { op: "advance", ms: 3_825_907 }]);
+      const shard = join(dir, "shard-0001");
+      expect(readdirSync(shard).filter((n) => n.endsWith(".log"))).to.deep.equal(["000000000002.log"]);
+      damage(dir, { kind: "clean" });
+      const recovery = new RunRecovery();
+      await (await openLocalLog({ dir, readOnly: true, visitor: recovery })).close();
+      expect([0, 1].map((s) => recovery.needsScan(s))).to.deep.equal([false, false]);
+      cpSync(dir, join(root, "two"), { recursive: true });
+      const one = await openAndDescribe(dir, now, false, "one-pass");
+      expect(one).to.deep.equal(await openAndDescribe(join(root, "two"), now, false, "two-pass"));
+      expect(one).to.have.property("index").that.deep.equals([]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("one-pass open of an encrypted data directory", () => {
@@ -371,5 +395,36 @@ describe("one-pass open of journals an engine does not write", () => {
     });
     expect(dropped[0]).to.deep.equal(dropped[1]);
     expect(dropped[1]).to.have.length(1).and.nested.property("[0].id", "z");
+  });
+
+  it("leaves to a scan only the shards where a record before its run's start stays live", async () => {
+    const root = tempDir("one-pass-headless");
+    try {
+      const dir = join(root, "data");
+      const log = await openLocalLog({ dir, shards: 2 });
+      // Shard 0: the dead tail of a stream whose start compaction took; shard 1: the same, never dropped.
+      for (const [shard, id] of [
+        [0, "y"],
+        [1, "w"],
+      ] as const)
+        await log.appendAll(shard, [record(`${id}#2`, timer(1), 1), record(`${id}#2`, timer(2), 2), record(`z${shard}#1`, start(1), 0)]);
+      await log.drop(0, ["y#2"]);
+      await log.append(0, record("y#3", start(3), 0));
+      await log.close();
+      const recovery = new RunRecovery();
+      await (await openLocalLog({ dir, readOnly: true, visitor: recovery })).close();
+      expect([0, 1].map((shard) => recovery.needsScan(shard))).to.deep.equal([false, true]);
+      expect(
+        [...recovery.runs.values()]
+          .filter((e) => e.shard === 0)
+          .map((e) => [e.id, e.runId])
+          .sort(),
+      ).to.deep.equal([
+        ["y", 3],
+        ["z0", 1],
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
