@@ -150,3 +150,41 @@ export function replacedParentArb(next: fc.Arbitrary<Program>): fc.Arbitrary<Act
       ];
     });
 }
+
+/**
+ * A parent reset to its first step after the children started behind it: a client starts a parent
+ * whose code runs a step, starts two children (on whichever shards their IDs fall), runs another
+ * step and waits; maybe a power loss is armed a few file operations ahead; a client resets the
+ * parent to its first step, which discards the children, so their close policy applies to them.
+ */
+export function resetParentArb(): fc.Arbitrary<Action[]> {
+  return fc
+    .record({
+      id: idArb,
+      close: fc.constantFrom<ClosePolicy>("terminate", "request-cancel"),
+      linger: fc.boolean(),
+      crash: fc.boolean(),
+      afterOps: fc.integer({ min: 2, max: 20 }),
+      restart: fc.boolean(),
+    })
+    .map(({ id, close, linger, crash, afterOps, restart }): Action[] => {
+      const child: Program = { body: [{ k: "wait", name: "a" }], catchCancel: linger, ...(linger ? { linger } : {}) };
+      const step: Instr = { k: "step", b: "ok", fails: 1, tries: 1, backoff: 10 };
+      const parent: Program = {
+        body: [
+          step,
+          { k: "child", prog: child, wait: false, close },
+          { k: "child", prog: child, wait: false, close },
+          step,
+          { k: "wait", name: "b" },
+        ],
+        catchCancel: false,
+      };
+      return [
+        { a: "start", id, prog: parent, policy: { running: "terminate-existing" } },
+        ...(crash ? [{ a: "crash" as const, afterOps }] : []),
+        { a: "reset", id, step: 0 },
+        ...(restart ? [{ a: "restart" as const }] : []),
+      ];
+    });
+}

@@ -1,5 +1,15 @@
 import fc from "fast-check";
-import { attrsArb, burstArb, featureCallArbs, handOffArb, nextAttrsArb, replacedParentArb, sendArb, tagArb } from "./program-features.js";
+import {
+  attrsArb,
+  burstArb,
+  featureCallArbs,
+  handOffArb,
+  nextAttrsArb,
+  replacedParentArb,
+  resetParentArb,
+  sendArb,
+  tagArb,
+} from "./program-features.js";
 
 /**
  * What a generated workflow does. One generic workflow class interprets it (`sim-workflow.ts`), and
@@ -377,8 +387,9 @@ export function scheduleArbitrary(space: ProgramSpace = FULL_SPACE): fc.Arbitrar
           fc.array(
             fc.oneof(
               { weight: 40, arbitrary: actionArbitrary(space).map((a) => [a]) },
-              { weight: 1, arbitrary: handOffArb(leafProgramArb) },
+              { weight: 2, arbitrary: handOffArb(leafProgramArb) },
               { weight: 2, arbitrary: replacedParentArb(leafProgramArb) },
+              { weight: 1, arbitrary: resetParentArb() },
             ),
             { minLength: 1, maxLength: 24, size: "max" },
           ),
