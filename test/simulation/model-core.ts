@@ -204,6 +204,8 @@ export abstract class ModelCore {
   protected proceed(run: ModelRun): void {
     // A message the run's own code sends (to itself, or to a run that answers back) lands while it runs: it goes on from where it is.
     if (this.running.has(run)) return;
+    // A run that continued as new is no longer its ID's run: a call that woke it must not run its end again.
+    if (this.runs.get(run.id) !== run) return;
     this.running.add(run);
     try {
       while (run.status === "running" && run.determined && run.block.on === "none") {

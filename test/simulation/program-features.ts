@@ -188,3 +188,31 @@ export function resetParentArb(): fc.Arbitrary<Action[]> {
       ];
     });
 }
+
+/**
+ * An update asked again with its ID after the run that applied it continued as new: a client starts
+ * a run that waits for a signal and then continues as new, sends it an update with an ID, signals
+ * it on, maybe restarts the engine, and sends the same update again, which must be answered from
+ * the first without being applied again by the next run.
+ */
+export function updateAgainArb(): fc.Arbitrary<Action[]> {
+  return fc
+    .record({
+      id: idArb,
+      uid: fc.constantFrom("u1", "u2"),
+      step: fc.boolean(),
+      restart: fc.boolean(),
+    })
+    .map(({ id, uid, step, restart }): Action[] => {
+      const next: Program = { body: [{ k: "wait", name: "a" }], catchCancel: false };
+      const prog: Program = { body: [{ k: "wait", name: "a" }], catchCancel: false, next };
+      const update: Action = { a: "update", id, n: 1, step, uid };
+      return [
+        { a: "start", id, prog, policy: { running: "terminate-existing" } },
+        update,
+        { a: "signal", id, name: "a", value: 1 },
+        ...(restart ? [{ a: "restart" as const }] : []),
+        update,
+      ];
+    });
+}

@@ -7,6 +7,7 @@ import {
   nextAttrsArb,
   replacedParentArb,
   resetParentArb,
+  updateAgainArb,
   sendArb,
   tagArb,
 } from "./program-features.js";
@@ -390,6 +391,7 @@ export function scheduleArbitrary(space: ProgramSpace = FULL_SPACE): fc.Arbitrar
               { weight: 2, arbitrary: handOffArb(leafProgramArb) },
               { weight: 2, arbitrary: replacedParentArb(leafProgramArb) },
               { weight: 1, arbitrary: resetParentArb() },
+              { weight: 1, arbitrary: updateAgainArb() },
             ),
             { minLength: 1, maxLength: 24, size: "max" },
           ),
