@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
-import { replay, scanSeed, shrink } from "../explore.js";
+import { singleSimulation } from "../explore.js";
 import { Violation, type Property } from "../properties.js";
+import * as scanner from "../seed-scanner.js";
 import { runtimeLocation, type ProbeReport } from "./report.js";
 
 interface ProbeArgs {
@@ -41,7 +42,7 @@ async function probe(args: ProbeArgs): Promise<ProbeReport> {
   const began = Date.now();
   for (let i = 0; i < args.seeds; i++) {
     const seed = args.first + i;
-    const outcome = await scanSeed(seed);
+    const outcome = await scanner.scanSeed(singleSimulation(), seed);
     const found: Array<{ property: Property | "crash"; message: string }> = outcome.violations.map((v) => ({
       property: v.property,
       message: v.message,
@@ -71,9 +72,9 @@ async function probe(args: ProbeArgs): Promise<ProbeReport> {
 
 /** Shrinks the counterexample, then replays it the way its reproduction line says. */
 async function shrinkAndReplay(seed: number, property: Property, ms: number): Promise<NonNullable<ProbeReport["caught"]>["shrunk"]> {
-  const shrunk = await shrink(seed, property, ms);
+  const shrunk = await scanner.shrink(singleSimulation(), seed, property, ms);
   if (shrunk === undefined) return undefined;
-  const again = await replay(seed, shrunk.path, property);
+  const again = await scanner.replay(singleSimulation(), seed, shrunk.path, property);
   const replayed =
     again.error instanceof Violation && again.error.property === property
       ? again.error.message
@@ -81,7 +82,7 @@ async function shrinkAndReplay(seed: number, property: Property, ms: number): Pr
   return {
     path: shrunk.path,
     shrinks: shrunk.shrinks,
-    actions: shrunk.schedule.actions.length,
+    actions: shrunk.input.actions.length,
     violation: shrunk.violation,
     replayed,
   };
