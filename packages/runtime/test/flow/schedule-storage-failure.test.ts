@@ -43,29 +43,13 @@ describe("a schedule on a disk whose sync fails", () => {
   it("stops the engine when deleting a schedule fails to sync: later starts reject with the StorageError", async () => {
     const disk = new MemoryFileLayer();
     disk.mkdirDurable("/data");
-    // The sync that fails is that of a log segment (the one the drop of the schedule's streams writes to).
-    const paths = new Map<number, string>();
-    const open = disk.open.bind(disk);
-    disk.open = (file, mode, perm, dsync) => {
-      const fd = open(file, mode, perm, dsync);
-      paths.set(fd, file);
-      return fd;
-    };
-    let failSegmentSync = false;
-    const sync = disk.sync.bind(disk);
-    disk.sync = (fd) => {
-      if (failSegmentSync && /\d{12}\.log$/.test(paths.get(fd) ?? "")) {
-        failSegmentSync = false;
-        disk.failNextSync = true;
-      }
-      sync(fd);
-    };
     const clock = new VirtualClock(Date.UTC(2030, 0, 1));
     const engine = await Engine.open(Config.local("/data").shards(4).clock(clock), { workflows: [Job], fileLayer: disk });
     try {
       const schedule = await engine.schedule("s1", { workflow: Job, every: "1d" });
       await engine.idle();
-      failSegmentSync = true;
+      // The sync that fails is that of a log segment (the one the drop of the schedule's streams writes to).
+      disk.failNextSyncOf = (file) => /\d{12}\.log$/.test(file);
       const deleted = await schedule.delete().then(
         () => "acknowledged",
         (e: unknown) => e,
@@ -88,23 +72,6 @@ describe("a schedule on a disk whose sync fails", () => {
     const disk = new MemoryFileLayer();
     disk.mkdirDurable("/data");
     const shards = 4;
-    // The sync that fails is that of the shard of the run to terminate, so the new run's shard still writes.
-    const paths = new Map<number, string>();
-    const open = disk.open.bind(disk);
-    disk.open = (file, mode, perm, dsync) => {
-      const fd = open(file, mode, perm, dsync);
-      paths.set(fd, file);
-      return fd;
-    };
-    let failShard: number | undefined;
-    const sync = disk.sync.bind(disk);
-    disk.sync = (fd) => {
-      if (failShard !== undefined && (paths.get(fd) ?? "").includes(`/shard-${String(failShard).padStart(4, "0")}/`)) {
-        failShard = undefined;
-        disk.failNextSync = true;
-      }
-      sync(fd);
-    };
     const clock = new VirtualClock(Date.UTC(2030, 0, 1));
     const engine = await Engine.open(Config.local("/data").shards(shards).clock(clock), { workflows: [Job], fileLayer: disk });
     let image: MemoryFileLayer;
@@ -117,7 +84,8 @@ describe("a schedule on a disk whose sync fails", () => {
       const firstShard = shardOf(first as string, shards);
       // A trigger at an instant whose run lands on another shard than the run it must end.
       while (shardOf(scheduleRunId("s", clock.now()), shards) === firstShard) await clock.advance(1);
-      failShard = firstShard;
+      // The sync that fails is that of the shard of the run to terminate, so the new run's shard still writes.
+      disk.failNextSyncOf = (file) => file.includes(`/shard-${String(firstShard).padStart(4, "0")}/`);
       const outcome = await schedule.trigger().then(
         () => "acknowledged",
         (e: unknown) => e,

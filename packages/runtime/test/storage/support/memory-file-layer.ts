@@ -110,6 +110,8 @@ export class MemoryFileLayer implements FileLayer {
   onOp: ((count: number) => void) | undefined;
   /** Fail the next sync of any kind with EIO. */
   failNextSync = false;
+  /** Fail with EIO the next sync of a file it picks (then it is cleared): a fault on one shard's disk. */
+  failNextSyncOf: ((file: string) => boolean) | undefined;
   /** Fail the next write with ENOSPC. */
   failNextWrite = false;
   /** Fail the next rename with EIO. */
@@ -245,6 +247,10 @@ export class MemoryFileLayer implements FileLayer {
     const h = this.handle(fd);
     this.tick();
     if (this.failed) this.syncsAfterFailure += 1;
+    if (this.failNextSyncOf?.(h.file) === true) {
+      this.failNextSyncOf = undefined;
+      this.failNextSync = true;
+    }
     if (this.failNextSync) {
       this.failNextSync = false;
       this.failed = true;
