@@ -307,7 +307,8 @@ export class ScheduleRuntime extends ScheduleState {
       } catch (e) {
         // A run that ended (or cannot go on) meanwhile needs no ending; any other failure, a storage
         // error above all, may leave it running, and a new run beside it would break the policy.
-        if (!(e instanceof NotFoundError) && !(e instanceof RejectedError && !(e instanceof ShutDownError))) throw e;
+        const ended = (e instanceof NotFoundError || e instanceof RejectedError) && !(e instanceof ShutDownError);
+        if (!ended) throw e;
       }
       this.active.delete(id);
     }
