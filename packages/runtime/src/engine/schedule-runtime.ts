@@ -67,10 +67,11 @@ export class ScheduleRuntime extends ScheduleState {
   /** Starts the schedule's work after it was created or recovered: its timer, backfills and catch-up. */
   open(): void {
     const recovered = this.recurrence.next(this.cursor);
-    // The instants missed so far were due before a pause asked for while the recovery below reads
-    // runs' statuses: they are dealt with as of now, whatever the pause says by then.
+    // The instants missed while down were due before any pause that came later: one asked for while
+    // the recovery below reads runs' statuses, or one an earlier engine recorded and then stopped
+    // before it caught up. They are dealt with as of now, or as of that earlier pause.
     const openedAt = this.deps.clock.now();
-    const pausedAtOpen = this.paused;
+    const catchUpTo = this.paused ? this.pausedAt : openedAt;
     const ready = this.serial(async () => {
       await this.pruneActive();
       await this.adoptUnrecorded(recovered);
@@ -86,7 +87,7 @@ export class ScheduleRuntime extends ScheduleState {
       .catch(() => undefined)
       .then(() => {
         if (this.closed || this.deleted) return;
-        if (!pausedAtOpen) this.due(false, openedAt);
+        if (catchUpTo !== undefined) this.due(false, catchUpTo);
         this.arm();
       });
     this.detach(caughtUp);
@@ -280,7 +281,8 @@ export class ScheduleRuntime extends ScheduleState {
    * beside it.
    */
   private async adoptUnrecorded(t: number | undefined): Promise<void> {
-    if (t === undefined || this.paused || t > this.deps.clock.now() || this.covered.has(t)) return;
+    // Whatever the pause and this process's clock say now: the run exists, so an engine started it.
+    if (t === undefined || this.covered.has(t)) return;
     if ((await this.deps.runs.status(scheduleRunId(this.name, t))) === undefined) return;
     await this.tick(t, "started", "live");
   }

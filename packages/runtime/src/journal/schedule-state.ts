@@ -77,6 +77,8 @@ export class ScheduleState {
   settings: ScheduleSettings;
   protected recurrence: Recurrence;
   protected paused = false;
+  /** When the pause in force was recorded (see `ScheduleStateRecord.pausedAt`). */
+  protected pausedAt: number | undefined;
   protected cursor = 0;
   protected started = 0;
   /** Runs a backfill page started whose page is not recorded yet: started, but not in `started`. */
@@ -118,6 +120,7 @@ export class ScheduleState {
         return;
       case "schedule-pause":
         this.paused = record.paused;
+        this.pausedAt = record.paused ? record.at : undefined;
         if (!record.paused) this.cursor = Math.max(this.cursor, record.at);
         return;
       case "schedule-backfill":
@@ -177,6 +180,7 @@ export class ScheduleState {
       at,
       ...stateSpec(this.settings),
       paused: this.paused,
+      ...(this.paused && this.pausedAt !== undefined ? { pausedAt: this.pausedAt } : {}),
       cursor: this.cursor,
       started: this.started,
       skipped: this.skipped,
@@ -224,6 +228,7 @@ export class ScheduleState {
     this.settings = settingsOf(s);
     this.recurrence = recurrenceOf(this.settings);
     this.paused = s.paused;
+    this.pausedAt = s.paused ? s.pausedAt : undefined;
     this.cursor = s.cursor;
     this.started = s.started;
     this.skipped = s.skipped;

@@ -23,6 +23,11 @@ export interface ScheduleStateRecord {
   readonly catchUp: string;
   readonly input: unknown;
   readonly paused: boolean;
+  /**
+   * When the pause in force was recorded; absent when not paused or paused at creation. Instants
+   * due before it that an engine missed while down are still caught up.
+   */
+  readonly pausedAt?: number;
   /** The latest instant the live ticker has dealt with. */
   readonly cursor: number;
   readonly started: number;

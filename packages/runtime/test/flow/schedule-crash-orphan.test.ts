@@ -130,3 +130,33 @@ describe("a schedule paused right after its engine recovered from a crash betwee
     }
   });
 });
+
+describe("a schedule paused between starting a run and recording it, then crashed", () => {
+  it("counts the run as its own when it opens paused", async () => {
+    let engine = await TestEngine.create({ workflows: [Hold], startTime: T0, seed: 1 });
+    await engine.schedule("s", { workflow: Hold, every: "1h", overlap: "allow-all" });
+    let crashed: Promise<TestEngine> | undefined;
+    const first = engine;
+    // The pause is appended before the crash and the run's start record after it: crash pattern 1
+    // keeps the pause's batch, so the engine opens paused with the run unrecorded.
+    onFirstRun = () => {
+      void first
+        .getSchedule("s")
+        .pause()
+        .catch(() => undefined);
+      crashed = first.crash(1);
+    };
+    await engine.clock.advance("1h");
+    expect(crashed, "the first instant's run began").to.not.equal(undefined);
+    engine = await (crashed as Promise<TestEngine>);
+    try {
+      await engine.idle();
+      const d = await engine.getSchedule("s").describe();
+      expect(d.paused, "the pause survived").to.equal(true);
+      expect((await engine.status(`s@${T0 + HOUR}`))?.status, "the run survived").to.equal("suspended");
+      expect([d.started, d.recentRuns], "the schedule counts its run").to.deep.equal([1, [`s@${T0 + HOUR}`]]);
+    } finally {
+      await engine.shutdown();
+    }
+  });
+});

@@ -70,3 +70,38 @@ describe("a schedule's instants missed while the engine was down", () => {
     expect(await afterDowntime("none", 1)).to.deep.equal([T0 + HOUR]);
   });
 });
+
+describe("a schedule paused by an engine that stopped before it caught up", () => {
+  it("starts, on the next open, the instants missed while down that were due before the pause", async () => {
+    const dir = tempDir("schedule-downtime-pause");
+    const clock = new VirtualClock(T0);
+    const config = Config.local(dir).shards(2).clock(clock);
+    try {
+      const first = await Engine.open(config, { workflows: [Report] });
+      await first.schedule("hourly", { workflow: Report, every: "1h", catchUp: "all" });
+      await clock.advance("1h");
+      await eventually("the first instant's run", async () => (await first.list(10)).length === 1);
+      await first.shutdown();
+      await clock.advance(3 * HOUR);
+      // The pause is durable; the catch-up this engine would have begun after its recovery is not.
+      const second = await Engine.open(config, { workflows: [Report] });
+      const pausing = second.getSchedule("hourly").pause();
+      await second.shutdown();
+      await pausing;
+      await clock.advance(2 * HOUR);
+      const engine = await Engine.open(config, { workflows: [Report] });
+      const schedule = engine.getSchedule("hourly");
+      await eventually(
+        "the caught-up runs",
+        async () => (await schedule.describe()).backfills.length === 0 && (await engine.list(100)).length >= 4,
+      );
+      const instants = (await engine.list(100)).map((r) => Number(r.id.slice("hourly@".length))).sort((a, b) => a - b);
+      expect(instants, "instants due before the pause, none after").to.deep.equal([1, 2, 3, 4].map((h) => T0 + h * HOUR));
+      const d = await schedule.describe();
+      expect([d.paused, d.started, d.skipped]).to.deep.equal([true, 4, 0]);
+      await engine.shutdown();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
