@@ -5,6 +5,7 @@
  * and its pause: each must have started once (a run of ID `<name>@<instant>` with one run), none
  * twice, and the schedule's own count must agree. Instants closer to either end than the clocks'
  * skews and an interval, or between a call and its acknowledgement, are not required, only allowed.
+ * Instants due before the pause that no holder started yet are caught up by a later one.
  */
 import type * as Ids from "../../../packages/runtime/src/core/ids.js";
 import { sleep } from "./cluster-processes.js";
@@ -24,11 +25,18 @@ type ScheduleAction = Extract<ClusterAction, { a: "schedule" }>;
 interface Described {
   readonly started: number;
   readonly skipped: number;
+  readonly backfills: readonly unknown[];
   readonly lastError?: string;
 }
 
 /** How long after a pause the checks wait for starts already under way to land. */
 const LAND_MS = 1_000;
+
+/**
+ * How many leases the checks wait at most for the account to settle: a pause's writer killed before
+ * it caught up leaves the catch-up to the next holder, after its lease runs out and it recovers.
+ */
+const SETTLE_LEASES = 6;
 
 export class Schedules {
   constructor(private readonly run: ScheduleRun) {}
@@ -85,37 +93,59 @@ export class Schedules {
 
   /**
    * Instants from the creation's acknowledgement to the pause's request must have started; from the
-   * creation's request to the pause's acknowledgement they may have.
+   * creation's request to the pause's acknowledgement they may have. Instants missed while the
+   * schedule's shard had no live holder are caught up by its next holder, which may take over after
+   * the pause: the checks wait for that (bounded by a few leases) before they judge.
    */
   private async check(a: ScheduleAction, at: { creating: number; created: number; pausing: number; paused: number }): Promise<void> {
+    const deadline = Date.now() + SETTLE_LEASES * this.run.schedule.leaseMs;
+    for (;;) {
+      const seen = await this.observe(a, at);
+      if (seen === undefined) return;
+      const settled = seen.missing.length === 0 && seen.described.backfills.length === 0 && seen.described.started === seen.started.length;
+      if (!settled && Date.now() < deadline) {
+        await sleep(RETRY_GAP_MS);
+        continue;
+      }
+      const { started, missing, twice, described } = seen;
+      for (const [instant, runId] of twice)
+        this.run.violate("schedules", `instant ${instant} of ${a.name} started ${runId} runs of ${a.name}@${instant}`);
+      if (missing.length > 0)
+        this.run.violate("schedules", `${a.name} never started the instants ${missing.join(", ")} (every ${a.everyMs} ms)`);
+      this.run.covered.instants += started.length;
+      this.run.note(
+        `  schedule ${a.name}: ${started.length} instants started from ${started[0] ?? "-"} to ${started.at(-1) ?? "-"}; it counts ${described.started} started, ${described.skipped} skipped`,
+      );
+      if (described.started !== started.length || described.skipped !== 0)
+        this.run.violate(
+          "schedules",
+          `${a.name} counts ${described.started} started and ${described.skipped} skipped; ${started.length} instants have runs`,
+        );
+      return;
+    }
+  }
+
+  /** The instants that have runs, those required that have none, those started twice, and the schedule's own account. */
+  private async observe(
+    a: ScheduleAction,
+    at: { creating: number; created: number; pausing: number; paused: number },
+  ): Promise<{ started: number[]; missing: number[]; twice: [number, number][]; described: Described } | undefined> {
     const { created, pausing } = at;
-    const { schedule } = this.run;
-    const slack = Math.max(0, ...schedule.skews.map(Math.abs)) + a.everyMs + 300;
+    const slack = Math.max(0, ...this.run.schedule.skews.map(Math.abs)) + a.everyMs + 300;
     const first = Math.ceil((at.creating - slack) / a.everyMs) * a.everyMs;
     const started: number[] = [];
     const missing: number[] = [];
+    const twice: [number, number][] = [];
     for (let instant = first; instant <= at.paused + slack; instant += a.everyMs) {
-      const id = `${a.name}@${instant}`;
-      const runId = await this.ask<number | null>({ op: "runId", id });
-      if (runId === undefined) return;
+      const runId = await this.ask<number | null>({ op: "runId", id: `${a.name}@${instant}` });
+      if (runId === undefined) return undefined;
       if (runId !== null) started.push(instant);
-      if (runId !== null && runId !== 1) this.run.violate("schedules", `instant ${instant} of ${a.name} started ${runId} runs of ${id}`);
+      if (runId !== null && runId !== 1) twice.push([instant, runId]);
       const required = instant >= created + slack && instant <= pausing - slack;
       if (required && runId === null) missing.push(instant);
     }
-    if (missing.length > 0)
-      this.run.violate("schedules", `${a.name} never started the instants ${missing.join(", ")} (every ${a.everyMs} ms)`);
-    this.run.covered.instants += started.length;
     const described = await this.ask<Described>({ op: "scheduleDescribe", name: a.name });
-    if (described === undefined) return;
-    this.run.note(
-      `  schedule ${a.name}: ${started.length} instants started from ${started[0] ?? "-"} to ${started.at(-1) ?? "-"}; it counts ${described.started} started, ${described.skipped} skipped`,
-    );
-    if (described.started !== started.length || described.skipped !== 0)
-      this.run.violate(
-        "schedules",
-        `${a.name} counts ${described.started} started and ${described.skipped} skipped; ${started.length} instants have runs`,
-      );
+    return described === undefined ? undefined : { started, missing, twice, described };
   }
 
   /** A question any live process answers; undefined (and a liveness violation) when none does in time. */
