@@ -17,7 +17,7 @@ const USAGE = `usage: npm run sim -- [--flows | --cluster] [--seeds N] [--seed S
   --save FILE        with --path and --only: write the schedule to FILE, a regression every test run replays
                      (test/simulation/regressions/NAME.json; with --flows, regressions/flows/NAME.json)
   --shrink-seconds T time to shrink the first counterexample of each property (default 30; 0: none)
-  --no-spawn         programs without steps that start workflows (whose known bug hides others)
+  --no-spawn         programs without steps that start workflows (to tell whether a failure needs one)
   --cluster          the cluster simulation instead: engine processes on one PostgreSQL (--cluster --help)`;
 
 interface Args {
