@@ -1,7 +1,7 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
 import { NotFoundError, RejectedError, ShutDownError, StorageError } from "../core/errors.js";
-import { recurrenceOf } from "../journal/recurrence.js";
-import { recurrenceOfSpec, recurrenceSpec, sameRecurrence } from "../journal/schedule-coverage.js";
+import { recurrenceOf, type Recurrence } from "../journal/recurrence.js";
+import { recurrenceOfSpec, recurrenceSpec, sameRecurrence, type RecurrenceSpec } from "../journal/schedule-coverage.js";
 import { ScheduleState, sameSettings, scheduleRunId, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
 import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
 import { retryDelay, startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
@@ -332,11 +332,14 @@ export class ScheduleRuntime extends ScheduleState {
     const first = this.backfills.get(id);
     if (first === undefined || first.running) return;
     first.running = true;
+    // A backfill under an earlier spec parses it once, not on every page (a cron spec is costly to parse).
+    let earlier: { readonly spec: RecurrenceSpec; readonly recurrence: Recurrence } | undefined;
     try {
       for (;;) {
         const b = this.backfills.get(id);
         if (b === undefined || this.closed || this.deleted) return;
-        const recurrence = b.spec === undefined ? this.recurrence : recurrenceOfSpec(b.spec);
+        if (b.spec !== undefined && earlier?.spec !== b.spec) earlier = { spec: b.spec, recurrence: recurrenceOfSpec(b.spec) };
+        const recurrence = b.spec === undefined ? this.recurrence : earlier!.recurrence;
         const from = b.next;
         const page: number[] = [];
         let through = b.to;
