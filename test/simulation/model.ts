@@ -1,7 +1,7 @@
 import type { AddArg } from "./sim-workflow.js";
 import { ModelCore } from "./model-core.js";
-import { ANY, error, freshRun, messageTargets, OK, type Expectation, type WorkflowType } from "./model-run.js";
-import { startAttributes, type IdPolicyChoice, type Program, type Tag } from "./program.js";
+import { ANY, error, freshRun, messageTargets, OK, type Expectation, type ModelRun, type WorkflowType } from "./model-run.js";
+import { startAttributes, type ClientCall, type IdPolicyChoice, type Program, type Tag } from "./program.js";
 
 export type { Expectation, ModelRun, ModelStatus } from "./model-run.js";
 
@@ -78,9 +78,7 @@ export class Model extends ModelCore {
     const cur = this.target(id);
     if (cur === "unknown") return ANY;
     if (cur === undefined) return error("NotFoundError");
-    // The new run starts again the children its code starts after the step, under the same IDs, whatever
-    // their policy: also when the model no longer follows the parent (an abandoned child it started still counts).
-    for (const child of cur.children.keys()) this.loseRun(child, `its parent ${id} was reset`);
+    this.childrenStartedAgain(cur);
     if (!cur.determined) return ANY;
     const m = /^s(\d+)$/.exec(name);
     if (m === null) {
@@ -98,6 +96,15 @@ export class Model extends ModelCore {
     cur.status = "running";
     this.lose(cur, "it was reset");
     return OK;
+  }
+
+  /**
+   * The new run of a reset starts again the children its code starts after the step, under the same
+   * IDs, whatever their policy: also when the model no longer follows the parent (an abandoned child
+   * it started still counts), and when the reset itself may not have happened.
+   */
+  private childrenStartedAgain(cur: ModelRun): void {
+    for (const child of cur.children.keys()) this.loseRun(child, `its parent ${cur.id} was reset`);
   }
 
   /**
@@ -185,6 +192,17 @@ export class Model extends ModelCore {
     if (cur.status !== "running") return error("RejectedError");
     this.finish(cur, "terminated", undefined, "TerminatedError");
     return OK;
+  }
+
+  /**
+   * A client call that raced others in one instant, or whose outcome never came back before its
+   * engine died: it may or may not have happened.
+   */
+  doubtCall(call: ClientCall, what: string, prog: Program | undefined): void {
+    if (call.a === "query") return;
+    const cur = this.runs.get(call.id);
+    if (call.a === "reset" && cur !== undefined) this.childrenStartedAgain(cur);
+    this.doubt(call.id, what, prog);
   }
 
   /** A call whose outcome never came back before its engine died: it may or may not have happened. */

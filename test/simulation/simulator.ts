@@ -156,7 +156,7 @@ class Simulation {
     const engine = this.engine as Engine;
     const gen = this.gen as Generation;
     const made = calls.map((action, sub) => makeCall(action, this.step, sub, this.epochs));
-    for (const c of made) if (c.action.a !== "query") this.model.doubt(c.action.id, `${actionText(c.action)} raced other calls`, c.prog);
+    for (const c of made) this.model.doubtCall(c.action, `${actionText(c.action)} raced other calls`, c.prog);
     const stepping = this.model.stepping();
     let ticked: Promise<void> = Promise.resolve();
     if (tick) {
@@ -202,7 +202,7 @@ class Simulation {
     await this.drain();
     if (!c.settled || !c.settledAlive || (c.error instanceof StorageError && this.syncFailed())) {
       if (!gen.alive || this.syncFailed()) {
-        if (action.a !== "query") this.model.doubt(action.id, actionText(action), made.prog);
+        this.model.doubtCall(action, actionText(action), made.prog);
         this.trace.push(`  in doubt`);
         return;
       }
