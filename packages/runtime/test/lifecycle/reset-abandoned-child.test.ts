@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { expect } from "chai";
-import { RejectedError } from "../../src/core/errors.js";
+import { AlreadyExistsError, RejectedError } from "../../src/core/errors.js";
 import { TestEngine } from "../../src/testing/test-engine.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
@@ -21,6 +21,32 @@ class StepThenAbandon {
     await this.ctx.step("a", async () => 1);
     const child = await this.ctx.startChild(QuickChild, `${this.ctx.workflowId}-child`, undefined, { close: "abandon" });
     return child.id;
+  }
+}
+
+@Workflow("abandoned-waiting-child")
+class WaitingChild {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<string> {
+    await this.ctx.waitFor("never");
+    return "done";
+  }
+}
+
+/** As StepThenAbandon, with a child that is still running when the parent is reset; says how its start went. */
+@Workflow("step-then-running-abandoned-child")
+class StepThenRunningChild {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<string> {
+    await this.ctx.step("a", async () => 1);
+    try {
+      await this.ctx.startChild(WaitingChild, `${this.ctx.workflowId}-child`, undefined, { close: "abandon" });
+      return "started";
+    } catch (e) {
+      return e instanceof AlreadyExistsError ? `refused: ${e.code}` : `failed: ${String(e)}`;
+    }
   }
 }
 
@@ -56,6 +82,20 @@ describe("an abandoned child started after the step its parent is reset to", () 
       const status = await engine.run("abandon-twice-child").status();
       expect(status.runId, "each new run of the parent started the child again").to.equal(1 + replaced);
       expect(status.status).to.equal("ok");
+    } finally {
+      await engine.shutdown();
+    }
+  });
+
+  it("still running, is left as it is: the new run's start of its ID fails with AlreadyExistsError, which the code can catch", async () => {
+    const engine = await TestEngine.create({ workflows: [StepThenRunningChild, WaitingChild], cache: 1 });
+    try {
+      const run = await engine.start(StepThenRunningChild, "abandon-running", undefined);
+      expect(await run.result()).to.equal("started");
+      await run.reset("a");
+      expect(await engine.run("abandon-running").result(), "the new run's start of the child").to.equal("refused: FUSEE_ALREADY_EXISTS");
+      const child = await engine.run("abandon-running-child").status();
+      expect([child.runId, child.status], "the abandoned child goes on").to.deep.equal([1, "parked"]);
     } finally {
       await engine.shutdown();
     }
