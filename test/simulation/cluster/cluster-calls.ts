@@ -21,6 +21,8 @@ export interface ScheduleRun {
   readonly model: ClusterModel;
   note(line: string): void;
   violate(property: ClusterProperty, detail: string): void;
+  /** A liveness violation, noted with who held each shard and which processes were up, to diagnose it by. */
+  stalled(detail: string): Promise<void>;
   /** Counts and notes a call's outcome. */
   outcome(what: string, ok: boolean, detail: string): void;
   /** Work that goes on while the schedule does, awaited before the checks. */

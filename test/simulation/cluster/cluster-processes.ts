@@ -77,6 +77,16 @@ export class ClusterProcesses {
     return this.slots.filter((h) => h.alive).map((h) => h.owner);
   }
 
+  /** The latest process of each slot, gone or not. */
+  handles(): readonly EngineHandle[] {
+    return this.slots;
+  }
+
+  /** Each slot's process and whether it runs, is stopped or is gone. */
+  states(): string[] {
+    return this.slots.map((h) => `${h.owner} ${!h.alive ? "gone" : h.paused ? "stopped" : "running"}`);
+  }
+
   /** SIGKILLs the process of `slot`; false when it was gone already. */
   async kill(slot: number): Promise<boolean> {
     const h = this.slots[slot];

@@ -160,7 +160,7 @@ export class Schedules {
         await sleep(RETRY_GAP_MS);
       }
     }
-    this.run.violate("live", `no process answered ${JSON.stringify(command)}: ${String(last)}`);
+    await this.run.stalled(`no process answered ${JSON.stringify(command)}: ${String(last)}`);
     return undefined;
   }
 }

@@ -129,6 +129,13 @@ class ClusterRun implements ScheduleRun {
     this.violations.push({ property, detail });
   }
 
+  async stalled(detail: string): Promise<void> {
+    const held = await holders(this.schema).catch((e: unknown) => `unreadable (${String(e)})`);
+    this.note(`  leases by shard: ${JSON.stringify(held)}; processes: ${this.procs.states().join(", ")}`);
+    for (const h of this.procs.handles()) if (h.errors !== "") this.note(`  ${h.owner} wrote lately: ${h.errors.slice(-800)}`);
+    this.violate("live", detail);
+  }
+
   /**
    * Calls on one run go one after the other, so the model knows the order its updates were applied
    * in; a call on several runs (a relay's) waits for the calls before it on each and holds them all.
@@ -206,7 +213,7 @@ class ClusterRun implements ScheduleRun {
       const held = await holders(this.schema);
       if (held.every((o) => o !== undefined && live.has(o))) return true;
       if (Date.now() > deadline) {
-        this.violate("live", `no live owner for some shards after ${SETTLE_MS} ms: ${JSON.stringify(held)}`);
+        await this.stalled(`no live owner for some shards after ${SETTLE_MS} ms: ${JSON.stringify(held)}`);
         return false;
       }
       await sleep(100);
@@ -240,7 +247,7 @@ class ClusterRun implements ScheduleRun {
         await sleep(RETRY_GAP_MS);
       }
     }
-    this.violate("live", `no process could read ${id} within ${SETTLE_MS} ms: ${String(last)}`);
+    await this.stalled(`no process could read ${id} within ${SETTLE_MS} ms: ${String(last)}`);
     return undefined;
   }
 }
