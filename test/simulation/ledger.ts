@@ -121,10 +121,22 @@ export class Ledger {
  */
 export class Generation {
   alive = true;
-  engine: Engine | undefined;
+  /**
+   * The engine, once `Engine.open` returned it. Open resumes unfinished runs before it returns, so a
+   * step body that calls the engine may begin before anyone holds it and waits here.
+   */
+  readonly engine: Promise<Engine>;
+  private resolveEngine: (engine: Engine) => void = () => undefined;
 
   constructor(
     readonly n: number,
     readonly ledger: Ledger,
-  ) {}
+  ) {
+    this.engine = new Promise((resolve) => (this.resolveEngine = resolve));
+  }
+
+  /** `Engine.open` returned this generation's engine. */
+  opened(engine: Engine): void {
+    this.resolveEngine(engine);
+  }
 }

@@ -176,8 +176,7 @@ export class Sim {
         await this.ctx.step(
           name,
           this.body(name, 2, async () => {
-            const engine = this.gen.engine;
-            if (engine === undefined) throw new Error("no engine");
+            const engine = await this.gen.engine;
             try {
               await engine.start(Sim, id, stamped(i.prog, "1"), { idPolicy: { running: "use-existing", finished: "refuse" } });
             } catch (e) {

@@ -343,7 +343,7 @@ class Simulation {
         `the engine refused to open after ${this.step < 0 ? "creation" : `action ${this.step}`}: ${String(e)}`,
       );
     }
-    gen.engine = this.engine;
+    gen.opened(this.engine);
     this.reopened = this.generations > 1;
     this.trace.push(`  engine ${gen.n} open`);
     // Timers that fell due while the engine was down fire at once.

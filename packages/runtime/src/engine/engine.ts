@@ -35,7 +35,11 @@ export type { EngineDescription, EngineOptions, IdleOptions } from "./engine-opt
 export class Engine {
   private constructor(private readonly parts: EngineParts) {}
 
-  /** Opens (or creates) the engine's storage, rebuilds its index and resumes every unfinished run. */
+  /**
+   * Opens (or creates) the engine's storage, rebuilds its index and resumes every unfinished run.
+   * Resumed steps may begin before it returns: a step that calls the engine must wait for it (or the
+   * workflows are left out here and given to {@link register} once the engine is held).
+   */
   static async open(config: Config, options: EngineOptions = {}): Promise<Engine> {
     return new Engine(await EngineParts.open(config, options));
   }
