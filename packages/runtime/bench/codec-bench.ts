@@ -3,9 +3,10 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { aesGcm } from "../src/codec/index.js";
+import { aesGcm, decodeValue, encodeValue, TypeRegistry } from "../src/codec/index.js";
 import { Config } from "../src/engine/config.js";
 import { Engine } from "../src/engine/engine.js";
+import { floorSamples } from "./floor.js";
 import { percentile, round } from "./percentile.js";
 import { PlainSteps as Plain, STEPS, stepLatencies, TimedSteps as Timed } from "./step-workflows.js";
 
@@ -46,9 +47,32 @@ async function sequential(dir: string, mode: Mode, into: Float64Array): Promise<
   }
 }
 
+/** An order of about 1 KB as JSON: the payload size of a typical step result. */
+const ORDER = {
+  id: "order-000123",
+  customer: { name: "Ann Example", email: "ann@example.com", tier: "gold", since: "2020-01-01" },
+  lines: Array.from({ length: 12 }, (_, i) => ({ sku: `sku-${i}`, quantity: i + 1, cents: 1999 + i, tags: ["a", "b"] })),
+  shipping: { street: "1 Main Street", city: "Springfield", zip: "12345", country: "US" },
+  flags: { gift: false, express: true },
+};
+
+/** Microseconds per encode and decode of {@link ORDER} by the value codec, median of rounds of 1,000. */
+function valueRoundTripUs(): number {
+  const types = new TypeRegistry();
+  for (let i = 0; i < 1_000; i++) decodeValue(encodeValue(ORDER, types), types);
+  const rounds = new Float64Array(20);
+  for (let r = 0; r < rounds.length; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < 1_000; i++) decodeValue(encodeValue(ORDER, types), types);
+    rounds[r] = performance.now() - t0;
+  }
+  return percentile(rounds, rounds.length, 0.5);
+}
+
 /**
- * `npm run bench -- codec [--json]`: the steps benchmark with and without `Config.codec(aesGcm(...))`,
- * alternated round by round in one run so machine noise hits both alike; prints the ratios.
+ * `npm run bench -- codec [--json]`: the value codec's round trip of a 1 KB object beside the
+ * fdatasync floor, then the steps benchmark with and without `Config.codec(aesGcm(...))`, alternated
+ * round by round in one run so machine noise hits both alike; prints the ratios.
  */
 export async function runCodecBench(args: readonly string[]): Promise<void> {
   const json = args.includes("--json");
@@ -72,6 +96,12 @@ export async function runCodecBench(args: readonly string[]): Promise<void> {
         counts[mode] = await sequential(path.join(root, `s-${mode}-${r}`), mode, latency[mode]);
       }
     }
+    const valueUs = round(valueRoundTripUs(), 2);
+    const floor = floorSamples({ dir: root, rounds: 500 });
+    const floorUs = round(percentile(floor, floor.length, 0.5));
+    say(
+      `value codec              a ${JSON.stringify(ORDER).length} B object encoded and decoded in ${valueUs} us  fdatasync floor p50 ${floorUs} us  ratio ${round(valueUs / floorUs, 4)}`,
+    );
     const median = (xs: number[]): number => percentile(Float64Array.from(xs), xs.length, 0.5);
     const plainRate = Math.round(median(rates.plain));
     const encryptedRate = Math.round(median(rates.encrypted));
@@ -96,6 +126,8 @@ export async function runCodecBench(args: readonly string[]): Promise<void> {
           encrypted_step_p50_us: p50("encrypted"),
           encrypted_step_p99_us: p99("encrypted"),
           latency_ratio: latencyRatio,
+          value_round_trip_us: valueUs,
+          floor_p50_us: floorUs,
         })}\n`,
       );
     }
