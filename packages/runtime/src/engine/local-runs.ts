@@ -253,8 +253,10 @@ export class LocalRuns implements RunService, PerformsRequests, RunsCalls {
   forgetShard(shard: number): void {
     const moved = new ShardMovedError(`shard ${shard} is no longer held by this process; its runs continue on the shard's new owner`);
     this.cache.dropAll(moved, (entry) => entry.shard === shard);
-    for (const entry of [...this.runs.values()]) {
-      if (entry.shard !== shard) continue;
+    const forgotten = [...this.runs.values()].filter((entry) => entry.shard === shard);
+    // A reset or continue-as-new waiting for a run's records to settle would otherwise wait for ever.
+    this.records.forget(shard, forgotten, moved);
+    for (const entry of forgotten) {
       this.runs.delete(entry.id);
       entry.clearTimers();
       this.parts.outcomes.results.reject(entry.id, moved);

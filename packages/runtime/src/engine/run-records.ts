@@ -32,6 +32,8 @@ export class RunRecords implements DurableSink {
   unsynced = 0;
   /** Callers waiting for every record appended to a run to be durable (see `settled`): few, and rarely any. */
   private readonly settling = new Map<RunEntry, { readonly resolve: () => void; readonly reject: (e: unknown) => void }[]>();
+  /** Entries of shards this process let go, with why: a caller that still holds one must not wait on it. */
+  private readonly forgotten = new WeakMap<RunEntry, unknown>();
 
   constructor(private readonly deps: RunRecordsDeps) {}
 
@@ -57,11 +59,26 @@ export class RunRecords implements DurableSink {
    */
   settled(entry: RunEntry): Promise<void> {
     if (entry.durable === entry.appended) return Promise.resolve();
+    if (this.forgotten.has(entry)) return Promise.reject(this.forgotten.get(entry));
     return new Promise((resolve, reject) => {
       const waiters = this.settling.get(entry) ?? [];
       waiters.push({ resolve, reject });
       this.settling.set(entry, waiters);
     });
+  }
+
+  /**
+   * The runs of a shard this process no longer holds: what they appended and is not durable never
+   * becomes durable here (its appends failed or will), so whoever waits for one of them to settle
+   * hears `error`, now or when it asks later through an entry it still holds.
+   */
+  forget(shard: number, entries: Iterable<RunEntry>, error: unknown): void {
+    for (const entry of entries) this.forgotten.set(entry, error);
+    for (const [entry, waiters] of this.settling) {
+      if (entry.shard !== shard) continue;
+      this.settling.delete(entry);
+      for (const w of waiters) w.reject(error);
+    }
   }
 
   /** Nothing more becomes durable (the engine shut down or failed): whoever waits for a run to settle hears `error`. */

@@ -255,14 +255,17 @@ export class ClusterNode {
   private async answer(shard: number, { id, kind, payload, asker }: PendingRequest): Promise<void> {
     let reply = this.unanswered.get(id)?.reply;
     if (reply === undefined) {
+      const epoch = this.log.epochOf(shard);
       try {
         const { args, trace } = forwardedCall(decodeValue(payload));
         const run = (): Promise<unknown> => perform(this.engine.runs, kind, args, { id, suspect: this.suspects.has(id) });
         const value = await (this.engine.trace === undefined ? run() : this.engine.trace.within(trace, run));
         reply = { outcome: "ok", payload: encodeValue(value) };
       } catch (e) {
-        // A shard lost while its request was performed is left to its next owner, which answers it.
-        if (this.closed || (e instanceof StorageError && !this.owns(shard))) return;
+        // A shard lost while its request was performed is left to its next owner, which answers it:
+        // this process again, perhaps, at a later epoch, whose drains perform it anew once this
+        // performance is no longer in flight.
+        if (this.closed || (e instanceof StorageError && (!this.owns(shard) || this.log.epochOf(shard) !== epoch))) return;
         reply = { outcome: "error", payload: encodeError(e) };
       }
       ClusterNode.afterPerform?.(kind);
