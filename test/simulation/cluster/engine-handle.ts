@@ -26,6 +26,9 @@ export interface EngineArgs {
   readonly shards: number;
 }
 
+/** How long a call waits for its process's answer: far longer than any call of a healthy cluster takes. */
+const ANSWER_MS = 30_000;
+
 /** An engine process of the simulated cluster, driven over its stdin. */
 export class EngineHandle {
   readonly process: ChildProcess;
@@ -73,12 +76,28 @@ export class EngineHandle {
     return this.process.exitCode === null && this.process.signalCode === null;
   }
 
-  /** Sends a command and resolves with the process's answer. */
+  /**
+   * Sends a command and resolves with the process's answer. A process that does not answer within
+   * {@link ANSWER_MS} fails the call as in doubt: the checks that follow report what it left undone,
+   * where an unbounded wait would hang the whole run.
+   */
   send<T = unknown>(command: Record<string, unknown>): Promise<T> {
     if (!this.alive) return Promise.reject(new CallFailed("ProcessLost", `engine process ${this.owner} is gone`, true));
     const n = ++this.next;
     return new Promise<T>((resolve, reject) => {
-      this.waiting.set(n, { resolve: resolve as (v: unknown) => void, reject });
+      const timer = setTimeout(() => {
+        this.waiting.delete(n);
+        reject(
+          new CallFailed("NoAnswer", `engine process ${this.owner} did not answer ${command.op as string} within ${ANSWER_MS} ms`, true),
+        );
+      }, ANSWER_MS);
+      const settle =
+        <A>(f: (a: A) => void) =>
+        (a: A): void => {
+          clearTimeout(timer);
+          f(a);
+        };
+      this.waiting.set(n, { resolve: settle(resolve as (v: unknown) => void), reject: settle(reject) });
       this.process.stdin!.write(`${JSON.stringify({ n, ...command })}\n`);
     });
   }
