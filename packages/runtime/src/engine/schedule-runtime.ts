@@ -43,6 +43,7 @@ export class ScheduleRuntime extends ScheduleState {
   private failures = 0;
   private deleted = false;
   private closed = false;
+  private closedBy: Error | undefined;
   private backfillSeq = 0;
   private queue: Promise<void> = Promise.resolve();
   private readonly slots = new StartSlots(MAX_IN_FLIGHT);
@@ -94,8 +95,10 @@ export class ScheduleRuntime extends ScheduleState {
     this.opened = caughtUp.catch(() => undefined);
   }
 
-  close(): void {
+  /** Stops the schedule's work here: its shard was let go (`why` says so) or the engine shuts down. */
+  close(why: Error = new ShutDownError(`schedule '${this.name}' is closed: the engine is shutting down`)): void {
     this.closed = true;
+    this.closedBy = why;
     this.stopTimers();
   }
 
@@ -107,6 +110,7 @@ export class ScheduleRuntime extends ScheduleState {
    */
   async update(settings: ScheduleSettings): Promise<void> {
     await this.opened;
+    if (this.closed) throw this.closedBy;
     if (sameSettings(this.settings, settings)) return;
     const before = recurrenceSpec(this.settings);
     this.settings = settings;
@@ -200,6 +204,7 @@ export class ScheduleRuntime extends ScheduleState {
     this.claimed.add(t);
     return this.serial(async () => {
       await this.pruneActive();
+      if (this.closed || this.deleted) return;
       if (this.active.size > 0) {
         switch (this.settings.overlap) {
           case "skip":
@@ -220,6 +225,7 @@ export class ScheduleRuntime extends ScheduleState {
 
   private async startInstant(t: number, source: ScheduleTickRecord["source"]): Promise<void> {
     const id = scheduleRunId(this.name, t);
+    if (this.closed || this.deleted) return;
     if (source === "trigger" && !this.triggering.has(t)) await this.tick(t, "triggering", source);
     // Counted before the start, as a backfill page's runs are: the run's code may ask at once.
     this.startedUnrecorded++;
@@ -271,7 +277,7 @@ export class ScheduleRuntime extends ScheduleState {
     const t = this.buffered;
     if (t === undefined || this.closed || this.deleted) return;
     await this.pruneActive();
-    if (this.active.size === 0) await this.startInstant(t, "buffer");
+    if (this.active.size === 0 && !this.closed && !this.deleted) await this.startInstant(t, "buffer");
   }
 
   /**
@@ -283,7 +289,7 @@ export class ScheduleRuntime extends ScheduleState {
   private async adoptUnrecorded(t: number | undefined): Promise<void> {
     // Whatever the pause and this process's clock say now: the run exists, so an engine started it.
     if (t === undefined || this.covered.has(t)) return;
-    if ((await this.deps.runs.status(scheduleRunId(this.name, t))) === undefined) return;
+    if ((await this.deps.runs.status(scheduleRunId(this.name, t))) === undefined || this.closed) return;
     await this.tick(t, "started", "live");
   }
 
@@ -412,6 +418,9 @@ export class ScheduleRuntime extends ScheduleState {
   /** Applies a record to the state and appends it; resolves once durable. */
   private write(record: SystemRecord): Promise<void> {
     if (this.deleted) return Promise.resolve();
+    // Once closed, the schedule's shard may be another process's (or this one's again, under a
+    // schedule rebuilt from the log): a record from here would interleave with its holder's.
+    if (this.closed) return Promise.reject(this.closedBy);
     this.apply(record);
     return this.stream.append(record);
   }

@@ -1,4 +1,4 @@
-import { NotFoundError, ShutDownError } from "../core/errors.js";
+import { NotFoundError, ShardMovedError, ShutDownError } from "../core/errors.js";
 import type { ScheduleOp } from "./schedule-handle.js";
 import { ScheduleRuntime, type ScheduleDeps, type ScheduleDescription } from "./schedule-runtime.js";
 import type { ScheduleSettings } from "./schedule-spec.js";
@@ -93,7 +93,7 @@ export class Schedules {
   forget(shard: number): void {
     for (const [name, s] of [...this.schedules]) {
       if (this.deps.sys.shardOf("schedule", name) !== shard) continue;
-      s.close();
+      s.close(new ShardMovedError(`schedule '${name}' moved with shard ${shard} to another process; ask again there`));
       this.schedules.delete(name);
     }
     for (const name of [...this.recovered.keys()]) if (this.deps.sys.shardOf("schedule", name) === shard) this.recovered.delete(name);
