@@ -144,7 +144,7 @@ export class ScheduleRuntime extends ScheduleState {
 
   /** Starts a run for the current instant now (the overlap policy applies), paused or not. */
   trigger(): Promise<void> {
-    return this.instant(this.deps.clock.now(), "trigger");
+    return this.instant(this.deps.clock.now(), "trigger", true);
   }
 
   /** Starts every instant of `[from, to]` that the schedule never dealt with; resolves once the backfill is recorded. */
@@ -198,8 +198,12 @@ export class ScheduleRuntime extends ScheduleState {
     else this.detach(this.write({ kind: "schedule-skip", at: now, from: latest, to: latest, count: 1 }));
   }
 
-  /** One instant, live or triggered: the overlap policy decides whether its run starts. */
-  private instant(t: number, source: "live" | "trigger"): Promise<void> {
+  /**
+   * One instant, live or triggered: the overlap policy decides whether its run starts. A caller
+   * that waits for it (`report`: a trigger) hears a storage failure of the start; the instant is
+   * tried again either way.
+   */
+  private instant(t: number, source: "live" | "trigger", report = false): Promise<void> {
     if (this.deleted || this.closed || this.covered.has(t) || this.claimed.has(t)) return Promise.resolve();
     this.claimed.add(t);
     return this.serial(async () => {
@@ -219,13 +223,15 @@ export class ScheduleRuntime extends ScheduleState {
             break;
         }
       }
-      await this.startInstant(t, source);
+      const failure = await this.startInstant(t, source);
+      if (report && failure instanceof StorageError) throw failure;
     });
   }
 
-  private async startInstant(t: number, source: ScheduleTickRecord["source"]): Promise<void> {
+  /** Starts the instant's run and records it; returns why the start failed (it is tried again later). */
+  private async startInstant(t: number, source: ScheduleTickRecord["source"]): Promise<unknown> {
     const id = scheduleRunId(this.name, t);
-    if (this.closed || this.deleted) return;
+    if (this.closed || this.deleted) return undefined;
     if (source === "trigger" && !this.triggering.has(t)) await this.tick(t, "triggering", source);
     // Counted before the start, as a backfill page's runs are: the run's code may ask at once.
     this.startedUnrecorded++;
@@ -236,14 +242,13 @@ export class ScheduleRuntime extends ScheduleState {
       this.uncount(t);
       this.claimed.delete(t);
       this.startFailed(e, () => this.detach(source === "buffer" ? this.serial(() => this.startBuffered()) : this.instant(t, source)));
-      // The engine refuses work once a write failed: a trigger that waits for this start hears so.
-      if (e instanceof StorageError) throw e;
-      return;
+      return e;
     }
-    if (this.deleted || this.closed) return;
+    if (this.deleted || this.closed) return undefined;
     this.failures = 0;
     await this.tick(t, "started", source);
     this.watch(id);
+    return undefined;
   }
 
   private tick(instant: number, outcome: ScheduleTickRecord["outcome"], source: ScheduleTickRecord["source"]): Promise<void> {
@@ -444,13 +449,13 @@ export class ScheduleRuntime extends ScheduleState {
     return next;
   }
 
-  /** A start failed: storage failures are fatal; anything else is retried later. */
+  /**
+   * A start failed: it is tried again later, after a storage failure too. The run's shard may be
+   * another process's, whose failure (or a forward cut short) says nothing of this engine; a
+   * failure of this engine's own storage stopped it already, and its starts fail until it closes.
+   */
   private startFailed(e: unknown, retry: () => void, giveUp: () => void = () => undefined): void {
-    if (this.closed || this.deleted) return giveUp();
-    if (e instanceof StorageError) {
-      this.deps.failed(e);
-      return giveUp();
-    }
+    if (this.closed || this.deleted || e instanceof ShutDownError) return giveUp();
     this.lastError = `${(e as Error)?.message ?? String(e)}`;
     this.failures++;
     const timer = this.deps.clock.schedule(retryDelay(this.failures), () => {

@@ -1,0 +1,50 @@
+import { expect } from "chai";
+import { StorageError } from "../../src/core/errors.js";
+import { scheduleHarness, T0 } from "./fixtures/schedule-harness.js";
+
+/** How a forwarded start fails when this process's database session is terminated under it. */
+const lostSession = (): StorageError =>
+  new StorageError("forwarding start request 1 to the owner of shard 2 failed: terminating connection due to administrator command");
+
+describe("a schedule whose start of a run fails with a StorageError of another shard (a cluster's forwarded start)", () => {
+  it("does not fail the engine and starts the instant when it tries again", async () => {
+    let failures = 1;
+    const h = scheduleHarness({
+      settings: { overlap: "allow-all" },
+      start: async () => {
+        if (failures-- > 0) throw lostSession();
+      },
+    });
+    h.schedule.open();
+    await h.letReadsGo();
+    await h.clock.advance("500ms");
+    await h.letReadsGo();
+    expect(h.started, "no run yet: the first start failed").to.deep.equal([]);
+    await h.clock.advance("2s");
+    await h.letReadsGo();
+    expect(h.started, "the instant's run, started by the retry").to.include(`s@${T0 + 6_000}`);
+    expect(h.schedule.describe().lastError).to.match(/terminating connection/);
+    expect(h.failed, "failures the schedule reported as the engine's").to.deep.equal([]);
+  });
+
+  it("goes on with a backfill whose page failed so", async () => {
+    let failures = 1;
+    const h = scheduleHarness({
+      settings: { overlap: "allow-all" },
+      start: async () => {
+        if (failures-- > 0) throw lostSession();
+      },
+    });
+    h.schedule.open();
+    await h.letReadsGo();
+    // Instants before the schedule was created: none was dealt with.
+    await h.schedule.backfill(T0 - 3_000, T0 - 1_000);
+    await h.letReadsGo();
+    await h.clock.advance("2s");
+    await h.letReadsGo();
+    const backfilled = [3, 2, 1].map((s) => `s@${T0 - s * 1_000}`);
+    expect(h.started.filter((id) => backfilled.includes(id)).sort()).to.deep.equal(backfilled);
+    expect(h.schedule.describe().backfills).to.deep.equal([]);
+    expect(h.failed, "failures the schedule reported as the engine's").to.deep.equal([]);
+  });
+});
