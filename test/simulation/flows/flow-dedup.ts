@@ -38,8 +38,11 @@ export class FlowDedup {
   private calls = 0;
   /** Update IDs of each run some acknowledged call applied. */
   private readonly applied = new Set<string>();
-  /** Acknowledged answers of repeated IDs: from the first outcome, and applied again (the window let the ID go). */
-  readonly seen = { remembered: 0, forgotten: 0 };
+  /**
+   * Acknowledged answers of repeated IDs: from the first outcome in the run that applied it, or in a
+   * later run it was handed to; and applied again, the window having let the ID go.
+   */
+  readonly seen = { remembered: 0, handedOn: 0, forgotten: 0 };
 
   constructor(private readonly ctx: FlowContext) {}
 
@@ -102,8 +105,10 @@ export class FlowDedup {
       return;
     }
     const first = (w: World): boolean => w.known.get(updateId)?.answer !== `${w.run}:${call}`;
-    if (agree.every(first)) this.seen.remembered++;
-    else if (worlds.some((w) => w.run > 1 && !w.known.has(updateId)) && this.applied.has(`${id}/${updateId}`)) this.seen.forgotten++;
+    if (agree.every(first)) {
+      if (agree.every((w) => !(w.known.get(updateId)?.answer ?? "").startsWith(`${w.run}:`))) this.seen.handedOn++;
+      else this.seen.remembered++;
+    } else if (worlds.some((w) => w.run > 1 && !w.known.has(updateId)) && this.applied.has(`${id}/${updateId}`)) this.seen.forgotten++;
     this.applied.add(`${id}/${updateId}`);
     this.keep(id, agree);
   }

@@ -247,13 +247,13 @@ const retentionAction: fc.Arbitrary<FlowAction> = fc.oneof(
 
 /** The actions of a dedup plan: updates with a few IDs and continues-as-new of two runs, among the faults. */
 const dedupAction: fc.Arbitrary<FlowAction> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ a: fc.constant("advance" as const), ms: ticks(1, 30) }) },
+  { weight: 10, arbitrary: fc.record({ a: fc.constant("advance" as const), ms: ticks(1, 30) }) },
   ...faults,
   {
-    weight: 8,
-    arbitrary: fc.record({ a: fc.constant("dedupUpdate" as const), d: fc.integer({ min: 0, max: 1 }), u: fc.integer({ min: 0, max: 2 }) }),
+    weight: 12,
+    arbitrary: fc.record({ a: fc.constant("dedupUpdate" as const), d: fc.integer({ min: 0, max: 1 }), u: fc.integer({ min: 0, max: 1 }) }),
   },
-  { weight: 4, arbitrary: fc.record({ a: fc.constant("dedupNext" as const), d: fc.integer({ min: 0, max: 1 }) }) },
+  { weight: 5, arbitrary: fc.record({ a: fc.constant("dedupNext" as const), d: fc.integer({ min: 0, max: 1 }) }) },
 );
 
 /**
@@ -270,7 +270,7 @@ function dedupPlan(): fc.Arbitrary<FlowPlan> {
       ...shape,
       schedules: fc.constant([]),
       idem: fc.record({ windowMs: fc.constantFrom(550, 1_550, 4_050) }),
-      actions: fc.array(dedupAction, { minLength: 10, maxLength: 30 }),
+      actions: fc.array(dedupAction, { minLength: 15, maxLength: 40 }),
     })
     .map(versioned);
 }
