@@ -36,7 +36,7 @@ function key(w: World): string {
 export class FlowDedup {
   private readonly worlds = new Map<string, World[] | undefined>();
   private calls = 0;
-  /** Update IDs of each run some acknowledged call applied. */
+  /** `D<d>/u<u>` pairs an acknowledged update already asked for: a later call of one is a repeat. */
   private readonly applied = new Set<string>();
   /**
    * Acknowledged answers of repeated IDs: from the first outcome in the run that applied it, or in a
