@@ -5,7 +5,7 @@ import { VirtualClock } from "@fusee/runtime/testing";
 import { Random, SimDisk } from "../sim-disk.js";
 import type { FlowPlan } from "./flow-plan.js";
 import { FlowViolation } from "./flow-properties.js";
-import { FAwait, FLOW_WORKFLOWS, FlowGeneration, FlowWorld, FPatchV1, FPatchV2, LIMIT } from "./flow-workflows.js";
+import { FAwait, FLOW_WORKFLOWS, FlowGeneration, FlowWorld, LIMIT, PATCH_VERSIONS } from "./flow-workflows.js";
 
 const DIR = "/data";
 const QUIET_ROUNDS = 3;
@@ -22,6 +22,17 @@ function rotatedKeys(n: number): Record<string, Uint8Array> {
   const keys: Record<string, Uint8Array> = {};
   for (let k = n; k >= 1; k--) keys[`k${k}`] = new Uint8Array(32).fill(k);
   return keys;
+}
+
+/**
+ * One engine's time: from its open to its stop (`undefined` while it runs), and whether it stopped at
+ * a quiet point (a shutdown, a power loss with nothing unsynced) or in the middle of work.
+ */
+export interface EngineLife {
+  readonly n: number;
+  readonly openedAt: number;
+  stoppedAt: number | undefined;
+  clean: boolean;
 }
 
 /** How a client call ended: settled on a live engine, or in doubt (its engine died first). */
@@ -48,6 +59,8 @@ export class FlowEngines {
   now: number;
   /** Faults that struck so far (power losses, failed syncs, restarts). */
   faults = 0;
+  /** Every engine opened so far, in order. */
+  readonly lives: EngineLife[] = [];
   private readonly rng: Random;
   private generations = 0;
   private crashImage: SimDisk | undefined;
@@ -102,10 +115,12 @@ export class FlowEngines {
     this.cipher = this.plan.codec === "rotating" ? aesGcm(rotatedKeys(gen.n)) : undefined;
     if (this.cipher !== undefined) config = config.codec(this.cipher);
     if (this.plan.retention !== undefined) config = config.retention(this.plan.retention.ms).keepHistory(this.plan.retention.keepHistory);
+    if (this.plan.idem !== undefined) config = config.idempotencyWindow(this.plan.idem.windowMs);
     this.openedAt = this.now;
+    this.lives.push({ n: gen.n, openedAt: this.now, stoppedAt: undefined, clean: false });
     try {
       this.engine = await Engine.open(config, {
-        workflows: [...FLOW_WORKFLOWS, this.upgraded(gen.n) ? FPatchV2 : FPatchV1],
+        workflows: [...FLOW_WORKFLOWS, PATCH_VERSIONS[this.version(gen.n) - 1] as (typeof PATCH_VERSIONS)[number]],
         container,
         fileLayer: this.disk.layer,
         limits: { [LIMIT]: { concurrent: this.concurrent, perSecond: this.plan.limit.perSecond } },
@@ -119,9 +134,19 @@ export class FlowEngines {
     await this.drain();
   }
 
-  /** The engine of generation `n` runs the second version of the versioned workflow. */
-  upgraded(n: number): boolean {
-    return this.plan.upgradeAt > 0 && n >= this.plan.upgradeAt;
+  /** The version of the versioned workflow the engine of generation `n` runs: 1, 2 (the patch) or 3 (the patch deprecated). */
+  version(n: number): 1 | 2 | 3 {
+    const { upgradeAt, deprecateAt = 0 } = this.plan;
+    if (deprecateAt > 0 && n >= deprecateAt) return 3;
+    return upgradeAt > 0 && n >= upgradeAt ? 2 : 1;
+  }
+
+  /** The engine open now stopped, at a quiet point or not. */
+  private stopped(clean: boolean): void {
+    const life = this.lives[this.lives.length - 1];
+    if (life === undefined || life.stoppedAt !== undefined) return;
+    life.stoppedAt = this.now;
+    life.clean = clean;
   }
 
   /** Runs a client call to a quiet point; in doubt when the engine died before it settled. */
@@ -195,6 +220,7 @@ export class FlowEngines {
     }
     if (this.crashImage === undefined) return;
     this.checkSeals();
+    this.stopped(false);
     this.trace.push(`  power loss at file operation ${this.disk.ops}`);
     this.faults++;
     this.disk.disarm();
@@ -212,6 +238,7 @@ export class FlowEngines {
     this.faults++;
     await engine.shutdown().catch(() => undefined);
     this.checkSeals();
+    this.stopped(true);
     this.now += downMs;
     await this.open();
   }
@@ -219,6 +246,7 @@ export class FlowEngines {
   /** A power loss at a quiet point (nothing unsynced), `downMs` with no engine, and a new engine on the image. */
   async down(downMs: number): Promise<void> {
     this.powerLoss();
+    this.stopped(true);
     this.now += downMs;
     await this.reopen();
   }

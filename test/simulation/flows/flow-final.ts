@@ -1,8 +1,9 @@
 import type { Engine, RunStatus } from "@fusee/runtime";
 import type { FlowEngines } from "./flow-engine.js";
-import { FTICK, type BeatPlan, type FlowPlan, type LimitedStep } from "./flow-plan.js";
+import type { BeatPlan, FlowPlan, LimitedStep } from "./flow-plan.js";
 import type { FlowProperty } from "./flow-properties.js";
-import { LIMIT, PATCH_HOLD } from "./flow-workflows.js";
+import { LIMIT } from "./flow-workflows.js";
+import { checkVersions, type VersionedRun } from "./flow-versions.js";
 import type { ScheduleModel } from "./schedule-model.js";
 import type { SentEvent } from "./window-model.js";
 
@@ -31,18 +32,6 @@ export interface BeatRun {
   readonly id: string;
   readonly plan: BeatPlan;
   readonly faultsAtStart: number;
-}
-
-/** A run of the versioned workflow: whether its start was acknowledged, and under the second version. */
-export interface VersionedRun {
-  readonly acked: boolean;
-  readonly startedUpgraded: boolean;
-}
-
-/** When the engine of the second version took over: the time the first stopped, and whether it stopped cleanly. */
-export interface Upgrade {
-  readonly at: number;
-  readonly clean: boolean;
 }
 
 const ENDED = ["ok", "failed", "cancelled", "terminated"];
@@ -228,30 +217,9 @@ export class FlowFinal {
     }
   }
 
-  /**
-   * A run whose first wait ended under the first version keeps the old path; one whose wait ends
-   * under the second takes the new one. Waits that ended in the tick a fault cut off are left alone.
-   */
-  async versions(runs: ReadonlyMap<string, VersionedRun>, upgrade: Upgrade | undefined): Promise<void> {
-    for (const [id, run] of runs) {
-      if (!run.acked) continue;
-      const s = this.statuses.get(id);
-      if (s?.status !== "ok") {
-        this.violate("patches", `${id} is ${s?.status ?? "missing"}; it should have ended ok`);
-        continue;
-      }
-      const waited = s.startedAt + PATCH_HOLD;
-      let expected: string | undefined;
-      if (run.startedUpgraded) expected = "v2";
-      else if (upgrade === undefined || waited <= upgrade.at - (upgrade.clean ? 0 : FTICK)) expected = "v1";
-      else if (waited > upgrade.at) expected = "v2";
-      const got = await this.engine.run(id).result();
-      if (expected !== undefined && got !== expected)
-        this.violate(
-          "patches",
-          `${id} (its first wait ending at ${waited}) returned ${JSON.stringify(got)}; the model expects ${expected}`,
-        );
-    }
+  /** Each acknowledged versioned run ended as the model of its versions says (`flow-versions.ts`). */
+  async versions(runs: ReadonlyMap<string, VersionedRun>): Promise<Record<string, number>> {
+    return checkVersions(this.engine, this.statuses, runs, this.engines.lives, (n) => this.engines.version(n), this.violate);
   }
 
   private async tokens(answers: readonly TokenAnswer[], awaiting: ReadonlyMap<string, "yes" | "doubt">): Promise<void> {

@@ -65,7 +65,11 @@ export type FlowAction =
   /** A run of ID `R<n>` that sleeps `hold` ms, started anew if the ID's last run finished (a retention plan's only start). */
   | { readonly a: "retain"; readonly n: number; readonly hold: number }
   /** `engine.limit` changes the limit's concurrency while the engine runs (its rate stays the plan's); 0: unbounded. */
-  | { readonly a: "relimit"; readonly concurrent: number };
+  | { readonly a: "relimit"; readonly concurrent: number }
+  /** Update `bump` of run `D<d>` with update ID `u<u>` (a dedup plan's): the ID may have been applied before. */
+  | { readonly a: "dedupUpdate"; readonly d: number; readonly u: number }
+  /** Signal `next` to `D<d>`, whose run continues as new on it. */
+  | { readonly a: "dedupNext"; readonly d: number };
 
 /** A generated plan: the engine's shape, the flow rules, and the actions and faults in order. */
 export interface FlowPlan {
@@ -82,6 +86,18 @@ export interface FlowPlan {
   readonly retention?: { readonly ms: number; readonly keepHistory: boolean };
   /** The engine (counted from 1) from which versioned runs run their second version; 0: never. */
   readonly upgradeAt: number;
+  /**
+   * The engine from which they run their third, which calls `ctx.deprecatePatch` in place of the
+   * patch's `if` (0 or absent: never; from `upgradeAt` or before it, the second version never runs).
+   * Runs that passed the patched point under the first version may still be in flight then, as
+   * when the old runs were not all done.
+   */
+  readonly deprecateAt?: number;
+  /**
+   * `Config.idempotencyWindow`, in dedup plans alone (which start only the runs updated with IDs): a
+   * half tick off the grid, so no update falls on the window's edge.
+   */
+  readonly idem?: { readonly windowMs: number };
   readonly schedules: readonly SchedulePick[];
   readonly limit: { readonly concurrent: number; readonly perSecond: number };
   readonly batch: { readonly size: number; readonly timeoutMs: number };
@@ -201,7 +217,7 @@ const action: fc.Arbitrary<FlowAction> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ a: fc.constant("fail" as const), n: fc.integer({ min: 0, max: 2 }) }) },
-  { weight: 1, arbitrary: fc.record({ a: fc.constant("versioned" as const), n: fc.integer({ min: 0, max: 3 }) }) },
+  { weight: 4, arbitrary: fc.record({ a: fc.constant("versioned" as const), n: fc.integer({ min: 0, max: 5 }) }) },
   { weight: 1, arbitrary: fc.record({ a: fc.constant("relimit" as const), concurrent: fc.integer({ min: 0, max: 3 }) }) },
   {
     weight: 1,
@@ -229,26 +245,63 @@ const retentionAction: fc.Arbitrary<FlowAction> = fc.oneof(
   },
 );
 
-/** Plans with every feature mixed in, and one in five a retention plan: fast-check picks the interleaving, and shrinks it. */
+/** The actions of a dedup plan: updates with a few IDs and continues-as-new of two runs, among the faults. */
+const dedupAction: fc.Arbitrary<FlowAction> = fc.oneof(
+  { weight: 10, arbitrary: fc.record({ a: fc.constant("advance" as const), ms: ticks(1, 30) }) },
+  ...faults,
+  {
+    weight: 12,
+    arbitrary: fc.record({ a: fc.constant("dedupUpdate" as const), d: fc.integer({ min: 0, max: 1 }), u: fc.integer({ min: 0, max: 1 }) }),
+  },
+  { weight: 5, arbitrary: fc.record({ a: fc.constant("dedupNext" as const), d: fc.integer({ min: 0, max: 1 }) }) },
+);
+
+/**
+ * Plans with every feature mixed in; one in six a retention plan, one in six a dedup plan: fast-check
+ * picks the interleaving, and shrinks it.
+ */
 export function flowPlanArbitrary(): fc.Arbitrary<FlowPlan> {
-  return fc.oneof({ weight: 4, arbitrary: mixedPlan() }, { weight: 1, arbitrary: retentionPlan() });
+  return fc.oneof({ weight: 4, arbitrary: mixedPlan() }, { weight: 1, arbitrary: retentionPlan() }, { weight: 1, arbitrary: dedupPlan() });
+}
+
+function dedupPlan(): fc.Arbitrary<FlowPlan> {
+  return fc
+    .record({
+      ...shape,
+      schedules: fc.constant([]),
+      idem: fc.record({ windowMs: fc.constantFrom(550, 1_550, 4_050) }),
+      actions: fc.array(dedupAction, { minLength: 15, maxLength: 40 }),
+    })
+    .map(versioned);
+}
+
+/** The shape's pair of versions, as the plan's fields. */
+function versioned({
+  versions,
+  ...p
+}: Omit<FlowPlan, "upgradeAt" | "deprecateAt"> & { readonly versions: readonly [number, number] }): FlowPlan {
+  return { ...p, upgradeAt: versions[0], deprecateAt: versions[1] };
 }
 
 function retentionPlan(): fc.Arbitrary<FlowPlan> {
-  return fc.record({
-    ...shape,
-    schedules: fc.constant([]),
-    retention: fc.record({ ms: fc.constantFrom(2_000, 5_000, 10_000), keepHistory: fc.boolean() }),
-    actions: fc.array(retentionAction, { minLength: 10, maxLength: 40 }),
-  });
+  return fc
+    .record({
+      ...shape,
+      schedules: fc.constant([]),
+      retention: fc.record({ ms: fc.constantFrom(2_000, 5_000, 10_000), keepHistory: fc.boolean() }),
+      actions: fc.array(retentionAction, { minLength: 10, maxLength: 40 }),
+    })
+    .map(versioned);
 }
 
 function mixedPlan(): fc.Arbitrary<FlowPlan> {
-  return fc.record({
-    ...shape,
-    schedules: fc.array(schedulePick, { minLength: 1, maxLength: 2 }),
-    actions: fc.array(action, { minLength: 10, maxLength: 40 }),
-  });
+  return fc
+    .record({
+      ...shape,
+      schedules: fc.array(schedulePick, { minLength: 1, maxLength: 2 }),
+      actions: fc.array(action, { minLength: 10, maxLength: 40 }),
+    })
+    .map(versioned);
 }
 
 /** The engine's shape and the flow rules, in every plan. */
@@ -257,7 +310,9 @@ const shape = {
   shards: fc.constantFrom(1, 2, 4),
   diskSeed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
   codec: fc.constantFrom("plain" as const, "rotating" as const),
-  upgradeAt: fc.constantFrom(0, 2, 3),
+  // [upgradeAt, deprecateAt]: no new version, the patch, the patch then its deprecation soon or late,
+  // or the deprecation straight after the first version (whose runs in flight then all stop).
+  versions: fc.constantFrom<readonly [number, number]>([0, 0], [2, 0], [3, 0], [2, 3], [2, 4], [3, 4], [0, 2], [0, 3]),
   limit: fc.record({ concurrent: fc.integer({ min: 0, max: 3 }), perSecond: fc.integer({ min: 0, max: 4 }) }),
   batch: fc.record({ size: fc.integer({ min: 1, max: 4 }), timeoutMs: ticks(2, 15) }),
   debounce: fc
@@ -307,11 +362,15 @@ export function flowActionText(x: FlowAction): string {
       return `limit concurrent ${x.concurrent}`;
     case "retain":
       return `start R${x.n} holding ${x.hold}ms`;
+    case "dedupUpdate":
+      return `update D${x.d} with ID u${x.u}`;
+    case "dedupNext":
+      return `signal next to D${x.d}`;
   }
 }
 
 export function flowPlanText(p: FlowPlan): string {
-  const head = `\n  start ${new Date(p.start).toISOString()}, shards ${p.shards}, disk seed ${p.diskSeed}, codec ${p.codec}${p.retention === undefined ? "" : `, retention ${JSON.stringify(p.retention)}`}, upgrade at engine ${p.upgradeAt}, limit ${JSON.stringify(p.limit)}, batch ${JSON.stringify(p.batch)}, debounce ${JSON.stringify(p.debounce)}`;
+  const head = `\n  start ${new Date(p.start).toISOString()}, shards ${p.shards}, disk seed ${p.diskSeed}, codec ${p.codec}${p.retention === undefined ? "" : `, retention ${JSON.stringify(p.retention)}`}${p.idem === undefined ? "" : `, idempotency window ${p.idem.windowMs}ms`}, upgrade at engine ${p.upgradeAt}, deprecate at engine ${p.deprecateAt ?? 0}, limit ${JSON.stringify(p.limit)}, batch ${JSON.stringify(p.batch)}, debounce ${JSON.stringify(p.debounce)}`;
   const schedules = p.schedules.map((s, i) => `\n  schedule s${i}: ${JSON.stringify(s)}`).join("");
   return head + schedules + p.actions.map((x, i) => `\n  #${i} ${flowActionText(x)}`).join("");
 }

@@ -6,7 +6,10 @@ export const FLOW_PROPERTIES = {
   tokens: "a completion token is answered once: the first acknowledged answer is the run's result, later ones are refused",
   progress:
     "each attempt of a heartbeating step resumes from the progress the attempt before it reported, and the run ends with all its work",
-  patches: "a run that passed a patched point under old code keeps the old path; runs reaching it under new code take the new one",
+  patches:
+    "a run that passed a patched point under old code keeps the old path; runs reaching it under new code take the new one; deprecatePatch replays runs that took the new one, and stops, with a NonDeterminismError, those that took the old",
+  dedup:
+    "an update retried with its ID is answered from its first outcome, not applied again, while its run or a run that replaced it within the idempotency window knows it; otherwise it is applied",
   retention:
     "a run that ended within the retention is listed, described, found by listWhere and the data-directory reader; one past it is in none of them, never comes back across crashes, and its ID starts over at run 1",
   calls: "client calls give the outcomes the reference model predicts",

@@ -1,9 +1,10 @@
 import "reflect-metadata";
 import type { Engine } from "@fusee/runtime";
 import type { FlowContext } from "./flow-context.js";
+import { FlowDedup } from "./flow-dedup.js";
 import { FlowEngines } from "./flow-engine.js";
 import { FlowEvents } from "./flow-events.js";
-import { FlowFinal, type Upgrade } from "./flow-final.js";
+import { FlowFinal } from "./flow-final.js";
 import { FTICK, flowActionText, type FlowAction, type FlowPlan } from "./flow-plan.js";
 import { FlowViolation, type FlowProperty } from "./flow-properties.js";
 import { FlowRetention } from "./flow-retention.js";
@@ -68,8 +69,7 @@ class FlowSimulation implements FlowContext {
   private readonly starts: FlowStarts;
   private readonly events: FlowEvents;
   private readonly retention: FlowRetention;
-  /** When the engine of the second version took over from the first. */
-  private upgrade: Upgrade | undefined;
+  private readonly dedup: FlowDedup;
   private step = -1;
 
   constructor(
@@ -81,11 +81,13 @@ class FlowSimulation implements FlowContext {
     this.starts = new FlowStarts(this);
     this.events = new FlowEvents(this);
     this.retention = new FlowRetention(this);
+    this.dedup = new FlowDedup(this);
   }
 
   async run(): Promise<void> {
     await this.engines.open();
     await this.schedules.create();
+    await this.dedup.create();
     for (this.step = 0; this.step < this.plan.actions.length; this.step++) {
       const action = this.plan.actions[this.step] as FlowAction;
       this.trace.push(`#${this.step} ${flowActionText(action)} (at ${this.engines.now})`);
@@ -105,13 +107,14 @@ class FlowSimulation implements FlowContext {
     const w = this.engines.world;
     const runs = await (this.engines.engine as Engine).list(100_000);
     this.trace.push(
-      `  seen: ${runs.filter((r) => r.id.startsWith("s")).length} schedule runs, ${w.bodies.length} limited bodies, ${w.attempts.length} heartbeating attempts (${w.attempts.filter((a) => a.from > 0).length} resumed), ${w.tokens.size} tokens, ${this.events.sent.length} events, ${this.engines.faults} faults`,
+      `  seen: ${runs.filter((r) => r.id.startsWith("s")).length} schedule runs, ${w.bodies.length} limited bodies, ${w.attempts.length} heartbeating attempts (${w.attempts.filter((a) => a.from > 0).length} resumed), ${w.tokens.size} tokens, ${this.events.sent.length} events, ${this.engines.faults} faults, dedup ${JSON.stringify(this.dedup.seen)}`,
     );
     const final = new FlowFinal(this.engines, this.plan, (p, d) => this.violate(p, d));
     const s = this.starts;
     await final.check(this.schedules.schedules, this.events.sent, s.limited, s.answers, s.awaiting);
     await final.beats(s.beats);
-    await final.versions(s.versioned, this.upgrade);
+    this.trace.push(`  versioned runs ended: ${JSON.stringify(await final.versions(s.versioned))}`);
+    await this.dedup.final();
   }
 
   violate(property: FlowProperty, detail: string): void {
@@ -142,10 +145,8 @@ class FlowSimulation implements FlowContext {
       case "restart":
       case "down": {
         const active = await this.schedules.activeAll();
-        const stoppedAt = engines.now;
         if (x.a === "restart") await engines.restart(0);
         else await engines.down(x.ms);
-        if (engines.gen?.n === this.plan.upgradeAt) this.upgrade = { at: stoppedAt, clean: true };
         return this.reopened(active, true);
       }
       case "pause":
@@ -176,6 +177,10 @@ class FlowSimulation implements FlowContext {
         return this.starts.startVersioned(x.n);
       case "retain":
         return this.retention.start(x.n, x.hold);
+      case "dedupUpdate":
+        return this.dedup.update(x.d, x.u);
+      case "dedupNext":
+        return this.dedup.next(x.d);
       case "relimit":
         this.engines.relimit(x.concurrent);
         return this.engines.drain();
@@ -207,9 +212,7 @@ class FlowSimulation implements FlowContext {
 
   /** A fault struck in the middle of work: what was not synced may be lost. */
   private async faulted(): Promise<void> {
-    const stoppedAt = this.engines.now;
     await this.engines.reopen();
-    if (this.engines.gen?.n === this.plan.upgradeAt) this.upgrade = { at: stoppedAt, clean: false };
     await this.reopened(new Map(), false);
   }
 

@@ -1,7 +1,8 @@
 import { FuseeError, RejectedError, type Engine } from "@fusee/runtime";
 import type { FlowContext } from "./flow-context.js";
 import type { FlowEngines, Outcome } from "./flow-engine.js";
-import type { BeatRun, LimitedRun, TokenAnswer, VersionedRun } from "./flow-final.js";
+import type { BeatRun, LimitedRun, TokenAnswer } from "./flow-final.js";
+import type { VersionedRun } from "./flow-versions.js";
 import type { BeatPlan, LimitedStep } from "./flow-plan.js";
 import type { FlowProperty } from "./flow-properties.js";
 import { AWAIT_TIMEOUT, FAwait, FBeat, FLimited } from "./flow-workflows.js";
@@ -49,7 +50,7 @@ export class FlowStarts {
     const known = this.versioned.get(id);
     const r = await this.engines.call(`start ${id}`, (e) => e.start("FPatch", id, undefined, ONCE));
     if (r.doubt) {
-      if (known === undefined) this.versioned.set(id, { acked: false, startedUpgraded: false });
+      if (known === undefined) this.versioned.set(id, { acked: false, startedAt: this.engines.now });
       return;
     }
     if (!r.ok) {
@@ -57,7 +58,7 @@ export class FlowStarts {
       return;
     }
     if (known?.acked === true) return this.violate("calls", `a second start of ${id} succeeded while its first run exists`);
-    this.versioned.set(id, { acked: known === undefined, startedUpgraded: this.engines.upgraded(this.engines.gen?.n ?? 0) });
+    this.versioned.set(id, { acked: known === undefined, startedAt: this.engines.now });
   }
 
   async startBeat(n: number, plan: BeatPlan): Promise<void> {

@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import { CancelledError, Ctx, RetryPolicy, Workflow } from "@fusee/runtime";
+import { CancelledError, Ctx, Query, RetryPolicy, Update, Workflow } from "@fusee/runtime";
 import type { BeatPlan } from "./flow-plan.js";
 import type { VirtualClock } from "@fusee/runtime/testing";
 import type { LimitedStep } from "./flow-plan.js";
@@ -247,6 +247,8 @@ export class FBeat {
 
 /** How long a versioned run waits before the point its second version patched. */
 export const PATCH_HOLD = 1500;
+/** How long it waits after that point: long enough for a later version to find it in flight. */
+export const PATCH_TAIL = 6000;
 
 /** The first version of a workflow: a wait, a step, another wait. */
 @Workflow("FPatch")
@@ -256,7 +258,7 @@ export class FPatchV1 {
   async run(): Promise<string> {
     await this.ctx.sleep(PATCH_HOLD);
     await this.ctx.step("mid", async () => 1);
-    await this.ctx.sleep(PATCH_HOLD);
+    await this.ctx.sleep(PATCH_TAIL);
     return "v1";
   }
 }
@@ -274,9 +276,60 @@ export class FPatchV2 {
     const patched = this.ctx.patched("extra");
     if (patched) await this.ctx.step("extra", async () => 2);
     await this.ctx.step("mid", async () => 1);
-    await this.ctx.sleep(PATCH_HOLD);
+    await this.ctx.sleep(PATCH_TAIL);
     return patched ? "v2" : "v1";
   }
 }
 
-export const FLOW_WORKFLOWS = [FJob, FLimited, FCollect, FAwait, FBeat];
+/**
+ * Its third version, deployed once the second made every new run take the patch: `deprecatePatch`
+ * in place of the `if`. A run that took the new path (its journal holds the patch record) replays
+ * it; one that passed the point under the first version no longer matches its journal and stops.
+ */
+@Workflow("FPatch")
+export class FPatchV3 {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(): Promise<string> {
+    await this.ctx.sleep(PATCH_HOLD);
+    this.ctx.deprecatePatch("extra");
+    await this.ctx.step("extra", async () => 2);
+    await this.ctx.step("mid", async () => 1);
+    await this.ctx.sleep(PATCH_TAIL);
+    return "v2";
+  }
+}
+
+/** The versions of `FPatch`, the first at index 0. */
+export const PATCH_VERSIONS = [FPatchV1, FPatchV2, FPatchV3] as const;
+
+/**
+ * A run that applies updates until a `next` signal makes it continue as new, as run `gen` + 1 of its
+ * ID: an update answers with the run that applied it and the call that asked, so a repeated update
+ * ID answered from memory tells itself apart from one applied again.
+ */
+@Workflow("FDedup")
+export class FDedup {
+  private gen = 0;
+  private readonly applied: number[] = [];
+
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(gen: number): Promise<void> {
+    this.gen = gen;
+    await this.ctx.waitFor("next");
+    return this.ctx.continueAsNew(gen + 1);
+  }
+
+  @Update() bump(call: number): string {
+    this.applied.push(call);
+    return `${this.gen}:${call}`;
+  }
+
+  /** The calls whose updates this run applied, in order. */
+  @Query() appliedCalls(): number[] {
+    return [...this.applied];
+  }
+}
+
+export const FLOW_WORKFLOWS = [FJob, FLimited, FCollect, FAwait, FBeat, FDedup];

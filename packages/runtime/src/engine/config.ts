@@ -119,7 +119,11 @@ export class Config {
    * continue-as-new or a reset): a message another workflow sends again after a crash, a cluster
    * call asked again of a shard's next owner, or an update retried with its ID within this window
    * is answered as the first was, not performed twice. A run remembers its own for as long as it
-   * lives; the runs after it remember at most the newest 4,096 of each. One day by default.
+   * lives; the runs after it remember at most the newest 4,096 of each. The window counts back from
+   * the replacement: the next run is handed what was performed within it (a reset also keeps what
+   * the part of the journal it copies holds), keeps that for as long as it lives, and hands on again
+   * what is still within the window at its own replacement; any other ID is performed again. One
+   * day by default.
    *
    * @example
    * Config.local("./data").idempotencyWindow("7 days")

@@ -188,7 +188,12 @@ export class Ctx<W = any> {
     return this.backend.patched(checkName(id, "patch ID"), false);
   }
 
-  /** Marks a patch whose old path no run needs any more: it records nothing new. */
+  /**
+   * Marks a patch whose old path no run needs any more: it records nothing new, and runs that hold
+   * the patch record and runs that do not replay the code after it alike. A run that took the old
+   * path and is still unfinished no longer matches its journal where the paths differ: it stops,
+   * and calls on it fail with `NonDeterminismError`.
+   */
   deprecatePatch(id: PatchId): void {
     this.backend.patched(checkName(id, "patch ID"), true);
   }
