@@ -10,6 +10,7 @@ const POLL_LAST_MS = 200;
 
 interface Waiting {
   readonly describe: string;
+  readonly shard: number;
   resolve(reply: Reply): void;
   reject(error: Error): void;
 }
@@ -47,14 +48,14 @@ export class RequestClient {
   async request(shard: number, kind: string, payload: Buffer, timeoutMs?: number): Promise<Reply> {
     const id = randomUUID();
     const describe = `${kind} request ${id} to the owner of shard ${shard}`;
-    const reply = new Promise<Reply>((resolve, reject) => this.waiting.set(id, { describe, resolve, reject }));
+    const reply = new Promise<Reply>((resolve, reject) => this.waiting.set(id, { describe, shard, resolve, reject }));
     // It may fail (shutdown, a failed poll) before this call gets to await it.
     reply.catch(() => undefined);
     try {
       await this.asks.push({ id, shard, kind, payload });
     } catch (e) {
       this.waiting.delete(id);
-      throw failure(describe, e);
+      throw failure(describe, shard, e);
     }
     this.poll();
     if (timeoutMs === undefined) return reply;
@@ -136,11 +137,16 @@ export class RequestClient {
   }
 
   private failWaiting(e: unknown): void {
-    for (const w of this.waiting.values()) w.reject(failure(w.describe, e));
+    for (const w of this.waiting.values()) w.reject(failure(w.describe, w.shard, e));
     this.waiting.clear();
   }
 }
 
-function failure(describe: string, e: unknown): StorageError {
-  return new StorageError(`forwarding ${describe} failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+/**
+ * A forward that failed on this process's own statements. It names the shard it went to, which
+ * another process holds: the engine goes on (it stops only for a shard of its own), and the caller
+ * may ask again, knowing the request may have been performed.
+ */
+function failure(describe: string, shard: number, e: unknown): StorageError {
+  return new StorageError(`forwarding ${describe} failed: ${(e as Error)?.message ?? String(e)}`, { cause: e, shard });
 }
