@@ -74,8 +74,10 @@ export class ScheduleRuntime extends ScheduleState {
     const openedAt = this.deps.clock.now();
     const catchUpTo = this.paused ? this.pausedAt : openedAt;
     const ready = this.serial(async () => {
-      await this.pruneActive();
-      await this.adoptUnrecorded(recovered);
+      // Statuses of runs on other shards may not be readable now (a forward cut short): the runs
+      // recovered as running stay so, and an unrecorded run is counted when its instant is started.
+      await this.pruneActive().catch(() => undefined);
+      await this.adoptUnrecorded(recovered).catch(() => undefined);
       // A trigger a crash cut short: its run may exist without its record (then it is adopted), or not.
       for (const t of [...this.triggering]) await this.startInstant(t, "trigger");
       for (const id of this.active) this.watch(id);
@@ -207,21 +209,30 @@ export class ScheduleRuntime extends ScheduleState {
     if (this.deleted || this.closed || this.covered.has(t) || this.claimed.has(t)) return Promise.resolve();
     this.claimed.add(t);
     return this.serial(async () => {
-      await this.pruneActive();
-      if (this.closed || this.deleted) return;
-      if (this.active.size > 0) {
-        switch (this.settings.overlap) {
-          case "skip":
-            return this.tick(t, "skipped", source);
-          case "buffer-one":
-            return this.tick(t, this.buffered === undefined ? "buffered" : "skipped", source);
-          case "cancel-other":
-          case "terminate-other":
-            await this.endActive();
-            break;
-          case "allow-all":
-            break;
+      try {
+        await this.pruneActive();
+        if (this.closed || this.deleted) return;
+        if (this.active.size > 0) {
+          switch (this.settings.overlap) {
+            case "skip":
+              return this.tick(t, "skipped", source);
+            case "buffer-one":
+              return this.tick(t, this.buffered === undefined ? "buffered" : "skipped", source);
+            case "cancel-other":
+            case "terminate-other":
+              await this.endActive();
+              break;
+            case "allow-all":
+              break;
+          }
         }
+      } catch (e) {
+        // The running runs' statuses could not be read, or one could not be ended (a forward cut
+        // short, a run's shard moving): the instant is tried again later, not left claimed.
+        this.claimed.delete(t);
+        this.startFailed(e, () => this.detach(this.instant(t, source)));
+        if (report) throw e;
+        return;
       }
       const failure = await this.startInstant(t, source);
       if (report && failure instanceof StorageError) throw failure;

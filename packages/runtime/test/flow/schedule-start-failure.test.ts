@@ -47,4 +47,17 @@ describe("a schedule whose start of a run fails with a StorageError of another s
     expect(h.schedule.describe().backfills).to.deep.equal([]);
     expect(h.failed, "failures the schedule reported as the engine's").to.deep.equal([]);
   });
+
+  it("deals with an instant whose overlap check could not read the running run's status, when it tries again", async () => {
+    const h = scheduleHarness({ active: [`s@${T0}`], statusFailures: { count: 1, error: lostSession } });
+    h.schedule.open();
+    await h.letReadsGo();
+    await h.clock.advance("500ms");
+    await h.letReadsGo();
+    await h.clock.advance("2s");
+    await h.letReadsGo();
+    const ticked = h.appended.flatMap((r) => (r.kind === "schedule-tick" ? [r.instant] : []));
+    expect(ticked, "the instant of 6 s dealt with (skipped beside the running run)").to.include(T0 + 6_000);
+    expect(h.failed, "failures the schedule reported as the engine's").to.deep.equal([]);
+  });
 });
