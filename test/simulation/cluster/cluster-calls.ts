@@ -29,7 +29,8 @@ export interface ScheduleRun {
   readonly covered: Record<Covered, number>;
 }
 
-export type Covered = "relayed" | "closed" | "instants";
+/** What the checks covered beyond client calls; `scheduleOps` counts the judged operations on a schedule from other processes. */
+export type Covered = "relayed" | "closed" | "instants" | "terminated" | "withStart" | "scheduleOps";
 
 export class ClientCalls {
   constructor(private readonly run: ScheduleRun) {}
