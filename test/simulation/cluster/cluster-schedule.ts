@@ -199,18 +199,18 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
     if (open.length === 0) break;
     const id = r.pick(open);
     // A with-start call is the start of an ID that has none yet.
-    const withStart = roll >= 0.49 && roll < 0.56;
+    const withStart = roll >= 0.48 && roll < 0.57;
     if (!started.has(id)) {
       started.add(id);
       if (!withStart) actions.push({ a: "start", id, via: via() });
     }
     const killAtMs = (): { killAtMs?: number } => (space.faults.has("ownerLost") && r.chance(0.5) ? { killAtMs: r.int(0, 60) } : {});
-    if (roll < 0.25) actions.push({ a: "signal", id, tag: `t${tags++}`, via: via() });
-    else if (roll < 0.42) actions.push({ a: "update", id, uid: `u${uids++}`, by: r.int(1, 9), via: via() });
-    else if (roll < 0.45) {
+    if (roll < 0.24) actions.push({ a: "signal", id, tag: `t${tags++}`, via: via() });
+    else if (roll < 0.4) actions.push({ a: "update", id, uid: `u${uids++}`, by: r.int(1, 9), via: via() });
+    else if (roll < 0.43) {
       actions.push({ a: "cancel", id, via: via() });
       cancelled.add(id);
-    } else if (roll < 0.49) {
+    } else if (roll < 0.48) {
       actions.push({ a: "terminate", id, slot: r.int(0, engines - 1), again: r.chance(0.5), ...killAtMs() });
       cancelled.add(id);
     } else if (withStart) {
