@@ -48,6 +48,8 @@ export class ScheduleOps {
     const spec = (everyMs: number): TockSpec => ({ everyMs, overlap: a.overlap, holdMs: a.holdMs });
     const creating = Date.now();
     if (!(await this.call(`schedule ${name}`, { op: "tockSchedule", name, spec: spec(a.everyMs) })).ok) return;
+    // Instants and run times are on the machine's clock (less each process's skew): the trace ties them to its own.
+    this.run.note(`  ${name} asked for at ${creating} and acknowledged at ${Date.now()} on the machine's clock`);
     const struck = sleep(a.fault.atMs).then(() => strikeHolder(this.run, name, a.fault.kind));
     let updating = Infinity;
     let updated = Infinity;
