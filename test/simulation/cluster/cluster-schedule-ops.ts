@@ -209,7 +209,8 @@ export class ScheduleOps {
     this.run.covered.scheduleOps += 2;
     this.run.note(
       `  schedule ${name}: ${runs.length} runs (${triggered} of triggers), ${runs.filter((r) => backfilled(instantOf(r.id))).length} backfilled; ` +
-        `it counts ${described.started} started, ${described.skipped} skipped, recent ${described.recentRuns.join(" ")}; runs (instant: start..end) ` +
+        `it counts ${described.started} started, ${described.skipped} skipped, ${described.backfills.length} backfills under way, ` +
+        `recent ${described.recentRuns.join(" ")}; runs (instant: start..end) ` +
         [...runs]
           .sort((x, y) => x.startedAt - y.startedAt)
           .map((r) => `${instantOf(r.id)}: ${r.startedAt}..${r.endedAt ?? "-"}`)
