@@ -1,5 +1,5 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
-import { NotFoundError, RejectedError, ShutDownError, StorageError } from "../core/errors.js";
+import { FuseeError, NotFoundError, RejectedError, ShutDownError, StorageError } from "../core/errors.js";
 import { recurrenceOf } from "../journal/recurrence.js";
 import { recurrenceOfSpec, recurrenceSpec, sameRecurrence } from "../journal/schedule-coverage.js";
 import { ScheduleState, sameSettings, scheduleRunId, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
@@ -225,6 +225,10 @@ export class ScheduleRuntime extends ScheduleState {
     if (source === "trigger" && !this.triggering.has(t)) await this.tick(t, "triggering", source);
     if (!this.mayStart()) {
       this.claimed.delete(t);
+      // Tried again as a failed start is: a lease renewed late lives on, and a lost shard's schedule is closed by then.
+      this.startFailed(this.leaseLapsed(), () =>
+        this.detach(source === "buffer" ? this.serial(() => this.startBuffered()) : this.instant(t, source)),
+      );
       return;
     }
     // Counted before the start, as a backfill page's runs are: the run's code may ask at once.
@@ -255,6 +259,11 @@ export class ScheduleRuntime extends ScheduleState {
    */
   private mayStart(): boolean {
     return !this.closed && !this.deleted && this.deps.holds(this.deps.sys.shardOf("schedule", this.name));
+  }
+
+  /** Why a start was not made: this process's lease on the schedule's shard ran out on its clock. */
+  private leaseLapsed(): FuseeError {
+    return new FuseeError(`schedule '${this.name}': this process's lease on its shard ran out on its clock; the start is tried again`);
   }
 
   private tick(instant: number, outcome: ScheduleTickRecord["outcome"], source: ScheduleTickRecord["source"]): Promise<void> {
@@ -378,7 +387,11 @@ export class ScheduleRuntime extends ScheduleState {
         await Promise.all(
           page.map(async (t) => {
             await this.slots.take(() => !this.closed && !this.deleted);
-            if (!this.mayStart()) return;
+            if (this.closed || this.deleted) return;
+            if (!this.mayStart()) {
+              failure ??= this.leaseLapsed();
+              return;
+            }
             const runId = scheduleRunId(this.name, t);
             // Counted before the start: the run's code begins as soon as its start is durable,
             // and a `describe()` it prompts must count it. An instant not covered was never counted,
@@ -395,8 +408,7 @@ export class ScheduleRuntime extends ScheduleState {
             }
           }),
         );
-        // A page cut short by the loss of the shard is not recorded: the shard's next holder starts its instants.
-        if (!this.mayStart()) return;
+        if (this.closed || this.deleted) return;
         if (failure !== undefined) {
           // The page is started again; the runs it did start count then.
           this.startedUnrecorded -= started;
