@@ -255,14 +255,19 @@ export class ScheduleOps {
     done: (runs: readonly TockRun[]) => boolean,
   ): Promise<{ runs: TockRun[]; described: Described } | undefined> {
     const deadline = Date.now() + SETTLE_LEASES * this.run.schedule.leaseMs;
+    // The account must read the same a lease apart: a count can equal a listing that misses a run
+    // and holds one the schedule left out, while shards move.
+    let candidate: string | undefined;
     for (;;) {
       const runs = await this.runs();
       const described = await this.ask<Described>({ op: "scheduleDescribe", name });
       if (runs === undefined || described === undefined) return undefined;
       const going = runs.some((r) => r.endedAt === undefined);
-      if ((!going && described.backfills.length === 0 && described.started === runs.length && done(runs)) || Date.now() > deadline)
-        return { runs, described };
-      await sleep(RETRY_GAP_MS);
+      const settled = !going && described.backfills.length === 0 && described.started === runs.length && done(runs);
+      const seen = JSON.stringify([described.started, runs.map((r) => r.id).sort()]);
+      if ((settled && seen === candidate) || Date.now() > deadline) return { runs, described };
+      candidate = settled ? seen : undefined;
+      await sleep(settled ? this.run.schedule.leaseMs : RETRY_GAP_MS);
     }
   }
 
