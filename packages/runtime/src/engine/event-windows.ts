@@ -1,5 +1,5 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
-import { RejectedError, StorageError } from "../core/errors.js";
+import { RejectedError } from "../core/errors.js";
 import type { SystemRecord } from "../journal/system-records.js";
 import { retryDelay, startOnce, type FlowRuns } from "./flow-runs.js";
 import type { StreamName } from "../journal/stream-names.js";
@@ -268,12 +268,19 @@ export class EventWindows<Rule> {
     w.timer = undefined;
     try {
       await w.lastAppend;
-      if (this.closed) return;
+    } catch (e) {
+      // The window's own record failed: the engine's storage did.
+      if (!this.closed) this.failed(e);
+      return;
+    }
+    if (this.closed) return;
+    try {
       await startOnce(this.runs, w.type, w.runId, this.policy.input(w));
     } catch (e) {
       if (this.closed) return;
-      if (e instanceof StorageError) return this.failed(e);
-      // The start could not be made (say, the workflow type is not registered yet): try again later.
+      // The start could not be made: the workflow type is not registered yet, or the run's shard
+      // (another process's, perhaps) could not take it now. Tried again later; a failure of this
+      // engine's own storage stopped it already, and its starts fail until it closes.
       w.failures++;
       w.timer = this.clock.schedule(retryDelay(w.failures), () => this.fireSoon(w));
       return;
