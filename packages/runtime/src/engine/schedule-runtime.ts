@@ -1,5 +1,5 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
-import { FuseeError, NotFoundError, RejectedError, ShutDownError, StorageError } from "../core/errors.js";
+import { NotFoundError, RejectedError, ShutDownError, StorageError } from "../core/errors.js";
 import { recurrenceOf, type Recurrence } from "../journal/recurrence.js";
 import { recurrenceOfSpec, recurrenceSpec, sameRecurrence, type RecurrenceSpec } from "../journal/schedule-coverage.js";
 import { ScheduleState, sameSettings, scheduleRunId, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
@@ -17,8 +17,6 @@ export interface ScheduleDeps {
   readonly runs: FlowRuns;
   readonly clock: Clock;
   readonly failed: (e: unknown) => void;
-  /** Whether this process may still start work for the shard: false once its lease ran out on its clock, before the shard is forgotten. */
-  readonly holds: (shard: number) => boolean;
 }
 
 /** Instants a backfill starts between two progress records. */
@@ -246,13 +244,6 @@ export class ScheduleRuntime extends ScheduleState {
     const id = scheduleRunId(this.name, t);
     if (this.closed || this.deleted) return undefined;
     if (source === "trigger" && !this.triggering.has(t)) await this.tick(t, "triggering", source);
-    const again = (): void => this.detach(source === "buffer" ? this.serial(() => this.startBuffered()) : this.instant(t, source));
-    if (!this.mayStart()) {
-      this.claimed.delete(t);
-      // Tried again as a failed start is: a lease renewed late lives on, and a lost shard's schedule is closed by then.
-      this.startFailed(this.leaseLapsed(), again);
-      return undefined;
-    }
     // Counted before the start, as a backfill page's runs are: the run's code may ask at once.
     this.startedUnrecorded++;
     this.starting.add(t);
@@ -261,7 +252,7 @@ export class ScheduleRuntime extends ScheduleState {
     } catch (e) {
       this.uncount(t);
       this.claimed.delete(t);
-      this.startFailed(e, again);
+      this.startFailed(e, () => this.detach(source === "buffer" ? this.serial(() => this.startBuffered()) : this.instant(t, source)));
       return e;
     }
     if (this.deleted || this.closed) return undefined;
@@ -269,22 +260,6 @@ export class ScheduleRuntime extends ScheduleState {
     await this.tick(t, "started", source);
     this.watch(id);
     return undefined;
-  }
-
-  /**
-   * Whether this process may start the schedule's runs now: the schedule is neither closed nor
-   * deleted, and this process's lease on its shard has not run out. A process stopped past its
-   * lease wakes with its timers overdue, and they may fire before it hears of the loss; the shard's
-   * next holder deals with their instants (and may have paused, changed or deleted the schedule),
-   * so a run started here would be one the schedule never wanted, or a second one.
-   */
-  private mayStart(): boolean {
-    return !this.closed && !this.deleted && this.deps.holds(this.deps.sys.shardOf("schedule", this.name));
-  }
-
-  /** Why a start was not made: this process's lease on the schedule's shard ran out on its clock. */
-  private leaseLapsed(): FuseeError {
-    return new FuseeError(`schedule '${this.name}': this process's lease on its shard ran out on its clock; the start is tried again`);
   }
 
   private tick(instant: number, outcome: ScheduleTickRecord["outcome"], source: ScheduleTickRecord["source"]): Promise<void> {
@@ -412,10 +387,6 @@ export class ScheduleRuntime extends ScheduleState {
           page.map(async (t) => {
             await this.slots.take(() => !this.closed && !this.deleted);
             if (this.closed || this.deleted) return;
-            if (!this.mayStart()) {
-              failure ??= this.leaseLapsed();
-              return;
-            }
             const runId = scheduleRunId(this.name, t);
             // Counted before the start: the run's code begins as soon as its start is durable,
             // and a `describe()` it prompts must count it. An instant not covered was never counted,
