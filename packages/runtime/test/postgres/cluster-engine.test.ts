@@ -237,6 +237,17 @@ describe("Engines of a cluster sharing one PostgreSQL schema (real processes)", 
     expect(lines.some((l) => l.startsWith("exec ") && l.endsWith(" A") && ofB.has(l.split(" ")[1] as string))).to.equal(true);
   });
 
+  it("refuses a terminate of a run that already ended, through the process that does not own it, with the owner's reason", async () => {
+    const [a, b, name] = await cluster.start();
+    const owners = await holders(name);
+    const id = Array.from({ length: 64 }, (_, i) => `ended-${i}`).find((i) => owners[shardOf(i, SHARDS)] === "B") as string;
+    await b.send({ op: "start", id, input: { n: 1, wait: true, stepMs: 5 } });
+    await a.send({ op: "terminate", id });
+
+    const refused = (await a.send({ op: "terminate", id }).catch((e: Error) => e)) as Error & { reason?: string };
+    expect({ name: refused.name, reason: refused.reason }).to.deep.equal({ name: "RejectedError", reason: "already-finished" });
+  });
+
   describe("a forwarded request whose owner dies after performing it and before answering", () => {
     /** An ID of a run on one of B's shards. */
     async function idOfB(name: string): Promise<string> {

@@ -31,11 +31,11 @@ export class ClusterWorker {
     this.ready = new Promise((resolve, reject) => {
       createInterface({ input: this.process.stdout! }).on("line", (text) => {
         if (text === "ready") return resolve();
-        const m = JSON.parse(text) as { n: number; ok: boolean; value?: unknown; name?: string; message?: string };
+        const m = JSON.parse(text) as { n: number; ok: boolean; value?: unknown; name?: string; message?: string; reason?: string };
         const w = this.waiting.get(m.n);
         this.waiting.delete(m.n);
         if (m.ok) w?.resolve(m.value);
-        else w?.reject(Object.assign(new Error(`${owner}: ${m.message}`), { name: m.name }));
+        else w?.reject(Object.assign(new Error(`${owner}: ${m.message}`), { name: m.name, reason: m.reason }));
       });
       this.process.on("close", () => {
         const error = new Error(`cluster worker ${owner} exited: ${this.stderr}`);
