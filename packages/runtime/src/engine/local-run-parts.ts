@@ -119,6 +119,7 @@ export class LocalRunParts {
         cancel: (id, reason) => calls.router().cancel(id, reason),
       },
       failed,
+      holds: (shard) => deps.leased?.(shard) ?? true,
     });
     this.index = new RunIndex(
       {

@@ -17,6 +17,8 @@ export interface ScheduleDeps {
   readonly runs: FlowRuns;
   readonly clock: Clock;
   readonly failed: (e: unknown) => void;
+  /** Whether this process may still start work for the shard: false once its lease ran out on its clock, before the shard is forgotten. */
+  readonly holds: (shard: number) => boolean;
 }
 
 /** Instants a backfill starts between two progress records. */
@@ -244,6 +246,10 @@ export class ScheduleRuntime extends ScheduleState {
     const id = scheduleRunId(this.name, t);
     if (this.closed || this.deleted) return undefined;
     if (source === "trigger" && !this.triggering.has(t)) await this.tick(t, "triggering", source);
+    if (!this.mayStart()) {
+      this.claimed.delete(t);
+      return;
+    }
     // Counted before the start, as a backfill page's runs are: the run's code may ask at once.
     this.startedUnrecorded++;
     this.starting.add(t);
@@ -260,6 +266,17 @@ export class ScheduleRuntime extends ScheduleState {
     await this.tick(t, "started", source);
     this.watch(id);
     return undefined;
+  }
+
+  /**
+   * Whether this process may start the schedule's runs now: the schedule is neither closed nor
+   * deleted, and this process's lease on its shard has not run out. A process stopped past its
+   * lease wakes with its timers overdue, and they may fire before it hears of the loss; the shard's
+   * next holder deals with their instants (and may have paused, changed or deleted the schedule),
+   * so a run started here would be one the schedule never wanted, or a second one.
+   */
+  private mayStart(): boolean {
+    return !this.closed && !this.deleted && this.deps.holds(this.deps.sys.shardOf("schedule", this.name));
   }
 
   private tick(instant: number, outcome: ScheduleTickRecord["outcome"], source: ScheduleTickRecord["source"]): Promise<void> {
@@ -386,7 +403,7 @@ export class ScheduleRuntime extends ScheduleState {
         await Promise.all(
           page.map(async (t) => {
             await this.slots.take(() => !this.closed && !this.deleted);
-            if (this.closed || this.deleted) return;
+            if (!this.mayStart()) return;
             const runId = scheduleRunId(this.name, t);
             // Counted before the start: the run's code begins as soon as its start is durable,
             // and a `describe()` it prompts must count it. An instant not covered was never counted,
@@ -403,7 +420,8 @@ export class ScheduleRuntime extends ScheduleState {
             }
           }),
         );
-        if (this.closed || this.deleted) return;
+        // A page cut short by the loss of the shard is not recorded: the shard's next holder starts its instants.
+        if (!this.mayStart()) return;
         if (failure !== undefined) {
           // The page is started again; the runs it did start count then.
           this.startedUnrecorded -= started;

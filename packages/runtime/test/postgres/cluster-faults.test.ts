@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { shardOf } from "../../src/core/ids.js";
+import { shardOf, SYSTEM_STREAM_PREFIX } from "../../src/core/ids.js";
 import { ClusterWorker, holders, rerunsAfterAck } from "./support/cluster.js";
 import { PG_URL, useSchemas } from "./support/database.js";
 import { maxConcurrentBodies, terminateSessionsOf, uniqueOwner } from "./support/faults.js";
@@ -133,5 +133,38 @@ describe("A PostgreSQL cluster under faults (real processes)", function () {
     );
     expect(maxConcurrentBodies(steps()), "step bodies under the limit at once").to.be.at.most(3);
     await allCompleted(y, ids, 10_000);
+  });
+
+  it("starts no run of a schedule whose shard it lost while paused past its lease: the schedule paused meanwhile stays paused", async () => {
+    const [x, y, name] = await pair();
+    const owners = await holders(name);
+    const schedule = Array.from({ length: 64 }, (_, i) => `ticker-${i}`).find(
+      (s) => owners[shardOf(`${SYSTEM_STREAM_PREFIX}schedule/${s}`, SHARDS)] === x.owner,
+    )!;
+    const spec = { workflow: "cluster-echo", every: "100ms", overlap: "allow-all", catchUp: "none" };
+    await x.send({ op: "schedule", name: schedule, spec });
+    const ticks = async (): Promise<number[]> =>
+      (await y.send<string[]>({ op: "list", filter: { type: "cluster-echo" }, limit: 1_000 })).map((l) =>
+        Number(l.split(" ")[0]!.split("@")[1]),
+      );
+    await eventually("the schedule to start runs", async () => (await ticks()).length >= 2);
+
+    x.process.kill("SIGSTOP");
+    await eventually("the other process to hold every shard", async () => (await holders(name)).every((o) => o === y.owner), 10_000);
+    await eventually("the schedule to be paused through its new holder", () =>
+      y.send({ op: "schedule", name: schedule, spec, then: "pause" }).then(
+        () => true,
+        () => false,
+      ),
+    );
+    const paused = Date.now();
+    await sleep(300);
+    x.process.kill("SIGCONT");
+    await sleep(LEASE_MS);
+
+    const late = (await ticks()).filter((t) => t > paused);
+    expect(late, "instants after the pause that have runs").to.deep.equal([]);
+    const described = await y.send<{ started: number }>({ op: "schedule", name: schedule, spec, then: "describe" });
+    expect(described.started, "runs the schedule counts").to.equal((await ticks()).length);
   });
 });
