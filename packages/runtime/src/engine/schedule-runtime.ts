@@ -1,5 +1,5 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
-import { NotFoundError, RejectedError, ShutDownError, StorageError } from "../core/errors.js";
+import { FuseeError, NotFoundError, RejectedError, ShutDownError, StorageError } from "../core/errors.js";
 import { recurrenceOf, type Recurrence } from "../journal/recurrence.js";
 import { recurrenceOfSpec, recurrenceSpec, sameRecurrence, type RecurrenceSpec } from "../journal/schedule-coverage.js";
 import { ScheduleState, sameSettings, scheduleRunId, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
@@ -246,9 +246,12 @@ export class ScheduleRuntime extends ScheduleState {
     const id = scheduleRunId(this.name, t);
     if (this.closed || this.deleted) return undefined;
     if (source === "trigger" && !this.triggering.has(t)) await this.tick(t, "triggering", source);
+    const again = (): void => this.detach(source === "buffer" ? this.serial(() => this.startBuffered()) : this.instant(t, source));
     if (!this.mayStart()) {
       this.claimed.delete(t);
-      return;
+      // Tried again as a failed start is: a lease renewed late lives on, and a lost shard's schedule is closed by then.
+      this.startFailed(this.leaseLapsed(), again);
+      return undefined;
     }
     // Counted before the start, as a backfill page's runs are: the run's code may ask at once.
     this.startedUnrecorded++;
@@ -258,7 +261,7 @@ export class ScheduleRuntime extends ScheduleState {
     } catch (e) {
       this.uncount(t);
       this.claimed.delete(t);
-      this.startFailed(e, () => this.detach(source === "buffer" ? this.serial(() => this.startBuffered()) : this.instant(t, source)));
+      this.startFailed(e, again);
       return e;
     }
     if (this.deleted || this.closed) return undefined;
@@ -277,6 +280,11 @@ export class ScheduleRuntime extends ScheduleState {
    */
   private mayStart(): boolean {
     return !this.closed && !this.deleted && this.deps.holds(this.deps.sys.shardOf("schedule", this.name));
+  }
+
+  /** Why a start was not made: this process's lease on the schedule's shard ran out on its clock. */
+  private leaseLapsed(): FuseeError {
+    return new FuseeError(`schedule '${this.name}': this process's lease on its shard ran out on its clock; the start is tried again`);
   }
 
   private tick(instant: number, outcome: ScheduleTickRecord["outcome"], source: ScheduleTickRecord["source"]): Promise<void> {
@@ -403,7 +411,11 @@ export class ScheduleRuntime extends ScheduleState {
         await Promise.all(
           page.map(async (t) => {
             await this.slots.take(() => !this.closed && !this.deleted);
-            if (!this.mayStart()) return;
+            if (this.closed || this.deleted) return;
+            if (!this.mayStart()) {
+              failure ??= this.leaseLapsed();
+              return;
+            }
             const runId = scheduleRunId(this.name, t);
             // Counted before the start: the run's code begins as soon as its start is durable,
             // and a `describe()` it prompts must count it. An instant not covered was never counted,
@@ -420,8 +432,7 @@ export class ScheduleRuntime extends ScheduleState {
             }
           }),
         );
-        // A page cut short by the loss of the shard is not recorded: the shard's next holder starts its instants.
-        if (!this.mayStart()) return;
+        if (this.closed || this.deleted) return;
         if (failure !== undefined) {
           // The page is started again; the runs it did start count then.
           this.startedUnrecorded -= started;
