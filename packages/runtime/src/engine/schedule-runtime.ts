@@ -1,11 +1,12 @@
 import type { Clock, ClockTimer } from "../core/clock.js";
-import { FuseeError, NotFoundError, RejectedError, ShutDownError, StorageError } from "../core/errors.js";
+import { FuseeError, ShutDownError, StorageError } from "../core/errors.js";
 import { recurrenceOf, type Recurrence } from "../journal/recurrence.js";
 import { recurrenceOfSpec, recurrenceSpec, sameRecurrence, type RecurrenceSpec } from "../journal/schedule-coverage.js";
 import { ScheduleState, sameSettings, scheduleRunId, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
 import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
 import { retryDelay, startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
 import { ScheduleStream } from "./schedule-stream.js";
+import { endRunning, pruneEnded } from "./schedule-overlap.js";
 import { StartSlots } from "./start-slots.js";
 import type { SystemLog } from "./system-streams.js";
 
@@ -78,7 +79,7 @@ export class ScheduleRuntime extends ScheduleState {
     const ready = this.serial(async () => {
       // Statuses of runs on other shards may not be readable now (a forward cut short): the runs
       // recovered as running stay so, and an unrecorded run is counted when its instant is started.
-      await this.pruneActive().catch(() => undefined);
+      await pruneEnded(this.deps.runs, this.active).catch(() => undefined);
       await this.adoptUnrecorded(recovered).catch(() => undefined);
       // A trigger a crash cut short: its run may exist without its record (then it is adopted), or not.
       for (const t of [...this.triggering]) await this.startInstant(t, "trigger");
@@ -212,7 +213,7 @@ export class ScheduleRuntime extends ScheduleState {
     this.claimed.add(t);
     return this.serial(async () => {
       try {
-        await this.pruneActive();
+        await pruneEnded(this.deps.runs, this.active);
         if (this.closed || this.deleted) return;
         if (this.active.size > 0) {
           switch (this.settings.overlap) {
@@ -222,7 +223,7 @@ export class ScheduleRuntime extends ScheduleState {
               return this.tick(t, this.buffered === undefined ? "buffered" : "skipped", source);
             case "cancel-other":
             case "terminate-other":
-              await this.endActive();
+              await endRunning(this.deps.runs, this.active, this.name, this.settings.overlap);
               break;
             case "allow-all":
               break;
@@ -317,7 +318,7 @@ export class ScheduleRuntime extends ScheduleState {
   private async startBuffered(): Promise<void> {
     const t = this.buffered;
     if (t === undefined || this.closed || this.deleted) return;
-    await this.pruneActive();
+    await pruneEnded(this.deps.runs, this.active);
     if (this.active.size === 0 && !this.closed && !this.deleted) await this.startInstant(t, "buffer");
   }
 
@@ -332,35 +333,6 @@ export class ScheduleRuntime extends ScheduleState {
     if (t === undefined || this.covered.has(t)) return;
     if ((await this.deps.runs.status(scheduleRunId(this.name, t))) === undefined || this.closed) return;
     await this.tick(t, "started", "live");
-  }
-
-  /** Forgets runs that finished or no longer exist. */
-  private async pruneActive(): Promise<void> {
-    for (const id of [...this.active]) {
-      const s = await this.deps.runs.status(id);
-      if (s === undefined || s.status === "ok" || s.status === "failed" || s.status === "cancelled" || s.status === "terminated")
-        this.active.delete(id);
-    }
-  }
-
-  /**
-   * Ends the running runs before a new one starts: terminated at once (`terminate-other`), or asked
-   * to cancel (`cancel-other`), in which case the new run starts without waiting for them to stop.
-   */
-  private async endActive(): Promise<void> {
-    const reason = `schedule '${this.name}' started a newer run (overlap ${this.settings.overlap})`;
-    for (const id of [...this.active]) {
-      try {
-        if (this.settings.overlap === "cancel-other") await this.deps.runs.cancel(id, reason);
-        else await this.deps.runs.terminate(id, reason);
-      } catch (e) {
-        // A run that ended (or cannot go on) meanwhile needs no ending; any other failure, a storage
-        // error above all, may leave it running, and a new run beside it would break the policy.
-        const ended = (e instanceof NotFoundError || e instanceof RejectedError) && !(e instanceof ShutDownError);
-        if (!ended) throw e;
-      }
-      this.active.delete(id);
-    }
   }
 
   // ---- backfills ----
