@@ -6,15 +6,20 @@ import { scheduleHarness, T0 } from "./fixtures/schedule-harness.js";
 const lostSession = (): StorageError =>
   new StorageError("forwarding start request 1 to the owner of shard 2 failed: terminating connection due to administrator command");
 
+/** A schedule whose runs may overlap, whose first start fails so. */
+function allowAllFailingOnce(): ReturnType<typeof scheduleHarness> {
+  let failures = 1;
+  return scheduleHarness({
+    settings: { overlap: "allow-all" },
+    start: async () => {
+      if (failures-- > 0) throw lostSession();
+    },
+  });
+}
+
 describe("a schedule whose start of a run fails with a StorageError of another shard (a cluster's forwarded start)", () => {
   it("does not fail the engine and starts the instant when it tries again", async () => {
-    let failures = 1;
-    const h = scheduleHarness({
-      settings: { overlap: "allow-all" },
-      start: async () => {
-        if (failures-- > 0) throw lostSession();
-      },
-    });
+    const h = allowAllFailingOnce();
     h.schedule.open();
     await h.letReadsGo();
     await h.clock.advance("500ms");
@@ -28,13 +33,7 @@ describe("a schedule whose start of a run fails with a StorageError of another s
   });
 
   it("goes on with a backfill whose page failed so", async () => {
-    let failures = 1;
-    const h = scheduleHarness({
-      settings: { overlap: "allow-all" },
-      start: async () => {
-        if (failures-- > 0) throw lostSession();
-      },
-    });
+    const h = allowAllFailingOnce();
     h.schedule.open();
     await h.letReadsGo();
     // Instants before the schedule was created: none was dealt with.
