@@ -45,11 +45,7 @@ export class RunRecords implements DurableSink {
 
   failed(error: unknown, shard: number): void {
     this.unsynced--;
-    for (const [entry, waiters] of this.settling) {
-      if (entry.shard !== shard) continue;
-      this.settling.delete(entry);
-      for (const w of waiters) w.reject(error);
-    }
+    this.rejectSettling(shard, error);
     this.deps.sink.failed(error, shard);
   }
 
@@ -74,6 +70,11 @@ export class RunRecords implements DurableSink {
    */
   forget(shard: number, entries: Iterable<RunEntry>, error: unknown): void {
     for (const entry of entries) this.forgotten.set(entry, error);
+    this.rejectSettling(shard, error);
+  }
+
+  /** Whoever waits for a run of `shard` to settle hears `error`: its records will not become durable. */
+  private rejectSettling(shard: number, error: unknown): void {
     for (const [entry, waiters] of this.settling) {
       if (entry.shard !== shard) continue;
       this.settling.delete(entry);
