@@ -45,7 +45,7 @@ export class ScheduleRuntime extends ScheduleState {
   private readonly retries = new Set<ClockTimer>();
   private failures = 0;
   private deleted = false;
-  private closed = false;
+  /** Why the schedule's work here stopped (see `close`); undefined while it goes on. */
   private closedBy: Error | undefined;
   private backfillSeq = 0;
   private queue: Promise<void> = Promise.resolve();
@@ -100,9 +100,12 @@ export class ScheduleRuntime extends ScheduleState {
     this.opened = caughtUp.catch(() => undefined);
   }
 
+  private get closed(): boolean {
+    return this.closedBy !== undefined;
+  }
+
   /** Stops the schedule's work here: its shard was let go (`why` says so) or the engine shuts down. */
   close(why: Error = new ShutDownError(`schedule '${this.name}' is closed: the engine is shutting down`)): void {
-    this.closed = true;
     this.closedBy = why;
     this.stopTimers();
   }
