@@ -19,8 +19,8 @@ export interface FlowControlDeps {
   readonly runs: FlowRuns;
   /** Storage failed under a flow-control record: the engine stops acknowledging anything. */
   readonly failed: (e: unknown) => void;
-  /** Whether this process may still start work for the shard (its lease has not run out); always, when absent. */
-  readonly holds?: (shard: number) => boolean;
+  /** Whether this process may still start work for the shard (its lease has not run out). */
+  readonly holds: (shard: number) => boolean;
 }
 
 /**
@@ -37,8 +37,7 @@ export class FlowControl {
   constructor(deps: FlowControlDeps) {
     this.sys = new SystemLog(deps.log, deps.codec, deps.maxRecordBytes, deps.failed);
     this.limits = new Limits(deps.clock);
-    const holds = deps.holds ?? (() => true);
-    this.schedules = new Schedules({ sys: this.sys, runs: deps.runs, clock: deps.clock, failed: deps.failed, holds });
+    this.schedules = new Schedules({ sys: this.sys, runs: deps.runs, clock: deps.clock, failed: deps.failed, holds: deps.holds });
     this.debouncer = new Debouncer(this.sys, deps.runs, deps.clock, deps.failed);
     this.batcher = new Batcher(this.sys, deps.runs, deps.clock, deps.failed);
   }
