@@ -13,14 +13,16 @@
  * Durability rules kept here: a shard has at most one batch in flight, so batches commit in order;
  * the first failed statement, or one that finds the lease gone, stops the shard for this process
  * (the failing batch, every queued batch and every later append reject with a `StorageError`), and
- * a failed statement is never retried, since its commit may or may not have happened.
+ * a failed statement is never retried, since its commit may or may not have happened. Seqs of a
+ * shard only grow, across holders too: a statement that drops also records the last seq it
+ * numbered in the lease row, since the rows it deletes or never stores may have held the last ones.
  */
 import type pg from "pg";
 import { ShardMovedError, StorageError } from "../../core/errors.js";
 import { BatchFront, PendingBatch } from "../batch-front.js";
 import { type LogEntry, MAX_ENTRY_BYTES } from "../log.js";
 import { Int4ArrayWriter, TextArrayWriter } from "./binary-array.js";
-import { leaseFence } from "./leases.js";
+import { dropFence, leaseFence } from "./leases.js";
 import type { Tables } from "./schema.js";
 import type { ShardIndex } from "./shard-index.js";
 
@@ -41,7 +43,7 @@ export interface ShardWriterOptions {
   readonly owner: string;
   readonly shard: number;
   readonly epoch: number;
-  /** The highest `seq` in the shard when the lease was taken (0 when empty). */
+  /** The highest `seq` any holder of the shard used before this lease (0 when none). */
   readonly lastSeq: number;
   readonly index: ShardIndex;
   /** Told after each committed batch. */
@@ -136,11 +138,12 @@ export class ShardWriter extends BatchFront<Batch> {
       text: `WITH ${lease} INSERT INTO ${t.batches} (shard, seq, streams, ends, body) SELECT $1, $4, $5, $6, $7 FROM lease`,
     };
     // A drop deletes the rows it leaves with no live entry and marks its entries dead in the others;
-    // the batch's own row is stored unless every entry in it was dropped too.
+    // the batch's own row is stored unless every entry in it was dropped too. Its fence records the
+    // last seq the batch numbers ($13), which no row may hold once the statement commits.
     this.insertAndDrop = {
       name: `fusee_insert_drop_${t.schema}`,
       text: `
-        WITH ${lease},
+        WITH ${dropFence(t, "$13")},
         gone AS (
           DELETE FROM ${t.batches} AS b USING lease
            WHERE b.shard = $1 AND b.seq = ANY ($9::bigint[])),
@@ -291,7 +294,7 @@ export class ShardWriter extends BatchFront<Batch> {
     const dead = b.deadPositions();
     const dropped = b.drops.flatMap((d) => d.streams);
     const plan = this.o.index.planDrop(dropped);
-    values.push([...dead], plan.gone, plan.markRows, plan.markPositions, b.count > dead.size);
+    values.push([...dead], plan.gone, plan.markRows, plan.markPositions, b.count > dead.size, this.lastSeq + b.count);
     this.o.pool.query<{ leased: number }>({ ...this.insertAndDrop, values }).then(
       (result) => {
         if (result.rows[0]?.leased === 1) this.committed(b, dead, dropped);

@@ -2,8 +2,8 @@
  * Shard leases on the database clock. A lease row per shard names its owner, an expiry and an
  * epoch that grows with every takeover; appends check owner, epoch and expiry in the statement
  * that inserts (see group-insert.ts), so the epoch fences out a process that lost its lease.
- * Takeover and release lock the row, so they wait for an insert that holds it `FOR SHARE`, and an
- * insert that waited for a takeover sees the new epoch and stores nothing.
+ * Takeover and release lock the row, so they wait for an insert that holds it `FOR SHARE` (or a
+ * drop that updates it), and a write that waited for a takeover sees the new epoch and stores nothing.
  */
 import type pg from "pg";
 import type { Tables } from "./schema.js";
@@ -21,10 +21,29 @@ export function leaseFence(t: Tables): string {
            FOR SHARE)`;
 }
 
+/**
+ * The fence of a write that drops, as a CTE named `lease`: {@link leaseFence}'s row, locked by an
+ * update that raises the lease row's `last_seq` to the parameter `lastSeq` names. A drop can
+ * delete the rows that held a shard's last seqs, so their number is kept where the next holder
+ * reads it when it takes the lease (see {@link LeaseTable.acquire}).
+ */
+export function dropFence(t: Tables, lastSeq: string): string {
+  return `
+      lease AS (
+        UPDATE ${t.leases} SET last_seq = greatest(last_seq, ${lastSeq}::bigint)
+         WHERE shard = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()
+        RETURNING 1)`;
+}
+
 /** A lease this process holds: the shard and the epoch it was granted at. */
 export interface LeaseGrant {
   readonly shard: number;
   readonly epoch: number;
+}
+
+/** A lease just taken, with the highest seq a drop of an earlier holder recorded for the shard. */
+export interface TakenLease extends LeaseGrant {
+  readonly lastSeq: number;
 }
 
 /** A lease row as the table holds it. */
@@ -85,10 +104,11 @@ export class LeaseTable {
    * Takes up to `limit` of the candidate shards whose lease is free, expired, or already this
    * owner's (left by an earlier process of the same owner name), preferring them in the order
    * given. Each taken lease gets the next epoch. Rows another transaction has locked are skipped.
+   * The `last_seq` read here is final: the new epoch fences out every later write of the last holder.
    */
-  async acquire(candidates: readonly number[], limit: number): Promise<LeaseGrant[]> {
+  async acquire(candidates: readonly number[], limit: number): Promise<TakenLease[]> {
     if (candidates.length === 0 || limit <= 0) return [];
-    const result = await this.pool.query<{ shard: number; epoch: string }>({
+    const result = await this.pool.query<{ shard: number; epoch: string; last_seq: string }>({
       name: `fusee_acquire_${this.t.schema}`,
       text: `
         UPDATE ${this.t.leases} AS l
@@ -101,10 +121,12 @@ export class LeaseTable {
             ORDER BY array_position($3::integer[], c.shard)
             LIMIT $4
               FOR UPDATE SKIP LOCKED)
-        RETURNING l.shard, l.epoch`,
+        RETURNING l.shard, l.epoch, l.last_seq`,
       values: [this.owner, this.leaseMs, candidates, limit],
     });
-    return result.rows.map((r) => ({ shard: r.shard, epoch: Number(r.epoch) })).sort((a, b) => a.shard - b.shard);
+    return result.rows
+      .map((r) => ({ shard: r.shard, epoch: Number(r.epoch), lastSeq: Number(r.last_seq) }))
+      .sort((a, b) => a.shard - b.shard);
   }
 
   /** Gives leases back (free at once for others), where this process still holds them. */

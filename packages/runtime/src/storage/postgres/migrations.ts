@@ -171,6 +171,16 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE ${t.entries};
     `,
   },
+  {
+    version: 7,
+    name: "the last seq of a shard kept with its lease",
+    sql: (t) => `
+      -- The highest seq a statement that drops numbered up to. A drop may delete a shard's last rows,
+      -- or store no row for a batch it cancelled, so the rows alone can show a lower last seq than
+      -- the one used; the next holder numbers from the higher of the two, and no seq comes back.
+      ALTER TABLE ${t.leases} ADD COLUMN last_seq bigint NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The newest migration this code knows. */

@@ -16,7 +16,7 @@ import type pg from "pg";
 import { ShardMovedError, StorageError } from "../../core/errors.js";
 import { candidateOrder, fairShare } from "./fair-share.js";
 import { ShardWriter, type StopReason } from "./group-insert.js";
-import { type LeaseGrant, type LeaseTable, describeLease } from "./leases.js";
+import { type LeaseTable, type TakenLease, describeLease } from "./leases.js";
 import { pagesOf } from "./batch-rows.js";
 import type { CommitObserver } from "../log.js";
 import type { Tables } from "./schema.js";
@@ -336,7 +336,7 @@ export class ShardLeases {
   }
 
   /** Loads each granted shard's streams and starts its writer; a shard that fails to load is given back. */
-  private async take(grants: readonly LeaseGrant[], sentAt: number): Promise<void> {
+  private async take(grants: readonly TakenLease[], sentAt: number): Promise<void> {
     const loaded = await Promise.all(
       grants.map(async (grant) => {
         try {
@@ -351,7 +351,9 @@ export class ShardLeases {
     );
     for (const item of loaded) {
       if (item === undefined) continue;
-      const { grant, index, lastSeq } = item;
+      const { grant, index } = item;
+      // The rows show the last seq used unless a drop deleted them or stored none; the lease row has it then.
+      const lastSeq = Math.max(item.lastSeq, grant.lastSeq);
       const writer: ShardWriter = new ShardWriter({
         pool: this.p.pool,
         tables: this.p.tables,
@@ -375,7 +377,7 @@ export class ShardLeases {
     this.armWatchdog();
   }
 
-  /** Indexes the shard's rows, and finds the last seq used. */
+  /** Indexes the shard's rows, and finds the last seq they hold. */
   private async load(shard: number): Promise<{ index: ShardIndex; lastSeq: number }> {
     const index = new ShardIndex();
     let lastSeq = 0;
