@@ -85,7 +85,7 @@ export class ChildRuns {
         await this.closeLink(
           request.id,
           outcome.childRunId ?? 0,
-          { id: parent.id, runId },
+          { id: parent.id, runId, seq: request.seq },
           request.close,
           `its parent run ${runId} of '${parent.id}' is over`,
         );
@@ -101,7 +101,7 @@ export class ChildRuns {
       await this.closeLink(
         request.id,
         outcome.childRunId ?? 0,
-        { id: parent.id, runId },
+        { id: parent.id, runId, seq: request.seq },
         request.close,
         `its parent run ${runId} of '${parent.id}' ended while the child started`,
       );
@@ -118,7 +118,8 @@ export class ChildRuns {
   async close(parent: RunEntry, childId: string, reason: string): Promise<void> {
     const link = parent.children?.get(childId);
     parent.children?.delete(childId);
-    if (link !== undefined) await this.closeLink(childId, link.runId, { id: parent.id, runId: parent.runId }, link.close, reason);
+    if (link !== undefined)
+      await this.closeLink(childId, link.runId, { id: parent.id, runId: parent.runId, seq: link.seq }, link.close, reason);
   }
 
   /**
@@ -134,23 +135,20 @@ export class ChildRuns {
 
   /**
    * Applies close policy `close` to run `runId` of child `childId`, or to the run that took its
-   * place still as the child of the same parent run (the child was reset or continued as new),
+   * place still as the child of the same parent call (the child was reset or continued as new),
    * unless that run ended or another run of the ID, not this parent's, replaced it.
    */
-  private async closeLink(
-    childId: string,
-    runId: number,
-    parent: { readonly id: string; readonly runId: number },
-    close: ChildLink["close"],
-    reason: string,
-  ): Promise<void> {
+  private async closeLink(childId: string, runId: number, parent: ParentCall, close: ChildLink["close"], reason: string): Promise<void> {
     if (close === "abandon" || this.deps.closed()) return;
     // A child another process holds is closed there; one that ended meanwhile refuses (RejectedError).
     const child = this.deps.runs.get(childId);
-    const ours = child !== undefined && (child.runId === runId || (child.parent?.id === parent.id && child.parent.runId === parent.runId));
+    // The call, not the run: a reset's new run keeps the children started before its step, and
+    // closes them as its own, though their link names the run that started them.
+    const ours = child !== undefined && (child.runId === runId || sameCall(child.parent, parent));
     if (this.deps.local(childId) && (child === undefined || !ours || child.finished !== undefined)) return;
-    // One request per parent run: a close applied again after a crash (recovery cannot tell whether
-    // it was durable) is found performed, so a child that caught the cancellation is not asked twice.
+    // One request per parent call: a close applied again after a crash (recovery cannot tell whether
+    // it was durable), or by the run a reset made for a child the replaced run's link still names,
+    // is found performed, so a child that caught the cancellation is not asked twice.
     try {
       if (this.deps.local(childId)) await this.deps.closeHere(childId, close, reason, { request: closeRequest(parent) });
       else if (close === "terminate") await this.deps.router().terminate(childId, reason);
@@ -198,9 +196,11 @@ export class ChildRuns {
     const parent = this.deps.runs.get(link.id);
     if (parent === undefined || parent.runId < link.runId) return;
     if (parent.runId === link.runId && parent.finished === undefined) return;
-    // A reset keeps the children started before its step: they report to the new run. An ended run
-    // that lists the child closes it itself (see `reconcile`).
-    if (parent.children?.get(child.id)?.runId === child.runId) return;
+    // A reset keeps the children started before its step: they report to the new run, which lists
+    // them by the call that started them, also once they continued as new. An ended run that lists
+    // the child closes it itself (see `reconcile`); one that closed it already did so under the
+    // request used here, so the close below is found performed.
+    if (parent.children?.get(child.id)?.seq === link.seq) return;
     const reason =
       parent.runId === link.runId
         ? `run ${link.runId} of its parent '${link.id}' ended`
@@ -214,7 +214,22 @@ export class ChildRuns {
   }
 }
 
-/** The request ID under which a parent run's close policy acts on its children. */
-function closeRequest(parent: { readonly id: string; readonly runId: number }): string {
-  return `close:${parent.id}:${parent.runId}`;
+/** A parent's call that started a child, as one of the parent's runs makes it (a reset keeps `seq`). */
+interface ParentCall {
+  readonly id: string;
+  readonly runId: number;
+  readonly seq: number;
+}
+
+/** Whether a child's link names the call `call` of a parent run, or of a run that `call`'s reset replaced. */
+function sameCall(link: ParentLink | undefined, call: ParentCall): boolean {
+  return link !== undefined && link.id === call.id && link.seq === call.seq && link.runId <= call.runId;
+}
+
+/**
+ * The request ID under which a parent's close policy acts on the child its call `seq` started: the
+ * same for the run that started the child and for the runs resets made that kept it.
+ */
+function closeRequest(parent: ParentCall): string {
+  return `close:${parent.id}:${parent.seq}`;
 }

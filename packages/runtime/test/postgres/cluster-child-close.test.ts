@@ -37,4 +37,29 @@ describe("A parent's close policy on children in other processes' shards (real p
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect([await cancels(children[0]!), await cancels(children[1]!)]).to.deep.equal([1, 1]);
   });
+
+  it("asks a child a reset's new run kept to cancel once, though the parent's process takes the child's shard over after", async () => {
+    const [a, b, name] = await cluster.start();
+    const owners = await holders(name);
+    const parent = Array.from({ length: 200 }, (_, i) => `keeper-${i}`).find(
+      (id) => owners[shardOf(id, SHARDS)] === "A" && owners[shardOf(`${id}-child`, SHARDS)] === "B",
+    ) as string;
+    const child = `${parent}-child`;
+    await a.send({ op: "startType", type: "cluster-keeper", id: parent, input: child });
+    const journal = (id: string): Promise<{ runId: number; kinds: string[] } | null> => a.send({ op: "journal", id });
+    await eventually("the parent's step after its child's start", async () => (await journal(parent))?.kinds.includes("step") === true);
+    // Through the process that does not hold the parent, as a client of the cluster may.
+    await b.send({ op: "reset", id: parent, step: "after" });
+    expect((await journal(parent))?.runId, "the reset made a new run, which keeps the child").to.equal(2);
+    await b.send({ op: "signal", id: parent, by: "the test" });
+    await a.send({ op: "result", id: parent });
+    const cancels = async (): Promise<number> => (await journal(child))?.kinds.filter((k) => k === "cancel").length ?? 0;
+    await eventually("the child asked to cancel", async () => (await cancels()) === 1);
+    await b.kill();
+    await eventually("A to hold every shard", async () => (await holders(name)).every((o) => o === "A"), 15_000);
+    // A has reconciled the child's shard once the child answers from there.
+    await a.send({ op: "status", id: child });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await cancels()).to.equal(1);
+  });
 });
