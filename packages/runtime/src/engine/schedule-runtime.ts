@@ -250,7 +250,7 @@ export class ScheduleRuntime extends ScheduleState {
     const id = scheduleRunId(this.name, t);
     if (this.closed || this.deleted) return undefined;
     if (source === "trigger" && !this.triggering.has(t)) await this.tick(t, "triggering", source);
-    const again = (): void => this.detach(source === "buffer" ? this.serial(() => this.startBuffered()) : this.instant(t, source));
+    const again = (): void => this.detach(this.retryStart(t, source));
     if (!this.mayStart()) {
       this.claimed.delete(t);
       // Tried again as a failed start is: a lease renewed late lives on, and a lost shard's schedule is closed by then.
@@ -273,6 +273,22 @@ export class ScheduleRuntime extends ScheduleState {
     await this.tick(t, "started", source);
     this.watch(id);
     return undefined;
+  }
+
+  /**
+   * Starts instant `t` again after its start failed. A trigger's instant was decided when its
+   * `triggering` record was written, maybe by an earlier holder of the shard whose run may exist: it
+   * is started, whatever the overlap policy says of the runs now going and though a catch-up since
+   * may have covered its time; a live instant is decided again.
+   */
+  private retryStart(t: number, source: ScheduleTickRecord["source"]): Promise<void> {
+    if (source === "buffer") return this.serial(() => this.startBuffered());
+    if (source !== "trigger") return this.instant(t, source);
+    return this.serial(async () => {
+      if (!this.triggering.has(t)) return;
+      this.claimed.add(t);
+      await this.startInstant(t, source);
+    });
   }
 
   /**
