@@ -96,10 +96,6 @@ export class ScheduleOps {
       0,
       triggers - this.judge(a, settled.runs, settled.described, { windows, backfill, backfillEvery, triggers }),
     );
-    // A trigger starts the instant of its holder's clock, which does nothing when an earlier holder with a
-    // clock ahead dealt with a later instant: the trigger waits until every clock is past the pause.
-    const skews = this.run.schedule.skews;
-    await sleep(paused + Math.max(...skews) - Math.min(...skews) + a.newEveryMs - Date.now());
     const triggered = await this.triggerPaused(a, settled.runs, lateTriggers);
     if (triggered !== undefined) await this.deleteAndWatch(a, triggered.runs, triggered.spare, slack);
   }

@@ -152,7 +152,22 @@ export class ScheduleRuntime extends ScheduleState {
 
   /** Starts a run for the current instant now (the overlap policy applies), paused or not. */
   trigger(): Promise<void> {
-    return this.instant(this.deps.clock.now(), "trigger", true);
+    return this.instant(this.freeInstant(this.deps.clock.now()), "trigger", true);
+  }
+
+  /**
+   * The first time from `t` on that no instant of the schedule took. A holder whose clock is behind
+   * the one of an earlier holder of the shard may read a time that holder dealt with (an instant it
+   * started, a span it skipped), and a trigger in the same millisecond as a live instant reads that
+   * instant's: the trigger still starts a run of its own.
+   */
+  private freeInstant(t: number): number {
+    for (;;) {
+      const end = this.covered.endOf(t);
+      if (end !== undefined) t = end + 1;
+      else if (this.claimed.has(t) || this.triggering.has(t)) t++;
+      else return t;
+    }
   }
 
   /** Starts every instant of `[from, to]` that the schedule never dealt with; resolves once the backfill is recorded. */

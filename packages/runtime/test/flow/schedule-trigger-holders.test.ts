@@ -56,3 +56,34 @@ describe("a trigger a stopped holder recorded, finished by the shard's next hold
     expect(h.schedule.describe().recentRuns).to.include(h.id);
   });
 });
+
+describe("a trigger on a holder whose clock is behind the instants an earlier holder dealt with", () => {
+  const now = T0 + 5_500;
+
+  async function triggerAfter(dealt: (h: ReturnType<typeof scheduleHarness>) => void) {
+    const h = scheduleHarness({ settings: { overlap: "allow-all", catchUp: "one" } });
+    dealt(h);
+    h.schedule.open();
+    await h.letReadsGo();
+    const before = { runs: h.started.length, counted: h.schedule.describe().started };
+    const trigger = h.schedule.trigger();
+    await h.letReadsGo();
+    await trigger;
+    return { runs: h.started.length - before.runs, counted: h.schedule.describe().started - before.counted };
+  }
+
+  it("starts a run of its own when a run of the same instant was started", async () => {
+    const triggered = await triggerAfter((h) => {
+      h.started.push(`s@${now}`);
+      h.schedule.apply({ kind: "schedule-tick", at: now, instant: now, outcome: "started", source: "trigger" });
+    });
+    expect(triggered, "the trigger's run, started and counted").to.deep.equal({ runs: 1, counted: 1 });
+  });
+
+  it("starts a run when its time lies in a span the earlier holder skipped", async () => {
+    const triggered = await triggerAfter((h) =>
+      h.schedule.apply({ kind: "schedule-skip", at: now + 3_000, from: T0 + 1_000, to: now + 1_499, count: 6 }),
+    );
+    expect(triggered, "the trigger's run, started and counted").to.deep.equal({ runs: 1, counted: 1 });
+  });
+});
