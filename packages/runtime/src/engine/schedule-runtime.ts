@@ -364,8 +364,10 @@ export class ScheduleRuntime extends ScheduleState {
    */
   private async adoptUnrecorded(t: number | undefined): Promise<void> {
     // Whatever the pause and this process's clock say now: the run exists, so an engine started it.
-    if (t === undefined || this.covered.has(t)) return;
+    // A backfill under way that holds the instant counts its run with its page.
+    if (t === undefined || this.covered.has(t) || this.claimed.has(t)) return;
     if ((await this.deps.runs.status(scheduleRunId(this.name, t))) === undefined || this.closed) return;
+    if (this.covered.has(t) || this.claimed.has(t)) return;
     await this.tick(t, "started", "live");
   }
 

@@ -87,3 +87,19 @@ describe("a trigger on a holder whose clock is behind the instants an earlier ho
     expect(triggered, "the trigger's run, started and counted").to.deep.equal({ runs: 1, counted: 1 });
   });
 });
+
+describe("a holder that finds both a backfill under way and a run started without its record", () => {
+  it("counts the run once: by the backfill's page, not again by adopting it", async () => {
+    const h = scheduleHarness({ settings: { overlap: "allow-all", catchUp: "none" } });
+    // The earlier holder asked for a backfill over the next instants and started the first instant's run.
+    h.schedule.apply({ kind: "schedule-backfill", at: T0, id: "b", from: T0 + 1_000, to: T0 + 3_000, catchUp: false });
+    h.started.push(`s@${T0 + 1_000}`);
+    h.schedule.open();
+    await h.letReadsGo();
+    await h.clock.advance(1);
+    await h.letReadsGo();
+    const runs = h.started.filter((id) => id <= `s@${T0 + 3_000}`);
+    expect(runs, "the backfill's runs").to.have.length(3);
+    expect(h.schedule.describe().started, "each counted once").to.equal(3);
+  });
+});
