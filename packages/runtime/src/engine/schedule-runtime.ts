@@ -4,9 +4,11 @@ import { recurrenceOf, type Recurrence } from "../journal/recurrence.js";
 import { recurrenceOfSpec, recurrenceSpec, sameRecurrence, type RecurrenceSpec } from "../journal/schedule-coverage.js";
 import { ScheduleState, sameSettings, scheduleRunId, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
 import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
-import { retryDelay, startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
+import { backfillPage } from "./backfill-page.js";
+import { startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
 import { ScheduleStream } from "./schedule-stream.js";
-import { endRunning, pruneEnded } from "./schedule-overlap.js";
+import { overlapDecision, pruneEnded } from "./schedule-overlap.js";
+import { StartRetries } from "./start-retries.js";
 import { StartSlots } from "./start-slots.js";
 import type { SystemLog } from "./system-streams.js";
 
@@ -42,8 +44,7 @@ export class ScheduleRuntime extends ScheduleState {
   /** Instants whose run this process started (or is starting) and whose tick is not applied yet: counted in `started` ahead. */
   private readonly starting = new Set<number>();
   private timer: ClockTimer | undefined;
-  private readonly retries = new Set<ClockTimer>();
-  private failures = 0;
+  private readonly retries: StartRetries;
   private deleted = false;
   /** Why the schedule's work here stopped (see `close`); undefined while it goes on. */
   private closedBy: Error | undefined;
@@ -60,6 +61,7 @@ export class ScheduleRuntime extends ScheduleState {
     private readonly deps: ScheduleDeps,
   ) {
     super(name, state);
+    this.retries = new StartRetries(deps.clock);
     this.stream = new ScheduleStream(name, gen, {
       sys: deps.sys,
       failed: deps.failed,
@@ -231,22 +233,11 @@ export class ScheduleRuntime extends ScheduleState {
     this.claimed.add(t);
     return this.serial(async () => {
       try {
-        await pruneEnded(this.deps.runs, this.active);
-        if (this.closed || this.deleted) return;
-        if (this.active.size > 0) {
-          switch (this.settings.overlap) {
-            case "skip":
-              return this.tick(t, "skipped", source);
-            case "buffer-one":
-              return this.tick(t, this.buffered === undefined ? "buffered" : "skipped", source);
-            case "cancel-other":
-            case "terminate-other":
-              await endRunning(this.deps.runs, this.active, this.name, this.settings.overlap);
-              break;
-            case "allow-all":
-              break;
-          }
-        }
+        const settings = { overlap: this.settings.overlap, buffered: this.buffered !== undefined };
+        const open = (): boolean => !this.closed && !this.deleted;
+        const decision = await overlapDecision(this.deps.runs, this.active, this.name, settings, open);
+        if (!open()) return;
+        if (decision !== "start") return this.tick(t, decision, source);
       } catch (e) {
         // The running runs' statuses could not be read, or one could not be ended (a forward cut
         // short, a run's shard moving): the instant is tried again later, not left claimed.
@@ -284,7 +275,7 @@ export class ScheduleRuntime extends ScheduleState {
       return e;
     }
     if (this.deleted || this.closed) return undefined;
-    this.failures = 0;
+    this.retries.succeeded();
     await this.tick(t, "started", source);
     this.watch(id);
     return undefined;
@@ -396,23 +387,7 @@ export class ScheduleRuntime extends ScheduleState {
         if (b.spec !== undefined && earlier?.spec !== b.spec) earlier = { spec: b.spec, recurrence: recurrenceOfSpec(b.spec) };
         const recurrence = b.spec === undefined ? this.recurrence : earlier!.recurrence;
         const from = b.next;
-        const page: number[] = [];
-        let through = b.to;
-        for (let t = recurrence.next(from - 1); t !== undefined && t <= b.to;) {
-          const end = this.covered.endOf(t, b.spec);
-          if (end !== undefined) {
-            t = recurrence.next(end);
-            continue;
-          }
-          if (!this.claimed.has(t)) {
-            page.push(t);
-            if (page.length === PAGE) {
-              through = t;
-              break;
-            }
-          }
-          t = recurrence.next(t);
-        }
+        const { instants: page, through } = backfillPage(recurrence, this.covered, this.claimed, { from, to: b.to, spec: b.spec }, PAGE);
         for (const t of page) this.claimed.add(t);
         let started = 0;
         let failure: unknown;
@@ -455,7 +430,7 @@ export class ScheduleRuntime extends ScheduleState {
           if (!retry) return;
           continue;
         }
-        this.failures = 0;
+        this.retries.succeeded();
         for (const t of page) this.claimed.delete(t);
         this.startedUnrecorded -= started;
         await this.write({ kind: "schedule-backfill-page", at: this.deps.clock.now(), id, first: from, through, started });
@@ -505,20 +480,13 @@ export class ScheduleRuntime extends ScheduleState {
   private startFailed(e: unknown, retry: () => void, giveUp: () => void = () => undefined): void {
     if (this.closed || this.deleted || e instanceof ShutDownError) return giveUp();
     this.lastError = `${(e as Error)?.message ?? String(e)}`;
-    this.failures++;
-    const timer = this.deps.clock.schedule(retryDelay(this.failures), () => {
-      this.retries.delete(timer);
-      if (this.closed || this.deleted) return giveUp();
-      retry();
-    });
-    this.retries.add(timer);
+    this.retries.after(() => (this.closed || this.deleted ? giveUp() : retry()));
   }
 
   private stopTimers(): void {
     this.timer?.cancel();
     this.timer = undefined;
-    for (const t of this.retries) t.cancel();
-    this.retries.clear();
+    this.retries.cancelAll();
     this.slots.wakeAll();
   }
 }

@@ -1,0 +1,33 @@
+import type { Clock, ClockTimer } from "../core/clock.js";
+import { retryDelay } from "./flow-runs.js";
+
+/**
+ * When a schedule tries a failed start again: later after each failure in a row, sooner again once
+ * a start succeeds. The timers it set are cancelled together when the schedule stops.
+ */
+export class StartRetries {
+  private failures = 0;
+  private readonly timers = new Set<ClockTimer>();
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Calls `retry` after the delay the failures in a row call for (this one counted). */
+  after(retry: () => void): void {
+    this.failures++;
+    const timer = this.clock.schedule(retryDelay(this.failures), () => {
+      this.timers.delete(timer);
+      retry();
+    });
+    this.timers.add(timer);
+  }
+
+  /** A start succeeded: the next failure waits the shortest delay again. */
+  succeeded(): void {
+    this.failures = 0;
+  }
+
+  cancelAll(): void {
+    for (const t of this.timers) t.cancel();
+    this.timers.clear();
+  }
+}
