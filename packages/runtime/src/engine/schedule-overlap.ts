@@ -8,11 +8,13 @@ import type { FlowRuns } from "./flow-runs.js";
 
 /** Forgets the runs of `active` that finished or no longer exist. */
 export async function pruneEnded(runs: FlowRuns, active: Set<string>): Promise<void> {
-  for (const id of [...active]) {
-    const s = await runs.status(id);
-    if (s === undefined || s.status === "ok" || s.status === "failed" || s.status === "cancelled" || s.status === "terminated")
-      active.delete(id);
-  }
+  for (const id of [...active]) if (await hasEnded(runs, id)) active.delete(id);
+}
+
+/** Whether the run finished or no longer exists, by its status. */
+export async function hasEnded(runs: FlowRuns, id: string): Promise<boolean> {
+  const s = await runs.status(id);
+  return s === undefined || s.status === "ok" || s.status === "failed" || s.status === "cancelled" || s.status === "terminated";
 }
 
 /**

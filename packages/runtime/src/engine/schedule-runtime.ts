@@ -7,7 +7,7 @@ import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "../j
 import { backfillPage } from "./backfill-page.js";
 import { startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
 import { ScheduleStream } from "./schedule-stream.js";
-import { overlapDecision, pruneEnded } from "./schedule-overlap.js";
+import { hasEnded, overlapDecision, pruneEnded } from "./schedule-overlap.js";
 import { StartRetries } from "./start-retries.js";
 import { StartSlots } from "./start-slots.js";
 import type { SystemLog } from "./system-streams.js";
@@ -26,6 +26,8 @@ export interface ScheduleDeps {
 
 /** Instants a backfill starts between two progress records. */
 const PAGE = 256;
+/** How long a run whose wait for its end failed while it went on is left before it is followed again. */
+const WATCH_AGAIN_MS = 1_000;
 /** Backfilled runs that may be unfinished at once; the backfill waits when it has this many. */
 const MAX_IN_FLIGHT = 1024;
 
@@ -329,10 +331,16 @@ export class ScheduleRuntime extends ScheduleState {
     if (this.starting.delete(t)) this.startedUnrecorded--;
   }
 
-  /** Follows a run the schedule started until it ends, then starts the buffered instant if any. */
+  /**
+   * Follows a run the schedule started until it ends, then starts the buffered instant if any. A
+   * wait that fails says nothing of the run (its process died, the call to it was cut short): its
+   * status decides, and while it is going or unknown the run is followed again later.
+   */
   private watch(id: string): void {
     this.detach(
       whenFinished(this.deps.runs, id).then(async () => {
+        if (this.closed || this.deleted) return;
+        if (!(await hasEnded(this.deps.runs, id).catch(() => false))) return this.retries.wait(WATCH_AGAIN_MS, () => this.watch(id));
         if (this.closed || this.deleted) return;
         this.active.delete(id);
         if (this.buffered !== undefined && this.active.size === 0) await this.serial(() => this.startBuffered());

@@ -2,8 +2,9 @@ import type { Clock, ClockTimer } from "../core/clock.js";
 import { retryDelay } from "./flow-runs.js";
 
 /**
- * When a schedule tries a failed start again: later after each failure in a row, sooner again once
- * a start succeeds. The timers it set are cancelled together when the schedule stops.
+ * When a schedule tries a failed start (or a failed wait) again: a start later after each failure
+ * in a row, sooner again once one succeeds. The timers it set are cancelled together when the
+ * schedule stops.
  */
 export class StartRetries {
   private failures = 0;
@@ -14,9 +15,14 @@ export class StartRetries {
   /** Calls `retry` after the delay the failures in a row call for (this one counted). */
   after(retry: () => void): void {
     this.failures++;
-    const timer = this.clock.schedule(retryDelay(this.failures), () => {
+    this.wait(retryDelay(this.failures), retry);
+  }
+
+  /** Calls `then` after `ms`, unless the timers are cancelled first; failures in a row are not counted. */
+  wait(ms: number, then: () => void): void {
+    const timer = this.clock.schedule(ms, () => {
       this.timers.delete(timer);
-      retry();
+      then();
     });
     this.timers.add(timer);
   }

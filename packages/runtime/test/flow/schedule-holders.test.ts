@@ -1,6 +1,6 @@
 import "reflect-metadata";
 import { expect } from "chai";
-import { StorageError } from "../../src/core/errors.js";
+import { ForwardTimeoutError, StorageError } from "../../src/core/errors.js";
 import { scheduleHarness, T0 } from "./fixtures/schedule-harness.js";
 
 /**
@@ -101,5 +101,33 @@ describe("a holder that finds both a backfill under way and a run started withou
     const runs = h.started.filter((id) => id <= `s@${T0 + 3_000}`);
     expect(runs, "the backfill's runs").to.have.length(3);
     expect(h.schedule.describe().started, "each counted once").to.equal(3);
+  });
+});
+
+describe("a holder whose wait for a running run's end fails (the run's process died, the call to it cut short)", () => {
+  it("keeps the run as running and starts the buffered instant only once the run ended", async () => {
+    const running = `s@${T0 + 4_000}`;
+    let ended = false;
+    const h = scheduleHarness({
+      active: [running],
+      settings: { overlap: "buffer-one", catchUp: "none", everyMs: 60_000 },
+      awaitResult: () => (ended ? Promise.resolve() : Promise.reject(new ForwardTimeoutError("the run's owner did not answer"))),
+    });
+    h.schedule.apply({ kind: "schedule-tick", at: T0 + 4_500, instant: T0 + 4_500, outcome: "buffered", source: "live" });
+    h.schedule.open();
+    for (let i = 0; i < 3; i++) {
+      await h.letReadsGo();
+      await h.clock.advance(1_000);
+    }
+    await h.letReadsGo();
+    expect(h.started, "no run beside the running one").to.deep.equal([]);
+    ended = true;
+    h.endRun(running);
+    for (let i = 0; i < 3; i++) {
+      await h.letReadsGo();
+      await h.clock.advance(1_000);
+    }
+    await h.letReadsGo();
+    expect(h.started, "the buffered instant, once the run ended").to.include(`s@${T0 + 4_500}`);
   });
 });
