@@ -28,6 +28,9 @@ export interface ScheduleDeps {
 const PAGE = 256;
 /** How long a run whose wait for its end failed while it went on is left before it is followed again. */
 const WATCH_AGAIN_MS = 1_000;
+/** Looks for the run of a recovered instant an earlier holder may have asked for, and the delay before the first (doubling after). */
+const LATE_LOOKS = 6;
+const LATE_LOOK_MS = 1_000;
 /** Backfilled runs that may be unfinished at once; the backfill waits when it has this many. */
 const MAX_IN_FLIGHT = 1024;
 
@@ -51,6 +54,8 @@ export class ScheduleRuntime extends ScheduleState {
   /** Why the schedule's work here stopped (see `close`); undefined while it goes on. */
   private closedBy: Error | undefined;
   private backfillSeq = 0;
+  /** The recovered instant whose run was not counted when the schedule opened (see `followUnadopted`). */
+  private unadopted: number | undefined;
   private queue: Promise<void> = Promise.resolve();
   private readonly slots = new StartSlots(MAX_IN_FLIGHT);
   /** Settles once `open` dealt with the instants missed before it. */
@@ -84,7 +89,7 @@ export class ScheduleRuntime extends ScheduleState {
       // Statuses of runs on other shards may not be readable now (a forward cut short): the runs
       // recovered as running stay so, and an unrecorded run is counted when its instant is started.
       await pruneEnded(this.deps.runs, this.active).catch(() => undefined);
-      await this.adoptUnrecorded(recovered).catch(() => undefined);
+      await this.adoptUnrecorded(recovered);
       // A trigger a crash cut short: its run may exist without its record (then it is adopted), or not.
       for (const t of [...this.triggering]) await this.startInstant(t, "trigger");
       for (const id of this.active) this.watch(id);
@@ -362,12 +367,56 @@ export class ScheduleRuntime extends ScheduleState {
    * beside it.
    */
   private async adoptUnrecorded(t: number | undefined): Promise<void> {
-    // Whatever the pause and this process's clock say now: the run exists, so an engine started it.
     // A backfill under way that holds the instant counts its run with its page.
     if (t === undefined || this.covered.has(t) || this.claimed.has(t)) return;
-    if ((await this.deps.runs.status(scheduleRunId(this.name, t))) === undefined || this.closed) return;
-    if (this.covered.has(t) || this.claimed.has(t)) return;
+    this.unadopted = t;
+    if (await this.runExists(t)) await this.adoptFound(t);
+    this.followUnadopted(t, 0);
+  }
+
+  /**
+   * The holder that stopped may have asked for the instant's run just before, and the start be
+   * performed only later (its request waited for the run's shard to get an owner): the run then
+   * appears after the catch-up dealt with the instant. It is looked for a few times more, and
+   * counted when found; a start or a backfill page of the instant recorded meanwhile ends the search.
+   */
+  private followUnadopted(t: number, looks: number): void {
+    if (this.unadopted !== t || looks >= LATE_LOOKS) return;
+    this.retries.wait(LATE_LOOK_MS * 2 ** looks, () =>
+      this.detach(
+        (async () => {
+          if (this.unadopted !== t || this.closed || this.deleted) return;
+          if (await this.runExists(t)) {
+            await this.serial(() => this.adoptFound(t));
+            if (this.unadopted === undefined) this.watch(scheduleRunId(this.name, t));
+          }
+          this.followUnadopted(t, looks + 1);
+        })(),
+      ),
+    );
+  }
+
+  /** Whether instant `t` has a run; a failed read (its shard moving) says no, and is looked at again. */
+  private runExists(t: number): Promise<boolean> {
+    return this.deps.runs.status(scheduleRunId(this.name, t)).then(
+      (s) => s !== undefined,
+      () => false,
+    );
+  }
+
+  /** Counts the found run of instant `t`, unless a record counted it meanwhile or a start of it is under way. */
+  private async adoptFound(t: number): Promise<void> {
+    // Whatever the pause and this process's clock say now: the run exists, so an engine started it.
+    if (this.unadopted !== t || this.closed || this.deleted || this.claimed.has(t)) return;
     await this.tick(t, "started", "live");
+  }
+
+  override apply(record: SystemRecord): void {
+    super.apply(record);
+    const t = this.unadopted;
+    if (t === undefined) return;
+    if (record.kind === "schedule-tick" && record.outcome === "started" && record.instant === t) this.unadopted = undefined;
+    if (record.kind === "schedule-backfill-page" && record.first <= t && t <= record.through) this.unadopted = undefined;
   }
 
   // ---- backfills ----

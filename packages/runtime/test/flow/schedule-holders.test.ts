@@ -131,3 +131,20 @@ describe("a holder whose wait for a running run's end fails (the run's process d
     expect(h.started, "the buffered instant, once the run ended").to.include(`s@${T0 + 4_500}`);
   });
 });
+
+describe("a run an earlier holder asked for just before it stopped, whose start was performed late", () => {
+  it("is counted once it appears, though the catch-up after the takeover dealt with its instant", async () => {
+    const h = scheduleHarness({ settings: { overlap: "allow-all", catchUp: "one", everyMs: 2_000 } });
+    h.schedule.open();
+    await h.letReadsGo();
+    // The earlier holder's start of the first instant after the cursor is performed only now.
+    h.started.push(`s@${T0 + 2_000}`);
+    for (let i = 0; i < 40; i++) {
+      await h.clock.advance(1_000);
+      await h.letReadsGo();
+    }
+    expect(h.started).to.include(`s@${T0 + 4_000}`);
+    expect(h.schedule.describe().started, "every run of the schedule counted").to.equal(h.started.length);
+    expect(h.failed).to.deep.equal([]);
+  });
+});
