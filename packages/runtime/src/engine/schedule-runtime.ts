@@ -1,28 +1,17 @@
-import type { Clock, ClockTimer } from "../core/clock.js";
-import { FuseeError, ShutDownError, StorageError } from "../core/errors.js";
+import type { ClockTimer } from "../core/clock.js";
+import { StorageError } from "../core/errors.js";
 import { recurrenceOf, type Recurrence } from "../journal/recurrence.js";
 import { recurrenceOfSpec, recurrenceSpec, sameRecurrence, type RecurrenceSpec } from "../journal/schedule-coverage.js";
-import { ScheduleState, sameSettings, scheduleRunId, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
-import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
+import { sameSettings, scheduleRunId, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
+import type { ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
 import { backfillPage } from "./backfill-page.js";
-import { startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
-import { ScheduleStream } from "./schedule-stream.js";
+import { startOnce, whenFinished } from "./flow-runs.js";
+import { ScheduleCore } from "./schedule-core.js";
 import { hasEnded, overlapDecision, pruneEnded } from "./schedule-overlap.js";
-import { StartRetries } from "./start-retries.js";
 import { StartSlots } from "./start-slots.js";
-import type { SystemLog } from "./system-streams.js";
 
 export { scheduleRunId, type ScheduleDescription } from "../journal/schedule-state.js";
-
-/** What a schedule needs of the engine. */
-export interface ScheduleDeps {
-  readonly sys: SystemLog;
-  readonly runs: FlowRuns;
-  readonly clock: Clock;
-  readonly failed: (e: unknown) => void;
-  /** Whether this process may still start work for the shard: false once its lease ran out on its clock, before the shard is forgotten. */
-  readonly holds: (shard: number) => boolean;
-}
+export type { ScheduleDeps } from "./schedule-core.js";
 
 /** Instants a backfill starts between two progress records. */
 const PAGE = 256;
@@ -42,40 +31,14 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
  * again, in order, on recovery. A run is started before the record saying so is appended, and
  * under the instant's run ID, so a crash in between neither loses the instant nor starts it twice.
  */
-export class ScheduleRuntime extends ScheduleState {
-  private readonly stream: ScheduleStream;
-  /** Instants being started right now, not covered yet. */
-  private readonly claimed = new Set<number>();
-  /** Instants whose run this process started (or is starting) and whose tick is not applied yet: counted in `started` ahead. */
-  private readonly starting = new Set<number>();
+export class ScheduleRuntime extends ScheduleCore {
   private timer: ClockTimer | undefined;
-  private readonly retries: StartRetries;
-  private deleted = false;
-  /** Why the schedule's work here stopped (see `close`); undefined while it goes on. */
-  private closedBy: Error | undefined;
   private backfillSeq = 0;
   /** The recovered instant whose run was not counted when the schedule opened (see `followUnadopted`). */
   private unadopted: number | undefined;
-  private queue: Promise<void> = Promise.resolve();
   private readonly slots = new StartSlots(MAX_IN_FLIGHT);
   /** Settles once `open` dealt with the instants missed before it. */
   private opened: Promise<void> = Promise.resolve();
-
-  constructor(
-    name: string,
-    state: ScheduleStateRecord,
-    gen: number,
-    private readonly deps: ScheduleDeps,
-  ) {
-    super(name, state);
-    this.retries = new StartRetries(deps.clock);
-    this.stream = new ScheduleStream(name, gen, {
-      sys: deps.sys,
-      failed: deps.failed,
-      snapshot: () => this.snapshotRecord(deps.clock.now()),
-      detach: (work) => this.detach(work),
-    });
-  }
 
   /** Starts the schedule's work after it was created or recovered: its timer, backfills and catch-up. */
   open(): void {
@@ -109,16 +72,6 @@ export class ScheduleRuntime extends ScheduleState {
     this.opened = caughtUp.catch(() => undefined);
   }
 
-  private get closed(): boolean {
-    return this.closedBy !== undefined;
-  }
-
-  /** Stops the schedule's work here: its shard was let go (`why` says so) or the engine shuts down. */
-  close(why: Error = new ShutDownError(`schedule '${this.name}' is closed: the engine is shutting down`)): void {
-    this.closedBy = why;
-    this.stopTimers();
-  }
-
   /**
    * Changes the spec (when it differs) from now on; the schedule keeps its counts, covered instants
    * and pause state. The instants missed before the engine opened are caught up under the spec they
@@ -138,7 +91,7 @@ export class ScheduleRuntime extends ScheduleState {
       this.covered.changed(settings);
     }
     this.cursor = Math.max(this.cursor, this.deps.clock.now());
-    await this.stream.snapshot();
+    await this.snapshot();
     this.arm();
   }
 
@@ -188,7 +141,7 @@ export class ScheduleRuntime extends ScheduleState {
   async delete(): Promise<void> {
     this.deleted = true;
     this.stopTimers();
-    await this.stream.drop();
+    await this.dropStream();
   }
 
   // ---- the live ticker ----
@@ -302,38 +255,6 @@ export class ScheduleRuntime extends ScheduleState {
       this.claimed.add(t);
       await this.startInstant(t, source);
     });
-  }
-
-  /**
-   * Whether this process may start the schedule's runs now: the schedule is neither closed nor
-   * deleted, and this process's lease on its shard has not run out. A process stopped past its
-   * lease wakes with its timers overdue, and they may fire before it hears of the loss; the shard's
-   * next holder deals with their instants (and may have paused, changed or deleted the schedule),
-   * so a run started here would be one the schedule never wanted, or a second one.
-   */
-  private mayStart(): boolean {
-    return !this.closed && !this.deleted && this.deps.holds(this.deps.sys.shardOf("schedule", this.name));
-  }
-
-  /** Why a start was not made: this process's lease on the schedule's shard ran out on its clock. */
-  private leaseLapsed(): FuseeError {
-    return new FuseeError(`schedule '${this.name}': this process's lease on its shard ran out on its clock; the start is tried again`);
-  }
-
-  private tick(instant: number, outcome: ScheduleTickRecord["outcome"], source: ScheduleTickRecord["source"]): Promise<void> {
-    return this.write({ kind: "schedule-tick", at: this.deps.clock.now(), instant, outcome, source });
-  }
-
-  protected override applyTick(r: ScheduleTickRecord): void {
-    super.applyTick(r);
-    this.claimed.delete(r.instant);
-    // Now in `started`, the run this process counted ahead of its record is counted once.
-    this.uncount(r.instant);
-  }
-
-  /** Stops counting ahead the run of instant `t` (its record is in, or its start failed). */
-  private uncount(t: number): void {
-    if (this.starting.delete(t)) this.startedUnrecorded--;
   }
 
   /**
@@ -498,52 +419,10 @@ export class ScheduleRuntime extends ScheduleState {
     }
   }
 
-  // ---- records ----
-
-  /** Applies a record to the state and appends it; resolves once durable. */
-  private write(record: SystemRecord): Promise<void> {
-    if (this.deleted) return Promise.resolve();
-    // Once closed, the schedule's shard may be another process's (or this one's again, under a
-    // schedule rebuilt from the log): a record from here would interleave with its holder's.
-    if (this.closed) return Promise.reject(this.closedBy);
-    this.apply(record);
-    return this.stream.append(record);
-  }
-
-  // ---- plumbing ----
-
-  /**
-   * Lets `work` go on without waiting. Its writes report their own failures (`ScheduleStream.append`); anything
-   * else that escapes it while the schedule is open is a failure of the schedules too.
-   */
-  private detach(work: Promise<unknown>): void {
-    work.catch((e: unknown) => {
-      if (!this.closed && !this.deleted) this.deps.failed(e);
-    });
-  }
-
-  /** Runs overlap decisions one at a time, so two instants never both see no running run. */
-  private serial(work: () => Promise<void>): Promise<void> {
-    const next = this.queue.then(work);
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
-
-  /**
-   * A start failed: it is tried again later, after a storage failure too. The run's shard may be
-   * another process's, whose failure (or a forward cut short) says nothing of this engine; a
-   * failure of this engine's own storage stopped it already, and its starts fail until it closes.
-   */
-  private startFailed(e: unknown, retry: () => void, giveUp: () => void = () => undefined): void {
-    if (this.closed || this.deleted || e instanceof ShutDownError) return giveUp();
-    this.lastError = `${(e as Error)?.message ?? String(e)}`;
-    this.retries.after(() => (this.closed || this.deleted ? giveUp() : retry()));
-  }
-
-  private stopTimers(): void {
+  protected override stopTimers(): void {
+    super.stopTimers();
     this.timer?.cancel();
     this.timer = undefined;
-    this.retries.cancelAll();
     this.slots.wakeAll();
   }
 }
