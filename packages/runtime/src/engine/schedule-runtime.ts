@@ -2,7 +2,13 @@ import type { ClockTimer } from "../core/clock.js";
 import { StorageError } from "../core/errors.js";
 import { recurrenceOf, type Recurrence } from "../journal/recurrence.js";
 import { recurrenceOfSpec, recurrenceSpec, sameRecurrence, type RecurrenceSpec } from "../journal/schedule-coverage.js";
-import { sameSettings, scheduleRunId, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
+import {
+  sameSettings,
+  scheduleRunId,
+  type BackfillState,
+  type ScheduleDescription,
+  type ScheduleSettings,
+} from "../journal/schedule-state.js";
 import type { ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
 import { backfillPage } from "./backfill-page.js";
 import { startOnce, whenFinished } from "./flow-runs.js";
@@ -37,6 +43,8 @@ export class ScheduleRuntime extends ScheduleCore {
   /** The recovered instant whose run was not counted when the schedule opened (see `followUnadopted`). */
   private unadopted: number | undefined;
   private readonly slots = new StartSlots(MAX_IN_FLIGHT);
+  /** Settles once the page of a backfill under way is recorded or failed (see `runBackfill`). */
+  private pageTurn: Promise<void> = Promise.resolve();
   /** Settles once `open` dealt with the instants missed before it. */
   private opened: Promise<void> = Promise.resolve();
 
@@ -364,43 +372,20 @@ export class ScheduleRuntime extends ScheduleCore {
         if (b === undefined || this.closed || this.deleted) return;
         if (b.spec !== undefined && earlier?.spec !== b.spec) earlier = { spec: b.spec, recurrence: recurrenceOfSpec(b.spec) };
         const recurrence = b.spec === undefined ? this.recurrence : earlier!.recurrence;
-        const from = b.next;
-        const { instants: page, through } = backfillPage(recurrence, this.covered, this.claimed, { from, to: b.to, spec: b.spec }, PAGE);
-        for (const t of page) this.claimed.add(t);
-        let started = 0;
-        let failure: unknown;
-        await Promise.all(
-          page.map(async (t) => {
-            await this.slots.take(() => !this.closed && !this.deleted);
-            if (this.closed || this.deleted) return;
-            if (!this.mayStart()) {
-              failure ??= this.leaseLapsed();
-              return;
-            }
-            const runId = scheduleRunId(this.name, t);
-            // Counted before the start: the run's code begins as soon as its start is durable,
-            // and a `describe()` it prompts must count it. An instant not covered was never counted,
-            // even when its run exists (a crash came between its start and its record).
-            this.startedUnrecorded++;
-            try {
-              await startOnce(this.deps.runs, this.settings.workflow, runId, this.settings.input);
-              started++;
-              this.detach(whenFinished(this.deps.runs, runId).then(() => this.slots.free()));
-            } catch (e) {
-              this.startedUnrecorded--;
-              this.slots.free();
-              failure ??= e;
-            }
-          }),
+        // One page at a time across backfills: a page's record covers its whole span, so a page of
+        // another backfill over the same instants must not be recorded while this one's starts,
+        // which it stepped over as claimed, may still fail and be dropped.
+        const next = this.pageTurn.then(() => this.runPage(b, recurrence));
+        this.pageTurn = next.then(
+          () => undefined,
+          () => undefined,
         );
-        if (this.closed || this.deleted) return;
-        if (failure !== undefined) {
-          // The page is started again; the runs it did start count then.
-          this.startedUnrecorded -= started;
-          for (const t of page) this.claimed.delete(t);
+        const outcome = await next;
+        if (outcome === "stopped") return;
+        if (outcome !== "recorded") {
           const retry = await new Promise<boolean>((resolve) =>
             this.startFailed(
-              failure,
+              outcome.failure,
               () => resolve(true),
               () => resolve(false),
             ),
@@ -408,15 +393,53 @@ export class ScheduleRuntime extends ScheduleCore {
           if (!retry) return;
           continue;
         }
-        this.retries.succeeded();
-        for (const t of page) this.claimed.delete(t);
-        this.startedUnrecorded -= started;
-        await this.write({ kind: "schedule-backfill-page", at: this.deps.clock.now(), id, first: from, through, started });
         await nextTurn();
       }
     } finally {
       first.running = false;
     }
+  }
+
+  /** Starts the next page of backfill `b` and records it; a failed start leaves the page to be started again. */
+  private async runPage(b: BackfillState, recurrence: Recurrence): Promise<"recorded" | "stopped" | { failure: unknown }> {
+    if (this.closed || this.deleted) return "stopped";
+    const from = b.next;
+    const { instants: page, through } = backfillPage(recurrence, this.covered, this.claimed, { from, to: b.to, spec: b.spec }, PAGE);
+    for (const t of page) this.claimed.add(t);
+    let started = 0;
+    let failure: unknown;
+    await Promise.all(
+      page.map(async (t) => {
+        await this.slots.take(() => !this.closed && !this.deleted);
+        if (this.closed || this.deleted) return;
+        if (!this.mayStart()) {
+          failure ??= this.leaseLapsed();
+          return;
+        }
+        const runId = scheduleRunId(this.name, t);
+        // Counted before the start: the run's code begins as soon as its start is durable,
+        // and a `describe()` it prompts must count it. An instant not covered was never counted,
+        // even when its run exists (a crash came between its start and its record).
+        this.startedUnrecorded++;
+        try {
+          await startOnce(this.deps.runs, this.settings.workflow, runId, this.settings.input);
+          started++;
+          this.detach(whenFinished(this.deps.runs, runId).then(() => this.slots.free()));
+        } catch (e) {
+          this.startedUnrecorded--;
+          this.slots.free();
+          failure ??= e;
+        }
+      }),
+    );
+    if (this.closed || this.deleted) return "stopped";
+    // The page's runs count with its record, or, when it is started again, then.
+    this.startedUnrecorded -= started;
+    for (const t of page) this.claimed.delete(t);
+    if (failure !== undefined) return { failure };
+    this.retries.succeeded();
+    await this.write({ kind: "schedule-backfill-page", at: this.deps.clock.now(), id: b.id, first: from, through, started });
+    return "recorded";
   }
 
   protected override stopTimers(): void {

@@ -148,3 +148,27 @@ describe("a run an earlier holder asked for just before it stopped, whose start 
     expect(h.failed).to.deep.equal([]);
   });
 });
+
+describe("two backfills over the same instants (a backfill asked again after its first holder died)", () => {
+  it("counts every run either started, when a start of one of them failed and is tried again", async () => {
+    let failures = 1;
+    const h = scheduleHarness({
+      settings: { overlap: "allow-all", catchUp: "none" },
+      start: async (id) => {
+        if (id === `s@${T0 - 1_000}` && failures-- > 0) throw new StorageError("the run's shard did not answer", { shard: 2 });
+      },
+    });
+    for (const id of ["b1", "b2"])
+      h.schedule.apply({ kind: "schedule-backfill", at: T0, id, from: T0 - 3_000, to: T0 - 1_000, catchUp: false });
+    h.schedule.open();
+    for (let i = 0; i < 5; i++) {
+      await h.letReadsGo();
+      await h.clock.advance(1_000);
+    }
+    await h.letReadsGo();
+    const backfilled = h.started.filter((id) => id < `s@${T0}`);
+    expect(backfilled, "the backfill's runs").to.have.length(3);
+    expect(h.schedule.describe().started, "each counted once").to.equal(h.started.length);
+    expect(h.schedule.describe().backfills).to.deep.equal([]);
+  });
+});
