@@ -9,7 +9,7 @@ import {
   type ScheduleDescription,
   type ScheduleSettings,
 } from "../journal/schedule-state.js";
-import type { ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
+import type { ScheduleTickRecord } from "../journal/system-records.js";
 import { backfillPage } from "./backfill-page.js";
 import { startOnce, whenFinished } from "./flow-runs.js";
 import { ScheduleCore } from "./schedule-core.js";
@@ -23,9 +23,9 @@ export type { ScheduleDeps } from "./schedule-core.js";
 const PAGE = 256;
 /** How long a run whose wait for its end failed while it went on is left before it is followed again. */
 const WATCH_AGAIN_MS = 1_000;
-/** Looks for the run of a recovered instant an earlier holder may have asked for, and the delay before the first (doubling after). */
-const LATE_LOOKS = 6;
-const LATE_LOOK_MS = 1_000;
+/** How long the run of an instant an earlier holder may have asked for is looked for, and the delay before the first look (doubling after). */
+const UNSURE_MS = 60_000;
+const UNSURE_LOOK_MS = 1_000;
 /** Backfilled runs that may be unfinished at once; the backfill waits when it has this many. */
 const MAX_IN_FLIGHT = 1024;
 
@@ -40,8 +40,6 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 export class ScheduleRuntime extends ScheduleCore {
   private timer: ClockTimer | undefined;
   private backfillSeq = 0;
-  /** The recovered instant whose run was not counted when the schedule opened (see `followUnadopted`). */
-  private unadopted: number | undefined;
   private readonly slots = new StartSlots(MAX_IN_FLIGHT);
   /** Settles once the page of a backfill under way is recorded or failed (see `runBackfill`). */
   private pageTurn: Promise<void> = Promise.resolve();
@@ -60,6 +58,7 @@ export class ScheduleRuntime extends ScheduleCore {
       // Statuses of runs on other shards may not be readable now (a forward cut short): the runs
       // recovered as running stay so, and an unrecorded run is counted when its instant is started.
       await pruneEnded(this.deps.runs, this.active).catch(() => undefined);
+      for (const t of [...this.unsure.keys()]) this.followUnsure(t, 0);
       await this.adoptUnrecorded(recovered);
       // A trigger a crash cut short: its run may exist without its record (then it is adopted), or not.
       for (const t of [...this.triggering]) await this.startInstant(t, "trigger");
@@ -184,11 +183,11 @@ export class ScheduleRuntime extends ScheduleCore {
     }
     if (first < latest) {
       const to = latest - 1;
-      this.detach(this.write({ kind: "schedule-skip", at: now, from: first, to, count: this.recurrence.count(first, to) }));
+      this.detach(this.skip(now, first, to, this.recurrence.count(first, to)));
     }
     // After downtime "one" and "all" start the latest instant (for "all", the only one missed).
     if (onTime || policy !== "none") this.detach(this.instant(latest, "live"));
-    else this.detach(this.write({ kind: "schedule-skip", at: now, from: latest, to: latest, count: 1 }));
+    else this.detach(this.skip(now, latest, latest, 1));
   }
 
   /**
@@ -298,28 +297,32 @@ export class ScheduleRuntime extends ScheduleCore {
   private async adoptUnrecorded(t: number | undefined): Promise<void> {
     // A backfill under way that holds the instant counts its run with its page.
     if (t === undefined || this.covered.has(t) || this.claimed.has(t)) return;
-    this.unadopted = t;
+    this.unsure.set(t, this.deps.clock.now() + UNSURE_MS);
     if (await this.runExists(t)) await this.adoptFound(t);
-    this.followUnadopted(t, 0);
+    this.followUnsure(t, 0);
   }
 
   /**
    * The holder that stopped may have asked for the instant's run just before, and the start be
    * performed only later (its request waited for the run's shard to get an owner): the run then
-   * appears after the catch-up dealt with the instant. It is looked for a few times more, and
+   * appears after the catch-up dealt with the instant. It is looked for until the time the instant
+   * is unsure to, by this holder and the next ones (the catch-up's skip record carries it), and
    * counted when found; a start or a backfill page of the instant recorded meanwhile ends the search.
    */
-  private followUnadopted(t: number, looks: number): void {
-    if (this.unadopted !== t || looks >= LATE_LOOKS) return;
-    this.retries.wait(LATE_LOOK_MS * 2 ** looks, () =>
+  private followUnsure(t: number, looks: number): void {
+    const until = this.unsure.get(t);
+    if (until === undefined) return;
+    const now = this.deps.clock.now();
+    if (now >= until) return void this.unsure.delete(t);
+    this.retries.wait(Math.min(UNSURE_LOOK_MS * 2 ** looks, until - now), () =>
       this.detach(
         (async () => {
-          if (this.unadopted !== t || this.closed || this.deleted) return;
+          if (!this.unsure.has(t) || this.closed || this.deleted) return;
           if (await this.runExists(t)) {
             await this.serial(() => this.adoptFound(t));
-            if (this.unadopted === undefined) this.watch(scheduleRunId(this.name, t));
+            if (!this.unsure.has(t)) this.watch(scheduleRunId(this.name, t));
           }
-          this.followUnadopted(t, looks + 1);
+          this.followUnsure(t, looks + 1);
         })(),
       ),
     );
@@ -336,16 +339,14 @@ export class ScheduleRuntime extends ScheduleCore {
   /** Counts the found run of instant `t`, unless a record counted it meanwhile or a start of it is under way. */
   private async adoptFound(t: number): Promise<void> {
     // Whatever the pause and this process's clock say now: the run exists, so an engine started it.
-    if (this.unadopted !== t || this.closed || this.deleted || this.claimed.has(t)) return;
+    if (!this.unsure.has(t) || this.closed || this.deleted || this.claimed.has(t)) return;
     await this.tick(t, "started", "live");
   }
 
-  override apply(record: SystemRecord): void {
-    super.apply(record);
-    const t = this.unadopted;
-    if (t === undefined) return;
-    if (record.kind === "schedule-tick" && record.outcome === "started" && record.instant === t) this.unadopted = undefined;
-    if (record.kind === "schedule-backfill-page" && record.first <= t && t <= record.through) this.unadopted = undefined;
+  /** A catch-up's skip of `[from, to]`, carrying the instants of the span whose run may yet appear. */
+  private skip(at: number, from: number, to: number, count: number): Promise<void> {
+    const unsure = [...this.unsure].filter(([t]) => from <= t && t <= to).map(([instant, until]) => ({ instant, until }));
+    return this.write({ kind: "schedule-skip", at, from, to, count, ...(unsure.length > 0 ? { unsure } : {}) });
   }
 
   // ---- backfills ----

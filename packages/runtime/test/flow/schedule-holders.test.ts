@@ -172,3 +172,22 @@ describe("two backfills over the same instants (a backfill asked again after its
     expect(h.schedule.describe().backfills).to.deep.equal([]);
   });
 });
+
+describe("a run asked for before a takeover whose start is performed after the next holder let the shard go", () => {
+  it("is counted by the holder after that one, which the catch-up's record tells to look for it", async () => {
+    const h = scheduleHarness({ settings: { overlap: "allow-all", catchUp: "one", everyMs: 2_000 } });
+    h.schedule.open();
+    await h.letReadsGo();
+    await h.clock.advance(500);
+    await h.letReadsGo();
+    const next = h.takeOver(h.schedule);
+    next.open();
+    h.started.push(`s@${T0 + 2_000}`);
+    for (let i = 0; i < 40; i++) {
+      await h.clock.advance(1_000);
+      await h.letReadsGo();
+    }
+    expect(next.describe().started, "every run of the schedule counted").to.equal(h.started.length);
+    expect(h.failed).to.deep.equal([]);
+  });
+});
