@@ -5,7 +5,7 @@ import { recurrenceOfSpec, recurrenceSpec, sameRecurrence, type RecurrenceSpec }
 import { ScheduleState, sameSettings, scheduleRunId, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
 import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
 import { retryDelay, startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
-import { ScheduleStream } from "./schedule-stream.js";
+import { keepUnrecorded, ScheduleStream } from "./schedule-stream.js";
 import { endRunning, pruneEnded } from "./schedule-overlap.js";
 import { StartSlots } from "./start-slots.js";
 import type { SystemLog } from "./system-streams.js";
@@ -41,6 +41,8 @@ export class ScheduleRuntime extends ScheduleState {
   private readonly claimed = new Set<number>();
   /** Instants whose run this process started (or is starting) and whose tick is not applied yet: counted in `started` ahead. */
   private readonly starting = new Set<number>();
+  /** Instants the live ticker passed the cursor over and whose tick is not applied yet (see `snapshotRecord`). */
+  private readonly liveUnrecorded = new Set<number>();
   private timer: ClockTimer | undefined;
   private readonly retries = new Set<ClockTimer>();
   private failures = 0;
@@ -214,6 +216,7 @@ export class ScheduleRuntime extends ScheduleState {
   private instant(t: number, source: "live" | "trigger", report = false): Promise<void> {
     if (this.deleted || this.closed || this.covered.has(t) || this.claimed.has(t)) return Promise.resolve();
     this.claimed.add(t);
+    if (source === "live") this.liveUnrecorded.add(t);
     return this.serial(async () => {
       try {
         await pruneEnded(this.deps.runs, this.active);
@@ -297,9 +300,15 @@ export class ScheduleRuntime extends ScheduleState {
 
   protected override applyTick(r: ScheduleTickRecord): void {
     super.applyTick(r);
+    if (r.outcome !== "triggering") this.liveUnrecorded.delete(r.instant);
     this.claimed.delete(r.instant);
     // Now in `started`, the run this process counted ahead of its record is counted once.
     this.uncount(r.instant);
+  }
+
+  /** The whole state as one record, with the live instants whose tick is not recorded yet kept (see `keepUnrecorded`). */
+  protected override snapshotRecord(at: number): ScheduleStateRecord {
+    return keepUnrecorded(super.snapshotRecord(at), this.liveUnrecorded, this.starting);
   }
 
   /** Stops counting ahead the run of instant `t` (its record is in, or its start failed). */
