@@ -147,6 +147,8 @@ export class ScheduleRuntime extends ScheduleState {
   }
 
   async resume(): Promise<void> {
+    // The resume moves the cursor to now: the instants missed before the engine opened are dealt with first.
+    await this.opened;
     if (!this.paused) return;
     await this.write({ kind: "schedule-pause", at: this.deps.clock.now(), paused: false });
     this.arm();
