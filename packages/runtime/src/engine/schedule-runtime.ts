@@ -122,6 +122,9 @@ export class ScheduleRuntime extends ScheduleState {
     await this.opened;
     if (this.closed) throw this.closedBy;
     if (sameSettings(this.settings, settings)) return;
+    // An instant of the current spec already due whose timer has not fired yet (a late timer) is
+    // dealt with as that timer would, before the cursor moves past it to the update.
+    if (!this.paused) this.due(true);
     const before = recurrenceSpec(this.settings);
     this.settings = settings;
     this.recurrence = recurrenceOf(settings);
