@@ -57,7 +57,6 @@ class Machine {
   }
 }
 
-/** The instants of the runs of schedule `hourly` among `ids`, in order. */
 /**
  * A schedule's account without `running`: the engine drops from it the runs it sees ended, while a
  * reader lists the runs the schedule last recorded as unfinished.
@@ -68,6 +67,7 @@ function account(d: ScheduleDescription | undefined): Omit<ScheduleDescription, 
   return rest;
 }
 
+/** The instants of the runs of schedule `hourly` among `ids`, in order. */
 function instantsOf(ids: readonly string[]): number[] {
   return ids
     .filter((id) => id.startsWith("hourly@"))
