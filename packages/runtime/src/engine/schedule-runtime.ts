@@ -9,11 +9,12 @@ import {
   type ScheduleDescription,
   type ScheduleSettings,
 } from "../journal/schedule-state.js";
-import type { ScheduleTickRecord } from "../journal/system-records.js";
+import type { ScheduleStateRecord, ScheduleTickRecord } from "../journal/system-records.js";
 import { backfillPage } from "./backfill-page.js";
 import { startOnce, whenFinished } from "./flow-runs.js";
 import { ScheduleCore } from "./schedule-core.js";
 import { hasEnded, overlapDecision, pruneEnded } from "./schedule-overlap.js";
+import { keepUnrecorded } from "./schedule-stream.js";
 import { StartSlots } from "./start-slots.js";
 
 export { scheduleRunId, type ScheduleDescription } from "../journal/schedule-state.js";
@@ -38,6 +39,8 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
  * under the instant's run ID, so a crash in between neither loses the instant nor starts it twice.
  */
 export class ScheduleRuntime extends ScheduleCore {
+  /** Instants the live ticker passed the cursor over and whose tick is not applied yet (see `snapshotRecord`). */
+  private readonly liveUnrecorded = new Set<number>();
   private timer: ClockTimer | undefined;
   private backfillSeq = 0;
   private readonly slots = new StartSlots(MAX_IN_FLIGHT);
@@ -89,6 +92,9 @@ export class ScheduleRuntime extends ScheduleCore {
     await this.opened;
     if (this.closed) throw this.closedBy;
     if (sameSettings(this.settings, settings)) return;
+    // An instant of the current spec already due whose timer has not fired yet (a late timer) is
+    // dealt with as that timer would, before the cursor moves past it to the update.
+    if (!this.paused) this.due(true);
     const before = recurrenceSpec(this.settings);
     this.settings = settings;
     this.recurrence = recurrenceOf(settings);
@@ -114,6 +120,8 @@ export class ScheduleRuntime extends ScheduleCore {
   }
 
   async resume(): Promise<void> {
+    // The resume moves the cursor to now: the instants missed before the engine opened are dealt with first.
+    await this.opened;
     if (!this.paused) return;
     await this.write({ kind: "schedule-pause", at: this.deps.clock.now(), paused: false });
     this.arm();
@@ -196,8 +204,13 @@ export class ScheduleRuntime extends ScheduleCore {
    * tried again either way.
    */
   private instant(t: number, source: "live" | "trigger", report = false): Promise<void> {
-    if (this.deleted || this.closed || this.covered.has(t) || this.claimed.has(t)) return Promise.resolve();
+    if (this.deleted || this.closed || this.covered.has(t) || this.claimed.has(t)) {
+      // Dealt with by a record, or being started: no snapshot needs to keep it.
+      if (!this.claimed.has(t)) this.liveUnrecorded.delete(t);
+      return Promise.resolve();
+    }
     this.claimed.add(t);
+    if (source === "live") this.liveUnrecorded.add(t);
     return this.serial(async () => {
       try {
         const settings = { overlap: this.settings.overlap, buffered: this.buffered !== undefined };
@@ -262,6 +275,16 @@ export class ScheduleRuntime extends ScheduleCore {
       this.claimed.add(t);
       await this.startInstant(t, source);
     });
+  }
+
+  protected override applyTick(r: ScheduleTickRecord): void {
+    super.applyTick(r);
+    if (r.outcome !== "triggering") this.liveUnrecorded.delete(r.instant);
+  }
+
+  /** The whole state as one record, with the live instants whose tick is not recorded yet kept (see `keepUnrecorded`). */
+  protected override snapshotRecord(at: number): ScheduleStateRecord {
+    return keepUnrecorded(super.snapshotRecord(at), this.liveUnrecorded, this.starting);
   }
 
   /**
