@@ -55,7 +55,10 @@ export class ScheduleOps {
     let updated = Infinity;
     let triggers = 0;
     let backfillEvery = a.everyMs;
-    const backfill = { from: creating - a.backfill.from, to: creating - a.backfill.to };
+    // The schedule's life begins at its holder's clock: on a clock behind the machine's, instants of
+    // the backfill's span may be live instants the schedule dealt with (a skip is not backfilled).
+    const lifeBegins = creating + Math.min(0, ...this.run.schedule.skews);
+    const backfill = { from: creating - a.backfill.from, to: Math.min(creating - a.backfill.to, lifeBegins - 1) };
     const ops = [
       { at: a.triggerAtMs, run: async () => void (triggers += (await this.call(`trigger ${name}`, { op: "scheduleTrigger", name })).sent) },
       {
