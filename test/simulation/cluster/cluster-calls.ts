@@ -31,7 +31,8 @@ export interface ScheduleRun {
   readonly covered: Record<Covered, number>;
 }
 
-export type Covered = "relayed" | "closed" | "instants";
+/** What the checks covered beyond client calls; `scheduleOps` counts the judged operations on a schedule from other processes. */
+export type Covered = "relayed" | "closed" | "instants" | "terminated" | "withStart" | "scheduleOps";
 
 export class ClientCalls {
   constructor(private readonly run: ScheduleRun) {}
@@ -158,7 +159,12 @@ export class ClientCalls {
    */
   async reset(a: Extract<ClusterAction, { a: "reset" }>): Promise<void> {
     const caller = await this.run.procs.route({ route: "other", slot: a.slot }, a.id);
-    const send = (tag: string): Promise<unknown> => caller.send({ op: "signal", id: a.id, tag });
+    const send = (tag: string): Promise<unknown> => {
+      const sent = caller.send({ op: "signal", id: a.id, tag });
+      // Settled only after the reset's answer: one that fails meanwhile is not an unhandled rejection.
+      sent.catch(() => undefined);
+      return sent;
+    };
     const before = a.tags.slice(0, a.before).map(send);
     this.run.model.reset(a.id);
     const reset = caller.send({ op: "reset", id: a.id }).then(

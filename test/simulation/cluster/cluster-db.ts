@@ -59,8 +59,10 @@ export async function dropSchema(schema: string): Promise<void> {
 
 /**
  * Writes that break fencing, and how many takeovers wrote to their shard: a batch stored by a process the lease row did not name (or not live
- * when the statement began), a shard whose epochs go back in the order of its rows, or an epoch
- * written by two processes.
+ * when the statement began), a shard whose epochs go back in the order its rows were inserted, or
+ * an epoch written by two processes. Insertion order, not `seq`: a shard's newest rows are deleted
+ * when every entry in them is dropped (a deleted schedule's stream), and a takeover continues from
+ * the highest `seq` left, so the next epoch may write `seq`s an earlier one wrote before.
  */
 export async function fencingBreaches(schema: string): Promise<{ breaches: string[]; takeovers: number }> {
   const rows = await sql<{
@@ -70,7 +72,7 @@ export async function fencingBreaches(schema: string): Promise<{ breaches: strin
     lease_owner: string | null;
     lease_epoch: string;
     lease_live: boolean;
-  }>(`SELECT shard, seq, writer, lease_owner, lease_epoch, lease_live FROM "${schema}".sim_audit ORDER BY shard, seq, n`);
+  }>(`SELECT shard, seq, writer, lease_owner, lease_epoch, lease_live FROM "${schema}".sim_audit ORDER BY shard, n`);
   const out: string[] = [];
   const writers = new Map<string, string>();
   const lastEpoch = new Map<number, number>();
@@ -85,7 +87,7 @@ export async function fencingBreaches(schema: string): Promise<{ breaches: strin
     if (w !== undefined && w !== r.writer) out.push(`${at}: epoch ${epoch} written by "${w}" and "${r.writer}"`);
     writers.set(key, r.writer);
     if (epoch < (lastEpoch.get(r.shard) ?? 0))
-      out.push(`${at} was written at epoch ${epoch} after a row of epoch ${lastEpoch.get(r.shard)}`);
+      out.push(`${at} was written at epoch ${epoch} after a row of epoch ${lastEpoch.get(r.shard)} was`);
     lastEpoch.set(r.shard, Math.max(epoch, lastEpoch.get(r.shard) ?? 0));
   }
   // Each shard's first lease writes at one epoch; every further epoch written to is a takeover.

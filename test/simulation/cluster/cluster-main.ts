@@ -4,7 +4,8 @@
  */
 import { CLUSTER_PROPERTIES, type ClusterProperty } from "./cluster-model.js";
 import { ensureDatabase } from "./cluster-db.js";
-import { clusterSchedule, clusterScheduleText, FAULTS, FULL_CLUSTER_SPACE, type Fault, type ScheduleSpace } from "./cluster-schedule.js";
+import { clusterSchedule, FAULTS, FULL_CLUSTER_SPACE, type Fault, type ScheduleSpace } from "./cluster-schedule.js";
+import { clusterScheduleText } from "./cluster-schedule-text.js";
 import { runClusterSchedule } from "./cluster-simulator.js";
 
 export const CLUSTER_USAGE = `usage: npm run sim -- --cluster [--seeds N] [--seed S] [--faults F,...] [--keep] [--trace]
@@ -74,7 +75,7 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
   let acknowledged = 0;
   let inDoubt = 0;
   let takeovers = 0;
-  const covered = { relayed: 0, closed: 0, instants: 0 };
+  const covered = { relayed: 0, closed: 0, instants: 0, terminated: 0, withStart: 0, scheduleOps: 0 };
   for (let i = 0; i < args.seeds; i++) {
     const seed = first + i;
     const schedule = clusterSchedule(seed, args.space);
@@ -82,7 +83,7 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
     acknowledged += report.acknowledged;
     inDoubt += report.inDoubt;
     takeovers += report.takeovers;
-    for (const k of ["relayed", "closed", "instants"] as const) covered[k] += report.covered[k];
+    for (const k of Object.keys(covered) as (keyof typeof covered)[]) covered[k] += report.covered[k];
     const bad = report.violations.length > 0 || report.harnessError !== undefined;
     if (report.harnessError !== undefined) console.log(`seed ${seed}: the harness failed: ${report.harnessError}`);
     if (bad) failing.push(seed);
@@ -102,7 +103,8 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
   console.log(
     `\n${args.seeds} cluster schedules in ${seconds.toFixed(1)} s: ${Math.round((args.seeds / seconds) * 3600)} schedules/h; ` +
       `${acknowledged} calls acknowledged, ${inDoubt} in doubt, ${takeovers} takeovers that wrote; ` +
-      `${covered.relayed} messages relayed, ${covered.closed} children closed, ${covered.instants} schedule instants started`,
+      `${covered.relayed} messages relayed, ${covered.closed} children closed, ${covered.instants} schedule instants started, ` +
+      `${covered.terminated} terminates, ${covered.withStart} with-start calls, ${covered.scheduleOps} schedule operations checked`,
   );
   for (const [p, n] of counts) console.log(`${n} violation(s) of "${CLUSTER_PROPERTIES[p]}"`);
   if (failing.length > 0) console.log(`failing seeds: ${failing.join(" ")}`);

@@ -17,6 +17,8 @@ interface RunModel {
   /** The answer the next update gets, or undefined once an update is in doubt for good. */
   applied: Bumped | undefined;
   cancel: Outcome | undefined;
+  /** A terminate through a non-owner: acknowledged (the run must have ended `terminated`) or in doubt. */
+  terminate: Outcome | undefined;
   /** A reset was sent: the ID may have more than one run. */
   reset: boolean;
 }
@@ -47,7 +49,15 @@ export class ClusterModel {
   private run(id: string): RunModel {
     let r = this.runs.get(id);
     if (r === undefined) {
-      r = { started: undefined, tags: new Map(), updates: new Map(), applied: { count: 0, total: 0 }, cancel: undefined, reset: false };
+      r = {
+        started: undefined,
+        tags: new Map(),
+        updates: new Map(),
+        applied: { count: 0, total: 0 },
+        cancel: undefined,
+        terminate: undefined,
+        reset: false,
+      };
       this.runs.set(id, r);
     }
     return r;
@@ -64,6 +74,17 @@ export class ClusterModel {
   cancel(id: string, outcome: Outcome): void {
     // A refused cancel leaves the run as it was: it must not end.
     if (outcome !== "refused") this.run(id).cancel = outcome;
+  }
+
+  /** A start that may have happened (an in-doubt `signalWithStart`) does not undo one acknowledged before. */
+  startedAtLeast(id: string, outcome: Outcome): void {
+    const r = this.run(id);
+    if (r.started !== "acked") r.started = outcome;
+  }
+
+  terminate(id: string, outcome: Outcome): void {
+    const r = this.run(id);
+    if (r.terminate !== "acked") r.terminate = outcome;
   }
 
   /** A reset of the run was sent (its outcome changes no message's). */
@@ -167,7 +188,10 @@ export class ClusterModel {
       out.push({ property: "exactlyOnce", detail: `the acknowledged cancel of ${id} is in its journal ${seen.cancels} times` });
     if (r.cancel === "acked" && seen.status !== "cancelled")
       out.push({ property: "exactlyOnce", detail: `${id} was cancelled (acknowledged) but its status is ${seen.status}` });
-    if (r.cancel === undefined && FINISHED.has(seen.status))
+    if (r.terminate === "acked" && seen.status !== "terminated")
+      out.push({ property: "exactlyOnce", detail: `${id} was terminated (acknowledged) but its status is ${seen.status}` });
+    const terminated = r.terminate !== undefined && seen.status === "terminated";
+    if (r.cancel === undefined && FINISHED.has(seen.status) && !terminated)
       out.push({ property: "exactlyOnce", detail: `${id} was never cancelled but it ended ${seen.status}` });
     if (seen.state !== undefined && !renews) {
       const sorted = (xs: readonly string[]): string[] => [...xs].sort();

@@ -88,7 +88,49 @@ export type ClusterAction =
       readonly lifeMs: number;
       readonly fault: { readonly kind: "kill" | "pause" | "none"; readonly atMs: number };
     }
+  /** `run.terminate` through a non-owner (asked again until answered), then again if `again` (refused: it ended); the owner SIGKILLed `killAtMs` after the first. */
+  | { readonly a: "terminate"; readonly id: string; readonly slot: number; readonly again: boolean; readonly killAtMs?: number }
+  /**
+   * `engine.signalWithStart` (`call` signal, `tag` its signal's) or `engine.updateWithStart` (`call`
+   * update, `tag` its update ID) through a non-owner, asked again until answered; the owner SIGKILLed
+   * `killAtMs` after the first attempt. The start of the ID's run when it has none yet.
+   */
+  | {
+      readonly a: "withStart";
+      readonly id: string;
+      readonly call: "signal" | "update";
+      readonly tag: string;
+      readonly by: number;
+      readonly slot: number;
+      readonly killAtMs?: number;
+    }
+  /** A schedule with operations from other processes while its holder is struck: see `cluster-schedule-ops.ts`. */
+  | ScheduleOpsAction
   | { readonly a: "gap"; readonly ms: number };
+
+/**
+ * A schedule every `everyMs` whose runs last `holdMs`, under overlap `skip` or `buffer-one` (catch-up
+ * `one`), created through any process. `backfillAtMs` after its creation, a backfill of
+ * `[backfill.from, backfill.to]` ms before the creation; at `updateAtMs` an update to every
+ * `newEveryMs`; at `triggerAtMs` a trigger; at `lifeMs` a pause, then (once no run of it goes on)
+ * another trigger, then a delete, the holder of its shard SIGKILLed `killAfterDeleteMs` after the
+ * delete when set. `fault.atMs` after the creation the holder is SIGKILLed or stopped past its lease.
+ */
+export interface ScheduleOpsAction {
+  readonly a: "scheduleOps";
+  readonly name: string;
+  readonly everyMs: number;
+  readonly newEveryMs: number;
+  readonly overlap: "skip" | "buffer-one";
+  readonly holdMs: number;
+  readonly lifeMs: number;
+  readonly triggerAtMs: number;
+  readonly backfillAtMs: number;
+  readonly backfill: { readonly from: number; readonly to: number };
+  readonly updateAtMs: number;
+  readonly fault: { readonly kind: "kill" | "pause" | "none"; readonly atMs: number };
+  readonly killAfterDeleteMs?: number;
+}
 
 export interface RelayKill {
   readonly who: "sender" | "target";
@@ -148,22 +190,34 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
     const fault = { kind: kinds.length > 0 && r.chance(0.8) ? r.pick(kinds) : ("none" as const), atMs: r.int(300, 1_500) };
     actions.push({ a: "schedule", name: "s0", everyMs: r.pick([200, 300, 500]), lifeMs: r.int(2_500, 4_000), fault });
   }
+  // A schedule worked on from other processes, in half the schedules.
+  if (r.chance(0.5)) actions.push(scheduleOps(r, space));
   const count = r.int(Math.floor(space.maxActions / 2), space.maxActions);
   for (let i = 0; i < count; i++) {
     const open = ids.filter((id) => !cancelled.has(id));
     const roll = r.next();
     if (open.length === 0) break;
     const id = r.pick(open);
+    // A with-start call is the start of an ID that has none yet.
+    const withStart = roll >= 0.48 && roll < 0.57;
     if (!started.has(id)) {
       started.add(id);
-      actions.push({ a: "start", id, via: via() });
+      if (!withStart) actions.push({ a: "start", id, via: via() });
     }
-    if (roll < 0.28) actions.push({ a: "signal", id, tag: `t${tags++}`, via: via() });
-    else if (roll < 0.48) actions.push({ a: "update", id, uid: `u${uids++}`, by: r.int(1, 9), via: via() });
-    else if (roll < 0.52) {
+    const killAtMs = (): { killAtMs?: number } => (space.faults.has("ownerLost") && r.chance(0.5) ? { killAtMs: r.int(0, 60) } : {});
+    if (roll < 0.24) actions.push({ a: "signal", id, tag: `t${tags++}`, via: via() });
+    else if (roll < 0.4) actions.push({ a: "update", id, uid: `u${uids++}`, by: r.int(1, 9), via: via() });
+    else if (roll < 0.43) {
       actions.push({ a: "cancel", id, via: via() });
       cancelled.add(id);
-    } else if (roll < 0.57) {
+    } else if (roll < 0.48) {
+      actions.push({ a: "terminate", id, slot: r.int(0, engines - 1), again: r.chance(0.5), ...killAtMs() });
+      cancelled.add(id);
+    } else if (withStart) {
+      const call = r.pick(["signal", "update"] as const);
+      const tag = call === "signal" ? `t${tags++}` : `u${uids++}`;
+      actions.push({ a: "withStart", id, call, tag, by: r.int(1, 9), slot: r.int(0, engines - 1), ...killAtMs() });
+    } else if (roll < 0.6) {
       const burst = Array.from({ length: r.int(1, 5) }, () => `t${tags++}`);
       actions.push({
         a: "reset",
@@ -174,7 +228,7 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
         by: r.int(1, 9),
         slot: r.int(0, engines - 1),
       });
-    } else if (roll < 0.69) {
+    } else if (roll < 0.7) {
       const plan = relayPlan(
         r,
         id,
@@ -188,14 +242,13 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
       const kill =
         space.faults.has("ownerLost") && r.chance(0.5) ? { who: r.pick(["sender", "target"] as const), atMs: r.int(0, 60) } : undefined;
       actions.push({ a: "relay", id: `m${relays++}`, plan, ...(kill === undefined ? {} : { kill }) });
-    } else if (roll < 0.74) {
+    } else if (roll < 0.75) {
       const id = `p${families++}`;
       const children = Array.from({ length: r.int(1, 3) }, (_, i) => ({
         id: `${id}c${i}`,
         close: r.pick<ClosePolicy>(["terminate", "request-cancel", "abandon"]),
       }));
-      const killAtMs = space.faults.has("ownerLost") && r.chance(0.5) ? { killAtMs: r.int(0, 60) } : {};
-      actions.push({ a: "family", id, family: { children, then: r.pick(["end", "continue", "reset"] as const) }, ...killAtMs });
+      actions.push({ a: "family", id, family: { children, then: r.pick(["end", "continue", "reset"] as const) }, ...killAtMs() });
     } else if (roll < 0.8) actions.push({ a: "gap", ms: r.int(20, 400) });
     else if (faults.length > 0)
       actions.push(
@@ -279,74 +332,27 @@ function fault(
   }
 }
 
-/** A schedule as a reader follows it: one line per action. */
-export function clusterScheduleText(s: ClusterSchedule): string {
-  const ids = s.ids.map((id) => (s.renew[id] === undefined ? id : `${id} (continues as new every ${s.renew[id]})`));
-  const head = `${s.engines} engines, ${s.shards} shards, lease ${s.leaseMs} ms, clock skews [${s.skews.join(", ")}] ms, runs ${ids.join(", ")}`;
-  return [head, ...s.actions.map((a, i) => `  #${i} ${actionText(a)}`)].join("\n");
-}
-
-export function actionText(a: ClusterAction): string {
-  const via = (v: Via): string => (v.route === "slot" ? `via slot ${v.slot}` : `via ${v.route === "owner" ? "its owner" : "a non-owner"}`);
-  switch (a.a) {
-    case "start":
-      return `start ${a.id} ${via(a.via)}`;
-    case "signal":
-      return `signal ${a.id} add(${a.tag}) ${via(a.via)}`;
-    case "update":
-      return `update ${a.id} bump(${a.by}) id ${a.uid} ${via(a.via)}`;
-    case "cancel":
-      return `cancel ${a.id} ${via(a.via)}`;
-    case "ownerLost":
-      return `forward add(${a.tags.join(",")}) and bump(${a.by}) id ${a.uid} to ${a.id}'s owner, SIGKILLed at ${a.killAtMs} ms`;
-    case "reset": {
-      const [before, after] = [a.tags.slice(0, a.before), a.tags.slice(a.before)];
-      return `reset ${a.id} to init via a non-owner, amid add(${before.join(",")}) before, add(${after.join(",")}) after and bump(${a.by}) id ${a.uid}`;
-    }
-    case "kill":
-      return `SIGKILL slot ${a.slot}, a new process after ${a.restartAfterMs} ms`;
-    case "pause":
-      return `SIGSTOP slot ${a.slot} for ${a.ms} ms`;
-    case "drop":
-      return `terminate the database sessions of slot ${a.slot}`;
-    case "dropMidCall":
-      return `send add(${a.tags.join(",")}) and bump(${a.by}) id ${a.uid} to ${a.id}'s owner, its database sessions terminated at ${a.atMs} ms`;
-    case "relay": {
-      const kill = a.kill === undefined ? "" : `, its ${a.kill.who}'s owner SIGKILLed at ${a.kill.atMs} ms`;
-      return `relay ${a.id} sends ${a.plan.map(relayedText).join(", ")}${kill}`;
-    }
-    case "family": {
-      const children = a.family.children.map((c) => `${c.id} (${c.close})`).join(", ");
-      const kill = a.killAtMs === undefined ? "" : `, its owner SIGKILLed ${a.killAtMs} ms after the signal`;
-      const then = {
-        end: "ends",
-        continue: "continues as new",
-        reset: "is reset through a non-owner to its step after the children's start, then ends",
-        done: "",
-      }[a.family.then];
-      return `parent ${a.id} starts ${children}, then ${then} when signalled${kill}`;
-    }
-    case "schedule": {
-      const fault =
-        a.fault.kind === "none"
-          ? ""
-          : `, the holder of its shard ${a.fault.kind === "kill" ? "SIGKILLed" : "stopped past its lease"} at ${a.fault.atMs} ms`;
-      return `schedule ${a.name} every ${a.everyMs} ms for ${a.lifeMs} ms${fault}`;
-    }
-    case "gap":
-      return `wait ${a.ms} ms`;
-  }
-}
-
-function relayedText(m: Relayed): string {
-  switch (m.op) {
-    case "signalWorkflow":
-    case "signalWithStart":
-      return `${m.op}(${m.to}, add(${m.tag}))`;
-    case "updateWorkflow":
-      return `${m.op}(${m.to}, bump(${m.by}) tag ${m.tag})`;
-    case "cancelWorkflow":
-    case "startWorkflow":
-      return `${m.op}(${m.to})`;
-  }
+/** The schedule worked on from other processes: its spec, the times of its operations and its faults. */
+function scheduleOps(r: Seeded, space: ScheduleSpace): ScheduleOpsAction {
+  const everyMs = r.pick([250, 400]);
+  const lifeMs = r.int(2_500, 3_500);
+  const kinds = (["kill", "pause"] as const).filter((k) => space.faults.has(k));
+  const fault = { kind: kinds.length > 0 && r.chance(0.8) ? r.pick(kinds) : ("none" as const), atMs: r.int(300, lifeMs - 300) };
+  const before = r.int(3, 8) * everyMs;
+  return {
+    a: "scheduleOps",
+    name: "s1",
+    everyMs,
+    newEveryMs: r.pick([300, 350, 500]),
+    overlap: r.pick(["skip", "buffer-one"] as const),
+    // Shorter than the interval, or longer: then the overlap policy skips or buffers live instants.
+    holdMs: r.pick([r.int(50, everyMs - 100), r.int(everyMs, everyMs * 2)]),
+    lifeMs,
+    triggerAtMs: r.int(200, lifeMs - 200),
+    backfillAtMs: r.int(200, lifeMs - 200),
+    backfill: { from: before + r.int(1, 3) * everyMs, to: before },
+    updateAtMs: r.int(Math.round(lifeMs / 3), Math.round((lifeMs * 2) / 3)),
+    fault,
+    ...(space.faults.has("kill") && r.chance(0.5) ? { killAfterDeleteMs: r.int(0, 40) } : {}),
+  };
 }

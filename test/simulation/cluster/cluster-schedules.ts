@@ -38,6 +38,25 @@ const LAND_MS = 1_000;
  */
 const SETTLE_LEASES = 6;
 
+/** SIGKILLs the process holding the schedule's shard, or stops it for twice its lease. */
+export async function strikeHolder(run: ScheduleRun, name: string, kind: "kill" | "pause" | "none"): Promise<void> {
+  if (kind === "none") return;
+  const { procs, schedule, schema } = run;
+  const shard = shardOf(`${SYSTEM_STREAM_PREFIX}schedule/${name}`, schedule.shards);
+  const owner = (await holders(schema))[shard];
+  const slot = Array.from({ length: schedule.engines }, (_, s) => s).find((s) => owner !== undefined && procs.at(s)?.owner === owner);
+  if (slot === undefined) return run.note(`  schedule ${name}: its shard ${shard} has no live owner to strike`);
+  if (kind === "kill") {
+    if (await procs.kill(slot)) run.later(procs.spawn(slot));
+    return;
+  }
+  const h = procs.at(slot)!;
+  if (h.paused) return;
+  h.pause();
+  run.note(`  ${h.owner}, holding schedule ${name}, stopped for ${schedule.leaseMs * 2} ms`);
+  run.later(sleep(schedule.leaseMs * 2).then(() => h.resume()));
+}
+
 export class Schedules {
   constructor(private readonly run: ScheduleRun) {}
 
@@ -46,32 +65,13 @@ export class Schedules {
     if (!(await this.call(`schedule ${a.name}`, { op: "schedule", name: a.name, everyMs: a.everyMs }))) return;
     const created = Date.now();
     await sleep(a.fault.atMs);
-    await this.strike(a);
+    await strikeHolder(this.run, a.name, a.fault.kind);
     await sleep(Math.max(0, creating + a.lifeMs - Date.now()));
     const pausing = Date.now();
     if (!(await this.call(`pause ${a.name}`, { op: "schedulePause", name: a.name }))) return;
     const paused = Date.now();
     await sleep(LAND_MS);
     await this.check(a, { creating, created, pausing, paused });
-  }
-
-  /** SIGKILLs the process holding the schedule's shard, or stops it past its lease. */
-  private async strike(a: ScheduleAction): Promise<void> {
-    if (a.fault.kind === "none") return;
-    const { procs, schedule, schema } = this.run;
-    const shard = shardOf(`${SYSTEM_STREAM_PREFIX}schedule/${a.name}`, schedule.shards);
-    const owner = (await holders(schema))[shard];
-    const slot = Array.from({ length: schedule.engines }, (_, s) => s).find((s) => owner !== undefined && procs.at(s)?.owner === owner);
-    if (slot === undefined) return this.run.note(`  schedule ${a.name}: its shard ${shard} has no live owner to strike`);
-    if (a.fault.kind === "kill") {
-      if (await procs.kill(slot)) this.run.later(procs.spawn(slot));
-      return;
-    }
-    const h = procs.at(slot)!;
-    if (h.paused) return;
-    h.pause();
-    this.run.note(`  ${h.owner}, holding schedule ${a.name}, stopped for ${schedule.leaseMs * 2} ms`);
-    this.run.later(sleep(schedule.leaseMs * 2).then(() => h.resume()));
   }
 
   /** Asks live processes in turn until one acknowledges the call. */

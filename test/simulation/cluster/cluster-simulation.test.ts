@@ -2,7 +2,8 @@ import { expect } from "chai";
 import { CLUSTER_PROPERTIES, type ClusterProperty } from "./cluster-model.js";
 import { ensureDatabase } from "./cluster-db.js";
 import { CLUSTER_FIRST_SEED, CLUSTER_SEEDS } from "./cluster-seeds.js";
-import { clusterSchedule, clusterScheduleText, FULL_CLUSTER_SPACE } from "./cluster-schedule.js";
+import { clusterSchedule, FULL_CLUSTER_SPACE } from "./cluster-schedule.js";
+import { clusterScheduleText } from "./cluster-schedule-text.js";
 import { runClusterSchedule, type ClusterReport } from "./cluster-simulator.js";
 
 const FIRST_SEED = CLUSTER_FIRST_SEED;
@@ -41,10 +42,10 @@ describe("a cluster of engine processes on one PostgreSQL under seeded schedules
     expect(acknowledged).to.be.greaterThan(SEEDS * 5);
     const takeovers = reports.reduce((n, r) => n + r.takeovers, 0);
     expect(takeovers, "shards written under a later epoch than their first").to.be.greaterThan(0);
-    for (const what of ["relayed", "closed", "instants"] as const)
+    for (const what of ["relayed", "closed", "instants", "terminated", "withStart", "scheduleOps"] as const)
       expect(
         reports.reduce((n, r) => n + r.covered[what], 0),
-        `${what}: relayed messages, closed children and schedule instants are checked`,
+        `${what}: relayed messages, closed children, schedule instants, terminates, with-start calls and schedule operations are checked`,
       ).to.be.greaterThan(0);
   });
 

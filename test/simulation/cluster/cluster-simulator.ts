@@ -14,11 +14,14 @@ import { randomBytes } from "node:crypto";
 import { ClusterModel, type ClusterProperty, type Disagreement } from "./cluster-model.js";
 import { ClusterProcesses, sleep } from "./cluster-processes.js";
 import { dropSchema, fencingBreaches, holders, prepareSchema, terminateSessionsOf } from "./cluster-db.js";
-import { actionText, type ClusterAction, type ClusterSchedule } from "./cluster-schedule.js";
+import type { ClusterAction, ClusterSchedule } from "./cluster-schedule.js";
+import { actionText } from "./cluster-schedule-text.js";
 import { ClientCalls, RETRY_GAP_MS, type Covered, type ScheduleRun } from "./cluster-calls.js";
 import { Relays } from "./cluster-relays.js";
 import { Families } from "./cluster-children.js";
 import { Schedules } from "./cluster-schedules.js";
+import { ScheduleOps } from "./cluster-schedule-ops.js";
+import { StartsAndEnds } from "./cluster-with-start.js";
 import type { Inspection } from "./wire.js";
 
 /** How long the cluster may take to have an owner for every shard, and to answer a run's inspection, at the end. */
@@ -34,7 +37,7 @@ export interface ClusterReport {
   readonly inDoubt: number;
   /** Epochs written beyond one per shard: leases that moved to another process (or back) and were written under. */
   readonly takeovers: number;
-  /** What the checks covered beyond client calls: messages relays sent, children closed, schedule instants started. */
+  /** What the checks covered beyond client calls: messages relays sent, children closed, schedule instants started, terminates, with-start calls, schedule operations. */
   readonly covered: Readonly<Record<Covered, number>>;
   readonly ms: number;
 }
@@ -79,7 +82,7 @@ class ClusterRun implements ScheduleRun {
   acked = 0;
   doubts = 0;
   takeovers = 0;
-  readonly covered: Record<Covered, number> = { relayed: 0, closed: 0, instants: 0 };
+  readonly covered: Record<Covered, number> = { relayed: 0, closed: 0, instants: 0, terminated: 0, withStart: 0, scheduleOps: 0 };
   readonly model: ClusterModel;
   private readonly tag: string;
   readonly schema: string;
@@ -88,6 +91,8 @@ class ClusterRun implements ScheduleRun {
   private readonly relays = new Relays(this, this.calls);
   private readonly families = new Families(this, this.calls);
   private readonly schedules = new Schedules(this);
+  private readonly scheduleOps = new ScheduleOps(this);
+  private readonly startsAndEnds = new StartsAndEnds(this);
   private readonly chains = new Map<string, Promise<void>>();
   private readonly background: Promise<void>[] = [];
   private readonly began = Date.now();
@@ -176,6 +181,12 @@ class ClusterRun implements ScheduleRun {
         return this.chain(action.id, () => this.calls.reset(action));
       case "schedule":
         return this.chain(`schedule ${action.name}`, () => this.schedules.schedule(action));
+      case "scheduleOps":
+        return this.chain(`schedule ${action.name}`, () => this.scheduleOps.scheduleOps(action));
+      case "terminate":
+        return this.chain(action.id, () => this.startsAndEnds.terminate(action));
+      case "withStart":
+        return this.chain(action.id, () => this.startsAndEnds.withStart(action));
       case "family":
         return this.chain(action.id, () => this.families.family(action));
       case "relay":

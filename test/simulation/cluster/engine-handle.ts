@@ -10,6 +10,8 @@ export class CallFailed extends Error {
     message: string,
     /** The process died (or was killed) before it answered: the call may or may not have happened. */
     readonly lost: boolean,
+    /** A `RejectedError`'s reason (`already-finished`, ...). */
+    readonly reason?: string,
   ) {
     super(message);
     this.name = "CallFailed";
@@ -49,11 +51,11 @@ export class EngineHandle {
     this.ready = new Promise((resolve, reject) => {
       createInterface({ input: this.process.stdout! }).on("line", (text) => {
         if (text === "ready") return resolve();
-        const m = JSON.parse(text) as { n: number; ok: boolean; value?: unknown; name?: string; message?: string };
+        const m = JSON.parse(text) as { n: number; ok: boolean; value?: unknown; name?: string; message?: string; reason?: string };
         const w = this.waiting.get(m.n);
         this.waiting.delete(m.n);
         if (m.ok) w?.resolve(m.value);
-        else w?.reject(new CallFailed(m.name ?? "Error", m.message ?? "", false));
+        else w?.reject(new CallFailed(m.name ?? "Error", m.message ?? "", false, m.reason));
       });
       // `exited` settles when the process ends and never rejects.
       this.exited.then(

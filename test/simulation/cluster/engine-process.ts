@@ -10,6 +10,9 @@ import {
   ACC_TYPE,
   PARENT_TYPE,
   TICK_TYPE,
+  TOCK_TYPE,
+  type TockRun,
+  type TockSpec,
   type Family,
   RELAY_TYPE,
   type AccInput,
@@ -144,8 +147,24 @@ class Tick {
   }
 }
 
+/** What the schedule with operations starts: a run that lasts `holdMs` (a durable timer). */
+@Workflow(TOCK_TYPE)
+class Tock {
+  constructor(private readonly ctx: Ctx) {}
+
+  async run(holdMs: number): Promise<string> {
+    await this.ctx.sleep(`${holdMs}ms`);
+    return owner;
+  }
+}
+
 function accInput(every: number | undefined): AccInput | undefined {
   return every === undefined ? undefined : { every };
+}
+
+/** The schedule with operations: catch-up "one", so its overlap policy decides every instant but backfilled ones. */
+function tockSpec(spec: TockSpec): Parameters<Engine["schedule"]>[1] {
+  return { workflow: Tock, every: spec.everyMs, overlap: spec.overlap, catchUp: "one", input: spec.holdMs };
 }
 
 const skew = Number(skewMs);
@@ -161,7 +180,7 @@ const engine = await Engine.open(
   Config.postgres(url, { schema, owner, leaseMs: Number(leaseMs), cluster: true, forwardTimeoutMs: Number(forwardTimeoutMs) })
     .shards(Number(shards))
     .clock(skewedClock),
-  { workflows: [Acc, Relay, Parent, Tick] },
+  { workflows: [Acc, Relay, Parent, Tick, Tock] },
 );
 
 type Command =
@@ -169,6 +188,16 @@ type Command =
   | { n: number; op: "finish"; id: string }
   | { n: number; op: "schedule"; name: string; everyMs: number }
   | { n: number; op: "schedulePause"; name: string }
+  | { n: number; op: "tockSchedule"; name: string; spec: TockSpec }
+  | { n: number; op: "tockUpdate"; name: string; spec: TockSpec }
+  | { n: number; op: "scheduleTrigger"; name: string }
+  | { n: number; op: "scheduleResume"; name: string }
+  | { n: number; op: "scheduleBackfill"; name: string; from: number; to: number }
+  | { n: number; op: "scheduleDelete"; name: string }
+  | { n: number; op: "tocks" }
+  | { n: number; op: "terminate"; id: string }
+  | { n: number; op: "signalWithStart"; id: string; tag: string; every?: number }
+  | { n: number; op: "updateWithStart"; id: string; uid: string; by: number; every?: number }
   | { n: number; op: "scheduleDescribe"; name: string }
   | { n: number; op: "runId"; id: string }
   | { n: number; op: "signal"; id: string; tag: string }
@@ -199,6 +228,32 @@ async function perform(c: Command): Promise<unknown> {
     case "schedulePause":
       await engine.getSchedule(c.name).pause();
       return null;
+    case "tockSchedule":
+      await engine.schedule(c.name, tockSpec(c.spec));
+      return null;
+    case "tockUpdate":
+      await engine.getSchedule(c.name).update(tockSpec(c.spec));
+      return null;
+    case "scheduleResume":
+      await engine.getSchedule(c.name).resume();
+      return null;
+    case "scheduleTrigger":
+      await engine.getSchedule(c.name).trigger();
+      return null;
+    case "scheduleBackfill":
+      await engine.getSchedule(c.name).backfill(c.from, c.to);
+      return null;
+    case "scheduleDelete":
+      await engine.getSchedule(c.name).delete();
+      return null;
+    case "tocks":
+      return (await engine.listWhere({ type: TOCK_TYPE }, 10_000)).map((r): TockRun => ({
+        id: r.id,
+        runId: r.runId,
+        status: r.status,
+        startedAt: r.startedAt,
+        endedAt: r.endedAt,
+      }));
     case "scheduleDescribe":
       return engine.getSchedule(c.name).describe();
     case "runId":
@@ -211,6 +266,17 @@ async function perform(c: Command): Promise<unknown> {
       return null;
     case "result":
       return engine.run(c.id).result();
+    case "terminate":
+      await engine.run(c.id).terminate("the cluster simulation terminates it");
+      return null;
+    case "signalWithStart":
+      await engine.signalWithStart(Acc, c.id, accInput(c.every), "add", c.tag, ONCE);
+      return null;
+    case "updateWithStart": {
+      // A running run takes the update; a finished one is not started again.
+      const policy = { idPolicy: { running: "use-existing", finished: "refuse" }, updateId: c.uid } as const;
+      return (await engine.updateWithStart(Acc, c.id, accInput(c.every), "bump", { by: c.by, tag: c.uid } satisfies Bump, policy)).result;
+    }
     case "cancel":
       await engine.run(c.id).cancel("the cluster simulation cancels it");
       return null;
@@ -231,6 +297,8 @@ async function inspect(id: string): Promise<Inspection | null> {
       if (r.from !== undefined) out.runs++;
       // A cancel the replaced run was told of but its code did not see is applied by this run.
       out.cancels += r.carried?.messages?.filter((m) => m.kind === "cancel").length ?? 0;
+      // An update that started the run (`updateWithStart`) rides in its start record.
+      if (r.update?.name === "bump") out.updates.push({ id: r.update.id, tag: (r.update.arg as Bump).tag });
       if (r.signal?.name === "add") {
         out.tags.push(r.signal.value as string);
         out.signalRequests.push(r.request ?? null);
@@ -253,7 +321,8 @@ createInterface({ input: process.stdin }).on("line", (text) => {
   const c = JSON.parse(text) as Command;
   perform(c).then(
     (value) => process.stdout.write(`${JSON.stringify({ n: c.n, ok: true, value: value ?? null })}\n`),
-    (e: Error) => process.stdout.write(`${JSON.stringify({ n: c.n, ok: false, name: e.name, message: e.message })}\n`),
+    (e: Error & { reason?: string }) =>
+      process.stdout.write(`${JSON.stringify({ n: c.n, ok: false, name: e.name, message: e.message, reason: e.reason })}\n`),
   );
 });
 process.stdout.write("ready\n");

@@ -22,6 +22,28 @@ export interface Family {
 /** The workflow type a schedule's instants start; its runs end at once. */
 export const TICK_TYPE = "cluster-sim-tick";
 
+/**
+ * The workflow type the schedule with operations starts (see `cluster-schedule-ops.ts`): its runs
+ * last `holdMs`, so the overlap policy has runs to keep apart.
+ */
+export const TOCK_TYPE = "cluster-sim-tock";
+
+/** A schedule's spec as the harness sends it: every `everyMs`, its runs of `TOCK_TYPE` lasting `holdMs`. */
+export interface TockSpec {
+  readonly everyMs: number;
+  readonly overlap: "skip" | "buffer-one";
+  readonly holdMs: number;
+}
+
+/** What the harness reads of a run of the schedule with operations. */
+export interface TockRun {
+  readonly id: string;
+  readonly runId: number;
+  readonly status: string;
+  readonly startedAt: number;
+  readonly endedAt?: number;
+}
+
 /** The statuses of a run that ended; the simulated runs end only when cancelled. */
 export const FINISHED: ReadonlySet<string> = new Set(["ok", "failed", "cancelled", "terminated", "stopped"]);
 

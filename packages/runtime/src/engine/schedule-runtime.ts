@@ -1,29 +1,32 @@
-import type { Clock, ClockTimer } from "../core/clock.js";
-import { FuseeError, ShutDownError, StorageError } from "../core/errors.js";
+import type { ClockTimer } from "../core/clock.js";
+import { StorageError } from "../core/errors.js";
 import { recurrenceOf, type Recurrence } from "../journal/recurrence.js";
 import { recurrenceOfSpec, recurrenceSpec, sameRecurrence, type RecurrenceSpec } from "../journal/schedule-coverage.js";
-import { ScheduleState, sameSettings, scheduleRunId, type ScheduleDescription, type ScheduleSettings } from "../journal/schedule-state.js";
-import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
-import { retryDelay, startOnce, whenFinished, type FlowRuns } from "./flow-runs.js";
-import { ScheduleStream } from "./schedule-stream.js";
-import { endRunning, pruneEnded } from "./schedule-overlap.js";
+import {
+  sameSettings,
+  scheduleRunId,
+  type BackfillState,
+  type ScheduleDescription,
+  type ScheduleSettings,
+} from "../journal/schedule-state.js";
+import type { ScheduleStateRecord, ScheduleTickRecord } from "../journal/system-records.js";
+import { backfillPage } from "./backfill-page.js";
+import { startOnce, whenFinished } from "./flow-runs.js";
+import { ScheduleCore } from "./schedule-core.js";
+import { hasEnded, overlapDecision, pruneEnded } from "./schedule-overlap.js";
+import { keepUnrecorded } from "./schedule-stream.js";
 import { StartSlots } from "./start-slots.js";
-import type { SystemLog } from "./system-streams.js";
 
 export { scheduleRunId, type ScheduleDescription } from "../journal/schedule-state.js";
-
-/** What a schedule needs of the engine. */
-export interface ScheduleDeps {
-  readonly sys: SystemLog;
-  readonly runs: FlowRuns;
-  readonly clock: Clock;
-  readonly failed: (e: unknown) => void;
-  /** Whether this process may still start work for the shard: false once its lease ran out on its clock, before the shard is forgotten. */
-  readonly holds: (shard: number) => boolean;
-}
+export type { ScheduleDeps } from "./schedule-core.js";
 
 /** Instants a backfill starts between two progress records. */
 const PAGE = 256;
+/** How long a run whose wait for its end failed while it went on is left before it is followed again. */
+const WATCH_AGAIN_MS = 1_000;
+/** How long the run of an instant an earlier holder may have asked for is looked for, and the delay before the first look (doubling after). */
+const UNSURE_MS = 60_000;
+const UNSURE_LOOK_MS = 1_000;
 /** Backfilled runs that may be unfinished at once; the backfill waits when it has this many. */
 const MAX_IN_FLIGHT = 1024;
 
@@ -35,38 +38,16 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
  * again, in order, on recovery. A run is started before the record saying so is appended, and
  * under the instant's run ID, so a crash in between neither loses the instant nor starts it twice.
  */
-export class ScheduleRuntime extends ScheduleState {
-  private readonly stream: ScheduleStream;
-  /** Instants being started right now, not covered yet. */
-  private readonly claimed = new Set<number>();
-  /** Instants whose run this process started (or is starting) and whose tick is not applied yet: counted in `started` ahead. */
-  private readonly starting = new Set<number>();
+export class ScheduleRuntime extends ScheduleCore {
+  /** Instants the live ticker passed the cursor over and whose tick is not applied yet (see `snapshotRecord`). */
+  private readonly liveUnrecorded = new Set<number>();
   private timer: ClockTimer | undefined;
-  private readonly retries = new Set<ClockTimer>();
-  private failures = 0;
-  private deleted = false;
-  /** Why the schedule's work here stopped (see `close`); undefined while it goes on. */
-  private closedBy: Error | undefined;
   private backfillSeq = 0;
-  private queue: Promise<void> = Promise.resolve();
   private readonly slots = new StartSlots(MAX_IN_FLIGHT);
+  /** Settles once the page of a backfill under way is recorded or failed (see `runBackfill`). */
+  private pageTurn: Promise<void> = Promise.resolve();
   /** Settles once `open` dealt with the instants missed before it. */
   private opened: Promise<void> = Promise.resolve();
-
-  constructor(
-    name: string,
-    state: ScheduleStateRecord,
-    gen: number,
-    private readonly deps: ScheduleDeps,
-  ) {
-    super(name, state);
-    this.stream = new ScheduleStream(name, gen, {
-      sys: deps.sys,
-      failed: deps.failed,
-      snapshot: () => this.snapshotRecord(deps.clock.now()),
-      detach: (work) => this.detach(work),
-    });
-  }
 
   /** Starts the schedule's work after it was created or recovered: its timer, backfills and catch-up. */
   open(): void {
@@ -80,7 +61,8 @@ export class ScheduleRuntime extends ScheduleState {
       // Statuses of runs on other shards may not be readable now (a forward cut short): the runs
       // recovered as running stay so, and an unrecorded run is counted when its instant is started.
       await pruneEnded(this.deps.runs, this.active).catch(() => undefined);
-      await this.adoptUnrecorded(recovered).catch(() => undefined);
+      for (const t of [...this.unsure.keys()]) this.followUnsure(t, 0);
+      await this.adoptUnrecorded(recovered);
       // A trigger a crash cut short: its run may exist without its record (then it is adopted), or not.
       for (const t of [...this.triggering]) await this.startInstant(t, "trigger");
       for (const id of this.active) this.watch(id);
@@ -100,16 +82,6 @@ export class ScheduleRuntime extends ScheduleState {
     this.opened = caughtUp.catch(() => undefined);
   }
 
-  private get closed(): boolean {
-    return this.closedBy !== undefined;
-  }
-
-  /** Stops the schedule's work here: its shard was let go (`why` says so) or the engine shuts down. */
-  close(why: Error = new ShutDownError(`schedule '${this.name}' is closed: the engine is shutting down`)): void {
-    this.closedBy = why;
-    this.stopTimers();
-  }
-
   /**
    * Changes the spec (when it differs) from now on; the schedule keeps its counts, covered instants
    * and pause state. The instants missed before the engine opened are caught up under the spec they
@@ -120,6 +92,9 @@ export class ScheduleRuntime extends ScheduleState {
     await this.opened;
     if (this.closed) throw this.closedBy;
     if (sameSettings(this.settings, settings)) return;
+    // An instant of the current spec already due whose timer has not fired yet (a late timer) is
+    // dealt with as that timer would, before the cursor moves past it to the update.
+    if (!this.paused) this.due(true);
     const before = recurrenceSpec(this.settings);
     this.settings = settings;
     this.recurrence = recurrenceOf(settings);
@@ -129,7 +104,7 @@ export class ScheduleRuntime extends ScheduleState {
       this.covered.changed(settings);
     }
     this.cursor = Math.max(this.cursor, this.deps.clock.now());
-    await this.stream.snapshot();
+    await this.snapshot();
     this.arm();
   }
 
@@ -145,6 +120,8 @@ export class ScheduleRuntime extends ScheduleState {
   }
 
   async resume(): Promise<void> {
+    // The resume moves the cursor to now: the instants missed before the engine opened are dealt with first.
+    await this.opened;
     if (!this.paused) return;
     await this.write({ kind: "schedule-pause", at: this.deps.clock.now(), paused: false });
     this.arm();
@@ -152,7 +129,22 @@ export class ScheduleRuntime extends ScheduleState {
 
   /** Starts a run for the current instant now (the overlap policy applies), paused or not. */
   trigger(): Promise<void> {
-    return this.instant(this.deps.clock.now(), "trigger", true);
+    return this.instant(this.freeInstant(this.deps.clock.now()), "trigger", true);
+  }
+
+  /**
+   * The first time from `t` on that no instant of the schedule took. A holder whose clock is behind
+   * the one of an earlier holder of the shard may read a time that holder dealt with (an instant it
+   * started, a span it skipped), and a trigger in the same millisecond as a live instant reads that
+   * instant's: the trigger still starts a run of its own.
+   */
+  private freeInstant(t: number): number {
+    for (;;) {
+      const end = this.covered.endOf(t);
+      if (end !== undefined) t = end + 1;
+      else if (this.claimed.has(t) || this.triggering.has(t)) t++;
+      else return t;
+    }
   }
 
   /** Starts every instant of `[from, to]` that the schedule never dealt with; resolves once the backfill is recorded. */
@@ -164,7 +156,7 @@ export class ScheduleRuntime extends ScheduleState {
   async delete(): Promise<void> {
     this.deleted = true;
     this.stopTimers();
-    await this.stream.drop();
+    await this.dropStream();
   }
 
   // ---- the live ticker ----
@@ -199,11 +191,11 @@ export class ScheduleRuntime extends ScheduleState {
     }
     if (first < latest) {
       const to = latest - 1;
-      this.detach(this.write({ kind: "schedule-skip", at: now, from: first, to, count: this.recurrence.count(first, to) }));
+      this.detach(this.skip(now, first, to, this.recurrence.count(first, to)));
     }
     // After downtime "one" and "all" start the latest instant (for "all", the only one missed).
     if (onTime || policy !== "none") this.detach(this.instant(latest, "live"));
-    else this.detach(this.write({ kind: "schedule-skip", at: now, from: latest, to: latest, count: 1 }));
+    else this.detach(this.skip(now, latest, latest, 1));
   }
 
   /**
@@ -212,26 +204,20 @@ export class ScheduleRuntime extends ScheduleState {
    * tried again either way.
    */
   private instant(t: number, source: "live" | "trigger", report = false): Promise<void> {
-    if (this.deleted || this.closed || this.covered.has(t) || this.claimed.has(t)) return Promise.resolve();
+    if (this.deleted || this.closed || this.covered.has(t) || this.claimed.has(t)) {
+      // Dealt with by a record, or being started: no snapshot needs to keep it.
+      if (!this.claimed.has(t)) this.liveUnrecorded.delete(t);
+      return Promise.resolve();
+    }
     this.claimed.add(t);
+    if (source === "live") this.liveUnrecorded.add(t);
     return this.serial(async () => {
       try {
-        await pruneEnded(this.deps.runs, this.active);
-        if (this.closed || this.deleted) return;
-        if (this.active.size > 0) {
-          switch (this.settings.overlap) {
-            case "skip":
-              return this.tick(t, "skipped", source);
-            case "buffer-one":
-              return this.tick(t, this.buffered === undefined ? "buffered" : "skipped", source);
-            case "cancel-other":
-            case "terminate-other":
-              await endRunning(this.deps.runs, this.active, this.name, this.settings.overlap);
-              break;
-            case "allow-all":
-              break;
-          }
-        }
+        const settings = { overlap: this.settings.overlap, buffered: this.buffered !== undefined };
+        const open = (): boolean => !this.closed && !this.deleted;
+        const decision = await overlapDecision(this.deps.runs, this.active, this.name, settings, open);
+        if (!open()) return;
+        if (decision !== "start") return this.tick(t, decision, source);
       } catch (e) {
         // The running runs' statuses could not be read, or one could not be ended (a forward cut
         // short, a run's shard moving): the instant is tried again later, not left claimed.
@@ -250,7 +236,7 @@ export class ScheduleRuntime extends ScheduleState {
     const id = scheduleRunId(this.name, t);
     if (this.closed || this.deleted) return undefined;
     if (source === "trigger" && !this.triggering.has(t)) await this.tick(t, "triggering", source);
-    const again = (): void => this.detach(source === "buffer" ? this.serial(() => this.startBuffered()) : this.instant(t, source));
+    const again = (): void => this.detach(this.retryStart(t, source));
     if (!this.mayStart()) {
       this.claimed.delete(t);
       // Tried again as a failed start is: a lease renewed late lives on, and a lost shard's schedule is closed by then.
@@ -269,48 +255,48 @@ export class ScheduleRuntime extends ScheduleState {
       return e;
     }
     if (this.deleted || this.closed) return undefined;
-    this.failures = 0;
+    this.retries.succeeded();
     await this.tick(t, "started", source);
     this.watch(id);
     return undefined;
   }
 
   /**
-   * Whether this process may start the schedule's runs now: the schedule is neither closed nor
-   * deleted, and this process's lease on its shard has not run out. A process stopped past its
-   * lease wakes with its timers overdue, and they may fire before it hears of the loss; the shard's
-   * next holder deals with their instants (and may have paused, changed or deleted the schedule),
-   * so a run started here would be one the schedule never wanted, or a second one.
+   * Starts instant `t` again after its start failed. A trigger's instant was decided when its
+   * `triggering` record was written, maybe by an earlier holder of the shard whose run may exist: it
+   * is started, whatever the overlap policy says of the runs now going and though a catch-up since
+   * may have covered its time; a live instant is decided again.
    */
-  private mayStart(): boolean {
-    return !this.closed && !this.deleted && this.deps.holds(this.deps.sys.shardOf("schedule", this.name));
-  }
-
-  /** Why a start was not made: this process's lease on the schedule's shard ran out on its clock. */
-  private leaseLapsed(): FuseeError {
-    return new FuseeError(`schedule '${this.name}': this process's lease on its shard ran out on its clock; the start is tried again`);
-  }
-
-  private tick(instant: number, outcome: ScheduleTickRecord["outcome"], source: ScheduleTickRecord["source"]): Promise<void> {
-    return this.write({ kind: "schedule-tick", at: this.deps.clock.now(), instant, outcome, source });
+  private retryStart(t: number, source: ScheduleTickRecord["source"]): Promise<void> {
+    if (source === "buffer") return this.serial(() => this.startBuffered());
+    if (source !== "trigger") return this.instant(t, source);
+    return this.serial(async () => {
+      if (!this.triggering.has(t)) return;
+      this.claimed.add(t);
+      await this.startInstant(t, source);
+    });
   }
 
   protected override applyTick(r: ScheduleTickRecord): void {
     super.applyTick(r);
-    this.claimed.delete(r.instant);
-    // Now in `started`, the run this process counted ahead of its record is counted once.
-    this.uncount(r.instant);
+    if (r.outcome !== "triggering") this.liveUnrecorded.delete(r.instant);
   }
 
-  /** Stops counting ahead the run of instant `t` (its record is in, or its start failed). */
-  private uncount(t: number): void {
-    if (this.starting.delete(t)) this.startedUnrecorded--;
+  /** The whole state as one record, with the live instants whose tick is not recorded yet kept (see `keepUnrecorded`). */
+  protected override snapshotRecord(at: number): ScheduleStateRecord {
+    return keepUnrecorded(super.snapshotRecord(at), this.liveUnrecorded, this.starting);
   }
 
-  /** Follows a run the schedule started until it ends, then starts the buffered instant if any. */
+  /**
+   * Follows a run the schedule started until it ends, then starts the buffered instant if any. A
+   * wait that fails says nothing of the run (its process died, the call to it was cut short): its
+   * status decides, and while it is going or unknown the run is followed again later.
+   */
   private watch(id: string): void {
     this.detach(
       whenFinished(this.deps.runs, id).then(async () => {
+        if (this.closed || this.deleted) return;
+        if (!(await hasEnded(this.deps.runs, id).catch(() => false))) return this.retries.wait(WATCH_AGAIN_MS, () => this.watch(id));
         if (this.closed || this.deleted) return;
         this.active.delete(id);
         if (this.buffered !== undefined && this.active.size === 0) await this.serial(() => this.startBuffered());
@@ -332,10 +318,58 @@ export class ScheduleRuntime extends ScheduleState {
    * beside it.
    */
   private async adoptUnrecorded(t: number | undefined): Promise<void> {
+    // A backfill under way that holds the instant counts its run with its page.
+    if (t === undefined || this.covered.has(t) || this.claimed.has(t)) return;
+    this.unsure.set(t, this.deps.clock.now() + UNSURE_MS);
+    if (await this.runExists(t)) await this.adoptFound(t);
+    this.followUnsure(t, 0);
+  }
+
+  /**
+   * The holder that stopped may have asked for the instant's run just before, and the start be
+   * performed only later (its request waited for the run's shard to get an owner): the run then
+   * appears after the catch-up dealt with the instant. It is looked for until the time the instant
+   * is unsure to, by this holder and the next ones (the catch-up's skip record carries it), and
+   * counted when found; a start or a backfill page of the instant recorded meanwhile ends the search.
+   */
+  private followUnsure(t: number, looks: number): void {
+    const until = this.unsure.get(t);
+    if (until === undefined) return;
+    const now = this.deps.clock.now();
+    if (now >= until) return void this.unsure.delete(t);
+    this.retries.wait(Math.min(UNSURE_LOOK_MS * 2 ** looks, until - now), () =>
+      this.detach(
+        (async () => {
+          if (!this.unsure.has(t) || this.closed || this.deleted) return;
+          if (await this.runExists(t)) {
+            await this.serial(() => this.adoptFound(t));
+            if (!this.unsure.has(t)) this.watch(scheduleRunId(this.name, t));
+          }
+          this.followUnsure(t, looks + 1);
+        })(),
+      ),
+    );
+  }
+
+  /** Whether instant `t` has a run; a failed read (its shard moving) says no, and is looked at again. */
+  private runExists(t: number): Promise<boolean> {
+    return this.deps.runs.status(scheduleRunId(this.name, t)).then(
+      (s) => s !== undefined,
+      () => false,
+    );
+  }
+
+  /** Counts the found run of instant `t`, unless a record counted it meanwhile or a start of it is under way. */
+  private async adoptFound(t: number): Promise<void> {
     // Whatever the pause and this process's clock say now: the run exists, so an engine started it.
-    if (t === undefined || this.covered.has(t)) return;
-    if ((await this.deps.runs.status(scheduleRunId(this.name, t))) === undefined || this.closed) return;
+    if (!this.unsure.has(t) || this.closed || this.deleted || this.claimed.has(t)) return;
     await this.tick(t, "started", "live");
+  }
+
+  /** A catch-up's skip of `[from, to]`, carrying the instants of the span whose run may yet appear. */
+  private skip(at: number, from: number, to: number, count: number): Promise<void> {
+    const unsure = [...this.unsure].filter(([t]) => from <= t && t <= to).map(([instant, until]) => ({ instant, until }));
+    return this.write({ kind: "schedule-skip", at, from, to, count, ...(unsure.length > 0 ? { unsure } : {}) });
   }
 
   // ---- backfills ----
@@ -362,59 +396,20 @@ export class ScheduleRuntime extends ScheduleState {
         if (b === undefined || this.closed || this.deleted) return;
         if (b.spec !== undefined && earlier?.spec !== b.spec) earlier = { spec: b.spec, recurrence: recurrenceOfSpec(b.spec) };
         const recurrence = b.spec === undefined ? this.recurrence : earlier!.recurrence;
-        const from = b.next;
-        const page: number[] = [];
-        let through = b.to;
-        for (let t = recurrence.next(from - 1); t !== undefined && t <= b.to;) {
-          const end = this.covered.endOf(t, b.spec);
-          if (end !== undefined) {
-            t = recurrence.next(end);
-            continue;
-          }
-          if (!this.claimed.has(t)) {
-            page.push(t);
-            if (page.length === PAGE) {
-              through = t;
-              break;
-            }
-          }
-          t = recurrence.next(t);
-        }
-        for (const t of page) this.claimed.add(t);
-        let started = 0;
-        let failure: unknown;
-        await Promise.all(
-          page.map(async (t) => {
-            await this.slots.take(() => !this.closed && !this.deleted);
-            if (this.closed || this.deleted) return;
-            if (!this.mayStart()) {
-              failure ??= this.leaseLapsed();
-              return;
-            }
-            const runId = scheduleRunId(this.name, t);
-            // Counted before the start: the run's code begins as soon as its start is durable,
-            // and a `describe()` it prompts must count it. An instant not covered was never counted,
-            // even when its run exists (a crash came between its start and its record).
-            this.startedUnrecorded++;
-            try {
-              await startOnce(this.deps.runs, this.settings.workflow, runId, this.settings.input);
-              started++;
-              this.detach(whenFinished(this.deps.runs, runId).then(() => this.slots.free()));
-            } catch (e) {
-              this.startedUnrecorded--;
-              this.slots.free();
-              failure ??= e;
-            }
-          }),
+        // One page at a time across backfills: a page's record covers its whole span, so a page of
+        // another backfill over the same instants must not be recorded while this one's starts,
+        // which it stepped over as claimed, may still fail and be dropped.
+        const next = this.pageTurn.then(() => this.runPage(b, recurrence));
+        this.pageTurn = next.then(
+          () => undefined,
+          () => undefined,
         );
-        if (this.closed || this.deleted) return;
-        if (failure !== undefined) {
-          // The page is started again; the runs it did start count then.
-          this.startedUnrecorded -= started;
-          for (const t of page) this.claimed.delete(t);
+        const outcome = await next;
+        if (outcome === "stopped") return;
+        if (outcome !== "recorded") {
           const retry = await new Promise<boolean>((resolve) =>
             this.startFailed(
-              failure,
+              outcome.failure,
               () => resolve(true),
               () => resolve(false),
             ),
@@ -422,10 +417,6 @@ export class ScheduleRuntime extends ScheduleState {
           if (!retry) return;
           continue;
         }
-        this.failures = 0;
-        for (const t of page) this.claimed.delete(t);
-        this.startedUnrecorded -= started;
-        await this.write({ kind: "schedule-backfill-page", at: this.deps.clock.now(), id, first: from, through, started });
         await nextTurn();
       }
     } finally {
@@ -433,59 +424,52 @@ export class ScheduleRuntime extends ScheduleState {
     }
   }
 
-  // ---- records ----
-
-  /** Applies a record to the state and appends it; resolves once durable. */
-  private write(record: SystemRecord): Promise<void> {
-    if (this.deleted) return Promise.resolve();
-    // Once closed, the schedule's shard may be another process's (or this one's again, under a
-    // schedule rebuilt from the log): a record from here would interleave with its holder's.
-    if (this.closed) return Promise.reject(this.closedBy);
-    this.apply(record);
-    return this.stream.append(record);
+  /** Starts the next page of backfill `b` and records it; a failed start leaves the page to be started again. */
+  private async runPage(b: BackfillState, recurrence: Recurrence): Promise<"recorded" | "stopped" | { failure: unknown }> {
+    if (this.closed || this.deleted) return "stopped";
+    const from = b.next;
+    const { instants: page, through } = backfillPage(recurrence, this.covered, this.claimed, { from, to: b.to, spec: b.spec }, PAGE);
+    for (const t of page) this.claimed.add(t);
+    let started = 0;
+    let failure: unknown;
+    await Promise.all(
+      page.map(async (t) => {
+        await this.slots.take(() => !this.closed && !this.deleted);
+        if (this.closed || this.deleted) return;
+        if (!this.mayStart()) {
+          failure ??= this.leaseLapsed();
+          return;
+        }
+        const runId = scheduleRunId(this.name, t);
+        // Counted before the start: the run's code begins as soon as its start is durable,
+        // and a `describe()` it prompts must count it. An instant not covered was never counted,
+        // even when its run exists (a crash came between its start and its record).
+        this.startedUnrecorded++;
+        try {
+          await startOnce(this.deps.runs, this.settings.workflow, runId, this.settings.input);
+          started++;
+          this.detach(whenFinished(this.deps.runs, runId).then(() => this.slots.free()));
+        } catch (e) {
+          this.startedUnrecorded--;
+          this.slots.free();
+          failure ??= e;
+        }
+      }),
+    );
+    if (this.closed || this.deleted) return "stopped";
+    // The page's runs count with its record, or, when it is started again, then.
+    this.startedUnrecorded -= started;
+    for (const t of page) this.claimed.delete(t);
+    if (failure !== undefined) return { failure };
+    this.retries.succeeded();
+    await this.write({ kind: "schedule-backfill-page", at: this.deps.clock.now(), id: b.id, first: from, through, started });
+    return "recorded";
   }
 
-  // ---- plumbing ----
-
-  /**
-   * Lets `work` go on without waiting. Its writes report their own failures (`ScheduleStream.append`); anything
-   * else that escapes it while the schedule is open is a failure of the schedules too.
-   */
-  private detach(work: Promise<unknown>): void {
-    work.catch((e: unknown) => {
-      if (!this.closed && !this.deleted) this.deps.failed(e);
-    });
-  }
-
-  /** Runs overlap decisions one at a time, so two instants never both see no running run. */
-  private serial(work: () => Promise<void>): Promise<void> {
-    const next = this.queue.then(work);
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
-
-  /**
-   * A start failed: it is tried again later, after a storage failure too. The run's shard may be
-   * another process's, whose failure (or a forward cut short) says nothing of this engine; a
-   * failure of this engine's own storage stopped it already, and its starts fail until it closes.
-   */
-  private startFailed(e: unknown, retry: () => void, giveUp: () => void = () => undefined): void {
-    if (this.closed || this.deleted || e instanceof ShutDownError) return giveUp();
-    this.lastError = `${(e as Error)?.message ?? String(e)}`;
-    this.failures++;
-    const timer = this.deps.clock.schedule(retryDelay(this.failures), () => {
-      this.retries.delete(timer);
-      if (this.closed || this.deleted) return giveUp();
-      retry();
-    });
-    this.retries.add(timer);
-  }
-
-  private stopTimers(): void {
+  protected override stopTimers(): void {
+    super.stopTimers();
     this.timer?.cancel();
     this.timer = undefined;
-    for (const t of this.retries) t.cancel();
-    this.retries.clear();
     this.slots.wakeAll();
   }
 }

@@ -1,4 +1,4 @@
-import type { SystemRecord } from "../journal/system-records.js";
+import type { ScheduleStateRecord, SystemRecord } from "../journal/system-records.js";
 import type { SystemLog } from "./system-streams.js";
 
 /** A schedule stream gets a fresh generation, holding one snapshot, after this many records. */
@@ -55,4 +55,22 @@ export class ScheduleStream {
     const gens = this.gen > 0 ? [this.gen - 1, this.gen] : [this.gen];
     return this.deps.sys.drop("schedule", this.name, gens);
   }
+}
+
+/**
+ * A snapshot that loses no live instant to a crash that keeps it and not the instant's tick (the
+ * live ticker moves the cursor past an instant before its tick is recorded). An instant whose run
+ * is being started (`starting`) is carried as being triggered: recovery starts or adopts its run
+ * and records it. One not decided yet stays after the cursor, as it is after the cursor the records
+ * before the snapshot leave: recovery deals with it as missed.
+ */
+export function keepUnrecorded(record: ScheduleStateRecord, live: ReadonlySet<number>, starting: ReadonlySet<number>): ScheduleStateRecord {
+  if (live.size === 0) return record;
+  const beingStarted = [...live].filter((t) => starting.has(t));
+  const undecided = [...live].filter((t) => !starting.has(t));
+  return {
+    ...record,
+    cursor: Math.min(record.cursor, ...undecided.map((t) => t - 1)),
+    ...(beingStarted.length > 0 ? { triggering: [...(record.triggering ?? []), ...beingStarted] } : {}),
+  };
 }

@@ -90,6 +90,8 @@ export class ScheduleState {
   protected buffered: number | undefined;
   /** Triggered instants whose run was being started when the latest record was written. */
   protected readonly triggering = new Set<number>();
+  /** Instants whose run may yet appear, and until when they are looked for (see `UnsureInstant`). */
+  protected readonly unsure = new Map<number, number>();
   protected readonly backfills = new Map<string, BackfillState>();
   /** Why the latest start failed, if it did (set by the live schedule alone). */
   protected lastError: string | undefined;
@@ -114,6 +116,7 @@ export class ScheduleState {
         this.applyTick(record);
         return;
       case "schedule-skip":
+        for (const u of record.unsure ?? []) this.unsure.set(u.instant, u.until);
         this.cover(record.from, record.to);
         this.skipped += record.count;
         this.cursor = Math.max(this.cursor, record.to);
@@ -131,6 +134,8 @@ export class ScheduleState {
         const b = this.backfills.get(record.id);
         this.covered.add(record.first, record.through, b?.spec);
         this.started += record.started;
+        // A page's runs are counted by it, one of an unsure instant too.
+        for (const t of this.unsure.keys()) if (record.first <= t && t <= record.through) this.unsure.delete(t);
         if (b !== undefined) {
           b.next = record.through + 1;
           if (b.next > b.to) this.backfills.delete(record.id);
@@ -197,6 +202,7 @@ export class ScheduleState {
         ...(b.spec !== undefined ? { spec: b.spec } : {}),
       })),
       ...(this.triggering.size > 0 ? { triggering: [...this.triggering] } : {}),
+      ...(this.unsure.size > 0 ? { unsure: [...this.unsure].map(([instant, until]) => ({ instant, until })) } : {}),
     };
   }
 
@@ -206,6 +212,7 @@ export class ScheduleState {
       return;
     }
     this.triggering.delete(r.instant);
+    if (r.outcome === "started") this.unsure.delete(r.instant);
     this.cover(r.instant, r.instant);
     if (r.source === "live") this.cursor = Math.max(this.cursor, r.instant);
     if (r.outcome === "skipped") this.skipped++;
@@ -240,6 +247,8 @@ export class ScheduleState {
     for (const b of s.backfills) this.backfills.set(b.id, { ...b, running: this.backfills.get(b.id)?.running ?? false });
     this.triggering.clear();
     for (const t of s.triggering ?? []) this.triggering.add(t);
+    this.unsure.clear();
+    for (const u of s.unsure ?? []) this.unsure.set(u.instant, u.until);
   }
 }
 

@@ -49,6 +49,18 @@ export interface ScheduleStateRecord {
   }[];
   /** Triggered instants whose run was being started (see `ScheduleTickRecord`); absent when none. */
   readonly triggering?: readonly number[];
+  /** Instants whose run may yet appear (see `ScheduleSkipRecord`); absent when none. */
+  readonly unsure?: readonly UnsureInstant[];
+}
+
+/**
+ * An instant whose run a holder of the schedule's shard that stopped may have asked for, without a
+ * record saying so: the start may be performed late (its request waited for the run's shard to get
+ * an owner). Holders look for the run until `until`, and count it if it appears.
+ */
+export interface UnsureInstant {
+  readonly instant: number;
+  readonly until: number;
 }
 
 /**
@@ -72,6 +84,8 @@ export interface ScheduleSkipRecord {
   readonly from: number;
   readonly to: number;
   readonly count: number;
+  /** Instants of the span whose run may yet appear, looked for after the skip; absent when none. */
+  readonly unsure?: readonly UnsureInstant[];
 }
 
 /** Paused or resumed; a resume moves the cursor to `at`, so paused time is not caught up. */

@@ -160,3 +160,39 @@ describe("a schedule paused between starting a run and recording it, then crashe
     }
   });
 });
+
+/**
+ * The engine crashes while the run of the schedule's first instant is being started, before the run
+ * or its record is durable; if `update`, right after an update of the schedule's spec (a snapshot of
+ * its stream) is. Returns the schedule's runs and its count of started runs once the engine is back.
+ */
+async function crashWhileStarting(update: boolean): Promise<{ runs: string[]; started: number; recent: readonly string[] }> {
+  const spec = { workflow: Hold, every: "1h", overlap: "skip" } as const;
+  const first = await TestEngine.create({ workflows: [Hold], startTime: T0 });
+  await first.schedule("s", spec);
+  // The schedule's timer is armed by now: the one below, set later for the same instant, fires after it.
+  await first.idle();
+  let crashed: Promise<TestEngine> | undefined;
+  onFirstRun = () => void (crashed = first.crash());
+  // Fires right after the schedule's own timer of the same instant, while the instant's run is being started.
+  if (update) first.clock.schedule(HOUR, () => void first.schedule("s", { ...spec, input: "changed" }).catch(() => undefined));
+  await first.clock.advance("1h");
+  const engine = await (crashed as Promise<TestEngine>);
+  try {
+    await engine.idle();
+    const d = await engine.getSchedule("s").describe();
+    return { runs: (await engine.list(10)).map((r) => r.id), started: d.started, recent: d.recentRuns };
+  } finally {
+    await engine.shutdown();
+  }
+}
+
+describe("a schedule whose engine crashed while the run of a due instant was being started", () => {
+  it("starts the instant's run once the engine is back", async () => {
+    expect(await crashWhileStarting(false)).to.deep.equal({ runs: [`s@${T0 + HOUR}`], started: 1, recent: [`s@${T0 + HOUR}`] });
+  });
+
+  it("starts the instant's run once the engine is back, though a snapshot of its stream was written meanwhile", async () => {
+    expect(await crashWhileStarting(true)).to.deep.equal({ runs: [`s@${T0 + HOUR}`], started: 1, recent: [`s@${T0 + HOUR}`] });
+  });
+});

@@ -8,6 +8,7 @@ import { VirtualClock } from "../../src/testing/virtual-clock.js";
 import { Ctx } from "../../src/workflow/ctx.js";
 import { Workflow } from "../../src/workflow/decorators.js";
 import { eventually, tempDir } from "../runtime/harness.js";
+import { MemoryFileLayer } from "../storage/support/memory-file-layer.js";
 
 @Workflow("downtime-report")
 class Report {
@@ -102,6 +103,38 @@ describe("a schedule paused by an engine that stopped before it caught up", () =
       await engine.shutdown();
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a schedule paused and resumed as its engine opens after downtime", () => {
+  it("starts the instants missed while down, as it does without the pause", async () => {
+    // A disk in memory: the pause and resume reach the schedule before its catch-up on every run.
+    const disk = new MemoryFileLayer();
+    disk.mkdirDurable("/data");
+    const clock = new VirtualClock(T0);
+    const open = (): Promise<Engine> => Engine.open(Config.local("/data").shards(2).clock(clock), { workflows: [Report], fileLayer: disk });
+    const first = await open();
+    await first.schedule("hourly", { workflow: Report, every: "1h", catchUp: "all" });
+    await clock.advance("1h");
+    await eventually("the first instant's run", async () => (await first.list(10)).length === 1);
+    await first.shutdown();
+    await clock.advance(3 * HOUR);
+
+    const engine = await open();
+    try {
+      const schedule = engine.getSchedule("hourly");
+      await Promise.all([schedule.pause(), schedule.resume()]);
+      await eventually(
+        "the caught-up runs",
+        async () => (await schedule.describe()).backfills.length === 0 && (await engine.list(100)).length >= 4,
+      );
+      const instants = (await engine.list(100)).map((r) => Number(r.id.slice("hourly@".length))).sort((a, b) => a - b);
+      expect(instants).to.deep.equal([1, 2, 3, 4].map((h) => T0 + h * HOUR));
+      const d = await schedule.describe();
+      expect([d.paused, d.started, d.skipped]).to.deep.equal([false, 4, 0]);
+    } finally {
+      await engine.shutdown();
     }
   });
 });

@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { StorageError } from "../../src/core/errors.js";
+import type { ScheduleStateRecord } from "../../src/journal/system-records.js";
 import { scheduleHarness, T0 } from "./fixtures/schedule-harness.js";
 
 /** How a forwarded start fails when this process's database session is terminated under it. */
@@ -58,5 +59,30 @@ describe("a schedule whose start of a run fails with a StorageError of another s
     const ticked = h.appended.flatMap((r) => (r.kind === "schedule-tick" ? [r.instant] : []));
     expect(ticked, "the instant of 6 s dealt with (skipped beside the running run)").to.include(T0 + 6_000);
     expect(h.failed, "failures the schedule reported as the engine's").to.deep.equal([]);
+  });
+
+  it("leaves the instant to the next engine when a snapshot of its stream is written before the start is tried again", async () => {
+    let failures = 1;
+    const h = scheduleHarness({
+      start: async () => {
+        if (failures-- > 0) throw lostSession();
+      },
+    });
+    h.schedule.open();
+    await h.letReadsGo();
+    await h.clock.advance("500ms");
+    await h.letReadsGo();
+    expect(h.started, "no run yet: the first start failed").to.deep.equal([]);
+    // Missed instants are started from now on: the next engine starts the instant if it was left to it.
+    await h.schedule.update({ ...h.schedule.settings, catchUp: "one" });
+    const snapshot = h.appended.at(-1) as ScheduleStateRecord;
+    expect(snapshot.kind).to.equal("schedule-state");
+
+    // The engine stops before the start is tried again; the next one opens on the snapshot.
+    const next = scheduleHarness({ state: snapshot });
+    await next.clock.advance("1s");
+    next.schedule.open();
+    await next.letReadsGo();
+    expect(next.started, "the instant's run, started by the next engine's catch-up").to.deep.equal([`s@${T0 + 6_000}`]);
   });
 });

@@ -140,3 +140,25 @@ describe("Schedule.update and the instants of the new spec that came before it",
     }
   });
 });
+
+describe("Schedule.update made after an instant of the old spec fell due and before its timer fired (a late timer)", () => {
+  for (const every of [SECOND, 7 * SECOND])
+    it(`deals with that instant as its timer would have (new spec every ${every / SECOND} s)`, async () => {
+      const engine = await TestEngine.create({ workflows: [Tick], startTime: T0 });
+      try {
+        let updated: Promise<unknown> | undefined;
+        // Set before the schedule arms its timer, this one fires first at the instant of 10 s.
+        engine.clock.schedule(10 * SECOND, () => {
+          updated = engine.schedule("late", { workflow: Tick, every, overlap: "allow-all", input: "changed" });
+        });
+        await engine.schedule("late", { workflow: Tick, every: 10 * SECOND, overlap: "allow-all" });
+        await engine.clock.advance(10 * SECOND);
+        await updated;
+        await engine.idle();
+        expect(await instants(engine, "late")).to.deep.equal([T0 + 10 * SECOND]);
+        expect((await engine.getSchedule("late").describe()).started).to.equal(1);
+      } finally {
+        await engine.shutdown();
+      }
+    });
+});

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { shardOf, SYSTEM_STREAM_PREFIX } from "../../src/core/ids.js";
 import { ClusterWorker, holders, rerunsAfterAck } from "./support/cluster.js";
-import { PG_URL, useSchemas } from "./support/database.js";
+import { PG_URL, sql, useSchemas } from "./support/database.js";
 import { maxConcurrentBodies, terminateSessionsOf, uniqueOwner } from "./support/faults.js";
 import { eventually, sleep } from "../support/wait.js";
 
@@ -135,18 +135,26 @@ describe("A PostgreSQL cluster under faults (real processes)", function () {
     await allCompleted(y, ids, 10_000);
   });
 
-  it("starts no run of a schedule whose shard it lost while paused past its lease: the schedule paused meanwhile stays paused", async () => {
+  it("starts no run and writes no record of a schedule whose shard it lost while paused past its lease: the schedule paused meanwhile stays paused", async () => {
     const [x, y, name] = await pair();
     const owners = await holders(name);
     const schedule = Array.from({ length: 64 }, (_, i) => `ticker-${i}`).find(
       (s) => owners[shardOf(`${SYSTEM_STREAM_PREFIX}schedule/${s}`, SHARDS)] === x.owner,
     )!;
+    const shard = shardOf(`${SYSTEM_STREAM_PREFIX}schedule/${schedule}`, SHARDS);
     const spec = { workflow: "cluster-echo", every: "100ms", overlap: "allow-all", catchUp: "none" };
     await x.send({ op: "schedule", name: schedule, spec });
-    const ticks = async (): Promise<number[]> =>
-      (await y.send<string[]>({ op: "list", filter: { type: "cluster-echo" }, limit: 1_000 })).map((l) =>
-        Number(l.split(" ")[0]!.split("@")[1]),
-      );
+    /** The instants of the schedule's runs, asked of `y` (again while a shard it asks moves). */
+    const ticks = async (): Promise<number[]> => {
+      let ids: string[] | undefined;
+      await eventually("the runs to be listed", async () => {
+        ids = await y.send<string[]>({ op: "list", filter: { type: "cluster-echo" }, limit: 1_000 }).catch(() => undefined);
+        return ids !== undefined;
+      });
+      return ids!
+        .map((l) => l.split(" ")[0]!)
+        .flatMap((id) => (id.startsWith(`${schedule}@`) ? [Number(id.slice(schedule.length + 1))] : []));
+    };
     await eventually("the schedule to start runs", async () => (await ticks()).length >= 2);
 
     x.process.kill("SIGSTOP");
@@ -158,13 +166,42 @@ describe("A PostgreSQL cluster under faults (real processes)", function () {
       ),
     );
     const paused = Date.now();
-    await sleep(300);
+    // A start under way when the pause came may still record itself: the stream is measured once it
+    // stayed the same over ten of the schedule's periods.
+    let recorded = await scheduleRecords(name, schedule);
+    let since = Date.now();
+    await eventually("the schedule's stream to be still", async () => {
+      const now = await scheduleRecords(name, schedule);
+      if (now !== recorded) [recorded, since] = [now, Date.now()];
+      return Date.now() - since >= 1_000;
+    });
     x.process.kill("SIGCONT");
-    await sleep(LEASE_MS);
 
+    const lost = async (): Promise<boolean> =>
+      (await x.send<{ kind: string; shard?: number }[]>({ op: "events" })).some((e) => e.kind === "lease-lost" && e.shard === shard);
+    await eventually("the stopped process to learn it lost the schedule's shard", lost, 10_000);
+    await eventually("the stopped process to hold shards again", async () => (await holders(name)).includes(x.owner), 15_000);
+
+    expect(await scheduleRecords(name, schedule), "records of the schedule's stream").to.equal(recorded);
     const late = (await ticks()).filter((t) => t > paused);
     expect(late, "instants after the pause that have runs").to.deep.equal([]);
-    const described = await y.send<{ started: number }>({ op: "schedule", name: schedule, spec, then: "describe" });
+    const holder = (await holders(name))[shard] === x.owner ? x : y;
+    const described = await holder.send<{ started: number; paused: boolean }>({ op: "schedule", name: schedule, spec, then: "describe" });
+    expect(described.paused).to.equal(true);
     expect(described.started, "runs the schedule counts").to.equal((await ticks()).length);
   });
 });
+
+/**
+ * The entries of a schedule's stream (every generation of it) in the schema's batch rows, as
+ * "<entries>/<live entries>": a new record or a dropped generation changes it.
+ */
+async function scheduleRecords(schema: string, schedule: string): Promise<string> {
+  const [row] = await sql<{ total: number; live: number }>(
+    `SELECT count(*)::int AS total, (count(*) FILTER (WHERE x.position <> ALL (b.dead)))::int AS live
+       FROM "${schema}".batches AS b, unnest(b.streams) WITH ORDINALITY AS x(stream, position)
+      WHERE left(x.stream, length($1)) = $1`,
+    [`${SYSTEM_STREAM_PREFIX}schedule/${schedule}/`],
+  );
+  return `${row!.total}/${row!.live}`;
+}
