@@ -49,7 +49,12 @@ export class Schedule {
     return this.call("resume");
   }
 
-  /** Starts a run for the present instant now, as if it were one of the schedule's instants. */
+  /**
+   * Starts a run for the present instant now, as if it were one of the schedule's instants (the
+   * overlap policy applies). Its run ID is the schedule's name and the instant; an instant the
+   * schedule already dealt with (one started in the same millisecond, or a time an engine whose
+   * clock is ahead dealt with) is not reused: the trigger takes the next free millisecond.
+   */
   trigger(): Promise<void> {
     return this.call("trigger");
   }
