@@ -85,13 +85,20 @@ export class ScheduleModel {
     this.decide(t, active, t);
   }
 
-  /** `trigger()` at `now`, acknowledged (or in doubt: then whatever it did is blurred). */
+  /**
+   * `trigger()` at `now`, acknowledged (or in doubt: then whatever it did is blurred). The engine
+   * takes the first millisecond from `now` no instant took; when one of those it passes over is
+   * itself in doubt (a trigger whose record a crash may have lost), the engine may have taken that
+   * one instead, which is already blurred, and the trigger's own is blurred too.
+   */
   trigger(now: number, active: readonly Running[], acknowledged: boolean): void {
-    if (this.expect.has(now)) return;
+    let t = now;
+    let passedDoubt = false;
+    for (let e = this.expect.get(t); e !== undefined; e = this.expect.get(++t)) passedDoubt ||= e === "either";
     // The engine records a trigger before its run starts, so a run a trigger in doubt started counts
     // as running once the engine recovers: under skip and buffer-one nothing may start beside it.
-    if (!acknowledged) return this.blur(now);
-    this.decide(now, active, now);
+    if (!acknowledged || passedDoubt) return this.blur(t);
+    this.decide(t, active, t);
   }
 
   pause(paused: boolean, now: number, acknowledged: boolean): void {
