@@ -42,6 +42,8 @@ export class ScheduleModel {
   instants: Instants;
   /** The spec before an update in doubt and when it was asked for, until the engine says which spec it keeps. */
   private updatedInDoubt: { readonly before: SchedulePick; readonly at: number } | undefined;
+  /** Instants triggers took after the millisecond they were asked at, and that millisecond. */
+  private readonly triggeredAt = new Map<number, number>();
   /** When a resume in doubt was asked for, until the engine says whether it took effect. */
   private resumedInDoubt: number | undefined;
 
@@ -97,8 +99,14 @@ export class ScheduleModel {
     for (let e = this.expect.get(t); e !== undefined; e = this.expect.get(++t)) passedDoubt ||= e === "either";
     // The engine records a trigger before its run starts, so a run a trigger in doubt started counts
     // as running once the engine recovers: under skip and buffer-one nothing may start beside it.
+    if (t > now) this.triggeredAt.set(t, now);
     if (!acknowledged || passedDoubt) return this.blur(t);
     this.decide(t, active, t);
+  }
+
+  /** The earliest its run may start: its instant, or the time of the trigger that took a later millisecond. */
+  notBefore(t: number): number {
+    return this.triggeredAt.get(t) ?? t;
   }
 
   pause(paused: boolean, now: number, acknowledged: boolean): void {
