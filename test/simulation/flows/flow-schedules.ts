@@ -140,8 +140,6 @@ export class FlowSchedules {
   }
 
   /** Safety at a quiet point: each schedule run is an instant its policy started, once, not early; overlap holds. */
-
-  /** Safety at a quiet point: each schedule run is an instant its policy started, once, not early; overlap holds. */
   async observe(): Promise<void> {
     if (!this.engines.alive) return;
     const all = await (this.engines.engine as Engine).list(100_000);
@@ -158,7 +156,7 @@ export class FlowSchedules {
             "schedules",
             `${r.id} exists (${r.status}, started at ${r.startedAt}); the model ${e === undefined ? "never dealt with that instant" : "says its policy skips it"}`,
           );
-        if (r.startedAt < t) this.violate("schedules", `${r.id} started at ${r.startedAt}, before its instant`);
+        if (r.startedAt < s.notBefore(t)) this.violate("schedules", `${r.id} started at ${r.startedAt}, before its instant`);
         if (r.runId !== 1) this.violate("schedules", `${r.id} is run ${r.runId} of its ID: the instant started more than once`);
         if (!s.exempt.has(t) && !s.spared.has(t) && !["ok", "failed", "cancelled", "terminated", "stopped"].includes(r.status))
           bound.push(`${r.id} (${r.status}, since ${r.startedAt})`);

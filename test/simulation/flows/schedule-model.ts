@@ -42,6 +42,8 @@ export class ScheduleModel {
   instants: Instants;
   /** The spec before an update in doubt and when it was asked for, until the engine says which spec it keeps. */
   private updatedInDoubt: { readonly before: SchedulePick; readonly at: number } | undefined;
+  /** Instants triggers took after the millisecond they were asked at, and that millisecond. */
+  private readonly triggeredAt = new Map<number, number>();
   /** When a resume in doubt was asked for, until the engine says whether it took effect. */
   private resumedInDoubt: number | undefined;
 
@@ -85,13 +87,26 @@ export class ScheduleModel {
     this.decide(t, active, t);
   }
 
-  /** `trigger()` at `now`, acknowledged (or in doubt: then whatever it did is blurred). */
+  /**
+   * `trigger()` at `now`, acknowledged (or in doubt: then whatever it did is blurred). The engine
+   * takes the first millisecond from `now` no instant took; when one of those it passes over is
+   * itself in doubt (a trigger whose record a crash may have lost), the engine may have taken that
+   * one instead, which is already blurred, and the trigger's own is blurred too.
+   */
   trigger(now: number, active: readonly Running[], acknowledged: boolean): void {
-    if (this.expect.has(now)) return;
+    let t = now;
+    let passedDoubt = false;
+    for (let e = this.expect.get(t); e !== undefined; e = this.expect.get(++t)) passedDoubt ||= e === "either";
     // The engine records a trigger before its run starts, so a run a trigger in doubt started counts
     // as running once the engine recovers: under skip and buffer-one nothing may start beside it.
-    if (!acknowledged) return this.blur(now);
-    this.decide(now, active, now);
+    if (t > now) this.triggeredAt.set(t, now);
+    if (!acknowledged || passedDoubt) return this.blur(t);
+    this.decide(t, active, t);
+  }
+
+  /** The earliest its run may start: its instant, or the time of the trigger that took a later millisecond. */
+  notBefore(t: number): number {
+    return this.triggeredAt.get(t) ?? t;
   }
 
   pause(paused: boolean, now: number, acknowledged: boolean): void {

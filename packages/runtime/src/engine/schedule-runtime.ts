@@ -321,7 +321,15 @@ export class ScheduleRuntime extends ScheduleCore {
     // A backfill under way that holds the instant counts its run with its page.
     if (t === undefined || this.covered.has(t) || this.claimed.has(t)) return;
     this.unsure.set(t, this.deps.clock.now() + UNSURE_MS);
-    if (await this.runExists(t)) await this.adoptFound(t);
+    const id = scheduleRunId(this.name, t);
+    const exists = await this.deps.runs.status(id).then(
+      (s) => s !== undefined,
+      () => undefined,
+    );
+    if (exists === true) await this.adoptFound(t);
+    // Whether its run exists is not known (its shard moving): the overlap policy takes it for going
+    // until a read of its status says otherwise, as it does a run recovered as running.
+    else if (exists === undefined && !this.closed && !this.deleted) this.active.add(id);
     this.followUnsure(t, 0);
   }
 

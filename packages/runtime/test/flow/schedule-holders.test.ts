@@ -191,3 +191,22 @@ describe("a run asked for before a takeover whose start is performed after the n
     expect(h.failed).to.deep.equal([]);
   });
 });
+
+describe("a holder that cannot read whether the recovered instant's run exists", () => {
+  it("takes the run as possibly going, so under skip no run of a later instant starts beside it", async () => {
+    const recovered = `s@${T0 + 1_000}`;
+    const h = scheduleHarness({
+      settings: { overlap: "skip", catchUp: "one" },
+      statusFailures: { count: 1, error: () => new StorageError("the run's shard did not answer", { shard: 1 }) },
+    });
+    h.started.push(recovered);
+    h.schedule.open();
+    for (let i = 0; i < 3; i++) {
+      await h.letReadsGo();
+      await h.clock.advance(1_000);
+    }
+    await h.letReadsGo();
+    expect(h.started, "no run beside the recovered instant's").to.deep.equal([recovered]);
+    expect(h.schedule.describe().started, "the recovered instant's run counted once found").to.equal(1);
+  });
+});
