@@ -76,6 +76,9 @@ export class ScheduleRuntime extends ScheduleCore {
       .then(() => {
         if (this.closed || this.deleted) return;
         if (catchUpTo !== undefined) this.due(false, catchUpTo);
+        // A pause recorded while the recovery read statuses came after the instants due between the
+        // open and it, whose timer was not armed yet: they are dealt with as that timer would have.
+        if (catchUpTo === openedAt && this.paused && this.pausedAt !== undefined) this.due(true, this.pausedAt);
         this.arm();
       });
     this.detach(caughtUp);

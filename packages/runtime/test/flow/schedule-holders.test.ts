@@ -210,3 +210,18 @@ describe("a holder that cannot read whether the recovered instant's run exists",
     expect(h.schedule.describe().started, "the recovered instant's run counted once found").to.equal(1);
   });
 });
+
+describe("a schedule paused while the holder that opened it still reads the runs it recovered", () => {
+  it("catches up the instants due before the pause, those that came during the reads too", async () => {
+    const h = scheduleHarness({ settings: { overlap: "allow-all", catchUp: "all" } });
+    h.schedule.open();
+    await h.clock.advance(2_000);
+    await h.schedule.pause();
+    for (let i = 0; i < 5; i++) {
+      await h.letReadsGo();
+      await h.clock.advance(1_000);
+    }
+    const instants = h.started.map((id) => Number(id.slice(2)) - T0);
+    expect(instants, "every instant up to the pause, none after").to.deep.equal([1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000]);
+  });
+});
