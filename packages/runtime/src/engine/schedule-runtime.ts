@@ -26,6 +26,8 @@ const PAGE = 256;
 const WATCH_AGAIN_MS = 1_000;
 /** How long the run of an instant an earlier holder may have asked for is looked for, and the delay before the first look (doubling after). */
 const UNSURE_MS = 60_000;
+/** The instants after a recovered cursor whose runs are looked for when a schedule opens. */
+const ADOPT_WINDOW = 8;
 const UNSURE_LOOK_MS = 1_000;
 /** Backfilled runs that may be unfinished at once; the backfill waits when it has this many. */
 const MAX_IN_FLIGHT = 1024;
@@ -62,7 +64,14 @@ export class ScheduleRuntime extends ScheduleCore {
       // recovered as running stay so, and an unrecorded run is counted when its instant is started.
       await pruneEnded(this.deps.runs, this.active).catch(() => undefined);
       for (const t of [...this.unsure.keys()]) this.followUnsure(t, 0);
-      await this.adoptUnrecorded(recovered);
+      // The stopped holder's last records may all be lost, a start among them: the first instants
+      // after the recovered cursor that were due by now may each have a run.
+      const maybeStarted: number[] = [];
+      for (let t = recovered; t !== undefined && maybeStarted.length < ADOPT_WINDOW; t = this.recurrence.next(t)) {
+        if (maybeStarted.length > 0 && t > openedAt) break;
+        maybeStarted.push(t);
+      }
+      await Promise.all(maybeStarted.map((t) => this.adoptUnrecorded(t)));
       // A trigger a crash cut short: its run may exist without its record (then it is adopted), or not.
       for (const t of [...this.triggering]) await this.startInstant(t, "trigger");
       for (const id of this.active) this.watch(id);
@@ -315,8 +324,8 @@ export class ScheduleRuntime extends ScheduleCore {
   }
 
   /**
-   * A crash between an instant's start and its record leaves the run without the record: the next
-   * instant after the recovered cursor may have a run. It is the schedule's, and it counts as running
+   * A crash between an instant's start and its record leaves the run without the record: an instant
+   * after the recovered cursor may have a run. It is the schedule's, and it counts as running
    * for the overlap policy; otherwise a missed-instant policy that skips it would start another run
    * beside it.
    */
