@@ -31,6 +31,22 @@ export interface ScheduleRun {
   readonly covered: Record<Covered, number>;
 }
 
+/** A question any live process answers; undefined (and a liveness violation) when none does in time. */
+export async function askAnyLive<T>(run: ScheduleRun, command: Record<string, unknown>): Promise<T | undefined> {
+  const deadline = Date.now() + RETRY_MS;
+  let last: unknown;
+  for (let attempt = 0; Date.now() < deadline; attempt++) {
+    try {
+      return await run.procs.liveFrom(attempt).send<T>(command);
+    } catch (e) {
+      last = e;
+      await sleep(RETRY_GAP_MS);
+    }
+  }
+  await run.stalled(`no process answered ${JSON.stringify(command)}: ${String(last)}`);
+  return undefined;
+}
+
 /** What the checks covered beyond client calls; `scheduleOps` counts the judged operations on a schedule from other processes. */
 export type Covered = "relayed" | "closed" | "instants" | "terminated" | "withStart" | "scheduleOps";
 

@@ -16,7 +16,7 @@
  * process and starts nothing more. The account is judged once it settles.
  */
 import { CallFailed, sleep } from "./cluster-processes.js";
-import { RETRY_GAP_MS, RETRY_MS, type ScheduleRun } from "./cluster-calls.js";
+import { askAnyLive, RETRY_GAP_MS, RETRY_MS, type ScheduleRun } from "./cluster-calls.js";
 import { strikeHolder } from "./cluster-schedules.js";
 import type { ScheduleOpsAction } from "./cluster-schedule.js";
 import type { TockRun, TockSpec } from "./wire.js";
@@ -259,7 +259,7 @@ export class ScheduleOps {
     let candidate: string | undefined;
     for (;;) {
       const runs = await this.runs();
-      const described = await this.ask<Described>({ op: "scheduleDescribe", name });
+      const described = await askAnyLive<Described>(this.run, { op: "scheduleDescribe", name });
       if (runs === undefined || described === undefined) return undefined;
       const going = runs.some((r) => r.endedAt === undefined);
       const settled = !going && described.backfills.length === 0 && described.started === runs.length && done(runs);
@@ -272,7 +272,7 @@ export class ScheduleOps {
 
   /** Every run of the schedule with operations (the only schedule starting its workflow type). */
   private runs(): Promise<TockRun[] | undefined> {
-    return this.ask<TockRun[]>({ op: "tocks" });
+    return askAnyLive<TockRun[]>(this.run, { op: "tocks" });
   }
 
   /**
@@ -300,22 +300,6 @@ export class ScheduleOps {
     }
     this.run.outcome(what, false, "no process acknowledged it");
     return { ok: false, sent: attempt };
-  }
-
-  /** A question any live process answers; undefined (and a liveness violation) when none does in time. */
-  private async ask<T>(command: Record<string, unknown>): Promise<T | undefined> {
-    const deadline = Date.now() + RETRY_MS;
-    let last: unknown;
-    for (let attempt = 0; Date.now() < deadline; attempt++) {
-      try {
-        return await this.run.procs.liveFrom(attempt).send<T>(command);
-      } catch (e) {
-        last = e;
-        await sleep(RETRY_GAP_MS);
-      }
-    }
-    this.run.violate("live", `no process answered ${JSON.stringify(command)}: ${String(last)}`);
-    return undefined;
   }
 }
 

@@ -9,7 +9,7 @@
  */
 import type * as Ids from "../../../packages/runtime/src/core/ids.js";
 import { sleep } from "./cluster-processes.js";
-import { RETRY_GAP_MS, RETRY_MS, type ScheduleRun } from "./cluster-calls.js";
+import { askAnyLive, RETRY_GAP_MS, RETRY_MS, type ScheduleRun } from "./cluster-calls.js";
 import { holders } from "./cluster-db.js";
 import type { ClusterAction } from "./cluster-schedule.js";
 
@@ -137,30 +137,14 @@ export class Schedules {
     const missing: number[] = [];
     const twice: [number, number][] = [];
     for (let instant = first; instant <= at.paused + slack; instant += a.everyMs) {
-      const runId = await this.ask<number | null>({ op: "runId", id: `${a.name}@${instant}` });
+      const runId = await askAnyLive<number | null>(this.run, { op: "runId", id: `${a.name}@${instant}` });
       if (runId === undefined) return undefined;
       if (runId !== null) started.push(instant);
       if (runId !== null && runId !== 1) twice.push([instant, runId]);
       const required = instant >= created + slack && instant <= pausing - slack;
       if (required && runId === null) missing.push(instant);
     }
-    const described = await this.ask<Described>({ op: "scheduleDescribe", name: a.name });
+    const described = await askAnyLive<Described>(this.run, { op: "scheduleDescribe", name: a.name });
     return described === undefined ? undefined : { started, missing, twice, described };
-  }
-
-  /** A question any live process answers; undefined (and a liveness violation) when none does in time. */
-  private async ask<T>(command: Record<string, unknown>): Promise<T | undefined> {
-    const deadline = Date.now() + RETRY_MS;
-    let last: unknown;
-    for (let attempt = 0; Date.now() < deadline; attempt++) {
-      try {
-        return await this.run.procs.liveFrom(attempt).send<T>(command);
-      } catch (e) {
-        last = e;
-        await sleep(RETRY_GAP_MS);
-      }
-    }
-    await this.run.stalled(`no process answered ${JSON.stringify(command)}: ${String(last)}`);
-    return undefined;
   }
 }

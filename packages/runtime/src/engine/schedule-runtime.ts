@@ -12,7 +12,7 @@ import {
 import type { ScheduleStateRecord, ScheduleTickRecord } from "../journal/system-records.js";
 import { backfillPage } from "./backfill-page.js";
 import { startOnce, whenFinished } from "./flow-runs.js";
-import { ScheduleCore } from "./schedule-core.js";
+import { ScheduleAdoption } from "./schedule-adoption.js";
 import { hasEnded, overlapDecision, pruneEnded } from "./schedule-overlap.js";
 import { keepUnrecorded } from "./schedule-stream.js";
 import { StartSlots } from "./start-slots.js";
@@ -24,9 +24,6 @@ export type { ScheduleDeps } from "./schedule-core.js";
 const PAGE = 256;
 /** How long a run whose wait for its end failed while it went on is left before it is followed again. */
 const WATCH_AGAIN_MS = 1_000;
-/** How long the run of an instant an earlier holder may have asked for is looked for, and the delay before the first look (doubling after). */
-const UNSURE_MS = 60_000;
-const UNSURE_LOOK_MS = 1_000;
 /** Backfilled runs that may be unfinished at once; the backfill waits when it has this many. */
 const MAX_IN_FLIGHT = 1024;
 
@@ -38,7 +35,7 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
  * again, in order, on recovery. A run is started before the record saying so is appended, and
  * under the instant's run ID, so a crash in between neither loses the instant nor starts it twice.
  */
-export class ScheduleRuntime extends ScheduleCore {
+export class ScheduleRuntime extends ScheduleAdoption {
   /** Instants the live ticker passed the cursor over and whose tick is not applied yet (see `snapshotRecord`). */
   private readonly liveUnrecorded = new Set<number>();
   private timer: ClockTimer | undefined;
@@ -61,8 +58,7 @@ export class ScheduleRuntime extends ScheduleCore {
       // Statuses of runs on other shards may not be readable now (a forward cut short): the runs
       // recovered as running stay so, and an unrecorded run is counted when its instant is started.
       await pruneEnded(this.deps.runs, this.active).catch(() => undefined);
-      for (const t of [...this.unsure.keys()]) this.followUnsure(t, 0);
-      await this.adoptUnrecorded(recovered);
+      await this.adoptRecovered(recovered, openedAt);
       // A trigger a crash cut short: its run may exist without its record (then it is adopted), or not.
       for (const t of [...this.triggering]) await this.startInstant(t, "trigger");
       for (const id of this.active) this.watch(id);
@@ -295,7 +291,7 @@ export class ScheduleRuntime extends ScheduleCore {
    * wait that fails says nothing of the run (its process died, the call to it was cut short): its
    * status decides, and while it is going or unknown the run is followed again later.
    */
-  private watch(id: string): void {
+  protected watch(id: string): void {
     this.detach(
       whenFinished(this.deps.runs, id).then(async () => {
         if (this.closed || this.deleted) return;
@@ -312,75 +308,6 @@ export class ScheduleRuntime extends ScheduleCore {
     if (t === undefined || this.closed || this.deleted) return;
     await pruneEnded(this.deps.runs, this.active);
     if (this.active.size === 0 && !this.closed && !this.deleted) await this.startInstant(t, "buffer");
-  }
-
-  /**
-   * A crash between an instant's start and its record leaves the run without the record: the next
-   * instant after the recovered cursor may have a run. It is the schedule's, and it counts as running
-   * for the overlap policy; otherwise a missed-instant policy that skips it would start another run
-   * beside it.
-   */
-  private async adoptUnrecorded(t: number | undefined): Promise<void> {
-    // A backfill under way that holds the instant counts its run with its page.
-    if (t === undefined || this.covered.has(t) || this.claimed.has(t)) return;
-    this.unsure.set(t, this.deps.clock.now() + UNSURE_MS);
-    const id = scheduleRunId(this.name, t);
-    const exists = await this.deps.runs.status(id).then(
-      (s) => s !== undefined,
-      () => undefined,
-    );
-    if (exists === true) await this.adoptFound(t);
-    // Whether its run exists is not known (its shard moving): the overlap policy takes it for going
-    // until a read of its status says otherwise, as it does a run recovered as running.
-    else if (exists === undefined && !this.closed && !this.deleted) this.active.add(id);
-    this.followUnsure(t, 0);
-  }
-
-  /**
-   * The holder that stopped may have asked for the instant's run just before, and the start be
-   * performed only later (its request waited for the run's shard to get an owner): the run then
-   * appears after the catch-up dealt with the instant. It is looked for until the time the instant
-   * is unsure to, by this holder and the next ones (the catch-up's skip record carries it), and
-   * counted when found; a start or a backfill page of the instant recorded meanwhile ends the search.
-   */
-  private followUnsure(t: number, looks: number): void {
-    const until = this.unsure.get(t);
-    if (until === undefined) return;
-    const now = this.deps.clock.now();
-    if (now >= until) return void this.unsure.delete(t);
-    this.retries.wait(Math.min(UNSURE_LOOK_MS * 2 ** looks, until - now), () =>
-      this.detach(
-        (async () => {
-          if (!this.unsure.has(t) || this.closed || this.deleted) return;
-          if (await this.runExists(t)) {
-            await this.serial(() => this.adoptFound(t));
-            if (!this.unsure.has(t)) this.watch(scheduleRunId(this.name, t));
-          }
-          this.followUnsure(t, looks + 1);
-        })(),
-      ),
-    );
-  }
-
-  /** Whether instant `t` has a run; a failed read (its shard moving) says no, and is looked at again. */
-  private runExists(t: number): Promise<boolean> {
-    return this.deps.runs.status(scheduleRunId(this.name, t)).then(
-      (s) => s !== undefined,
-      () => false,
-    );
-  }
-
-  /** Counts the found run of instant `t`, unless a record counted it meanwhile or a start of it is under way. */
-  private async adoptFound(t: number): Promise<void> {
-    // Whatever the pause and this process's clock say now: the run exists, so an engine started it.
-    if (!this.unsure.has(t) || this.closed || this.deleted || this.claimed.has(t)) return;
-    await this.tick(t, "started", "live");
-  }
-
-  /** A catch-up's skip of `[from, to]`, carrying the instants of the span whose run may yet appear. */
-  private skip(at: number, from: number, to: number, count: number): Promise<void> {
-    const unsure = [...this.unsure].filter(([t]) => from <= t && t <= to).map(([instant, until]) => ({ instant, until }));
-    return this.write({ kind: "schedule-skip", at, from, to, count, ...(unsure.length > 0 ? { unsure } : {}) });
   }
 
   // ---- backfills ----

@@ -225,3 +225,18 @@ describe("a schedule paused while the holder that opened it still reads the runs
     expect(instants, "every instant up to the pause, none after").to.deep.equal([1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000]);
   });
 });
+
+describe("a holder that stopped with more than one instant's record unwritten", () => {
+  it("counts the run of a later instant it started, not only of the first after the recovered cursor", async () => {
+    const h = scheduleHarness({ settings: { overlap: "skip", catchUp: "one" } });
+    // The first instant was skipped and the second started, and neither record was written.
+    h.started.push(`s@${T0 + 2_000}`);
+    h.schedule.open();
+    for (let i = 0; i < 3; i++) {
+      await h.letReadsGo();
+      await h.clock.advance(1_000);
+    }
+    await h.letReadsGo();
+    expect(h.schedule.describe().started, "every run of the schedule counted").to.equal(h.started.length);
+  });
+});
