@@ -41,15 +41,11 @@ export abstract class ScheduleAdoption extends ScheduleCore {
     // A backfill under way that holds the instant counts its run with its page.
     if (t === undefined || this.covered.has(t) || this.claimed.has(t)) return;
     this.unsure.set(t, this.deps.clock.now() + UNSURE_MS);
-    const id = scheduleRunId(this.name, t);
-    const exists = await this.deps.runs.status(id).then(
-      (s) => s !== undefined,
-      () => undefined,
-    );
+    const exists = await this.runExists(t);
     if (exists === true) await this.adoptFound(t);
     // Whether its run exists is not known (its shard moving): the overlap policy takes it for going
     // until a read of its status says otherwise, as it does a run recovered as running.
-    else if (exists === undefined && !this.closed && !this.deleted) this.active.add(id);
+    else if (exists === undefined && !this.closed && !this.deleted) this.active.add(scheduleRunId(this.name, t));
     this.followUnsure(t, 0);
   }
 
@@ -69,7 +65,8 @@ export abstract class ScheduleAdoption extends ScheduleCore {
       this.detach(
         (async () => {
           if (!this.unsure.has(t) || this.closed || this.deleted) return;
-          if (await this.runExists(t)) {
+          // A read that failed is looked at again, as one that found nothing.
+          if ((await this.runExists(t)) === true) {
             await this.serial(() => this.adoptFound(t));
             if (!this.unsure.has(t)) this.watch(scheduleRunId(this.name, t));
           }
@@ -79,11 +76,11 @@ export abstract class ScheduleAdoption extends ScheduleCore {
     );
   }
 
-  /** Whether instant `t` has a run; a failed read (its shard moving) says no, and is looked at again. */
-  private runExists(t: number): Promise<boolean> {
+  /** Whether instant `t` has a run; `undefined` when its status could not be read (its shard moving). */
+  private runExists(t: number): Promise<boolean | undefined> {
     return this.deps.runs.status(scheduleRunId(this.name, t)).then(
       (s) => s !== undefined,
-      () => false,
+      () => undefined,
     );
   }
 
