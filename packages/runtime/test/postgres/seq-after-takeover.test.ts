@@ -5,7 +5,7 @@ import { readAt } from "../../src/storage/postgres/batch-rows.js";
 import { openPostgresLog, type PostgresLog, type PostgresLogOptions } from "../../src/storage/postgres/pg-log.js";
 import { tablesOf } from "../../src/storage/postgres/schema.js";
 import { PG_URL, sql, storedEntries, useSchemas } from "./support/database.js";
-import { terminateSessionsOf, uniqueOwner } from "./support/faults.js";
+import { appendCutOnLeaseRow, uniqueOwner } from "./support/faults.js";
 import { eventually, sleep } from "../support/wait.js";
 
 const LEASE_MS = 1_000;
@@ -15,17 +15,14 @@ const text = (entries: readonly { body: Uint8Array }[]): string[] => entries.map
 describe("PostgreSQL entry numbering across a takeover", () => {
   const schema = useSchemas();
   let logs: PostgresLog[] = [];
-  let blocker: pg.Client | undefined;
   const open = async (options: Partial<PostgresLogOptions>): Promise<PostgresLog> => {
     const log = await openPostgresLog({ url: PG_URL, shards: 1, leaseMs: LEASE_MS, background: false, ...options });
     logs.push(log);
     return log;
   };
   afterEach(async () => {
-    await blocker?.end().catch(() => undefined);
     await Promise.allSettled(logs.map((l) => l.close()));
     logs = [];
-    blocker = undefined;
   });
 
   it("numbers a new holder's entries past those of rows a drop deleted before the takeover", async () => {
@@ -76,18 +73,8 @@ describe("PostgreSQL entry numbering across a takeover", () => {
     ]);
 
     // The next insert waits on the lease row while every session of the holder is terminated.
-    blocker = new pg.Client({ connectionString: PG_URL });
-    await blocker.connect();
-    await blocker.query("BEGIN");
-    await blocker.query(`SELECT 1 FROM "${name}".leases WHERE shard = 0 FOR UPDATE`);
-    const pending = first.append(0, { stream: "kept", body: body("lost") }).catch((e: unknown) => e);
-    await eventually("the insert to wait for the lease row", async () => {
-      const rows = await sql(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [`fusee ${owner}`]);
-      return rows.length === 1;
-    });
-    await terminateSessionsOf(owner);
-    expect(await pending).to.be.instanceOf(StorageError);
-    await blocker.query("ROLLBACK");
+    const cut = await appendCutOnLeaseRow(name, owner, () => first.append(0, { stream: "kept", body: body("lost") }));
+    expect(cut).to.be.instanceOf(StorageError);
     await eventually("the holder to give the lease back", async () => {
       const [lease] = await sql<{ owner: string | null }>(`SELECT owner FROM "${name}".leases WHERE shard = 0`);
       return lease?.owner === null;

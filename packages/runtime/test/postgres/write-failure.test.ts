@@ -3,7 +3,7 @@ import pg from "pg";
 import { StorageError } from "../../src/core/errors.js";
 import { openPostgresLog, type PostgresLog } from "../../src/storage/postgres/pg-log.js";
 import { PG_URL, sql, storedEntries, useSchemas } from "./support/database.js";
-import { terminateSessionsOf, uniqueOwner } from "./support/faults.js";
+import { appendCutOnLeaseRow, uniqueOwner } from "./support/faults.js";
 import { eventually, sleep } from "../support/wait.js";
 
 const entry = (body: string) => ({ stream: "s", body: new TextEncoder().encode(body) });
@@ -68,18 +68,8 @@ describe("PostgreSQL write failures", () => {
     const owner = uniqueOwner("retake");
     log = await openPostgresLog({ url: PG_URL, schema: name, shards: 1, owner, leaseMs: 900, background: false });
     await log.append(0, entry("1"));
-    blocker = new pg.Client({ connectionString: PG_URL });
-    await blocker.connect();
-    await blocker.query("BEGIN");
-    await blocker.query(`SELECT 1 FROM "${name}".leases WHERE shard = 0 FOR UPDATE`);
-    const pending = log.append(0, entry("2")).catch((e: unknown) => e);
-    await eventually("the insert to wait for the lease row", async () => {
-      const rows = await sql(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [`fusee ${owner}`]);
-      return rows.length === 1;
-    });
-    await terminateSessionsOf(owner);
-    expect(await pending).to.be.instanceOf(StorageError);
-    await blocker.query("ROLLBACK");
+    const retaken = log;
+    expect(await appendCutOnLeaseRow(name, owner, () => retaken.append(0, entry("2")))).to.be.instanceOf(StorageError);
     expect(log.ownedShards()).to.deep.equal([]);
 
     await log.rebalance();

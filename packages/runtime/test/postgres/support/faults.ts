@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { sql } from "./database.js";
+import pg from "pg";
+import { eventually } from "../../support/wait.js";
+import { PG_URL, sql } from "./database.js";
 
 /** An owner name no other test (on this shared server) uses, so its sessions can be told apart. */
 export function uniqueOwner(prefix: string): string {
@@ -16,6 +18,34 @@ export async function terminateSessionsOf(owner: string): Promise<number> {
   ]);
   for (const { pid } of rows) await sql("SELECT pg_terminate_backend($1)", [pid]);
   return rows.length;
+}
+
+/**
+ * Has `append` insert into shard 0 of `schema` while another session holds the shard's lease row,
+ * and terminates every session of `owner` once the insert waits on that row: the statement dies
+ * before it can commit. Resolves with what the append rejected with (undefined if it did not); the
+ * lease row is let go before this returns.
+ */
+export async function appendCutOnLeaseRow(schema: string, owner: string, append: () => Promise<unknown>): Promise<unknown> {
+  const blocker = new pg.Client({ connectionString: PG_URL });
+  await blocker.connect();
+  try {
+    await blocker.query("BEGIN");
+    await blocker.query(`SELECT 1 FROM "${schema}".leases WHERE shard = 0 FOR UPDATE`);
+    const pending = append().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await eventually("the insert to wait for the lease row", async () => {
+      const rows = await sql(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [`fusee ${owner}`]);
+      return rows.length === 1;
+    });
+    await terminateSessionsOf(owner);
+    return await pending;
+  } finally {
+    await blocker.query("ROLLBACK").catch(() => undefined);
+    await blocker.end().catch(() => undefined);
+  }
 }
 
 /**
