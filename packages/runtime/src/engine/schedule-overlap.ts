@@ -3,6 +3,7 @@
  * their statuses to forget those that ended, and end those still going before a newer run starts.
  */
 import { NotFoundError, RejectedError, ShutDownError } from "../core/errors.js";
+import { isFinished } from "../core/status.js";
 import type { Overlap } from "../journal/schedule-state.js";
 import type { FlowRuns } from "./flow-runs.js";
 
@@ -14,7 +15,7 @@ export async function pruneEnded(runs: FlowRuns, active: Set<string>): Promise<v
 /** Whether the run finished or no longer exists, by its status. */
 export async function hasEnded(runs: FlowRuns, id: string): Promise<boolean> {
   const s = await runs.status(id);
-  return s === undefined || s.status === "ok" || s.status === "failed" || s.status === "cancelled" || s.status === "terminated";
+  return s === undefined || isFinished(s.status);
 }
 
 /**
