@@ -217,12 +217,15 @@ export class LocalRuns implements RunService, PerformsRequests, RunsCalls {
   async listShard(shard: number, filter: ListFilter, limit: number): Promise<RunStatus[]> {
     this.parts.state.assertOpen();
     this.parts.access.heldShard(shard);
-    return this.parts.access.list(filter, limit, shard);
+    return this.parts.access.list(filter, limit, (s) => s === shard);
   }
 
-  /** The runs of every shard this process holds that match the filter, newest first. */
-  listHeld(filter: ListFilter, limit: number): RunStatus[] {
-    return this.parts.access.list(filter, limit, undefined);
+  /**
+   * The runs this process has that match the filter, newest first: of every shard, or of those
+   * `held` names (a cluster's process may still have runs of a shard it let go, or is recovering).
+   */
+  listHeld(filter: ListFilter, limit: number, held: (shard: number) => boolean = () => true): RunStatus[] {
+    return this.parts.access.list(filter, limit, held);
   }
 
   // ---- RunService: flow control ----

@@ -60,7 +60,7 @@ export function routedRuns(local: LocalRuns, transport: ClusterTransport, shardC
   routed.listAll = async (filter, limit) => {
     // Runs of a shard this process is letting go of, or still recovering, may be in its memory too:
     // the shard's owner answers for them, so they are listed once, as it tells.
-    const out = local.listHeld(filter, limit).filter((r) => transport.owns(shardOf(r.id, shardCount)));
+    const out = local.listHeld(filter, limit, (shard) => transport.owns(shard));
     const others: Promise<RunStatus[]>[] = [];
     for (let shard = 0; shard < shardCount; shard++) if (!transport.owns(shard)) others.push(routed.listShard(shard, filter, limit));
     for (const list of await Promise.all(others)) out.push(...list);

@@ -64,10 +64,10 @@ export class RunAccess {
     return statusOf(entry, (type) => this.deps.catalog.has(type));
   }
 
-  /** The runs (of `shard`, or of every shard held) that match the filter, newest first, at most `limit`. */
-  list(filter: ListFilter, limit: number, shard: number | undefined): RunStatus[] {
+  /** The runs of the shards `inShard` names that match the filter, newest first, at most `limit`. */
+  list(filter: ListFilter, limit: number, inShard: (shard: number) => boolean): RunStatus[] {
     checkFilter(filter);
-    return listRuns(this.deps.runs.values(), filter, limit, shard, (type) => this.deps.catalog.has(type));
+    return listRuns(this.deps.runs.values(), filter, limit, inShard, (type) => this.deps.catalog.has(type));
   }
 
   /** Why the run cannot go on, or `undefined` when it can (see `stoppedReason`). */

@@ -54,13 +54,13 @@ export function listRuns(
   runs: Iterable<RunEntry>,
   filter: ListFilter,
   limit: number,
-  shard: number | undefined,
+  inShard: (shard: number) => boolean,
   registered: (type: string) => boolean,
 ): RunStatus[] {
   const predicate = compileFilter(filter);
   const out: RunStatus[] = [];
   for (const entry of runs) {
-    if (shard !== undefined && entry.shard !== shard) continue;
+    if (!inShard(entry.shard)) continue;
     const field = (name: string): unknown => entryField(entry, name, () => statusOf(entry, registered).status);
     if (predicate(field)) out.push(statusOf(entry, registered));
   }

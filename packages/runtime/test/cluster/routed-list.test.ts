@@ -19,7 +19,11 @@ describe("a cluster process listing every shard's runs while one of its shards m
     const moved = idOn(1);
     // This process holds shard 0; shard 1's runs are still in its memory (the shard being let go, or
     // being recovered), but the shard's owner answers for them.
-    const local = { listHeld: () => [status(mine, "running"), status(moved, "running")] } as unknown as LocalRuns;
+    const inMemory = [status(mine, "running"), status(moved, "running")];
+    const local = {
+      listHeld: (_filter: unknown, _limit: number, held: (shard: number) => boolean = () => true) =>
+        inMemory.filter((r) => held(shardOf(r.id, SHARDS))),
+    } as unknown as LocalRuns;
     const transport: ClusterTransport = {
       owns: (shard) => shard === 0,
       forward: async (shard) => (shard === 1 ? [status(moved, "ok")] : []),
