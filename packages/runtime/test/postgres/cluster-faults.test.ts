@@ -190,6 +190,64 @@ describe("A PostgreSQL cluster under faults (real processes)", function () {
     expect(described.paused).to.equal(true);
     expect(described.started, "runs the schedule counts").to.equal((await ticks()).length);
   });
+
+  it("starts no debounced run of a window whose shard it lost while paused past its lease: the shard's next holder starts it once, with the latest input", async () => {
+    const [x, y, name] = await pair();
+    const owners = await holders(name);
+    const shardOfKey = (key: string): number => shardOf(`${SYSTEM_STREAM_PREFIX}debounce/${key}`, SHARDS);
+    const keysOfX = (prefix: string): string[] =>
+      Array.from({ length: 200 }, (_, i) => `${prefix}-${i}`).filter((k) => owners[shardOfKey(k)] === x.owner);
+    const delay = 6_000;
+    const debounce = (via: ClusterWorker, key: string, rev: number): Promise<string> =>
+      via.send<string>({ op: "debounce", key, input: { rev }, delay: `${delay}ms`, eventId: `e-${rev}` });
+    /** When the window of run `id` ("<key>@<opening time>") falls due, with no later start. */
+    const dueOf = (id: string): number => Number(id.slice(id.lastIndexOf("@") + 1)) + delay;
+
+    // Windows of one delay share one of Node's timer lists, whose overdue timers a process that wakes
+    // runs one after the other once the first is due, before the timers that check its leases. The
+    // process is paused as windows it opened first fall due, a few milliseconds apart: windows it
+    // opened later, which the next holder keeps open with a later start, run with them when it wakes.
+    const early: number[] = [];
+    for (const key of keysOfX("pad").slice(0, 30)) {
+      early.push(dueOf(await debounce(x, key, 1)));
+      await sleep(10);
+    }
+    await sleep(early[0]! - delay + 4_000 - Date.now());
+    const keys = [...new Map(keysOfX("doc").map((k) => [shardOfKey(k), k])).values()];
+    const ids = await Promise.all(keys.map((key) => debounce(x, key, 1)));
+    await sleep(early[early.length - 8]! - Date.now());
+    x.process.kill("SIGSTOP");
+
+    await eventually("the other process to hold every shard", async () => (await holders(name)).every((o) => o === y.owner), 10_000);
+    for (const [i, key] of keys.entries()) {
+      let later: string | undefined;
+      await eventually("the shard's new holder to take a later start", () =>
+        debounce(y, key, 2).then(
+          (id) => ((later = id), true),
+          () => false,
+        ),
+      );
+      expect(later, `one window of ${key} for both starts`).to.equal(ids[i]);
+    }
+    await sleep(Math.max(...ids.map(dueOf)) + 200 - Date.now());
+    const woken = Date.now();
+    x.process.kill("SIGCONT");
+
+    const lost = async (): Promise<boolean> =>
+      (await x.send<{ kind: string; at: number }[]>({ op: "events" })).filter((e) => e.kind === "lease-lost" && e.at >= woken).length >=
+      SHARDS / 2;
+    await eventually("the stopped process to learn it lost its shards", lost, 10_000);
+    await allCompleted(y, ids, 15_000);
+    const inputs = await Promise.all(ids.map((id) => y.send<{ rev: number }>({ op: "result", id })));
+    const expected = Object.fromEntries(keys.map((key) => [key, 2]));
+    expect(Object.fromEntries(keys.map((key, i) => [key, inputs[i]!.rev])), "the input each window's run had").to.deep.equal(expected);
+    const runs = await y.send<string[]>({ op: "list", filter: { type: "cluster-echo" }, limit: 1_000 });
+    for (const key of keys)
+      expect(
+        runs.filter((r) => r.startsWith(`${key}@`)),
+        `runs of ${key}`,
+      ).to.have.length(1);
+  });
 });
 
 /**
