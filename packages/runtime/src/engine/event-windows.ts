@@ -68,8 +68,9 @@ interface KeyState<Rule> {
  *
  * An event is acknowledged once its record is durable. A window fires by starting its run under an
  * ID derived from its number, then recording that it fired; after a crash in between, the start is
- * retried and finds the run already there. A key keeps its latest fired window, so a retried event
- * ID of it still answers with its run; older fired windows are dropped.
+ * retried and finds the run already there. A window fires only while this process's lease on its
+ * shard lasts. A key keeps its latest fired window, so a retried event ID of it still answers with
+ * its run; older fired windows are dropped.
  */
 export class EventWindows<Rule> {
   private readonly keys = new Map<string, KeyState<Rule>>();
@@ -274,16 +275,18 @@ export class EventWindows<Rule> {
       return;
     }
     if (this.closed) return;
+    // A process stopped past its lease wakes with this window overdue, before it hears that it lost
+    // the shard: the shard's next holder may have taken later events into the window, and fires it
+    // with them. Tried again as a failed start is; the loss of the shard cancels that.
+    if (!this.sys.holds(this.policy.family, w.key)) return this.retry(w);
     try {
       await startOnce(this.runs, w.type, w.runId, this.policy.input(w));
-    } catch (e) {
+    } catch {
       if (this.closed) return;
       // The start could not be made: the workflow type is not registered yet, or the run's shard
       // (another process's, perhaps) could not take it now. Tried again later; a failure of this
       // engine's own storage stopped it already, and its starts fail until it closes.
-      w.failures++;
-      w.timer = this.clock.schedule(retryDelay(w.failures), () => this.fireSoon(w));
-      return;
+      return this.retry(w);
     }
     const state = this.keys.get(w.key);
     // A window of a shard this process lost meanwhile is its next owner's to record.
@@ -302,5 +305,11 @@ export class EventWindows<Rule> {
     } catch (e) {
       if (!this.closed) this.failed(e);
     }
+  }
+
+  /** Fires `w` again later, a little later with each failure. */
+  private retry(w: Window<Rule>): void {
+    w.failures++;
+    w.timer = this.clock.schedule(retryDelay(w.failures), () => this.fireSoon(w));
   }
 }

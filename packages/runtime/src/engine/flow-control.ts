@@ -35,9 +35,9 @@ export class FlowControl {
   private readonly sys: SystemLog;
 
   constructor(deps: FlowControlDeps) {
-    this.sys = new SystemLog(deps.log, deps.codec, deps.maxRecordBytes, deps.failed);
+    this.sys = new SystemLog(deps.log, deps.codec, deps.maxRecordBytes, deps.failed, deps.holds);
     this.limits = new Limits(deps.clock);
-    this.schedules = new Schedules({ sys: this.sys, runs: deps.runs, clock: deps.clock, failed: deps.failed, holds: deps.holds });
+    this.schedules = new Schedules({ sys: this.sys, runs: deps.runs, clock: deps.clock, failed: deps.failed });
     this.debouncer = new Debouncer(this.sys, deps.runs, deps.clock, deps.failed);
     this.batcher = new Batcher(this.sys, deps.runs, deps.clock, deps.failed);
   }

@@ -13,8 +13,6 @@ export interface ScheduleDeps {
   readonly runs: FlowRuns;
   readonly clock: Clock;
   readonly failed: (e: unknown) => void;
-  /** Whether this process may still start work for the shard: false once its lease ran out on its clock, before the shard is forgotten. */
-  readonly holds: (shard: number) => boolean;
 }
 
 /**
@@ -68,7 +66,7 @@ export abstract class ScheduleCore extends ScheduleState {
    * so a run started here would be one the schedule never wanted, or a second one.
    */
   protected mayStart(): boolean {
-    return !this.closed && !this.deleted && this.deps.holds(this.deps.sys.shardOf("schedule", this.name));
+    return !this.closed && !this.deleted && this.deps.sys.holds("schedule", this.name);
   }
 
   /** Why a start was not made: this process's lease on the schedule's shard ran out on its clock. */

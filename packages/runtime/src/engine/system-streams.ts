@@ -18,9 +18,9 @@ export function checkFlowName(name: unknown, what: string): string {
 }
 
 /**
- * Appends and drops records of the engine's own streams. All streams of one name (a schedule's
- * generations, a key's windows) live in one shard, so their records are durable in the order
- * they were appended.
+ * Appends and drops records of the engine's own streams, and tells whether this process may still
+ * act for them. All streams of one name (a schedule's generations, a key's windows) live in one
+ * shard, so their records are durable in the order they were appended.
  */
 export class SystemLog {
   /** Records appended to (or read from) each live stream: the next record's position. */
@@ -34,7 +34,17 @@ export class SystemLog {
     private readonly maxRecordBytes: number,
     /** Storage failed under an append or a drop: the engine stops acknowledging anything, whoever waited for it. */
     private readonly failed: (e: unknown) => void,
+    /** Whether this process may still start work for the shard: false once its lease ran out on its clock, before the shard is forgotten. */
+    private readonly leased: (shard: number) => boolean,
   ) {}
+
+  /**
+   * Whether this process may still act for a schedule or a debounce or batch key: its lease on their
+   * shard has not run out on its clock, whether or not it has heard yet that it lost the shard.
+   */
+  holds(family: StreamFamily, name: string): boolean {
+    return this.leased(this.shardOf(family, name));
+  }
 
   /** Appends a record; resolves once it is durable. Throws `RejectedError` when it is too large. */
   append(family: StreamFamily, name: string, n: number, record: SystemRecord): Promise<void> {

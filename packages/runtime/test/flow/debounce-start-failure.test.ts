@@ -11,7 +11,7 @@ describe("a debounce window whose run's start fails with a StorageError of anoth
     const started: string[] = [];
     const failed: unknown[] = [];
     let failures = 1;
-    const sys = { append: async () => undefined, drop: async () => undefined, shardOf: () => 0 } as unknown as SystemLog;
+    const sys = { append: async () => undefined, drop: async () => undefined, shardOf: () => 0, holds: () => true } as unknown as SystemLog;
     const runs = {
       start: async (_type: string, id: string) => {
         if (failures-- > 0)
