@@ -240,3 +240,62 @@ describe("a holder that stopped with more than one instant's record unwritten", 
     expect(h.schedule.describe().started, "every run of the schedule counted").to.equal(h.started.length);
   });
 });
+
+describe("a start of an instant that failed though it was performed (the call to the run's shard cut short after it)", () => {
+  /** A schedule whose first start creates its run, then fails as a forward whose answer was lost does. */
+  function performedThenFailed(overlap: "skip" | "buffer-one") {
+    let first = true;
+    const ends = new Map<string, () => void>();
+    const h = scheduleHarness({
+      settings: { overlap, catchUp: "one" },
+      start: async (id) => {
+        if (!first) return;
+        first = false;
+        performed.push(id);
+        throw new ForwardTimeoutError("the run's owner did not answer in time");
+      },
+      awaitResult: (id) => new Promise<void>((resolve) => ends.set(id, resolve)),
+    });
+    const performed = h.started;
+    const end = (id: string): void => {
+      h.endRun(id);
+      ends.get(id)?.();
+    };
+    return { ...h, end };
+  }
+
+  async function turns(h: { letReadsGo: () => Promise<void>; clock: { advance: (ms: number) => Promise<void> } }, n: number) {
+    for (let i = 0; i < n; i++) {
+      await h.letReadsGo();
+      await h.clock.advance(250);
+    }
+    await h.letReadsGo();
+  }
+
+  it("takes its run for going under buffer-one: the next instant waits for it, and it is counted once", async () => {
+    const h = performedThenFailed("buffer-one");
+    h.schedule.open();
+    // The catch-up's instant, T0 + 5 s, is started and its start fails; T0 + 6 s falls due while its run goes on.
+    await turns(h, 4);
+    expect(h.started, "no run beside the one whose start failed").to.deep.equal([`s@${T0 + 5_000}`]);
+    await turns(h, 8);
+    expect(h.schedule.describe().started, "the run whose start failed, counted when its start is tried again").to.equal(1);
+    h.end(`s@${T0 + 5_000}`);
+    await turns(h, 2);
+    expect(h.started, "the buffered instant, once the run ended").to.deep.equal([`s@${T0 + 5_000}`, `s@${T0 + 6_000}`]);
+    expect(h.schedule.describe().started).to.equal(2);
+    expect(h.failed).to.deep.equal([]);
+  });
+
+  it("takes its run for going under skip: the instants while it goes on are skipped", async () => {
+    const h = performedThenFailed("skip");
+    h.schedule.open();
+    await turns(h, 12);
+    expect(h.started, "no run beside the one whose start failed").to.deep.equal([`s@${T0 + 5_000}`]);
+    expect(h.schedule.describe().started).to.equal(1);
+    h.end(`s@${T0 + 5_000}`);
+    await turns(h, 6);
+    expect(h.started.length, "the next instant's run once it ended").to.equal(2);
+    expect(h.schedule.describe().started).to.equal(2);
+  });
+});
