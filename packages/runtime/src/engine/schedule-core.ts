@@ -1,6 +1,6 @@
 import type { Clock } from "../core/clock.js";
 import { FuseeError, ShutDownError } from "../core/errors.js";
-import { ScheduleState } from "../journal/schedule-state.js";
+import { ScheduleState, scheduleRunId } from "../journal/schedule-state.js";
 import type { ScheduleStateRecord, ScheduleTickRecord, SystemRecord } from "../journal/system-records.js";
 import type { FlowRuns } from "./flow-runs.js";
 import { ScheduleStream } from "./schedule-stream.js";
@@ -26,6 +26,12 @@ export abstract class ScheduleCore extends ScheduleState {
   protected readonly claimed = new Set<number>();
   /** Instants whose run this process started (or is starting) and whose tick is not applied yet: counted in `started` ahead. */
   protected readonly starting = new Set<number>();
+  /**
+   * Runs whose start failed though it may have been performed (a forward whose answer was lost):
+   * going, for the overlap policy, until a read of their status says otherwise or their start is
+   * tried again. Not in `active`, which `describe` lists: they may not exist.
+   */
+  protected readonly doubtful = new Set<string>();
   protected readonly retries: StartRetries;
   protected deleted = false;
   /** Why the schedule's work here stopped (see `close`); undefined while it goes on. */
@@ -83,6 +89,25 @@ export abstract class ScheduleCore extends ScheduleState {
     this.claimed.delete(r.instant);
     // Now in `started`, the run this process counted ahead of its record is counted once.
     this.uncount(r.instant);
+  }
+
+  /**
+   * Calls `use` with the runs that may be going beside instant `t`'s: those started and those whose
+   * start is in doubt. What `use` removes from the set (a run it found ended, or ended) is forgotten.
+   */
+  protected async besides<R>(t: number, use: (going: Set<string>) => Promise<R>): Promise<R> {
+    const going = new Set([...this.active, ...this.doubtful]);
+    going.delete(scheduleRunId(this.name, t));
+    const before = [...going];
+    try {
+      return await use(going);
+    } finally {
+      for (const id of before)
+        if (!going.has(id)) {
+          this.active.delete(id);
+          this.doubtful.delete(id);
+        }
+    }
   }
 
   /** Stops counting ahead the run of instant `t` (its record is in, or its start failed). */

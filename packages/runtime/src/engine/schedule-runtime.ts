@@ -214,7 +214,7 @@ export class ScheduleRuntime extends ScheduleAdoption {
       try {
         const settings = { overlap: this.settings.overlap, buffered: this.buffered !== undefined };
         const open = (): boolean => !this.closed && !this.deleted;
-        const decision = await overlapDecision(this.deps.runs, this.active, this.name, settings, open);
+        const decision = await this.besides(t, (going) => overlapDecision(this.deps.runs, going, this.name, settings, open));
         if (!open()) return;
         if (decision !== "start") return this.tick(t, decision, source);
       } catch (e) {
@@ -250,9 +250,11 @@ export class ScheduleRuntime extends ScheduleAdoption {
     } catch (e) {
       this.uncount(t);
       this.claimed.delete(t);
+      this.doubtful.add(id);
       this.startFailed(e, again);
       return e;
     }
+    this.doubtful.delete(id);
     if (this.deleted || this.closed) return undefined;
     this.retries.succeeded();
     await this.tick(t, "started", source);
@@ -306,8 +308,11 @@ export class ScheduleRuntime extends ScheduleAdoption {
   private async startBuffered(): Promise<void> {
     const t = this.buffered;
     if (t === undefined || this.closed || this.deleted) return;
-    await pruneEnded(this.deps.runs, this.active);
-    if (this.active.size === 0 && !this.closed && !this.deleted) await this.startInstant(t, "buffer");
+    const going = await this.besides(t, async (runs) => {
+      await pruneEnded(this.deps.runs, runs);
+      return runs.size;
+    });
+    if (going === 0 && !this.closed && !this.deleted) await this.startInstant(t, "buffer");
   }
 
   // ---- backfills ----
