@@ -36,9 +36,9 @@ export class FlowService {
     return flow.schedules.list((name) => flow.shardOf("schedule", name), shard);
   }
 
-  async scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown> {
+  async scheduleOp(name: string, op: ScheduleOp, args: readonly number[], request?: string): Promise<unknown> {
     this.held("schedule", name);
-    return this.deps.flow.schedules.perform(name, op, args);
+    return this.deps.flow.schedules.perform(name, op, args, request);
   }
 
   async debounce(type: string, key: string, input: unknown, rule: DebounceRule, eventId: string | undefined): Promise<string> {

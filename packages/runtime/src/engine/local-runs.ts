@@ -232,7 +232,7 @@ export class LocalRuns implements RunService, PerformsRequests, RunsCalls {
 
   readonly schedule: RunService["schedule"] = (name, settings, paused) => this.flows.schedule(name, settings, paused);
   readonly listSchedules: RunService["listSchedules"] = (shard) => this.flows.listSchedules(shard);
-  readonly scheduleOp: RunService["scheduleOp"] = (name, op, args) => this.flows.scheduleOp(name, op, args);
+  readonly scheduleOp: RunService["scheduleOp"] = (name, op, args, request) => this.flows.scheduleOp(name, op, args, request);
   readonly debounce: RunService["debounce"] = (type, key, input, rule, eventId) => this.flows.debounce(type, key, input, rule, eventId);
   readonly batch: RunService["batch"] = (type, key, event, rule, eventId) => this.flows.batch(type, key, event, rule, eventId);
 

@@ -27,6 +27,12 @@ export interface CallRoute {
   readonly changes?: true;
   /** The call only waits or is idempotent (by an ID): when its shard moves meanwhile, it is asked again of the next owner. */
   readonly retriesOnMove?: true;
+  /**
+   * The argument that names the call so that performing it again does nothing (an event's ID, a
+   * trigger's request): the owner performing it for another process fills it with the request's ID
+   * when the caller left it out, so a next owner, asked the same request, finds it performed.
+   */
+  readonly namedBy?: number;
 }
 
 /** The calls that change a run (`CallRoute.changes`): the owner performs them with the request they answer. */
@@ -61,10 +67,10 @@ export const ROUTES: { readonly [C in RunCall]: C extends ChangingCall ? CallRou
     startChild: { route: run(1), changes: true },
     listShard: { route: { by: "shard", at: 0 } },
     schedule: { route: { by: "flow", family: "schedule", at: 0 } },
-    scheduleOp: { route: { by: "flow", family: "schedule", at: 0 } },
+    scheduleOp: { route: { by: "flow", family: "schedule", at: 0 }, namedBy: 3 },
     listSchedules: { route: { by: "shard", at: 0 } },
-    debounce: { route: { by: "flow", family: "debounce", at: 1 } },
-    batch: { route: { by: "flow", family: "batch", at: 1 } },
+    debounce: { route: { by: "flow", family: "debounce", at: 1 }, namedBy: 4 },
+    batch: { route: { by: "flow", family: "batch", at: 1 }, namedBy: 4 },
   };
 
 /** The workflow ID a run-changing call is about (where the owner looks for its request). */
@@ -73,6 +79,15 @@ export function targetRun(call: RunCall, args: readonly unknown[]): string | und
   if (route.by === "run") return args[route.at] as string;
   if (route.by === "token") return parseCompletionToken(args[route.at] as string).workflowId;
   return undefined;
+}
+
+/** The call's arguments as the owner performs them for request `request` (see `CallRoute.namedBy`). */
+export function namedArgs(call: RunCall, args: readonly unknown[], request: string): readonly unknown[] {
+  const at = ROUTES[call].namedBy;
+  if (at === undefined || args[at] !== undefined) return args;
+  const named = [...args];
+  named[at] = request;
+  return named;
 }
 
 /** Performs `call` on `service` with its arguments as sent. */

@@ -63,7 +63,8 @@ export interface RunService extends RunOperations {
   schedule(name: string, settings: ScheduleSettings, paused: boolean): Promise<void>;
   /** The schedules of one shard, by name. */
   listSchedules(shard: number): Promise<ScheduleDescription[]>;
-  scheduleOp(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown>;
+  /** `request`: the forwarded request a trigger performs (see `CallRoute.namedBy`). */
+  scheduleOp(name: string, op: ScheduleOp, args: readonly number[], request?: string): Promise<unknown>;
   /** The ID of the run the event's debounce window will start. */
   debounce(type: string, key: string, input: unknown, rule: DebounceRule, eventId: string | undefined): Promise<string>;
   /** The ID of the run the event's batch will start. */

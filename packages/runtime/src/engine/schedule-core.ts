@@ -80,8 +80,20 @@ export abstract class ScheduleCore extends ScheduleState {
     return new FuseeError(`schedule '${this.name}': this process's lease on its shard ran out on its clock; the start is tried again`);
   }
 
-  protected tick(instant: number, outcome: ScheduleTickRecord["outcome"], source: ScheduleTickRecord["source"]): Promise<void> {
-    return this.write({ kind: "schedule-tick", at: this.deps.clock.now(), instant, outcome, source });
+  protected tick(
+    instant: number,
+    outcome: ScheduleTickRecord["outcome"],
+    source: ScheduleTickRecord["source"],
+    request?: string,
+  ): Promise<void> {
+    return this.write({
+      kind: "schedule-tick",
+      at: this.deps.clock.now(),
+      instant,
+      outcome,
+      source,
+      ...(request === undefined ? {} : { request }),
+    });
   }
 
   protected override applyTick(r: ScheduleTickRecord): void {

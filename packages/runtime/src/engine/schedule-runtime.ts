@@ -126,9 +126,14 @@ export class ScheduleRuntime extends ScheduleAdoption {
     this.arm();
   }
 
-  /** Starts a run for the current instant now (the overlap policy applies), paused or not. */
-  trigger(): Promise<void> {
-    return this.instant(this.freeInstant(this.deps.clock.now()), "trigger", true);
+  /**
+   * Starts a run for the current instant now (the overlap policy applies), paused or not. A
+   * trigger another process forwarded names its request: asked again of this shard's next owner,
+   * it is found performed and starts nothing more.
+   */
+  trigger(request?: string): Promise<void> {
+    if (request !== undefined && this.triggeredBy.includes(request)) return Promise.resolve();
+    return this.instant(this.freeInstant(this.deps.clock.now()), "trigger", true, request);
   }
 
   /**
@@ -202,7 +207,7 @@ export class ScheduleRuntime extends ScheduleAdoption {
    * that waits for it (`report`: a trigger) hears a storage failure of the start; the instant is
    * tried again either way.
    */
-  private instant(t: number, source: "live" | "trigger", report = false): Promise<void> {
+  private instant(t: number, source: "live" | "trigger", report = false, request?: string): Promise<void> {
     if (this.deleted || this.closed || this.covered.has(t) || this.claimed.has(t)) {
       // Dealt with by a record, or being started: no snapshot needs to keep it.
       if (!this.claimed.has(t)) this.liveUnrecorded.delete(t);
@@ -216,7 +221,7 @@ export class ScheduleRuntime extends ScheduleAdoption {
         const open = (): boolean => !this.closed && !this.deleted;
         const decision = await this.besides(t, (going) => overlapDecision(this.deps.runs, going, this.name, settings, open));
         if (!open()) return;
-        if (decision !== "start") return this.tick(t, decision, source);
+        if (decision !== "start") return this.tick(t, decision, source, request);
       } catch (e) {
         // The running runs' statuses could not be read, or one could not be ended (a forward cut
         // short, a run's shard moving): the instant is tried again later, not left claimed.
@@ -225,16 +230,16 @@ export class ScheduleRuntime extends ScheduleAdoption {
         if (report) throw e;
         return;
       }
-      const failure = await this.startInstant(t, source);
+      const failure = await this.startInstant(t, source, request);
       if (report && failure instanceof StorageError) throw failure;
     });
   }
 
   /** Starts the instant's run and records it; returns why the start failed (it is tried again later). */
-  private async startInstant(t: number, source: ScheduleTickRecord["source"]): Promise<unknown> {
+  private async startInstant(t: number, source: ScheduleTickRecord["source"], request?: string): Promise<unknown> {
     const id = scheduleRunId(this.name, t);
     if (this.closed || this.deleted) return undefined;
-    if (source === "trigger" && !this.triggering.has(t)) await this.tick(t, "triggering", source);
+    if (source === "trigger" && !this.triggering.has(t)) await this.tick(t, "triggering", source, request);
     const again = (): void => this.detach(this.retryStart(t, source));
     if (!this.mayStart()) {
       this.claimed.delete(t);

@@ -44,7 +44,7 @@ export class Schedules {
   }
 
   /** Performs a schedule handle's operation on the schedule of that name. */
-  perform(name: string, op: ScheduleOp, args: readonly number[]): Promise<unknown> {
+  perform(name: string, op: ScheduleOp, args: readonly number[], request?: string): Promise<unknown> {
     switch (op) {
       case "describe":
         return Promise.resolve(this.get(name).describe());
@@ -53,7 +53,7 @@ export class Schedules {
       case "resume":
         return this.get(name).resume();
       case "trigger":
-        return this.get(name).trigger();
+        return this.get(name).trigger(request);
       case "backfill":
         return this.get(name).backfill(args[0] as number, args[1] as number);
       case "delete":

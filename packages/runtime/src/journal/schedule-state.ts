@@ -61,6 +61,11 @@ export interface BackfillState {
 
 /** The latest runs a schedule remembers, for `describe()`. */
 const RECENT = 10;
+/**
+ * Forwarded trigger requests remembered: one asked again after its performer died is asked within
+ * the lease and forward times, long before this many later triggers were forwarded.
+ */
+const TRIGGERED_BY = 64;
 
 /** The run ID of a schedule's instant. */
 export function scheduleRunId(name: string, instant: number): string {
@@ -90,6 +95,8 @@ export class ScheduleState {
   protected buffered: number | undefined;
   /** Triggered instants whose run was being started when the latest record was written. */
   protected readonly triggering = new Set<number>();
+  /** The latest forwarded requests a trigger performed, oldest first (see `ScheduleTickRecord.request`). */
+  protected triggeredBy: string[] = [];
   /** Instants whose run may yet appear, and until when they are looked for (see `UnsureInstant`). */
   protected readonly unsure = new Map<number, number>();
   protected readonly backfills = new Map<string, BackfillState>();
@@ -203,10 +210,15 @@ export class ScheduleState {
       })),
       ...(this.triggering.size > 0 ? { triggering: [...this.triggering] } : {}),
       ...(this.unsure.size > 0 ? { unsure: [...this.unsure].map(([instant, until]) => ({ instant, until })) } : {}),
+      ...(this.triggeredBy.length > 0 ? { triggeredBy: [...this.triggeredBy] } : {}),
     };
   }
 
   protected applyTick(r: ScheduleTickRecord): void {
+    if (r.request !== undefined && !this.triggeredBy.includes(r.request)) {
+      this.triggeredBy.push(r.request);
+      if (this.triggeredBy.length > TRIGGERED_BY) this.triggeredBy.shift();
+    }
     if (r.outcome === "triggering") {
       this.triggering.add(r.instant);
       return;
@@ -249,6 +261,7 @@ export class ScheduleState {
     for (const t of s.triggering ?? []) this.triggering.add(t);
     this.unsure.clear();
     for (const u of s.unsure ?? []) this.unsure.set(u.instant, u.until);
+    this.triggeredBy = [...(s.triggeredBy ?? [])];
   }
 }
 

@@ -51,6 +51,8 @@ export interface ScheduleStateRecord {
   readonly triggering?: readonly number[];
   /** Instants whose run may yet appear (see `ScheduleSkipRecord`); absent when none. */
   readonly unsure?: readonly UnsureInstant[];
+  /** The latest forwarded requests a trigger performed (see `ScheduleTickRecord.request`); absent when none. */
+  readonly triggeredBy?: readonly string[];
 }
 
 /**
@@ -75,6 +77,12 @@ export interface ScheduleTickRecord {
   readonly instant: number;
   readonly outcome: "started" | "skipped" | "buffered" | "triggering";
   readonly source: "live" | "trigger" | "buffer";
+  /**
+   * On a trigger's first tick, the ID of the forwarded request it performs: asked again of the
+   * shard's next owner (the one that performed it died before answering), the trigger is found
+   * performed. Absent for a trigger made where the schedule lives.
+   */
+  readonly request?: string;
 }
 
 /** Instants of `[from, to]` that the ticker skipped (catch-up policy); moves the cursor to `to`. */

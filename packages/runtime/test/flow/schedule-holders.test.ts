@@ -1,6 +1,7 @@
 import "reflect-metadata";
 import { expect } from "chai";
 import { ForwardTimeoutError, StorageError } from "../../src/core/errors.js";
+import type { ScheduleStateRecord } from "../../src/journal/system-records.js";
 import { scheduleHarness, T0 } from "./fixtures/schedule-harness.js";
 
 /**
@@ -297,5 +298,39 @@ describe("a start of an instant that failed though it was performed (the call to
     await turns(h, 6);
     expect(h.started.length, "the next instant's run once it ended").to.equal(2);
     expect(h.schedule.describe().started).to.equal(2);
+  });
+});
+
+describe("a trigger another process forwarded, asked again of the shard's next holder (the first performed it and died before answering)", () => {
+  it("is found performed, by its request, and starts nothing more", async () => {
+    const h = scheduleHarness({ settings: { overlap: "allow-all", catchUp: "none" } });
+    h.schedule.open();
+    await h.letReadsGo();
+    await h.schedule.trigger("request-1");
+    const next = h.takeOver(h.schedule);
+    next.open();
+    await h.letReadsGo();
+    for (const request of ["request-1", "request-2"]) {
+      const triggered = next.trigger(request);
+      await h.letReadsGo();
+      await triggered;
+    }
+    expect(h.started, "one run per request").to.have.length(2);
+    expect(next.describe().started).to.equal(2);
+  });
+
+  it("is found performed after the schedule's state was rolled into a snapshot", async () => {
+    const h = scheduleHarness({ settings: { overlap: "allow-all", catchUp: "none" } });
+    h.schedule.open();
+    await h.letReadsGo();
+    await h.schedule.trigger("request-1");
+    const snapshot = (h.schedule as unknown as { snapshotRecord(at: number): ScheduleStateRecord }).snapshotRecord(T0 + 6_000);
+    const next = scheduleHarness({ settings: { overlap: "allow-all", catchUp: "none" }, state: snapshot });
+    next.schedule.open();
+    await next.letReadsGo();
+    const triggered = next.schedule.trigger("request-1");
+    await next.letReadsGo();
+    await triggered;
+    expect(next.started, "no run for the request already performed").to.deep.equal([]);
   });
 });

@@ -4,7 +4,7 @@
  */
 import { RejectedError } from "../../core/errors.js";
 import type { LocalRuns } from "../local-runs.js";
-import { type ChangingCall, invoke, perform as performChange, ROUTES, targetRun } from "../run-routes.js";
+import { type ChangingCall, invoke, namedArgs, perform as performChange, ROUTES, targetRun } from "../run-routes.js";
 import type { RunCall } from "../run-service.js";
 
 /** A context request as its performer sees it. */
@@ -23,7 +23,8 @@ export async function perform(runs: LocalRuns, call: string, args: readonly unkn
   if (!Object.hasOwn(ROUTES, call))
     throw new RejectedError(`a context request has the unknown call '${call}'`, { reason: "unknown-request" });
   const known = call as RunCall;
-  if (ROUTES[known].changes !== true) return invoke(runs, known, args);
+  // A call that names itself (an event, a trigger) is named by the request, so a next owner asked again finds it performed.
+  if (ROUTES[known].changes !== true) return invoke(runs, known, namedArgs(known, args, request.id));
   const changing = known as ChangingCall;
   const target = targetRun(changing, args);
   if (request.suspect && target !== undefined && (await runs.performedRequest(target, request.id))) {
