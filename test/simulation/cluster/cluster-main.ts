@@ -8,12 +8,11 @@ import { clusterSchedule, FAULTS, FULL_CLUSTER_SPACE, type Fault, type ScheduleS
 import { clusterScheduleText } from "./cluster-schedule-text.js";
 import { runClusterSchedule } from "./cluster-simulator.js";
 
-export const CLUSTER_USAGE = `usage: npm run sim -- --cluster [--seeds N] [--seed S] [--faults F,...] [--test-space] [--keep] [--trace]
+export const CLUSTER_USAGE = `usage: npm run sim -- --cluster [--seeds N] [--seed S] [--faults F,...] [--keep] [--trace]
 
   --seeds N      schedules to run, one per seed from S on (default 20)
   --seed S       the first seed (default: chosen from the time and printed)
   --faults F,... the faults schedules may place (default all: ${FAULTS.join(",")}; "none" for none)
-  --test-space   the schedules every test run checks: without the schedule worked on from other processes
   --keep         keep each schedule's PostgreSQL schema afterwards
   --trace        print every schedule's trace, not only failing ones'
 
@@ -42,7 +41,6 @@ function parse(argv: readonly string[]): ClusterArgs {
     else if (flag === "--seeds") args.seeds = Number(need());
     else if (flag === "--seed") args.seed = Number(need());
     else if (flag === "--keep") args.keep = true;
-    else if (flag === "--test-space") args.space = { ...args.space, scheduleOps: false };
     else if (flag === "--trace") args.trace = true;
     else if (flag === "--faults") {
       const list = need();
@@ -98,7 +96,7 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
     if (bad || args.trace) {
       console.log(clusterScheduleText(schedule));
       for (const line of report.trace) console.log(`    ${line}`);
-      if (bad) console.log(`  again: npm run sim -- --cluster --seed ${seed} --seeds 1${spaceFlags(args.space)}`);
+      if (bad) console.log(`  again: npm run sim -- --cluster --seed ${seed} --seeds 1${faultsFlag(args.space)}`);
     }
   }
   const seconds = (Date.now() - began) / 1000;
@@ -113,7 +111,6 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
   return failing.length === 0 ? 0 : 1;
 }
 
-function spaceFlags(space: ScheduleSpace): string {
-  const faults = space.faults.size === FAULTS.length ? "" : ` --faults ${[...space.faults].join(",") || "none"}`;
-  return faults + (space.scheduleOps ? "" : " --test-space");
+function faultsFlag(space: ScheduleSpace): string {
+  return space.faults.size === FAULTS.length ? "" : ` --faults ${[...space.faults].join(",") || "none"}`;
 }

@@ -4,7 +4,7 @@
  */
 import type * as SeedProbe from "../../../packages/runtime/test/support/seed-probe.js";
 import { ensureDatabase } from "../cluster/cluster-db.js";
-import { clusterSchedule, TEST_CLUSTER_SPACE } from "../cluster/cluster-schedule.js";
+import { clusterSchedule } from "../cluster/cluster-schedule.js";
 import { CLUSTER_FIRST_SEED, CLUSTER_SEEDS } from "../cluster/cluster-seeds.js";
 import { runClusterSchedule } from "../cluster/cluster-simulator.js";
 import { runtimeLocation, type ProbeReport } from "./report.js";
@@ -21,7 +21,7 @@ const report = (await scanSeeds(
     firstSeed: CLUSTER_FIRST_SEED,
     seeds: CLUSTER_SEEDS,
     run: async (seed) => {
-      const r = await runClusterSchedule(clusterSchedule(seed, TEST_CLUSTER_SPACE));
+      const r = await runClusterSchedule(clusterSchedule(seed));
       const found = r.violations.map((v) => ({ property: v.property as string, message: v.detail }));
       return withHarnessError(found, r.harnessError);
     },
