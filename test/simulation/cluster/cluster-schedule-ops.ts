@@ -64,6 +64,9 @@ export class ScheduleOps {
       {
         at: a.backfillAtMs,
         run: async () => {
+          // On a clock far enough behind, the whole span lies after the schedule's creation: no backfill then.
+          if (backfill.to < backfill.from)
+            return this.run.note(`  backfill of ${name}: its span is not before the creation on every clock`);
           // Asked after the update, the backfill starts the new spec's instants.
           if (updated !== Infinity) backfillEvery = a.newEveryMs;
           else if (updating !== Infinity) backfillEvery = NaN;
