@@ -1,5 +1,5 @@
 import { CancelledError, FuseeError, NotFoundError, ShardMovedError, TerminatedError } from "../core/errors.js";
-import { checkName, checkWorkflowId } from "../core/ids.js";
+import { checkName, checkWorkflowId, shardOf } from "../core/ids.js";
 import type { FinishRecord } from "../journal/records.js";
 import type { ListFilter, RunDetail, RunStatus, StartOptions, UpdateStage } from "../client/types.js";
 import type { Message } from "../workflow/messages.js";
@@ -251,7 +251,7 @@ export class LocalRuns implements RunService, PerformsRequests, RunsCalls {
 
   /**
    * Forgets the runs of a shard this process no longer holds: their index entries, executors and
-   * timers; waiters on their results and updates hear `ShardMovedError` and ask the next owner.
+   * timers; waiters on the shard's IDs (results, starts, updates) hear `ShardMovedError` and ask the next owner.
    */
   forgetShard(shard: number): void {
     const moved = new ShardMovedError(`shard ${shard} is no longer held by this process; its runs continue on the shard's new owner`);
@@ -262,12 +262,13 @@ export class LocalRuns implements RunService, PerformsRequests, RunsCalls {
     for (const entry of forgotten) {
       this.runs.delete(entry.id);
       entry.clearTimers();
-      this.parts.outcomes.results.reject(entry.id, moved);
-      this.parts.requests.outcomes.rejectWhere(
-        (key) => key.startsWith(`${entry.id}\0`),
-        () => moved,
-      );
     }
+    // Chosen by ID, not by the runs forgotten: a caller waiting for an ID's first run (a debounce
+    // window's, a batch's) has no run here, and only the next owner will see that run start.
+    const ofShard = (id: string): boolean => shardOf(id, this.deps.log.shardCount) === shard;
+    this.parts.outcomes.results.rejectWhere(ofShard, () => moved);
+    this.parts.started.rejectWhere(ofShard, () => moved);
+    this.parts.requests.rejectRuns(ofShard, moved);
     this.parts.flow.forget(shard);
   }
 

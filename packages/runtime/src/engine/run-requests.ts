@@ -121,6 +121,14 @@ export class RunRequests {
     this.outcomes.resolve(key(id, record.id), record);
   }
 
+  /** Callers of the updates of the runs `which` selects hear `error` (their shard was let go). */
+  rejectRuns(which: (id: string) => boolean, error: unknown): void {
+    this.outcomes.rejectWhere(
+      (k) => which(k.slice(0, k.indexOf("\0"))),
+      () => error,
+    );
+  }
+
   /** The run of the entry finished: callers of the updates it accepted (`ids`) and never answered hear so. */
   finished(entry: RunEntry, ids: readonly string[]): void {
     for (const updateId of ids) this.outcomes.reject(key(entry.id, updateId), endedFirst(entry, undefined, updateId));
