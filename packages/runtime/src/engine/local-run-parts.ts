@@ -112,7 +112,7 @@ export class LocalRunParts {
       clock,
       maxRecordBytes: deps.maxRecordBytes,
       runs: {
-        start: (type, id, input, options) => calls.router().start(type, id, input, options),
+        start: (type, id, input, options, fence) => calls.router().startFenced(fence, type, id, input, options),
         awaitResult: (id) => calls.router().awaitResult(id),
         status: (id) => calls.router().status(id),
         terminate: (id, reason) => calls.router().terminate(id, reason),
