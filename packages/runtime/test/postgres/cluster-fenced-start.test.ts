@@ -70,6 +70,22 @@ describe("A start a cluster process forwards on behalf of a shard it holds, as s
     expect(e.message).to.contain(`shard ${fence}`).and.contain("not performed");
     expect(await statusOf(b, id), "the run").to.equal(null);
   });
+
+  it("is answered as performed when an earlier owner of the run's shard performed it and died before answering, though the asking process lost the shard since", async () => {
+    const [a, b, name] = await cluster.start({ FUSEE_TEST_CRASH_AFTER_PERFORM: "start" });
+    const { fence, id } = await layout(name, "A", "B");
+
+    const asked = a.send({ op: "fencedStart", id, input: INPUT, fence });
+    await b.exited;
+    a.process.kill("SIGSTOP");
+    await eventually("the asking process's lease on the shard to run out", async () => (await holders(name))[fence] === undefined, 10_000);
+    const c = await cluster.spawn("C", name);
+    await eventually("the start to be answered", async () => (await requests(name)) === 0, 15_000);
+    a.process.kill("SIGCONT");
+
+    expect(await asked, "the start's answer").to.equal(null);
+    expect(await c.send({ op: "result", id })).to.equal("10");
+  });
 });
 
 /** The status of run `id` as `via` reads it, asked again while the shard it asks moves. */
