@@ -60,6 +60,9 @@ export type FuseeErrorCode =
  * - `outside-step`: a step-only `ctx` call was made outside a running step.
  * - `shut-down`: the engine is shut down (always a {@link ShutDownError}).
  * - `unknown-request`: a cluster peer forwarded a call this version does not know.
+ * - `lease-lost`: a call a cluster process made on behalf of a shard it held (a schedule's start, a
+ *   debounce window's or batch's) was not performed: that process no longer held the shard's lease
+ *   when the call was to be sent, or when the run's owner took it up. The shard's holder deals with it.
  */
 export type RejectionReason =
   | "invalid-argument"
@@ -78,7 +81,8 @@ export type RejectionReason =
   | "window-conflict"
   | "outside-step"
   | "shut-down"
-  | "unknown-request";
+  | "unknown-request"
+  | "lease-lost";
 
 /**
  * A request was refused before anything was recorded: a failed validator, an unknown name, a bad rule.

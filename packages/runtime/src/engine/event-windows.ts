@@ -280,7 +280,7 @@ export class EventWindows<Rule> {
     // with them. Tried again as a failed start is; the loss of the shard cancels that.
     if (!this.sys.holds(this.policy.family, w.key)) return this.retry(w);
     try {
-      await startOnce(this.runs, w.type, w.runId, this.policy.input(w));
+      await startOnce(this.runs, w.type, w.runId, this.policy.input(w), this.sys.shardOf(this.policy.family, w.key));
     } catch {
       if (this.closed) return;
       // The start could not be made: the workflow type is not registered yet, or the run's shard

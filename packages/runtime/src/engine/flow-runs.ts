@@ -3,7 +3,11 @@ import { AlreadyExistsError } from "../core/errors.js";
 
 /** What schedules, debounce windows and batches need of the engine: starting and watching runs. */
 export interface FlowRuns {
-  start(type: string, id: string, input: unknown, options: StartOptions): Promise<void>;
+  /**
+   * Starts a run for this process as the holder of shard `fence` (the schedule's or the key's): a
+   * start forwarded to another process is performed only while this one still holds that shard.
+   */
+  start(type: string, id: string, input: unknown, options: StartOptions, fence: number): Promise<void>;
   awaitResult(id: string): Promise<unknown>;
   status(id: string): Promise<RunStatus | undefined>;
   terminate(id: string, reason: string): Promise<void>;
@@ -13,10 +17,10 @@ export interface FlowRuns {
 /** An ID that has ever had a run is never started again: not while it runs, nor after it finished. */
 const ONCE = { idPolicy: { running: "fail", finished: "refuse" } } as const;
 
-/** Starts the run unless its ID already has one; tells which. */
-export async function startOnce(runs: FlowRuns, type: string, id: string, input: unknown): Promise<"started" | "exists"> {
+/** Starts the run, for the holder of shard `fence`, unless its ID already has one; tells which. */
+export async function startOnce(runs: FlowRuns, type: string, id: string, input: unknown, fence: number): Promise<"started" | "exists"> {
   try {
-    await runs.start(type, id, input, ONCE);
+    await runs.start(type, id, input, ONCE, fence);
     return "started";
   } catch (e) {
     if (e instanceof AlreadyExistsError) return "exists";

@@ -19,7 +19,7 @@ import type { RunRecovery } from "./run-recovery.js";
 import { RunRecords } from "./run-records.js";
 import { RunReplacement } from "./run-replacement.js";
 import { RunRequests } from "./run-requests.js";
-import type { RequestContext, RunService } from "./run-service.js";
+import type { RequestContext, RunRouter } from "./run-service.js";
 import { RunStarts } from "./run-starts.js";
 import type { RunTelemetry } from "./run-telemetry.js";
 import type { RunTable } from "./run-table.js";
@@ -63,7 +63,7 @@ export interface LocalRunsDeps {
 /** What the parts ask of the runs they make up: calls on runs, where calls on other runs go, failures. */
 export interface RunsCalls {
   /** Where calls on other runs go (a child's start, its closing, a message): `RoutedRuns` in a cluster. */
-  router(): RunService;
+  router(): RunRouter;
   terminate(id: string, reason: string, context?: RequestContext): Promise<void>;
   cancel(id: string, reason: string, context?: RequestContext): Promise<void>;
   /** Makes the runs fatal on a storage failure (see `LocalRuns.storageFailed`). */
@@ -112,7 +112,7 @@ export class LocalRunParts {
       clock,
       maxRecordBytes: deps.maxRecordBytes,
       runs: {
-        start: (type, id, input, options) => calls.router().start(type, id, input, options),
+        start: (type, id, input, options, fence) => calls.router().startFenced(fence, type, id, input, options),
         awaitResult: (id) => calls.router().awaitResult(id),
         status: (id) => calls.router().status(id),
         terminate: (id, reason) => calls.router().terminate(id, reason),

@@ -11,7 +11,7 @@ import type { RunEntry } from "./run-entry.js";
 import { deliverMessage } from "./run-messages.js";
 import type { RunRecords } from "./run-records.js";
 import type { PerformsRequests } from "./run-routes.js";
-import type { RequestContext, ParentLink, RunService } from "./run-service.js";
+import type { RequestContext, ParentLink, RunRouter, RunService } from "./run-service.js";
 import type { RunTable } from "./run-table.js";
 import type { OnePassRead } from "./shard-loading.js";
 import { answerToken } from "./token-answers.js";
@@ -26,7 +26,7 @@ import { answerToken } from "./token-answers.js";
  * The work is the parts' (`LocalRunParts`, which makes them): this class answers each call of
  * {@link RunService} by handing it to the part that does it.
  */
-export class LocalRuns implements RunService, PerformsRequests, RunsCalls {
+export class LocalRuns implements RunRouter, PerformsRequests, RunsCalls {
   readonly runs: RunTable;
   readonly records: RunRecords;
   readonly cache: RunCache;
@@ -34,7 +34,7 @@ export class LocalRuns implements RunService, PerformsRequests, RunsCalls {
   readonly flows: FlowService;
   private readonly parts: LocalRunParts;
   /** Where calls on other runs go (a child's start, its closing, a schedule's runs): `RoutedRuns` in a cluster. */
-  private routeTo: RunService = this;
+  private routeTo: RunRouter = this;
 
   constructor(private readonly deps: LocalRunsDeps) {
     const parts = (this.parts = new LocalRunParts(deps, this));
@@ -45,12 +45,12 @@ export class LocalRuns implements RunService, PerformsRequests, RunsCalls {
   }
 
   /** Where the parts send calls on other runs (see {@link routeThrough}). */
-  router(): RunService {
+  router(): RunRouter {
     return this.routeTo;
   }
 
   /** Sends calls on runs of other shards through `router` from now on. */
-  routeThrough(router: RunService): void {
+  routeThrough(router: RunRouter): void {
     this.routeTo = router;
   }
 
@@ -61,6 +61,11 @@ export class LocalRuns implements RunService, PerformsRequests, RunsCalls {
     const def = this.deps.catalog.resolve(type);
     this.parts.access.held(checkWorkflowId(id));
     await this.parts.starts.begin(def, id, input, options, undefined, requestField(context?.request));
+  }
+
+  /** Outside a cluster every start is performed here, at once: none waits for another process to perform it late. */
+  startFenced(_fence: number, type: string, id: string, input: unknown, options: StartOptions): Promise<void> {
+    return this.start(type, id, input, options);
   }
 
   async updateWithStart(

@@ -71,5 +71,19 @@ export interface RunService extends RunOperations {
   batch(type: string, key: string, event: unknown, rule: BatchRule, eventId: string | undefined): Promise<string>;
 }
 
+/**
+ * Where a process sends calls on runs: the run service, and starts made on behalf of the holder of
+ * a shard (a schedule's, a debounce or batch key's), which must not land once that holder lost it.
+ */
+export interface RunRouter extends RunService {
+  /**
+   * Starts a run as `start` does, for this process as the holder of shard `fence`. A process of a
+   * cluster that forwards the start has it performed only while it still holds `fence` at the
+   * epoch it holds now; otherwise the start fails with `RejectedError` (reason `lease-lost`) and
+   * creates no run.
+   */
+  startFenced(fence: number, type: string, id: string, input: unknown, options: StartOptions): Promise<void>;
+}
+
 /** The names of the service's calls. */
 export type RunCall = keyof RunService;

@@ -75,6 +75,11 @@ export abstract class ScheduleCore extends ScheduleState {
     return !this.closed && !this.deleted && this.deps.sys.holds("schedule", this.name);
   }
 
+  /** The shard of the schedule's stream, whose lease fences every start the schedule asks of another process. */
+  protected get shard(): number {
+    return this.deps.sys.shardOf("schedule", this.name);
+  }
+
   /** Why a start was not made: this process's lease on the schedule's shard ran out on its clock. */
   protected leaseLapsed(): FuseeError {
     return new FuseeError(`schedule '${this.name}': this process's lease on its shard ran out on its clock; the start is tried again`);

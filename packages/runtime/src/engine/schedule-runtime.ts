@@ -251,7 +251,7 @@ export class ScheduleRuntime extends ScheduleAdoption {
     this.startedUnrecorded++;
     this.starting.add(t);
     try {
-      await startOnce(this.deps.runs, this.settings.workflow, id, this.settings.input);
+      await startOnce(this.deps.runs, this.settings.workflow, id, this.settings.input, this.shard);
     } catch (e) {
       this.uncount(t);
       this.claimed.delete(t);
@@ -394,7 +394,7 @@ export class ScheduleRuntime extends ScheduleAdoption {
         // even when its run exists (a crash came between its start and its record).
         this.startedUnrecorded++;
         try {
-          await startOnce(this.deps.runs, this.settings.workflow, runId, this.settings.input);
+          await startOnce(this.deps.runs, this.settings.workflow, runId, this.settings.input, this.shard);
           started++;
           this.detach(whenFinished(this.deps.runs, runId).then(() => this.slots.free()));
         } catch (e) {

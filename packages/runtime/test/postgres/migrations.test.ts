@@ -118,6 +118,30 @@ describe("PostgreSQL migrations", () => {
     }
   });
 
+  it("keeps a request asked before requests had fences waiting, with no fence", async () => {
+    const t = tablesOf(schema());
+    expect(
+      await migrate(
+        pool,
+        t,
+        MIGRATIONS.filter((m) => m.version <= 7),
+      ),
+    ).to.deep.include({ from: 0 });
+    await sql(`INSERT INTO ${t.settings} (key, value) VALUES ('shards', '2')`);
+    const id = "00000000-0000-4000-8000-000000000002";
+    await sql(`INSERT INTO ${t.requests} (id, shard, kind, payload, asker) VALUES ($1, 1, 'signal', '\\x00', 'old')`, [id]);
+
+    const log = await openPostgresLog({ url: PG_URL, schema: t.schema, claim: "all", background: false });
+    const { requests } = log.clusterTables();
+    try {
+      const pending = await requests.pending(1, new Set());
+      expect(pending.map((r) => [r.id, r.kind, r.asker, r.fence])).to.deep.equal([[id, "signal", "old", undefined]]);
+    } finally {
+      await requests.close();
+      await log.close();
+    }
+  });
+
   it("refuses a schema migrated by newer code with a ConfigError naming schema and versions", async () => {
     const t = tablesOf(schema());
     await migrate(pool, t);

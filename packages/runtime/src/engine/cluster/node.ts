@@ -3,8 +3,8 @@
  * is recovered, a shard lost is forgotten), answers the requests other processes send to the
  * shards it holds, and forwards operations on runs of shards it does not hold to their owner.
  */
-import { ShutDownError, StorageError } from "../../core/errors.js";
-import type { Answer, PendingRequest, PostgresLog, Reply, RequestTable } from "../../storage/postgres/index.js";
+import { RejectedError, ShutDownError, StorageError } from "../../core/errors.js";
+import type { Answer, PendingRequest, PostgresLog, Reply, RequestFence, RequestTable } from "../../storage/postgres/index.js";
 import type { LocalRuns } from "../local-runs.js";
 import type { RunCall } from "../run-service.js";
 import { perform } from "./operations.js";
@@ -138,16 +138,32 @@ export class ClusterNode {
   /**
    * Has the owner of `shard` perform an operation and returns its answer, or throws the error it
    * threw (of the same class). Waits while no process holds the shard (the request is kept and the
-   * next owner answers it), up to `forwardTimeoutMs` unless the call only waits for a run.
+   * next owner answers it), up to `forwardTimeoutMs` unless the call only waits for a run. With
+   * `fence`, the owner performs it only while this process still holds shard `fence` at the epoch
+   * it holds now, as the lease row says when the owner takes the request up.
    *
    * @throws ForwardTimeoutError when no owner answered in time.
+   * @throws RejectedError with reason `lease-lost` when this process does not hold `fence` now (nothing
+   * is asked), or no longer held it when the owner took the request up (nothing is performed).
    */
-  async forward(shard: number, call: RunCall, args: readonly unknown[]): Promise<unknown> {
+  async forward(shard: number, call: RunCall, args: readonly unknown[], fence?: number): Promise<unknown> {
     this.assertOpen();
+    let lease: RequestFence | undefined;
+    if (fence !== undefined) {
+      const epoch = this.log.epochOf(fence);
+      if (epoch === undefined) {
+        throw new RejectedError(
+          `a ${call} request on behalf of shard ${fence} was not sent to the owner of shard ${shard}: owner "${this.log.owner}" ` +
+            `no longer holds the lease on shard ${fence} (it moved or ran out); the shard's next holder deals with what it asked for`,
+          { reason: "lease-lost" },
+        );
+      }
+      lease = { shard: fence, epoch };
+    }
     const timeoutMs = WAITS.has(call) ? undefined : this.options.forwardTimeoutMs;
     const trace = this.engine.trace?.current();
     const request: ForwardedCall = trace === undefined ? { args } : { args, trace };
-    const reply = await this.client.request(shard, call, encodeValue(request), timeoutMs);
+    const reply = await this.client.request(shard, call, encodeValue(request), timeoutMs, lease);
     if (reply.outcome === "ok") return decodeValue(reply.payload);
     throw decodeError(reply.payload);
   }
@@ -252,13 +268,14 @@ export class ClusterNode {
     this.draining.set(shard, run);
   }
 
-  private async answer(shard: number, { id, kind, payload, asker }: PendingRequest): Promise<void> {
+  private async answer(shard: number, { id, kind, payload, asker, fence }: PendingRequest): Promise<void> {
     let reply = this.unanswered.get(id)?.reply;
     if (reply === undefined) {
       const epoch = this.log.epochOf(shard);
       try {
         const { args, trace } = forwardedCall(decodeValue(payload));
-        const run = (): Promise<unknown> => perform(this.engine.runs, kind, args, { id, suspect: this.suspects.has(id) });
+        const info = { id, suspect: this.suspects.has(id), ...(fence === undefined ? {} : { fence: { ...fence, asker } }) };
+        const run = (): Promise<unknown> => perform(this.engine.runs, kind, args, info);
         const value = await (this.engine.trace === undefined ? run() : this.engine.trace.within(trace, run));
         reply = { outcome: "ok", payload: encodeValue(value) };
       } catch (e) {

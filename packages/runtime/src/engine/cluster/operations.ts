@@ -16,12 +16,15 @@ export interface RequestInfo {
    * performed again. Updates carry their own IDs, which the run deduplicates.
    */
   readonly suspect: boolean;
+  /** Where the request was asked on behalf of a shard its asker held: that lease, whether it still held when read, and the asker. */
+  readonly fence?: { readonly shard: number; readonly epoch: number; readonly holds: boolean; readonly asker: string | null };
 }
 
 /** Performs a context call on this process's runs; the answer is what the caller returns. */
 export async function perform(runs: LocalRuns, call: string, args: readonly unknown[], request: RequestInfo): Promise<unknown> {
   if (!Object.hasOwn(ROUTES, call))
     throw new RejectedError(`a context request has the unknown call '${call}'`, { reason: "unknown-request" });
+  await refuseUnfenced(runs, call as RunCall, args, request);
   const known = call as RunCall;
   // A call that names itself (an event, a trigger) is named by the request, so a next owner asked again finds it performed.
   if (ROUTES[known].changes !== true) return invoke(runs, known, namedArgs(known, args, request.id));
@@ -32,4 +35,23 @@ export async function perform(runs: LocalRuns, call: string, args: readonly unkn
   }
   // The records the call appends name the request, so a next owner finds it performed.
   return performChange(runs, changing, args, { request: request.id });
+}
+
+/**
+ * Refuses a request whose asker no longer held, when it was read, the lease it asked under: a
+ * schedule's start asked by a holder stopped past its lease would otherwise land after the next
+ * holder took the schedule over, beside a run that holder started. One an earlier owner of the
+ * shard performed, while the fence held, is answered as performed.
+ */
+async function refuseUnfenced(runs: LocalRuns, call: RunCall, args: readonly unknown[], request: RequestInfo): Promise<void> {
+  const { id, suspect, fence } = request;
+  if (fence === undefined || fence.holds) return;
+  const target = ROUTES[call].changes === true ? targetRun(call, args) : undefined;
+  if (suspect && target !== undefined && (await runs.performedRequest(target, id))) return;
+  throw new RejectedError(
+    `${call} request ${id} was asked by owner "${fence.asker ?? "unknown"}" on behalf of its lease on shard ${fence.shard} at epoch ${fence.epoch}, ` +
+      "which it no longer held when this owner took the request up (the lease moved or ran out): it was not performed; " +
+      `the holder of shard ${fence.shard} deals with what it asked for`,
+    { reason: "lease-lost" },
+  );
 }

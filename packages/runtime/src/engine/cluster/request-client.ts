@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { ForwardTimeoutError, ShutDownError, StorageError } from "../../core/errors.js";
-import type { NewRequest, Reply, RequestTable } from "../../storage/postgres/index.js";
+import type { NewRequest, Reply, RequestFence, RequestTable } from "../../storage/postgres/index.js";
 import { BatchQueue } from "./batch-queue.js";
 
 // How often the replies of waiting requests are looked for when no owner says one is there: from the
@@ -40,19 +40,20 @@ export class RequestClient {
 
   /**
    * Stores a request for the owner of `shard` and resolves with the owner's reply, waiting up to
-   * `timeoutMs` for it (forever when undefined).
+   * `timeoutMs` for it (forever when undefined). With `fence`, the owner performs it only while this
+   * process holds the fence's shard at its epoch.
    *
    * @throws StorageError when the request or its reply cannot be read or written.
    * @throws ForwardTimeoutError when no reply came in time; the request is withdrawn.
    */
-  async request(shard: number, kind: string, payload: Buffer, timeoutMs?: number): Promise<Reply> {
+  async request(shard: number, kind: string, payload: Buffer, timeoutMs?: number, fence?: RequestFence): Promise<Reply> {
     const id = randomUUID();
     const describe = `${kind} request ${id} to the owner of shard ${shard}`;
     const reply = new Promise<Reply>((resolve, reject) => this.waiting.set(id, { describe, shard, resolve, reject }));
     // It may fail (shutdown, a failed poll) before this call gets to await it.
     reply.catch(() => undefined);
     try {
-      await this.asks.push({ id, shard, kind, payload });
+      await this.asks.push({ id, shard, kind, payload, ...(fence === undefined ? {} : { fence }) });
     } catch (e) {
       this.waiting.delete(id);
       throw failure(describe, shard, e);

@@ -11,7 +11,7 @@ export {
 } from "./pg-log.js";
 export type { StopReason } from "./group-insert.js";
 export type { LeaseRow } from "./leases.js";
-export type { Answer, NewRequest, PendingRequest, Reply, RequestTable } from "./request-table.js";
+export type { Answer, NewRequest, PendingRequest, Reply, RequestFence, RequestTable } from "./request-table.js";
 export { REQUEST_WAKE } from "./request-table.js";
 export type { PermitTable } from "./permit-table.js";
 export { LATEST_VERSION, MIGRATIONS, type Migration, type MigrationResult, migrate } from "./migrations.js";

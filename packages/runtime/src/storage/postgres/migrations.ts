@@ -181,6 +181,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE ${t.leases} ADD COLUMN last_seq bigint NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 8,
+    name: "requests fenced by the asking process's lease",
+    sql: (t) => `
+      -- A request asked on behalf of a shard the asking process holds (a schedule's start) names
+      -- that shard and the epoch of its lease: it is performed only while the lease row still names
+      -- the asker at that epoch and has not expired. Requests without a fence are performed as before.
+      ALTER TABLE ${t.requests} ADD COLUMN fence_shard integer, ADD COLUMN fence_epoch bigint;
+    `,
+  },
 ];
 
 /** The newest migration this code knows. */

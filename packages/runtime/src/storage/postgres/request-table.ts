@@ -1,9 +1,11 @@
 /*
- * The request and reply tables of a cluster (migrations 2 and 4). A process asking the owner of a
+ * The request and reply tables of a cluster (migrations 2, 4 and 8). A process asking the owner of a
  * shard to perform an operation inserts a request and NOTIFYs the shard in one statement; the owner
  * performs it, then deletes the request, inserts the reply and NOTIFYs the asking process by its
  * owner name in one statement; the asking process takes the reply. A request stays until it is
- * answered, so the next owner of a shard answers what the previous one did not.
+ * answered, so the next owner of a shard answers what the previous one did not. A request asked on
+ * behalf of a shard the asking process holds carries a fence (its shard and epoch), so an owner that
+ * reads it after that lease moved or ran out can refuse it instead of performing it late.
  */
 import type pg from "pg";
 import type { Driver } from "./driver.js";
@@ -11,12 +13,22 @@ import { OWNER_WAKE_SHARD } from "./log-notifications.js";
 import { encodeWake } from "./notify.js";
 import type { Tables } from "./schema.js";
 
+/**
+ * The lease a request is asked under: its owner performs it only while the asking process holds
+ * `shard` at `epoch` (a schedule's start, asked by the holder of the schedule's shard).
+ */
+export interface RequestFence {
+  readonly shard: number;
+  readonly epoch: number;
+}
+
 /** A request to store for the owner of `shard`. */
 export interface NewRequest {
   readonly id: string;
   readonly shard: number;
   readonly kind: string;
   readonly payload: Buffer;
+  readonly fence?: RequestFence;
 }
 
 /** The reply to a request, for the process that asked. */
@@ -33,12 +45,29 @@ export interface PendingRequest {
   readonly payload: Buffer;
   /** The owner name of the process that asked, to wake with the reply. */
   readonly asker: string | null;
+  /**
+   * The request's fence, if it has one, and whether it held when the request was read: the lease
+   * row of its shard named the asker at its epoch and had not expired, on the database clock.
+   */
+  readonly fence?: RequestFence & { readonly holds: boolean };
 }
 
 /** A reply: `ok` with the value's bytes, or `error` with the error's. */
 export interface Reply {
   readonly outcome: "ok" | "error";
   readonly payload: Buffer;
+}
+
+/** A pending request as its row is read, with whether its fence held. */
+interface PendingRow {
+  readonly id: string;
+  readonly kind: string;
+  readonly payload: Buffer;
+  readonly asker: string | null;
+  readonly fence_shard: number | null;
+  /** A bigint, which the driver reads as text. */
+  readonly fence_epoch: string | null;
+  readonly fence_holds: boolean;
 }
 
 /** The payload of the wake-up a request sends to its shard's owner. */
@@ -61,8 +90,10 @@ export class RequestTable {
     const shards = [...new Set(requests.map((r) => r.shard))];
     await this.pool.query(
       `WITH r AS (
-         INSERT INTO ${this.t.requests} (id, shard, kind, payload, asker)
-         SELECT id, shard, kind, payload, $5 FROM unnest($1::uuid[], $2::integer[], $3::text[], $4::bytea[]) AS u(id, shard, kind, payload)
+         INSERT INTO ${this.t.requests} (id, shard, kind, payload, asker, fence_shard, fence_epoch)
+         SELECT id, shard, kind, payload, $5, fence_shard, fence_epoch
+           FROM unnest($1::uuid[], $2::integer[], $3::text[], $4::bytea[], $8::integer[], $9::bigint[])
+             AS u(id, shard, kind, payload, fence_shard, fence_epoch)
        )
        SELECT pg_notify($6, w) FROM unnest($7::text[]) AS w`,
       [
@@ -73,6 +104,8 @@ export class RequestTable {
         asker,
         this.t.channel,
         shards.map((shard) => encodeWake(shard, REQUEST_WAKE)),
+        requests.map((r) => r.fence?.shard ?? null),
+        requests.map((r) => r.fence?.epoch ?? null),
       ],
     );
   }
@@ -80,7 +113,8 @@ export class RequestTable {
   /**
    * The requests waiting for the owner of `shard`, oldest first, less those in `skip` (being
    * performed already). Only IDs are read for all of them: requests that wait long (a forwarded
-   * wait for a run's result) would otherwise be read in full at every wake-up.
+   * wait for a run's result) would otherwise be read in full at every wake-up. A fence is checked
+   * against the lease row in the statement that reads its request, on the database clock.
    */
   async pending(shard: number, skip: ReadonlySet<string>): Promise<PendingRequest[]> {
     const ids = await this.pool.query<{ id: string }>(
@@ -89,11 +123,23 @@ export class RequestTable {
     );
     const fresh = ids.rows.map((r) => r.id).filter((id) => !skip.has(id));
     if (fresh.length === 0) return [];
-    const result = await this.pool.query<PendingRequest>(
-      `SELECT id::text AS id, kind, payload, asker FROM ${this.t.requests} WHERE id = ANY($1::uuid[]) ORDER BY created_at`,
+    const result = await this.pool.query<PendingRow>(
+      `SELECT r.id::text AS id, r.kind, r.payload, r.asker, r.fence_shard, r.fence_epoch,
+              EXISTS (SELECT 1 FROM ${this.t.leases} AS l
+                       WHERE l.shard = r.fence_shard AND l.owner = r.asker AND l.epoch = r.fence_epoch
+                         AND l.expires_at > clock_timestamp()) AS fence_holds
+         FROM ${this.t.requests} AS r WHERE r.id = ANY($1::uuid[]) ORDER BY r.created_at`,
       [fresh],
     );
-    return result.rows;
+    return result.rows.map(({ id, kind, payload, asker, fence_shard, fence_epoch, fence_holds }) => ({
+      id,
+      kind,
+      payload,
+      asker,
+      ...(fence_shard === null || fence_epoch === null
+        ? {}
+        : { fence: { shard: fence_shard, epoch: Number(fence_epoch), holds: fence_holds } }),
+    }));
   }
 
   /** Answers requests: deletes them, stores their replies and wakes the asking processes, in one statement. */
