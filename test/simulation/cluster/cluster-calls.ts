@@ -47,8 +47,11 @@ export async function askAnyLive<T>(run: ScheduleRun, command: Record<string, un
   return undefined;
 }
 
-/** What the checks covered beyond client calls; `scheduleOps` counts the judged operations on a schedule from other processes. */
-export type Covered = "relayed" | "closed" | "instants" | "terminated" | "withStart" | "scheduleOps";
+/**
+ * What the checks covered beyond client calls; `scheduleOps` counts the judged operations on a
+ * schedule from other processes, `batches` the batch runs whose events were judged.
+ */
+export type Covered = "relayed" | "closed" | "instants" | "terminated" | "withStart" | "scheduleOps" | "batches";
 
 export class ClientCalls {
   constructor(private readonly run: ScheduleRun) {}

@@ -75,7 +75,7 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
   let acknowledged = 0;
   let inDoubt = 0;
   let takeovers = 0;
-  const covered = { relayed: 0, closed: 0, instants: 0, terminated: 0, withStart: 0, scheduleOps: 0 };
+  const covered = { relayed: 0, closed: 0, instants: 0, terminated: 0, withStart: 0, scheduleOps: 0, batches: 0 };
   for (let i = 0; i < args.seeds; i++) {
     const seed = first + i;
     const schedule = clusterSchedule(seed, args.space);
@@ -104,7 +104,7 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
     `\n${args.seeds} cluster schedules in ${seconds.toFixed(1)} s: ${Math.round((args.seeds / seconds) * 3600)} schedules/h; ` +
       `${acknowledged} calls acknowledged, ${inDoubt} in doubt, ${takeovers} takeovers that wrote; ` +
       `${covered.relayed} messages relayed, ${covered.closed} children closed, ${covered.instants} schedule instants started, ` +
-      `${covered.terminated} terminates, ${covered.withStart} with-start calls, ${covered.scheduleOps} schedule operations checked`,
+      `${covered.terminated} terminates, ${covered.withStart} with-start calls, ${covered.scheduleOps} schedule operations, ${covered.batches} batch runs checked`,
   );
   for (const [p, n] of counts) console.log(`${n} violation(s) of "${CLUSTER_PROPERTIES[p]}"`);
   if (failing.length > 0) console.log(`failing seeds: ${failing.join(" ")}`);

@@ -35,6 +35,7 @@ export const CLUSTER_PROPERTIES = {
   runsKept: "no acknowledged run is lost",
   closePolicy: "each child of a parent that ended is closed once as its close policy says",
   schedules: "each instant of a schedule starts once, across the loss of its shard's owner",
+  batches: "each acknowledged batch event is in its batch's run, once unless retried without an event ID, and no batch outgrows its size",
   fencing: "at most one owner writes a shard per epoch, under a lease it holds",
   live: "the cluster answers every call once it has an owner for every shard",
 } as const;

@@ -77,6 +77,10 @@ export function actionText(a: ClusterAction): string {
         `from ${a.updateAtMs} ms, paused at ${a.lifeMs} ms, triggered, deleted${afterDelete}${fault}`
       );
     }
+    case "batch": {
+      const events = a.events.map((e) => `${e.afterMs > 0 ? `wait ${e.afterMs} ms, ` : ""}${e.tag}${e.withId ? " (with its ID)" : ""}`);
+      return `batch ${a.key} of ${a.size} or ${a.timeoutMs} ms via non-owners: ${events.join(", ")}${killed(a.killAtMs)}`;
+    }
     case "gap":
       return `wait ${a.ms} ms`;
   }

@@ -106,6 +106,8 @@ export type ClusterAction =
     }
   /** A schedule with operations from other processes while its holder is struck: see `cluster-schedule-ops.ts`. */
   | ScheduleOpsAction
+  /** Events of a batch key sent through non-owners while its shard's owner may be struck: see `cluster-batches.ts`. */
+  | BatchAction
   | { readonly a: "gap"; readonly ms: number };
 
 /**
@@ -130,6 +132,21 @@ export interface ScheduleOpsAction {
   readonly updateAtMs: number;
   readonly fault: { readonly kind: "kill" | "pause" | "none"; readonly atMs: number };
   readonly killAfterDeleteMs?: number;
+}
+
+/**
+ * `events` of batch `key` (`Batch.of(size, timeoutMs)`), each sent through a non-owner `afterMs`
+ * after the previous one was answered, and asked again until it is answered, with its event ID
+ * (`withId`) or without one; the owner of the key's shard SIGKILLed `killAtMs` after the first attempt.
+ */
+export interface BatchAction {
+  readonly a: "batch";
+  readonly key: string;
+  readonly size: number;
+  readonly timeoutMs: number;
+  readonly events: readonly { readonly tag: string; readonly withId: boolean; readonly afterMs: number }[];
+  readonly slot: number;
+  readonly killAtMs?: number;
 }
 
 export interface RelayKill {
@@ -264,7 +281,34 @@ export function clusterSchedule(seed: number, space: ScheduleSpace = FULL_CLUSTE
       );
     if (r.chance(0.5)) actions.push({ a: "gap", ms: r.int(0, 40) });
   }
+  // Drawn from a generator of its own, so that every other action of a seed stays as it was before batches.
+  const b = new Seeded(seed ^ 0x5eed);
+  if (b.chance(0.5)) actions.splice(b.int(0, actions.length), 0, batch(b, engines, space));
   return { seed, engines, shards, leaseMs, skews, ids, renew, actions };
+}
+
+/**
+ * Two to six events of one key, of which some fill their batch and some wait for its timeout: the
+ * waits between events are short, or longer than the timeout.
+ */
+function batch(b: Seeded, engines: number, space: ScheduleSpace): BatchAction {
+  const key = `k${b.int(0, 999)}`;
+  const timeoutMs = b.int(300, 800);
+  const events = Array.from({ length: b.int(2, 6) }, (_, i) => ({
+    tag: `${key}e${i}`,
+    withId: b.chance(0.5),
+    afterMs: i === 0 ? 0 : b.chance(0.25) ? b.int(timeoutMs, timeoutMs + 300) : b.int(0, 60),
+  }));
+  const killAtMs = b.int(0, 60);
+  return {
+    a: "batch",
+    key,
+    size: b.int(3, 5),
+    timeoutMs,
+    events,
+    slot: b.int(0, engines - 1),
+    ...(space.faults.has("ownerLost") && b.chance(0.5) ? { killAtMs } : {}),
+  };
 }
 
 /**

@@ -42,10 +42,10 @@ describe("a cluster of engine processes on one PostgreSQL under seeded schedules
     expect(acknowledged).to.be.greaterThan(SEEDS * 5);
     const takeovers = reports.reduce((n, r) => n + r.takeovers, 0);
     expect(takeovers, "shards written under a later epoch than their first").to.be.greaterThan(0);
-    for (const what of ["relayed", "closed", "instants", "terminated", "withStart", "scheduleOps"] as const)
+    for (const what of ["relayed", "closed", "instants", "terminated", "withStart", "scheduleOps", "batches"] as const)
       expect(
         reports.reduce((n, r) => n + r.covered[what], 0),
-        `${what}: relayed messages, closed children, schedule instants, terminates, with-start calls and schedule operations are checked`,
+        `${what}: relayed messages, closed children, schedule instants, terminates, with-start calls, schedule operations and batch runs are checked`,
       ).to.be.greaterThan(0);
   });
 

@@ -22,6 +22,7 @@ import { Families } from "./cluster-children.js";
 import { Schedules } from "./cluster-schedules.js";
 import { ScheduleOps } from "./cluster-schedule-ops.js";
 import { StartsAndEnds } from "./cluster-with-start.js";
+import { Batches } from "./cluster-batches.js";
 import type { Inspection } from "./wire.js";
 
 /** How long the cluster may take to have an owner for every shard, and to answer a run's inspection, at the end. */
@@ -37,7 +38,7 @@ export interface ClusterReport {
   readonly inDoubt: number;
   /** Epochs written beyond one per shard: leases that moved to another process (or back) and were written under. */
   readonly takeovers: number;
-  /** What the checks covered beyond client calls: messages relays sent, children closed, schedule instants started, terminates, with-start calls, schedule operations. */
+  /** What the checks covered beyond client calls: messages relays sent, children closed, schedule instants started, terminates, with-start calls, schedule operations, batch runs. */
   readonly covered: Readonly<Record<Covered, number>>;
   readonly ms: number;
 }
@@ -82,7 +83,15 @@ class ClusterRun implements ScheduleRun {
   acked = 0;
   doubts = 0;
   takeovers = 0;
-  readonly covered: Record<Covered, number> = { relayed: 0, closed: 0, instants: 0, terminated: 0, withStart: 0, scheduleOps: 0 };
+  readonly covered: Record<Covered, number> = {
+    relayed: 0,
+    closed: 0,
+    instants: 0,
+    terminated: 0,
+    withStart: 0,
+    scheduleOps: 0,
+    batches: 0,
+  };
   readonly model: ClusterModel;
   private readonly tag: string;
   readonly schema: string;
@@ -93,6 +102,7 @@ class ClusterRun implements ScheduleRun {
   private readonly schedules = new Schedules(this);
   private readonly scheduleOps = new ScheduleOps(this);
   private readonly startsAndEnds = new StartsAndEnds(this);
+  private readonly batches = new Batches(this);
   private readonly chains = new Map<string, Promise<void>>();
   private readonly background: Promise<void>[] = [];
   private readonly began = Date.now();
@@ -187,6 +197,8 @@ class ClusterRun implements ScheduleRun {
         return this.chain(action.id, () => this.startsAndEnds.terminate(action));
       case "withStart":
         return this.chain(action.id, () => this.startsAndEnds.withStart(action));
+      case "batch":
+        return this.chain(`batch ${action.key}`, () => this.batches.batch(action));
       case "family":
         return this.chain(action.id, () => this.families.family(action));
       case "relay":
@@ -239,6 +251,7 @@ class ClusterRun implements ScheduleRun {
       this.note(`  ${id}: ${JSON.stringify(seen)}`);
       for (const d of this.model.compare(id, seen)) this.violate(d.property, d.detail);
     }
+    await this.batches.check();
     const { breaches, takeovers } = await fencingBreaches(this.schema);
     for (const breach of breaches) this.violate("fencing", breach);
     this.takeovers = takeovers;

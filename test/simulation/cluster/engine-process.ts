@@ -5,9 +5,10 @@
 // would; leases are timed on the database clock and the process's monotonic clock, which no skew moves.
 import "reflect-metadata";
 import { createInterface } from "node:readline";
-import { Config, Ctx, Engine, Query, Signal, Update, Workflow, type Clock } from "@fusee/runtime";
+import { Batch, Config, Ctx, Engine, Query, Signal, Update, Workflow, type Clock } from "@fusee/runtime";
 import {
   ACC_TYPE,
+  BATCH_TYPE,
   PARENT_TYPE,
   TICK_TYPE,
   TOCK_TYPE,
@@ -158,6 +159,14 @@ class Tock {
   }
 }
 
+/** What a batch starts: a run that ends with the batch's events, so the checks read them. */
+@Workflow(BATCH_TYPE)
+class Batched {
+  run(events: string[]): Promise<string[]> {
+    return Promise.resolve(events);
+  }
+}
+
 function accInput(every: number | undefined): AccInput | undefined {
   return every === undefined ? undefined : { every };
 }
@@ -180,7 +189,7 @@ const engine = await Engine.open(
   Config.postgres(url, { schema, owner, leaseMs: Number(leaseMs), cluster: true, forwardTimeoutMs: Number(forwardTimeoutMs) })
     .shards(Number(shards))
     .clock(skewedClock),
-  { workflows: [Acc, Relay, Parent, Tick, Tock] },
+  { workflows: [Acc, Relay, Parent, Tick, Tock, Batched] },
 );
 
 type Command =
@@ -195,6 +204,8 @@ type Command =
   | { n: number; op: "scheduleBackfill"; name: string; from: number; to: number }
   | { n: number; op: "scheduleDelete"; name: string }
   | { n: number; op: "tocks" }
+  | { n: number; op: "batch"; key: string; tag: string; eventId?: string; size: number; timeoutMs: number }
+  | { n: number; op: "batchRuns"; key: string }
   | { n: number; op: "terminate"; id: string }
   | { n: number; op: "signalWithStart"; id: string; tag: string; every?: number }
   | { n: number; op: "updateWithStart"; id: string; uid: string; by: number; every?: number }
@@ -254,6 +265,12 @@ async function perform(c: Command): Promise<unknown> {
         startedAt: r.startedAt,
         endedAt: r.endedAt,
       }));
+    case "batch": {
+      const options = c.eventId === undefined ? {} : { eventId: c.eventId };
+      return (await engine.batch(Batched, c.key, c.tag, Batch.of(c.size, c.timeoutMs), options)).id;
+    }
+    case "batchRuns":
+      return (await engine.listWhere({ type: BATCH_TYPE }, 10_000)).map((r) => r.id).filter((id) => id.startsWith(`${c.key}#`));
     case "scheduleDescribe":
       return engine.getSchedule(c.name).describe();
     case "runId":

@@ -28,6 +28,9 @@ export const TICK_TYPE = "cluster-sim-tick";
  */
 export const TOCK_TYPE = "cluster-sim-tock";
 
+/** The workflow type batched events start (`engine.batch`): its runs return their input, the batch's events. */
+export const BATCH_TYPE = "cluster-sim-batch";
+
 /** A schedule's spec as the harness sends it: every `everyMs`, its runs of `TOCK_TYPE` lasting `holdMs`. */
 export interface TockSpec {
   readonly everyMs: number;
