@@ -17,6 +17,7 @@
  */
 import { CallFailed, sleep } from "./cluster-processes.js";
 import { askAnyLive, RETRY_GAP_MS, RETRY_MS, type ScheduleRun } from "./cluster-calls.js";
+import { scheduleRecords } from "./cluster-schedule-records.js";
 import { strikeHolder } from "./cluster-schedules.js";
 import type { ScheduleOpsAction } from "./cluster-schedule.js";
 import type { TockRun, TockSpec } from "./wire.js";
@@ -41,7 +42,15 @@ interface Window {
 }
 
 export class ScheduleOps {
+  /** Whether a check of this schedule failed: its records go into the trace before its delete drops them. */
+  private failed = false;
+
   constructor(private readonly run: ScheduleRun) {}
+
+  private violate(detail: string): void {
+    this.failed = true;
+    this.run.violate("schedules", detail);
+  }
 
   async scheduleOps(a: ScheduleOpsAction): Promise<void> {
     const { name } = a;
@@ -103,6 +112,7 @@ export class ScheduleOps {
       triggers - this.judge(a, settled.runs, settled.described, { windows, backfill, backfillEvery, triggers }),
     );
     const triggered = await this.triggerPaused(a, settled.runs, lateTriggers);
+    if (this.failed) await this.noteRecords(name);
     if (triggered !== undefined) await this.deleteAndWatch(a, triggered.runs, triggered.spare, slack);
   }
 
@@ -123,9 +133,9 @@ export class ScheduleOps {
     if (settled === undefined) return undefined;
     const fresh = settled.runs.filter((r) => !known.has(r.id));
     this.run.note(`  trigger of the paused ${a.name} (${sent} attempts) started ${fresh.map((r) => r.id).join(", ") || "nothing"}`);
-    for (const r of fresh) if (r.runId !== 1) this.run.violate("schedules", `${r.id} has ${r.runId} runs`);
+    for (const r of fresh) if (r.runId !== 1) this.violate(`${r.id} has ${r.runId} runs`);
     if ((ok && fresh.length === 0) || fresh.length > sent + lateTriggers)
-      this.run.violate("schedules", `a trigger of the paused ${a.name}, sent ${sent} times, started ${fresh.length} runs`);
+      this.violate(`a trigger of the paused ${a.name}, sent ${sent} times, started ${fresh.length} runs`);
     else if (ok) this.run.covered.scheduleOps++;
     return { runs: settled.runs, spare: Math.max(0, sent + lateTriggers - fresh.length) };
   }
@@ -158,18 +168,15 @@ export class ScheduleOps {
         spare--;
         this.run.note(`  ${r.id}: a late run of a trigger sent while paused`);
       } else if (!live)
-        this.run.violate(
-          "schedules",
-          `${name} started ${r.id} after its trigger while paused, not an instant from its resume to its delete`,
-        );
-      else if (r.startedAt > deleted + slack) this.run.violate("schedules", `${name} started ${r.id} at ${r.startedAt}, after its delete`);
-      if (r.runId !== 1) this.run.violate("schedules", `${r.id} has ${r.runId} runs`);
+        this.violate(`${name} started ${r.id} after its trigger while paused, not an instant from its resume to its delete`);
+      else if (r.startedAt > deleted + slack) this.violate(`${name} started ${r.id} at ${r.startedAt}, after its delete`);
+      if (r.runId !== 1) this.violate(`${r.id} has ${r.runId} runs`);
     }
     for (let attempt = 0; attempt < this.run.schedule.engines; attempt++) {
       const h = this.run.procs.liveFrom(attempt);
       try {
         await h.send({ op: "scheduleDescribe", name });
-        this.run.violate("schedules", `${h.owner} still describes ${name} after its delete was acknowledged`);
+        this.violate(`${h.owner} still describes ${name} after its delete was acknowledged`);
       } catch (e) {
         if (!(e instanceof CallFailed && e.errorName === "NotFoundError"))
           this.run.note(`  describe of the deleted ${name} through ${h.owner}: ${String(e)}`);
@@ -191,19 +198,18 @@ export class ScheduleOps {
     let triggered = 0;
     for (const r of runs) {
       const t = instantOf(r.id);
-      if (r.runId !== 1) this.run.violate("schedules", `instant ${t} of ${name} has ${r.runId} runs`);
+      if (r.runId !== 1) this.violate(`instant ${t} of ${name} has ${r.runId} runs`);
       if (backfilled(t) || at.windows.some((w) => t % w.every === 0 && t >= w.from && t <= w.to)) continue;
       if (t % a.everyMs === 0 || t % a.newEveryMs === 0) {
-        this.run.violate("schedules", `${name} started ${r.id}, an instant of a spec not in force then (${JSON.stringify(at.windows)})`);
+        this.violate(`${name} started ${r.id}, an instant of a spec not in force then (${JSON.stringify(at.windows)})`);
         continue;
       }
       triggered++;
     }
-    if (triggered > at.triggers) this.run.violate("schedules", `${name} has ${triggered} runs of triggers; ${at.triggers} were sent`);
+    if (triggered > at.triggers) this.violate(`${name} has ${triggered} runs of triggers; ${at.triggers} were sent`);
     const missing = this.backfillMissing(runs, at.backfill, at.backfillEvery);
-    if (missing.length > 0) this.run.violate("schedules", `the backfill of ${name} never started the instants ${missing.join(", ")}`);
-    if (described.started !== runs.length)
-      this.run.violate("schedules", `${name} counts ${described.started} started; it has ${runs.length} runs`);
+    if (missing.length > 0) this.violate(`the backfill of ${name} never started the instants ${missing.join(", ")}`);
+    if (described.started !== runs.length) this.violate(`${name} counts ${described.started} started; it has ${runs.length} runs`);
     this.overlaps(
       a,
       runs.filter((r) => !backfilled(instantOf(r.id))),
@@ -233,8 +239,7 @@ export class ScheduleOps {
     for (const [i, x] of runs.entries())
       for (const y of runs.slice(i + 1))
         if (x.startedAt < end(y) - spread && y.startedAt < end(x) - spread)
-          this.run.violate(
-            "schedules",
+          this.violate(
             `${a.name} (${a.overlap}) ran ${x.id} (${x.startedAt} to ${end(x)}) and ${y.id} (${y.startedAt} to ${end(y)}) at once`,
           );
   }
@@ -270,6 +275,17 @@ export class ScheduleOps {
       if ((settled && seen === candidate) || Date.now() > deadline) return { runs, described };
       candidate = settled ? seen : undefined;
       await sleep(settled ? this.run.schedule.leaseMs : RETRY_GAP_MS);
+    }
+  }
+
+  /** The schedule's records, into the trace. */
+  private async noteRecords(name: string): Promise<void> {
+    try {
+      const lines = await scheduleRecords(this.run.schema, this.run.schedule.shards, name);
+      this.run.note(`  records of ${name} (generation.position kind fields):`);
+      for (const line of lines) this.run.note(`    ${line}`);
+    } catch (e) {
+      this.run.note(`  records of ${name} could not be read: ${String(e)}`);
     }
   }
 
