@@ -7,6 +7,13 @@ import { BatchQueue } from "./batch-queue.js";
 // first to the last interval, doubling, and back to the first whenever a reply arrives.
 const POLL_FIRST_MS = 5;
 const POLL_LAST_MS = 200;
+/**
+ * Failed reads of the replies in a row before the waiting requests fail: a session terminated or
+ * a connection reset is over at the next statement, and the requests it waits for are stored.
+ */
+const TAKE_TRIES = 6;
+/** Looks for whether a request whose insert failed was stored, before the caller is told it failed. */
+const STORED_TRIES = 3;
 
 interface Waiting {
   readonly describe: string;
@@ -55,8 +62,12 @@ export class RequestClient {
     try {
       await this.asks.push({ id, shard, kind, payload, ...(fence === undefined ? {} : { fence }) });
     } catch (e) {
-      this.waiting.delete(id);
-      throw failure(describe, shard, e);
+      // The insert's commit may have landed before its session ended: then the owner performs the
+      // request, and the caller waits for its answer like any other.
+      if (!(await this.storedDespite(id))) {
+        this.waiting.delete(id);
+        throw failure(describe, shard, e);
+      }
     }
     this.poll();
     if (timeoutMs === undefined) return reply;
@@ -98,20 +109,37 @@ export class RequestClient {
     );
   }
 
+  /** Whether request `id`, whose insert failed, was stored all the same; false when that cannot be read either. */
+  private async storedDespite(id: string): Promise<boolean> {
+    for (let attempt = 0; attempt < STORED_TRIES && !this.closed; attempt++) {
+      try {
+        return await this.table.stored(id);
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, POLL_LAST_MS));
+      }
+    }
+    return false;
+  }
+
   /** Takes replies while any request waits for one; one loop serves every waiting request. */
   private poll(): void {
     if (this.polling || this.closed) return;
     this.polling = true;
     (async () => {
       let wait = POLL_FIRST_MS;
+      let failures = 0;
       while (!this.closed && this.waiting.size > 0) {
         const wakesBefore = this.wakes;
         let replies: Map<string, Reply>;
         try {
           replies = await this.table.take([...this.waiting.keys()]);
+          failures = 0;
         } catch (e) {
-          this.failWaiting(e);
-          break;
+          if (++failures >= TAKE_TRIES) {
+            this.failWaiting(e);
+            break;
+          }
+          replies = new Map();
         }
         for (const [id, reply] of replies) {
           this.waiting.get(id)?.resolve(reply);

@@ -171,6 +171,15 @@ export class RequestTable {
     return result.rowCount === 1;
   }
 
+  /** Whether a request was stored: it waits for its owner, or its reply waits to be taken. */
+  async stored(id: string): Promise<boolean> {
+    const result = await this.pool.query<{ stored: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${this.t.requests} WHERE id = $1::uuid) OR EXISTS (SELECT 1 FROM ${this.t.replies} WHERE id = $1::uuid) AS stored`,
+      [id],
+    );
+    return result.rows[0]?.stored === true;
+  }
+
   /** Takes the replies there are to some requests (deleting them), by request ID. */
   async take(ids: readonly string[]): Promise<Map<string, Reply>> {
     const result = await this.pool.query<Reply & { id: string }>(
