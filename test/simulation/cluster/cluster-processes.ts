@@ -55,7 +55,7 @@ export class ClusterProcesses {
     // `exited` settles when the process ends and never rejects.
     handle.exited.then(
       () => {
-        if (!this.ended.has(handle)) this.crashed.push(`engine process ${owner} exited by itself: ${handle.errors}`);
+        if (!this.ended.has(handle)) this.crashed.push(`engine process ${owner} exited by itself (${handle.ending}): ${handle.errors}`);
       },
       () => undefined,
     );

@@ -60,7 +60,7 @@ export class EngineHandle {
       // `exited` settles when the process ends and never rejects.
       this.exited.then(
         () => {
-          reject(new Error(`engine process ${args.owner} exited: ${this.stderr}`));
+          reject(new Error(`engine process ${args.owner} exited (${this.ending}): ${this.stderr}`));
           for (const w of this.waiting.values()) w.reject(new CallFailed("ProcessLost", `engine process ${args.owner} is gone`, true));
           this.waiting.clear();
         },
@@ -129,5 +129,10 @@ export class EngineHandle {
   /** What the process wrote to its stderr lately. */
   get errors(): string {
     return this.stderr;
+  }
+
+  /** How the process ended, as the operating system told: its exit code, or the signal that ended it. */
+  get ending(): string {
+    return this.process.signalCode !== null ? `signal ${this.process.signalCode}` : `exit code ${String(this.process.exitCode)}`;
   }
 }
