@@ -24,15 +24,19 @@ export interface RequestInfo {
 export async function perform(runs: LocalRuns, call: string, args: readonly unknown[], request: RequestInfo): Promise<unknown> {
   if (!Object.hasOwn(ROUTES, call))
     throw new RejectedError(`a context request has the unknown call '${call}'`, { reason: "unknown-request" });
-  await refuseUnfenced(runs, call as RunCall, args, request);
   const known = call as RunCall;
-  // A call that names itself (an event, a trigger) is named by the request, so a next owner asked again finds it performed.
-  if (ROUTES[known].changes !== true) return invoke(runs, known, namedArgs(known, args, request.id));
+  if (ROUTES[known].changes !== true) {
+    refuseUnfenced(known, request);
+    // A call that names itself (an event, a trigger) is named by the request, so a next owner asked again finds it performed.
+    return invoke(runs, known, namedArgs(known, args, request.id));
+  }
   const changing = known as ChangingCall;
   const target = targetRun(changing, args);
+  // One an earlier owner of the shard performed, while its fence held, is answered as performed.
   if (request.suspect && target !== undefined && (await runs.performedRequest(target, request.id))) {
     return changing === "startChild" ? (await runs.status(target))?.runId : undefined;
   }
+  refuseUnfenced(changing, request);
   // The records the call appends name the request, so a next owner finds it performed.
   return performChange(runs, changing, args, { request: request.id });
 }
@@ -40,14 +44,10 @@ export async function perform(runs: LocalRuns, call: string, args: readonly unkn
 /**
  * Refuses a request whose asker no longer held, when it was read, the lease it asked under: a
  * schedule's start asked by a holder stopped past its lease would otherwise land after the next
- * holder took the schedule over, beside a run that holder started. One an earlier owner of the
- * shard performed, while the fence held, is answered as performed.
+ * holder took the schedule over, beside a run that holder started.
  */
-async function refuseUnfenced(runs: LocalRuns, call: RunCall, args: readonly unknown[], request: RequestInfo): Promise<void> {
-  const { id, suspect, fence } = request;
+function refuseUnfenced(call: RunCall, { id, fence }: RequestInfo): void {
   if (fence === undefined || fence.holds) return;
-  const target = ROUTES[call].changes === true ? targetRun(call, args) : undefined;
-  if (suspect && target !== undefined && (await runs.performedRequest(target, id))) return;
   throw new RejectedError(
     `${call} request ${id} was asked by owner "${fence.asker ?? "unknown"}" on behalf of its lease on shard ${fence.shard} at epoch ${fence.epoch}, ` +
       "which it no longer held when this owner took the request up (the lease moved or ran out): it was not performed; " +
