@@ -9,6 +9,16 @@ import type pg from "pg";
 import type { Tables } from "./schema.js";
 
 /**
+ * What it is for a lease to hold, as an SQL condition on a lease row (columns of `row`, a table
+ * alias, or unqualified when empty): it is `shard`'s, names `owner` at `epoch`, and has not expired
+ * on the database clock. Each argument is an SQL expression: a parameter or a column.
+ */
+export function leaseHolds(shard: string, owner: string, epoch: string, row = ""): string {
+  const c = row === "" ? "" : `${row}.`;
+  return `${c}shard = ${shard} AND ${c}owner = ${owner} AND ${c}epoch = ${epoch} AND ${c}expires_at > clock_timestamp()`;
+}
+
+/**
  * The fence of every write to a held shard, as a CTE named `lease`: one row while the lease row of
  * shard $1 names owner $2 at epoch $3 and has not expired, locked `FOR SHARE` so no takeover can
  * commit before the write does. A statement joins it, and writes nothing when it is empty.
@@ -17,7 +27,7 @@ export function leaseFence(t: Tables): string {
   return `
       lease AS (
         SELECT 1 FROM ${t.leases}
-         WHERE shard = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()
+         WHERE ${leaseHolds("$1", "$2", "$3")}
            FOR SHARE)`;
 }
 
@@ -31,7 +41,7 @@ export function dropFence(t: Tables, lastSeq: string): string {
   return `
       lease AS (
         UPDATE ${t.leases} SET last_seq = greatest(last_seq, ${lastSeq}::bigint)
-         WHERE shard = $1 AND owner = $2 AND epoch = $3 AND expires_at > clock_timestamp()
+         WHERE ${leaseHolds("$1", "$2", "$3")}
         RETURNING 1)`;
 }
 

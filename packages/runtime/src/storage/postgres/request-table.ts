@@ -9,6 +9,7 @@
  */
 import type pg from "pg";
 import type { Driver } from "./driver.js";
+import { leaseHolds } from "./leases.js";
 import { OWNER_WAKE_SHARD } from "./log-notifications.js";
 import { encodeWake } from "./notify.js";
 import type { Tables } from "./schema.js";
@@ -126,8 +127,7 @@ export class RequestTable {
     const result = await this.pool.query<PendingRow>(
       `SELECT r.id::text AS id, r.kind, r.payload, r.asker, r.fence_shard, r.fence_epoch,
               EXISTS (SELECT 1 FROM ${this.t.leases} AS l
-                       WHERE l.shard = r.fence_shard AND l.owner = r.asker AND l.epoch = r.fence_epoch
-                         AND l.expires_at > clock_timestamp()) AS fence_holds
+                       WHERE ${leaseHolds("r.fence_shard", "r.asker", "r.fence_epoch", "l")}) AS fence_holds
          FROM ${this.t.requests} AS r WHERE r.id = ANY($1::uuid[]) ORDER BY r.created_at`,
       [fresh],
     );
