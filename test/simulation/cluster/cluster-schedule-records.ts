@@ -4,6 +4,7 @@
  * Records of generations a snapshot replaced may be gone already; the latest generation's are there.
  */
 import type * as Ids from "../../../packages/runtime/src/core/ids.js";
+import type * as BatchRows from "../../../packages/runtime/src/storage/postgres/batch-rows.js";
 import type * as Records from "../../../packages/runtime/src/journal/system-records.js";
 import type { PayloadCodec } from "../../../packages/runtime/src/journal/payload-codec.js";
 import { sql } from "./cluster-db.js";
@@ -13,6 +14,9 @@ import { sql } from "./cluster-db.js";
 const { SYSTEM_STREAM_PREFIX, shardOf } = (await import(
   new URL("../../../../packages/runtime/dist/src/core/ids.js", import.meta.url).href
 )) as typeof Ids;
+const { liveEntries } = (await import(
+  new URL("../../../../packages/runtime/dist/src/storage/postgres/batch-rows.js", import.meta.url).href
+)) as typeof BatchRows;
 const { decodeSystemRecord } = (await import(
   new URL("../../../../packages/runtime/dist/src/journal/system-records.js", import.meta.url).href
 )) as typeof Records;
@@ -29,23 +33,18 @@ export async function scheduleRecords(schema: string, shards: number, name: stri
   );
   const lines: string[] = [];
   const positions = new Map<string, number>();
-  for (const row of rows) {
-    let start = 0;
-    for (const [i, stream] of row.streams.entries()) {
-      const end = row.ends[i]!;
-      const body = row.body.subarray(start, end);
-      start = end;
-      if (!stream.startsWith(prefix)) continue;
-      const position = positions.get(stream) ?? 0;
-      positions.set(stream, position + 1);
-      if (row.dead.includes(i + 1)) continue;
-      const { kind, ...fields } = decodeSystemRecord(body, NO_PAYLOADS, { workflowId: stream, runId: 0, position }) as unknown as Record<
-        string,
-        unknown
-      >;
-      const shown = kind === "schedule-state" ? snapshotFields(fields) : fields;
-      lines.push(`${stream.slice(prefix.length)}.${position} ${String(kind)} ${JSON.stringify(shown)}`);
-    }
+  // Entries die only with their whole stream (a generation a snapshot replaced, or the deleted
+  // schedule's), so a live stream's positions count its live entries.
+  for (const { stream, body } of rows.flatMap((row) => liveEntries({ ...row, seq: "" }))) {
+    if (!stream.startsWith(prefix)) continue;
+    const position = positions.get(stream) ?? 0;
+    positions.set(stream, position + 1);
+    const { kind, ...fields } = decodeSystemRecord(body, NO_PAYLOADS, { workflowId: stream, runId: 0, position }) as unknown as Record<
+      string,
+      unknown
+    >;
+    const shown = kind === "schedule-state" ? snapshotFields(fields) : fields;
+    lines.push(`${stream.slice(prefix.length)}.${position} ${String(kind)} ${JSON.stringify(shown)}`);
   }
   return lines;
 }
