@@ -6,18 +6,11 @@
  * earlier one may have been taken too. Events go one after the other, so no batch of the key fires
  * while an event's attempts go on but the one it joined: a retried event ID always finds its batch.
  */
-import type * as Ids from "../../../packages/runtime/src/core/ids.js";
 import { sleep } from "./cluster-processes.js";
 import { askAnyLive, RETRY_GAP_MS, RETRY_MS, type ScheduleRun } from "./cluster-calls.js";
-import { holders } from "./cluster-db.js";
 import type { BatchAction } from "./cluster-schedule.js";
+import { flowHolder } from "./cluster-schedules.js";
 import type { EngineHandle } from "./engine-handle.js";
-
-// The shard of a batch key is the runtime's own business: read from its build output, whose place
-// relative to this file's differs between the source and the build.
-const { SYSTEM_STREAM_PREFIX, shardOf } = (await import(
-  new URL("../../../../packages/runtime/dist/src/core/ids.js", import.meta.url).href
-)) as typeof Ids;
 
 /** How long the checks wait for a batch run's result: its batch may fire only once a takeover settles. */
 const RESULT_MS = 20_000;
@@ -131,12 +124,10 @@ export class Batches {
 
   /** The process an attempt goes through, one that does not hold the key's shard while one runs, and that holder's slot. */
   private async route(a: BatchAction, attempt: number): Promise<{ caller: EngineHandle; owner: number | undefined }> {
-    const { procs, schedule, schema } = this.run;
-    const shard = shardOf(`${SYSTEM_STREAM_PREFIX}batch/${a.key}`, schedule.shards);
-    const holder = (await holders(schema))[shard];
+    const { procs, schedule } = this.run;
     const slots = Array.from({ length: schedule.engines }, (_, s) => s);
     // A killed holder's lease outlives it: its shard then has no live owner to strike.
-    const owner = slots.find((s) => holder !== undefined && procs.at(s)?.owner === holder && procs.at(s)?.alive === true);
+    const { slot: owner } = await flowHolder(this.run, "batch", a.key);
     const others = slots.filter((s) => s !== owner && procs.at(s)?.alive === true && procs.at(s)?.paused !== true);
     const caller = others.length === 0 ? procs.liveFrom(a.slot + attempt) : procs.at(others[(a.slot + attempt) % others.length]!)!;
     return { caller, owner };

@@ -38,13 +38,29 @@ const LAND_MS = 1_000;
  */
 const SETTLE_LEASES = 6;
 
+/**
+ * The shard of a schedule's or a key's stream, and the slot of the live process whose lease the
+ * lease table names for it now (none when the holder died with its lease still running).
+ */
+export async function flowHolder(
+  run: ScheduleRun,
+  family: "schedule" | "batch",
+  name: string,
+): Promise<{ shard: number; slot: number | undefined }> {
+  const { procs, schedule, schema } = run;
+  const shard = shardOf(`${SYSTEM_STREAM_PREFIX}${family}/${name}`, schedule.shards);
+  const holder = (await holders(schema))[shard];
+  const slot = Array.from({ length: schedule.engines }, (_, s) => s).find(
+    (s) => holder !== undefined && procs.at(s)?.owner === holder && procs.at(s)?.alive === true,
+  );
+  return { shard, slot };
+}
+
 /** SIGKILLs the process holding the schedule's shard, or stops it for twice its lease. */
 export async function strikeHolder(run: ScheduleRun, name: string, kind: "kill" | "pause" | "none"): Promise<void> {
   if (kind === "none") return;
-  const { procs, schedule, schema } = run;
-  const shard = shardOf(`${SYSTEM_STREAM_PREFIX}schedule/${name}`, schedule.shards);
-  const owner = (await holders(schema))[shard];
-  const slot = Array.from({ length: schedule.engines }, (_, s) => s).find((s) => owner !== undefined && procs.at(s)?.owner === owner);
+  const { procs, schedule } = run;
+  const { shard, slot } = await flowHolder(run, "schedule", name);
   if (slot === undefined) return run.note(`  schedule ${name}: its shard ${shard} has no live owner to strike`);
   if (kind === "kill") {
     if (await procs.kill(slot)) run.later(procs.spawn(slot));
